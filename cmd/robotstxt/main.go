@@ -1,0 +1,263 @@
+// Command robotstxt checks URLs against a robots.txt file as a chosen crawler
+// reads it, and shows what it read.
+//
+// Usage:
+//
+//	robotstxt check   [-dialect D] -agent A[,B...] [-explain] FILE [URL...]
+//	robotstxt inspect [-dialect D] -agent A[,B...] FILE
+//
+// check prints one line per URL, in order: "allowed<TAB>URL" or
+// "disallowed<TAB>URL", with -explain a third field naming the deciding rule
+// and its line ("line 4: Disallow: /private") or "no matching rule". URLs
+// come from the arguments, or one per line on standard input when there are
+// none (blank lines are skipped, a trailing CR is dropped). The exit status
+// is 0 when every URL is allowed, 1 when any is disallowed, 2 on a usage or
+// I/O error.
+//
+// inspect prints JSON: the dialect, the user-agent values of the group(s) in
+// force, the crawl delay in seconds (null when the dialect reads none), the
+// Sitemap URLs in file order, the rules in force with their lines, and the
+// warnings.
+//
+// Agents are product tokens, most specific first; the first that has a group
+// of its own decides. With no -agent (or an empty one) only the "*" group(s)
+// apply. -dialect is one of rfc9309 (default), google, coccoc,
+// koster1994.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+const usage = `usage:
+  robotstxt check   [-dialect D] -agent A[,B...] [-explain] FILE [URL...]
+  robotstxt inspect [-dialect D] -agent A[,B...] FILE
+dialects: rfc9309 (default), google, coccoc, koster1994`
+
+// errUsage marks errors that are the caller's.
+var errUsage = errors.New("usage")
+
+func main() {
+	code, err := run(os.Args[1:], os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "robotstxt: "+strings.ReplaceAll(err.Error(), "\n", " "))
+		if errors.Is(err, errUsage) {
+			fmt.Fprintln(os.Stderr, usage)
+		}
+	}
+	os.Exit(code)
+}
+
+// run executes one command and returns the exit status.
+func run(args []string, stdin io.Reader, stdout io.Writer) (int, error) {
+	if len(args) == 0 {
+		return 2, fmt.Errorf("%w: no command", errUsage)
+	}
+	switch args[0] {
+	case "check":
+		return check(args[1:], stdin, stdout)
+	case "inspect":
+		return inspect(args[1:], stdout)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, usage)
+		return 0, nil
+	}
+	return 2, fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+}
+
+type common struct {
+	d      *dialect.Dialect
+	agents []string
+	file   string
+	rest   []string
+}
+
+func parseFlags(name string, args []string, explain *bool) (*common, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dn := fs.String("dialect", "rfc9309", "dialect: "+strings.Join(dialect.Names(), ", "))
+	agent := fs.String("agent", "", "product tokens, comma-separated, most specific first")
+	if explain != nil {
+		fs.BoolVar(explain, "explain", false, "name the deciding rule")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	d, err := dialect.Lookup(*dn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	c := &common{d: d}
+	for _, a := range strings.Split(*agent, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			c.agents = append(c.agents, a)
+		}
+	}
+	if fs.NArg() == 0 {
+		return nil, fmt.Errorf("%w: FILE is required", errUsage)
+	}
+	c.file, c.rest = fs.Arg(0), fs.Args()[1:]
+	return c, nil
+}
+
+// source is what FILE gave: parsed rules, or (for a fetched file) an outcome
+// that decides every URL.
+type source struct {
+	robots *dialect.Robots
+}
+
+func load(c *common) (*source, error) {
+	if strings.HasPrefix(c.file, "http://") || strings.HasPrefix(c.file, "https://") {
+		return nil, fmt.Errorf("fetching %s: FILE must be a local file in this version", c.file)
+	}
+	body, err := readFile(c.file)
+	if err != nil {
+		return nil, err
+	}
+	return &source{robots: c.d.Parse(body)}, nil
+}
+
+// readFile reads at most one byte more than the dialects parse.
+func readFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, dialect.MaxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	return b, nil
+}
+
+func check(args []string, stdin io.Reader, stdout io.Writer) (int, error) {
+	var explain bool
+	c, err := parseFlags("check", args, &explain)
+	if err != nil {
+		return 2, err
+	}
+	src, err := load(c)
+	if err != nil {
+		return 2, err
+	}
+	rs := src.robots.For(c.agents...)
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	code := 0
+	one := func(u string) {
+		v := rs.CheckURL(u)
+		verdict := "allowed"
+		if !v.Allowed {
+			verdict, code = "disallowed", 1
+		}
+		if explain {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict, u, v)
+		} else {
+			fmt.Fprintf(w, "%s\t%s\n", verdict, u)
+		}
+	}
+	if len(c.rest) > 0 {
+		for _, u := range c.rest {
+			one(u)
+		}
+		return code, nil
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		u := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.TrimSpace(u) == "" {
+			continue
+		}
+		one(u)
+	}
+	if err := sc.Err(); err != nil {
+		return 2, fmt.Errorf("reading URLs from standard input: %w", err)
+	}
+	return code, nil
+}
+
+type jsonRule struct {
+	Line    int    `json:"line"`
+	Allow   bool   `json:"allow"`
+	Pattern string `json:"pattern"`
+	Rule    string `json:"rule"`
+	Note    string `json:"note,omitempty"`
+}
+
+type jsonWarning struct {
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+type inspectOutput struct {
+	Dialect           string        `json:"dialect"`
+	Agents            []string      `json:"agents"`
+	AgentGroup        []string      `json:"agent_group"`
+	CrawlDelaySeconds *float64      `json:"crawl_delay_seconds"`
+	CrawlDelayLine    int           `json:"crawl_delay_line,omitempty"`
+	Sitemaps          []string      `json:"sitemaps"`
+	Rules             []jsonRule    `json:"rules"`
+	Warnings          []jsonWarning `json:"warnings"`
+	Bytes             int           `json:"bytes"`
+	Truncated         bool          `json:"truncated"`
+}
+
+func inspect(args []string, stdout io.Writer) (int, error) {
+	c, err := parseFlags("inspect", args, nil)
+	if err != nil {
+		return 2, err
+	}
+	if len(c.rest) > 0 {
+		return 2, fmt.Errorf("%w: inspect takes no URLs", errUsage)
+	}
+	src, err := load(c)
+	if err != nil {
+		return 2, err
+	}
+	r := src.robots
+	rs := r.For(c.agents...)
+	out := inspectOutput{
+		Dialect:    c.d.Name(),
+		Agents:     c.agents,
+		AgentGroup: []string{},
+		Sitemaps:   []string{},
+		Rules:      []jsonRule{},
+		Warnings:   []jsonWarning{},
+	}
+	for _, a := range rs.Agents() {
+		out.AgentGroup = append(out.AgentGroup, a.Value)
+	}
+	if d, ok := rs.CrawlDelay(); ok {
+		s := d.Seconds()
+		out.CrawlDelaySeconds = &s
+		out.CrawlDelayLine = rs.CrawlDelayLine()
+	}
+	for _, s := range r.Sitemaps() {
+		out.Sitemaps = append(out.Sitemaps, s.URL)
+	}
+	for _, ru := range rs.Rules() {
+		out.Rules = append(out.Rules, jsonRule{Line: ru.Line, Allow: ru.Allow, Pattern: ru.Pattern, Rule: ru.String(), Note: ru.Note})
+	}
+	for _, w := range r.Warnings() {
+		out.Warnings = append(out.Warnings, jsonWarning{Line: w.Line, Message: w.Message})
+	}
+	out.Bytes, out.Truncated = r.Size()
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return 2, err
+	}
+	return 0, nil
+}

@@ -1,0 +1,318 @@
+// Package dialect parses robots.txt files and answers, for a crawler, whether
+// a URL may be fetched, the way one chosen crawler reads the file.
+//
+// Four dialects are provided, each selectable by name:
+//
+//	rfc9309     RFC 9309 (the Robots Exclusion Protocol), read strictly
+//	google      Google's crawlers, as documented by Google and as its
+//	            open-source parser behaves
+//	coccoc      Coc Coc's robots
+//	koster1994  the original 1994 standard by Martijn Koster
+//
+// Every difference between the dialects is data: a [Dialect] value holds a
+// table of behaviours (see the unexported spec type) and the parser and the
+// matcher consult it; there are no per-dialect code paths.
+//
+// # Use
+//
+// Parse a body once with [Dialect.Parse]; the resulting [*Robots] is
+// immutable and safe for concurrent use. Select the rules in force for a
+// crawler with [Robots.For], which returns a [*Ruleset] (also immutable and
+// safe for concurrent use) whose [Ruleset.Check] answers for a path in about
+// the time of a map lookup without allocating.
+//
+// Parsing never fails: what cannot be read becomes a [Warning] with its line
+// number and the rest is used. Matching is linear in the length of the path
+// times the length of the pattern at worst; no input backtracks.
+//
+// # Choices where the sources are silent
+//
+//   - A UTF-8 byte-order mark at the start of the body is skipped in every
+//     dialect (Google documents it; the others are lenient the same way).
+//   - Bodies are cut at 500 KiB (512,000 bytes) in every dialect; a line cut
+//     in the middle by that limit is dropped whole, so that a half rule never
+//     applies, and a warning says so.
+//   - rfc9309 and coccoc: a user-agent value is reduced to its product token,
+//     the leading run of [A-Za-z_-] (RFC 9309 §2.2.1 allows only those
+//     characters; "Googlebot/2.1" is read as "Googlebot"). koster1994 compares
+//     each whitespace-separated name whole.
+//   - rfc9309 and coccoc: Crawl-delay belongs to the group it stands in and,
+//     like a rule, ends the list of user-agent lines of that group, so that
+//     "User-agent: a / Crawl-delay: 5 / User-agent: b" gives two groups.
+//     When the crawler's groups hold several valid Crawl-delay lines, the
+//     first in file order counts.
+//   - coccoc and koster1994: an empty Disallow "allows everything": it is kept
+//     as the weakest possible rule, an allow that matches every path, so it
+//     decides (and is reported) only when no other rule matches.
+//   - koster1994: a record that does not start with a User-agent line is
+//     ignored up to the next blank line; a User-agent line after Disallow
+//     lines of the same record starts a new record; several records for the
+//     same name are merged; paths are compared byte for byte, without
+//     percent-decoding.
+//   - The crawler may name itself with several product tokens, most specific
+//     first; the first token that has a group of its own decides, else the
+//     "*" group(s), else no rules apply. In every dialect.
+//   - A malformed percent sign ("/100%") compares as "%25" in rfc9309 and
+//     coccoc, in rules and URLs alike.
+package dialect
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// MaxBodyBytes is how much of a robots.txt body is read: 500 KiB. Content
+// after it is ignored in every dialect.
+const MaxBodyBytes = 500 * 1024
+
+// A Dialect is one way of reading robots.txt. The four dialects are package
+// variables; compare them by pointer or by [Dialect.Name].
+type Dialect struct {
+	s spec
+}
+
+// Name returns the dialect's name, as accepted by [Lookup].
+func (d *Dialect) Name() string { return d.s.name }
+
+func (d *Dialect) String() string { return d.s.name }
+
+// Description returns a one-line summary of the dialect.
+func (d *Dialect) Description() string { return d.s.description }
+
+// The four dialects.
+var (
+	RFC9309    = &Dialect{s: rfc9309Spec}
+	Google     = &Dialect{s: googleSpec}
+	CocCoc     = &Dialect{s: coccocSpec}
+	Koster1994 = &Dialect{s: koster1994Spec}
+)
+
+var all = []*Dialect{RFC9309, Google, CocCoc, Koster1994}
+
+// All returns the four dialects, rfc9309 first.
+func All() []*Dialect { return append([]*Dialect(nil), all...) }
+
+// Names returns the names of the dialects, rfc9309 first.
+func Names() []string {
+	n := make([]string, len(all))
+	for i, d := range all {
+		n[i] = d.s.name
+	}
+	return n
+}
+
+// Lookup returns the dialect with the given name (case-insensitive).
+func Lookup(name string) (*Dialect, error) {
+	for _, d := range all {
+		if strings.EqualFold(d.s.name, name) {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("dialect: unknown dialect %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// keyKind is what a line's key means.
+type keyKind uint8
+
+const (
+	keyUnknown keyKind = iota
+	keyUserAgent
+	keyAllow
+	keyDisallow
+	keySitemap
+	keyCrawlDelay
+	keyUnused // recognised by the dialect but without effect (e.g. crawl-delay in google)
+)
+
+func (k keyKind) String() string {
+	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused"}[k]
+}
+
+// canonical spelling used when a rule is shown.
+func (k keyKind) canonical() string {
+	return [...]string{"", "User-agent", "Allow", "Disallow", "Sitemap", "Crawl-delay", ""}[k]
+}
+
+type agentMatch uint8
+
+const (
+	// matchToken: the value's product token (leading [A-Za-z_-] run) equals
+	// the crawler's token, case-insensitively; "*" counts when alone or
+	// followed by whitespace.
+	matchToken agentMatch = iota
+	// matchLongestPrefix: the longest token that equals or prefixes the
+	// crawler's token wins; groups with that same value are merged.
+	matchLongestPrefix
+	// matchNames: the value is a whitespace-separated list of names, each
+	// compared whole, case-insensitively.
+	matchNames
+)
+
+type encoding uint8
+
+const (
+	// encRFC3986: rule and URL both normalised: %XX of unreserved characters
+	// decoded, other %xx upper-cased, octets outside printable ASCII
+	// percent-encoded; in URLs a literal '*' or '$' is encoded so that only
+	// %2A / %24 in a rule match it.
+	encRFC3986 encoding = iota
+	// encGoogle: only the rule is touched: octets >= 0x80 percent-encoded
+	// and %xx upper-cased; the URL is compared as given.
+	encGoogle
+	// encLiteral: bytes compared as they are.
+	encLiteral
+)
+
+type emptyDisallow uint8
+
+const (
+	emptyDisallowMatchesNothing emptyDisallow = iota
+	emptyDisallowAllowsAll
+)
+
+type crawlDelayKind uint8
+
+const (
+	crawlDelayNone    crawlDelayKind = iota // not read
+	crawlDelayDecimal                       // seconds, decimals allowed
+	crawlDelayInteger                       // integer seconds, fraction rounds up, capped
+)
+
+// spec is the table of behaviours of one dialect: every place where the
+// dialects differ is a field here.
+type spec struct {
+	name, description string
+
+	// Line form.
+	keys             map[string]keyKind // exact keys, lower case
+	keyPrefixes      []keyPrefix        // keys recognised by case-insensitive prefix (google), in order
+	colonlessTwoWord bool               // "key value" without ':' read when exactly two words
+	maxLineBytes     int                // bytes of a line kept; 0 = no limit
+	blankLineRecords bool               // records end at blank lines (koster1994)
+
+	// Groups.
+	crawlDelayEndsAgents bool // a crawl-delay line ends a group's user-agent list like a rule
+	agentMatch           agentMatch
+
+	// Rules.
+	allowLines    bool // Allow lines are honoured
+	emptyDisallow emptyDisallow
+	wildcards     bool // '*' and '$' are special
+	encoding      encoding
+	indexHTML     bool // allow .../index.htm(l) also allows .../ exactly
+	robotsTxtFree bool // /robots.txt is always allowed
+
+	crawlDelay    crawlDelayKind
+	crawlDelayCap time.Duration // 0 = no cap
+	sitemaps      bool
+
+	fetch fetchRules
+}
+
+type keyPrefix struct {
+	prefix string // lower case
+	kind   keyKind
+	typo   bool
+}
+
+var standardKeys = map[string]keyKind{
+	"user-agent":  keyUserAgent,
+	"allow":       keyAllow,
+	"disallow":    keyDisallow,
+	"sitemap":     keySitemap,
+	"crawl-delay": keyCrawlDelay,
+}
+
+var rfc9309Spec = spec{
+	name:                 "rfc9309",
+	description:          "RFC 9309, read strictly; Crawl-delay read as an extension (seconds, decimals)",
+	keys:                 standardKeys,
+	crawlDelayEndsAgents: true,
+	agentMatch:           matchToken,
+	allowLines:           true,
+	emptyDisallow:        emptyDisallowMatchesNothing,
+	wildcards:            true,
+	encoding:             encRFC3986,
+	robotsTxtFree:        true,
+	crawlDelay:           crawlDelayDecimal,
+	sitemaps:             true,
+	fetch:                rfc9309Fetch,
+}
+
+var googleSpec = spec{
+	name:        "google",
+	description: "Google's crawlers: key prefixes and typos, exact product tokens, no Crawl-delay, index.html rule",
+	keyPrefixes: []keyPrefix{
+		{"user-agent", keyUserAgent, false},
+		{"useragent", keyUserAgent, true},
+		{"user agent", keyUserAgent, true},
+		{"allow", keyAllow, false},
+		{"disallow", keyDisallow, false},
+		{"dissallow", keyDisallow, true},
+		{"dissalow", keyDisallow, true},
+		{"disalow", keyDisallow, true},
+		{"diasllow", keyDisallow, true},
+		{"disallaw", keyDisallow, true},
+		{"sitemap", keySitemap, false},
+		{"site-map", keySitemap, true},
+		{"crawl-delay", keyUnused, false},
+	},
+	colonlessTwoWord: true,
+	maxLineBytes:     2083*8 - 1,
+	agentMatch:       matchToken,
+	allowLines:       true,
+	emptyDisallow:    emptyDisallowMatchesNothing,
+	wildcards:        true,
+	encoding:         encGoogle,
+	indexHTML:        true,
+	crawlDelay:       crawlDelayNone,
+	sitemaps:         true,
+	fetch:            googleFetch,
+}
+
+var coccocSpec = spec{
+	name:                 "coccoc",
+	description:          "Coc Coc's robots: most closely matching user-agent, integer Crawl-delay capped at 10 s",
+	keys:                 standardKeys,
+	crawlDelayEndsAgents: true,
+	agentMatch:           matchLongestPrefix,
+	allowLines:           true,
+	emptyDisallow:        emptyDisallowAllowsAll,
+	wildcards:            true,
+	encoding:             encRFC3986,
+	crawlDelay:           crawlDelayInteger,
+	crawlDelayCap:        10 * time.Second,
+	sitemaps:             true,
+	fetch:                coccocFetch,
+}
+
+var koster1994Spec = spec{
+	name:        "koster1994",
+	description: "the original 1994 standard: blank-line records, Disallow only, plain prefix match",
+	keys: map[string]keyKind{
+		"user-agent": keyUserAgent,
+		"disallow":   keyDisallow,
+		"allow":      keyUnused,
+	},
+	blankLineRecords: true,
+	agentMatch:       matchNames,
+	allowLines:       false,
+	emptyDisallow:    emptyDisallowAllowsAll,
+	wildcards:        false,
+	encoding:         encLiteral,
+	crawlDelay:       crawlDelayNone,
+	sitemaps:         false,
+	fetch:            koster1994Fetch,
+}
+
+// sortedNames is used in messages.
+func sortedNames(m map[string]keyKind) []string {
+	var s []string
+	for k := range m {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}

@@ -1,0 +1,316 @@
+package dialect
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Robots is a parsed robots.txt body. It is immutable and safe for
+// concurrent use.
+type Robots struct {
+	d        *Dialect
+	groups   []Group
+	rules    []Rule // all rules; each group holds a window of it
+	agents   []Agent
+	sitemaps []Sitemap
+	warnings []Warning
+	bytes    int
+	cut      bool
+}
+
+// Group is one group (record) of the file: user-agent lines and the rules
+// that follow them.
+type Group struct {
+	Agents []Agent // the user-agent lines, in file order
+	Rules  []Rule  // the rules, in file order
+	// CrawlDelay is the first valid Crawl-delay of the group, as the dialect
+	// reads it; CrawlDelayLine is 0 when there is none.
+	CrawlDelay     time.Duration
+	CrawlDelayLine int
+}
+
+// Agent is one crawler name of a user-agent line.
+type Agent struct {
+	Value string // as written (one of several names in koster1994)
+	Line  int
+	token string // what is compared with the crawler's token
+	star  bool
+}
+
+// Rule is one allow or disallow line.
+type Rule struct {
+	Allow   bool
+	Pattern string // the value as written in the file
+	Line    int
+	// Note says when the rule is not an ordinary reading of its line: Google's
+	// index.html rule, or an empty Disallow kept as "allow everything".
+	Note string
+
+	norm  string // the pattern as compared
+	group int
+}
+
+// String returns the rule as a line of robots.txt ("Disallow: /private").
+func (r *Rule) String() string {
+	k := "Disallow"
+	if r.Allow && r.Note != noteEmptyDisallow {
+		k = "Allow"
+	}
+	if r.Pattern == "" {
+		return k + ":"
+	}
+	return k + ": " + r.Pattern
+}
+
+const (
+	noteEmptyDisallow = "empty Disallow: allows everything"
+	noteIndexHTML     = "Google: an allowed index.htm(l) also allows its directory"
+)
+
+// Sitemap is the value of a Sitemap line.
+type Sitemap struct {
+	URL  string
+	Line int
+}
+
+// Warning is a line the parser could not (fully) use, and why.
+type Warning struct {
+	Line    int
+	Message string
+}
+
+func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
+
+// Dialect returns the dialect the file was parsed with.
+func (r *Robots) Dialect() *Dialect { return r.d }
+
+// Groups returns the groups in file order. The caller must not modify them.
+func (r *Robots) Groups() []Group { return r.groups }
+
+// Sitemaps returns the Sitemap lines in file order (none in koster1994).
+func (r *Robots) Sitemaps() []Sitemap { return r.sitemaps }
+
+// Warnings returns what the parser could not use, in line order.
+func (r *Robots) Warnings() []Warning { return r.warnings }
+
+// Size returns how many bytes of the body were read, and whether the body
+// was cut at MaxBodyBytes.
+func (r *Robots) Size() (bytes int, cut bool) { return r.bytes, r.cut }
+
+// Parse reads a robots.txt body. It never fails: lines it cannot read are
+// reported by [Robots.Warnings] and the rest is used. body may be any bytes;
+// only the first MaxBodyBytes are read. The result does not refer to body.
+func (d *Dialect) Parse(body []byte) *Robots {
+	if len(body) > MaxBodyBytes {
+		// Keep one extra byte so that scan sees the cut.
+		body = body[:MaxBodyBytes+1]
+	}
+	return d.ParseString(string(body))
+}
+
+// ParseString is [Dialect.Parse] for a string; the result may share memory
+// with body.
+func (d *Dialect) ParseString(body string) *Robots {
+	p := parser{s: &d.s, r: &Robots{d: d}}
+	used, cut := d.s.scan(body, p.line)
+	p.endGroup()
+	r := p.r
+	r.bytes, r.cut = used, cut
+	if cut {
+		r.warn(p.last+1, fmt.Sprintf("robots.txt longer than %d bytes: the rest is ignored", MaxBodyBytes))
+	}
+	// Give each group its windows of the shared slices.
+	for i := range r.groups {
+		g := &r.groups[i]
+		g.Agents = r.agents[p.spans[i].a0:p.spans[i].a1:p.spans[i].a1]
+		g.Rules = r.rules[p.spans[i].r0:p.spans[i].r1:p.spans[i].r1]
+	}
+	return r
+}
+
+func (r *Robots) warn(line int, msg string) {
+	r.warnings = append(r.warnings, Warning{Line: line, Message: msg})
+}
+
+type span struct{ a0, a1, r0, r1 int }
+
+// parser turns lines into groups, as the dialect's table says.
+type parser struct {
+	s     *spec
+	r     *Robots
+	spans []span
+	open  bool // a group is open
+	rules bool // the open group has seen a line that ends its user-agent list
+	skip  bool // koster1994: the current record did not start with User-agent
+	last  int
+}
+
+func (p *parser) startGroup() {
+	p.endGroup()
+	p.r.groups = append(p.r.groups, Group{})
+	p.spans = append(p.spans, span{a0: len(p.r.agents), r0: len(p.r.rules)})
+	p.open, p.rules = true, false
+}
+
+func (p *parser) endGroup() {
+	if !p.open {
+		return
+	}
+	sp := &p.spans[len(p.spans)-1]
+	sp.a1, sp.r1 = len(p.r.agents), len(p.r.rules)
+	p.open = false
+}
+
+func (p *parser) line(l *line) {
+	s, r := p.s, p.r
+	p.last = l.num
+	if l.problem != "" {
+		r.warn(l.num, l.problem)
+	}
+	if s.blankLineRecords && l.blank {
+		p.endGroup()
+		p.skip = false
+		return
+	}
+	if l.key == "" {
+		return
+	}
+	switch l.kind {
+	case keyUserAgent:
+		if p.skip {
+			return
+		}
+		if !p.open || p.rules {
+			p.startGroup()
+		}
+		p.addAgents(l)
+	case keyAllow, keyDisallow:
+		if p.skip {
+			return
+		}
+		if !p.open {
+			r.warn(l.num, fmt.Sprintf("%s before any User-agent line: ignored", l.key))
+			if s.blankLineRecords {
+				p.skip = true
+			}
+			return
+		}
+		p.rules = true
+		p.addRule(l)
+	case keyCrawlDelay:
+		p.crawlDelay(l)
+	case keySitemap:
+		if s.sitemaps && l.value != "" {
+			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: l.num})
+		}
+	case keyUnused:
+		// Recognised, without effect in this dialect.
+	default:
+		r.warn(l.num, fmt.Sprintf("unknown key %q: ignored", l.key))
+	}
+}
+
+func (p *parser) addAgents(l *line) {
+	if p.s.agentMatch == matchNames {
+		for _, name := range strings.Fields(l.value) {
+			p.r.agents = append(p.r.agents, Agent{Value: name, Line: l.num, token: name, star: name == "*"})
+		}
+		return
+	}
+	v := l.value
+	a := Agent{Value: v, Line: l.num}
+	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
+		a.star = true
+	} else {
+		a.token = productToken(v)
+		if a.token == "" {
+			p.r.warn(l.num, fmt.Sprintf("user-agent %q has no product token", v))
+		}
+	}
+	p.r.agents = append(p.r.agents, a)
+}
+
+// productToken returns the leading run of [A-Za-z_-] of v.
+func productToken(v string) string {
+	i := 0
+	for i < len(v) {
+		c := v[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-' {
+			i++
+			continue
+		}
+		break
+	}
+	return v[:i]
+}
+
+func (p *parser) addRule(l *line) {
+	s := p.s
+	allow := l.kind == keyAllow
+	g := len(p.r.groups) - 1
+	if allow && !s.allowLines {
+		return
+	}
+	if l.value == "" {
+		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
+			p.r.rules = append(p.r.rules, Rule{Allow: true, Line: l.num, Note: noteEmptyDisallow, group: g})
+		}
+		return // an empty rule matches nothing
+	}
+	norm := s.normalizePattern(l.value)
+	p.r.rules = append(p.r.rules, Rule{Allow: allow, Pattern: l.value, Line: l.num, norm: norm, group: g})
+	if allow && s.indexHTML {
+		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
+		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
+			p.r.rules = append(p.r.rules, Rule{Allow: true, Pattern: l.value, Line: l.num, Note: noteIndexHTML,
+				norm: norm[:i+1] + "$", group: g})
+		}
+	}
+}
+
+func (p *parser) crawlDelay(l *line) {
+	s, r := p.s, p.r
+	if s.crawlDelay == crawlDelayNone {
+		return
+	}
+	if !p.open || p.skip {
+		r.warn(l.num, "Crawl-delay before any User-agent line: ignored")
+		return
+	}
+	if s.crawlDelayEndsAgents {
+		p.rules = true
+	}
+	d, ok := s.parseCrawlDelay(l.value)
+	if !ok {
+		r.warn(l.num, fmt.Sprintf("Crawl-delay %q is not a number of seconds: ignored", l.value))
+		return
+	}
+	g := &r.groups[len(r.groups)-1]
+	if g.CrawlDelayLine == 0 {
+		g.CrawlDelay, g.CrawlDelayLine = d, l.num
+	}
+}
+
+// maxCrawlDelay bounds what is read so that the duration cannot overflow.
+const maxCrawlDelay = 365 * 24 * time.Hour
+
+func (s *spec) parseCrawlDelay(v string) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, false
+	}
+	if s.crawlDelay == crawlDelayInteger {
+		f = math.Ceil(f)
+	}
+	d := maxCrawlDelay
+	if f < maxCrawlDelay.Seconds() {
+		d = time.Duration(f * float64(time.Second))
+	}
+	if s.crawlDelayCap > 0 && d > s.crawlDelayCap {
+		d = s.crawlDelayCap
+	}
+	return d, true
+}
