@@ -1,0 +1,382 @@
+package dialect
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The same file, four readings.
+func TestSameFileDifferentDialects(t *testing.T) {
+	type want struct{ rfc, google, coccoc, koster bool }
+	cases := []struct {
+		name, body, agent, url string
+		want                   want
+	}{
+		{"allow lines exist only after 1994",
+			"User-agent: *\nDisallow: /\nAllow: /public\n", "bot", "/public/a", want{true, true, true, false}},
+		{"wildcards are literal in 1994",
+			"User-agent: *\nDisallow: /*.gif$\n", "bot", "/a.gif", want{false, false, false, true}},
+		{"index.html also allows its directory only in google",
+			"User-agent: *\nAllow: /dir/index.html\nDisallow: /\n", "bot", "/dir/", want{false, true, false, false}},
+		{"/robots.txt is exempt only in rfc9309",
+			"User-agent: *\nDisallow: /\n", "bot", "/robots.txt", want{true, false, false, false}},
+		{"percent-decoding of unreserved characters: rfc9309 and coccoc",
+			"User-agent: *\nDisallow: /%7Euser\n", "bot", "/~user/x", want{false, true, false, true}},
+		{"the most closely matching name: coccoc only",
+			"User-agent: *\nDisallow: /\n\nUser-agent: coccoc\nAllow: /\n", "coccocbot", "/x", want{false, false, true, false}},
+		{"several names on one line: 1994 only",
+			"User-agent: a b\nDisallow: /\n", "b", "/x", want{true, true, true, false}},
+		{"missing colon: google only",
+			"User-agent: *\nDisallow /\n", "bot", "/x", want{true, false, true, true}},
+		{"key prefix and misspelling: google only",
+			"User-agent: *\nDissallow: /x\n", "bot", "/x", want{true, false, true, true}},
+		{"blank line ends a record in 1994 only",
+			"User-agent: *\n\nDisallow: /\n", "bot", "/x", want{false, false, false, true}},
+		{"comment line does not end a 1994 record",
+			"User-agent: *\n# note\nDisallow: /\n", "bot", "/x", want{false, false, false, false}},
+		{"empty disallow in a crawler's own group hides the * group everywhere",
+			"User-agent: *\nDisallow: /\n\nUser-agent: bot\nDisallow:\n", "bot", "/x", want{true, true, true, true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, d := range []struct {
+				d    *Dialect
+				want bool
+			}{{RFC9309, c.want.rfc}, {Google, c.want.google}, {CocCoc, c.want.coccoc}, {Koster1994, c.want.koster}} {
+				v := d.d.ParseString(c.body).For(c.agent).Check(c.url)
+				if v.Allowed != d.want {
+					t.Errorf("%s: allowed=%v (%s), want %v", d.d, v.Allowed, v, d.want)
+				}
+			}
+		})
+	}
+}
+
+func TestLineEndingsAndBOM(t *testing.T) {
+	for _, body := range []string{
+		"User-agent: bot\nDisallow: /a\nDisallow: /b\n",
+		"User-agent: bot\r\nDisallow: /a\r\nDisallow: /b\r\n",
+		"User-agent: bot\rDisallow: /a\rDisallow: /b\r",
+		"User-agent: bot\rDisallow: /a\r\nDisallow: /b",
+		"\xEF\xBB\xBFUser-agent: bot\nDisallow: /a\nDisallow: /b\n",
+	} {
+		for _, d := range All() {
+			rs := d.ParseString(body).For("bot")
+			for i, p := range []string{"/a", "/b"} {
+				v := rs.Check(p)
+				if v.Allowed || v.Rule.Line != i+2 {
+					t.Errorf("%s %q: %s -> %s, want disallowed by line %d", d, body, p, v, i+2)
+				}
+			}
+			if w := d.ParseString(body).Warnings(); len(w) != 0 {
+				t.Errorf("%s %q: unexpected warnings %v", d, body, w)
+			}
+		}
+	}
+}
+
+func TestWarningsAndLeniency(t *testing.T) {
+	body := "Disallow: /early\nUser-agent: bot\nthis line has no colon at all\nFoo: bar\nCrawl-delay: soon\nDisallow: /x\n"
+	r := RFC9309.ParseString(body)
+	want := map[int]string{1: "before any User-agent", 3: "no ':'", 4: "unknown key", 5: "not a number"}
+	got := r.Warnings()
+	if len(got) != len(want) {
+		t.Fatalf("warnings = %v, want lines %v", got, want)
+	}
+	for _, w := range got {
+		if !strings.Contains(w.Message, want[w.Line]) {
+			t.Errorf("warning %v, want one on line %d containing %q", w, w.Line, want[w.Line])
+		}
+	}
+	if v := r.For("bot").Check("/x"); v.Allowed || v.Rule.Line != 6 {
+		t.Errorf("the readable rule after bad lines must apply: %s", v)
+	}
+	if v := r.For("bot").Check("/early"); !v.Allowed {
+		t.Errorf("a rule before any user-agent must be ignored: %s", v)
+	}
+}
+
+func TestSizeLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("User-agent: *\nDisallow: /first\n")
+	for b.Len() < MaxBodyBytes-100 {
+		b.WriteString("# padding padding padding padding padding padding padding padding\n")
+	}
+	// A rule that straddles the limit, then one wholly after it.
+	b.WriteString(strings.Repeat("#", 100-20) + "\nDisallow: /straddle-and-more\nDisallow: /after\n")
+	body := []byte(b.String())
+	for _, d := range All() {
+		r := d.Parse(body)
+		n, cut := r.Size()
+		if !cut || n > MaxBodyBytes {
+			t.Errorf("%s: size %d cut %v", d, n, cut)
+		}
+		rs := r.For("bot")
+		if v := rs.Check("/first"); v.Allowed {
+			t.Errorf("%s: rule before the cut must apply", d)
+		}
+		for _, p := range []string{"/after", "/straddle-and-more", "/straddle", "/s"} {
+			if v := rs.Check(p); !v.Allowed {
+				t.Errorf("%s: %s must be allowed (rules at or after the cut are ignored): %s", d, p, v)
+			}
+		}
+		ws := r.Warnings()
+		if len(ws) == 0 || !strings.Contains(ws[len(ws)-1].Message, "longer than") {
+			t.Errorf("%s: no warning for the cut: %v", d, ws)
+		}
+	}
+}
+
+func TestGoogleLineCut(t *testing.T) {
+	long := "/x/" + strings.Repeat("a", 20000)
+	body := "user-agent: bot\ndisallow: " + long + "\n"
+	rs := Google.ParseString(body).For("bot")
+	// The line is cut after 16,663 bytes: the rule is the first 16,663-len("disallow: ") bytes of the path.
+	keep := 2083*8 - 1 - len("disallow: ")
+	if v := rs.Check(long[:keep]); v.Allowed {
+		t.Errorf("google: the cut rule must match its own prefix: %s", v)
+	}
+	if v := rs.Check(long[:keep-1]); !v.Allowed {
+		t.Errorf("google: shorter path must not match")
+	}
+	if v := RFC9309.ParseString(body).For("bot").Check(long[:keep]); !v.Allowed {
+		t.Errorf("rfc9309 has no line limit: the whole rule must be used")
+	}
+}
+
+func TestGoogleKeys(t *testing.T) {
+	runCases(t, Google, []tc{
+		{body: "useragent: bot\ndisallow: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user agent: bot\ndisallow: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent: bot\nDisallowed: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent: bot\ndisalow: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent: bot\ndiasllow: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent: bot\ndisallaw: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent: bot\ndissalow: /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent bot\ndisallow /a\n", agents: "bot", url: "/a", allow: false},
+		{body: "user-agent bot\ndisallow /a b\n", agents: "bot", url: "/a", allow: true},
+		// "*" followed by more text is still the global group.
+		{body: "user-agent: * foo\ndisallow: /a\n", agents: "bot", url: "/a", allow: false},
+		// The product token of the value is compared: googlebot/1.2 is googlebot.
+		{body: "user-agent: Googlebot/1.2\ndisallow: /a\n", agents: "googlebot", url: "/a", allow: false},
+		{body: "user-agent: Googlebot*\ndisallow: /a\n", agents: "googlebot", url: "/a", allow: false},
+		// Crawl-delay and unknown lines do not end a group.
+		{body: "user-agent: a\ncrawl-delay: 5\nuser-agent: bot\ndisallow: /a\n", agents: "a", url: "/a", allow: false},
+		// Escaping: non-ASCII in the rule is percent-encoded, URL taken as given.
+		{body: "user-agent: bot\ndisallow: /\u00e1\n", agents: "bot", url: "/%C3%A1", allow: false},
+		{body: "user-agent: bot\ndisallow: /%aa\n", agents: "bot", url: "/%AA", allow: false},
+		{body: "user-agent: bot\ndisallow: /%62\n", agents: "bot", url: "/b", allow: true},
+	})
+	for _, c := range []struct{ in, want string }{
+		{"http://www.example.com", "http://www.example.com"}, {"/a/b/c", "/a/b/c"}, {"\u00e1", "%C3%A1"}, {"%aa", "%AA"}, {"%a", "%a"},
+	} {
+		if got := googleEscape(c.in); got != c.want {
+			t.Errorf("googleEscape(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	r := Google.ParseString("user-agent: bot\ncrawl-delay: 5\n")
+	if _, ok := r.For("bot").CrawlDelay(); ok {
+		t.Errorf("google reads no crawl-delay")
+	}
+}
+
+func TestCrawlDelayRFC9309(t *testing.T) {
+	cases := []struct {
+		body string
+		want time.Duration
+		ok   bool
+	}{
+		{"User-agent: bot\nCrawl-delay: 0.2\n", 200 * time.Millisecond, true},
+		{"User-agent: bot\nCrawl-delay: 3.16\n", 3160 * time.Millisecond, true},
+		{"User-agent: bot\nCrawl-delay: 0\n", 0, true},
+		{"User-agent: bot\nCrawl-delay: -1\n", 0, false},
+		{"User-agent: bot\nCrawl-delay: NaN\n", 0, false},
+		{"User-agent: bot\nCrawl-delay: 1s\n", 0, false},
+		{"User-agent: bot\nCrawl-delay: 1e300\n", maxCrawlDelay, true},
+		{"User-agent: bot\nCrawl-delay: x\nCrawl-delay: 4\nCrawl-delay: 9\n", 4 * time.Second, true},
+		{"User-agent: other\nCrawl-delay: 4\n", 0, false},
+		{"User-agent: *\nCrawl-delay: 7\n", 7 * time.Second, true},
+		{"Crawl-delay: 7\nUser-agent: bot\n", 0, false},
+		// Crawl-delay closes the user-agent list: "a" and "bot" are two groups.
+		{"User-agent: a\nCrawl-delay: 5\nUser-agent: bot\nCrawl-delay: 6\n", 6 * time.Second, true},
+	}
+	for _, c := range cases {
+		got, ok := RFC9309.ParseString(c.body).For("bot").CrawlDelay()
+		if got != c.want || ok != c.ok {
+			t.Errorf("%q: crawl-delay %v %v, want %v %v", c.body, got, ok, c.want, c.ok)
+		}
+	}
+	for _, d := range []*Dialect{Google, Koster1994} {
+		if _, ok := d.ParseString("User-agent: bot\nCrawl-delay: 5\n").For("bot").CrawlDelay(); ok {
+			t.Errorf("%s reads no crawl-delay", d)
+		}
+	}
+}
+
+func TestSitemapsPerDialect(t *testing.T) {
+	body := "Sitemap: https://a.example/1.xml\nUser-agent: *\nDisallow: /x\nSitemap: https://a.example/2.xml\n\nsitemap: https://a.example/3.xml\n"
+	for _, d := range All() {
+		got := d.ParseString(body).Sitemaps()
+		var urls []string
+		for _, s := range got {
+			urls = append(urls, s.URL)
+		}
+		want := "https://a.example/1.xml https://a.example/2.xml https://a.example/3.xml"
+		if d == Koster1994 {
+			want = ""
+		}
+		if strings.Join(urls, " ") != want {
+			t.Errorf("%s: sitemaps %v, want %q", d, urls, want)
+		}
+	}
+	if got := Google.ParseString("site-map: https://a.example/s.xml\n").Sitemaps(); len(got) != 1 {
+		t.Errorf("google: site-map misspelling: %v", got)
+	}
+}
+
+func TestKosterRecords(t *testing.T) {
+	runCases(t, Koster1994, []tc{
+		// A record that does not start with User-agent is ignored to the blank line.
+		{body: "Disallow: /a\nUser-agent: *\nDisallow: /b\n\nUser-agent: *\nDisallow: /c\n", agents: "bot", url: "/b", allow: true},
+		{body: "Disallow: /a\nUser-agent: *\nDisallow: /b\n\nUser-agent: *\nDisallow: /c\n", agents: "bot", url: "/c", allow: false},
+		// Two records for the same name are merged.
+		{body: "User-agent: bot\nDisallow: /a\n\nUser-agent: bot\nDisallow: /b\n", agents: "bot", url: "/b", allow: false},
+		// Comment-only lines are not record boundaries.
+		{body: "User-agent: bot\n# hello\nDisallow: /a\n", agents: "bot", url: "/a", allow: false},
+		// Literal bytes: no percent-decoding.
+		{body: "User-agent: *\nDisallow: /%7E\n", agents: "bot", url: "/~", allow: true},
+	})
+}
+
+func TestDecide(t *testing.T) {
+	type row struct {
+		d    *Dialect
+		o    Outcome
+		st   FetchState
+		want Action
+	}
+	h := time.Hour
+	rows := []row{
+		{RFC9309, OutcomeOK, FetchState{}, ActionParse},
+		{RFC9309, OutcomeOther2xx, FetchState{}, ActionParse},
+		{RFC9309, Outcome4xx, FetchState{}, ActionAllowAll},
+		{RFC9309, OutcomeRedirectLimit, FetchState{}, ActionAllowAll},
+		{RFC9309, Outcome5xx, FetchState{}, ActionDisallowAll},
+		{RFC9309, Outcome5xx, FetchState{HaveLastGood: true, LastGoodAge: 2 * h}, ActionUseLastGood},
+		{RFC9309, Outcome5xx, FetchState{HaveLastGood: true, LastGoodAge: 31 * 24 * h, Lasted: 31 * 24 * h}, ActionDisallowAll},
+		{RFC9309, OutcomeNoAnswer, FetchState{}, ActionDisallowAll},
+		{Google, Outcome4xx, FetchState{}, ActionAllowAll},
+		{Google, Outcome429, FetchState{}, ActionDisallowAll},
+		{Google, Outcome5xx, FetchState{HaveLastGood: true, LastGoodAge: 2 * h, Lasted: 2 * h}, ActionDisallowAll},
+		{Google, Outcome5xx, FetchState{HaveLastGood: true, LastGoodAge: 13 * h, Lasted: 13 * h}, ActionUseLastGood},
+		{Google, Outcome5xx, FetchState{Lasted: 13 * h}, ActionAllowAll},
+		{Google, Outcome5xx, FetchState{HaveLastGood: true, LastGoodAge: 31 * 24 * h, Lasted: 31 * 24 * h}, ActionAllowAll},
+		{Google, OutcomeNoAnswer, FetchState{}, ActionDisallowAll},
+		{Google, OutcomeRedirectLimit, FetchState{}, ActionAllowAll},
+		{CocCoc, OutcomeOK, FetchState{}, ActionParse},
+		{CocCoc, OutcomeOther2xx, FetchState{}, ActionAllowAll},
+		{CocCoc, Outcome5xx, FetchState{}, ActionAllowAll},
+		{CocCoc, Outcome429, FetchState{}, ActionAllowAll},
+		{CocCoc, OutcomeNoAnswer, FetchState{}, ActionExcludeHost},
+		{Koster1994, Outcome4xx, FetchState{}, ActionAllowAll},
+		{Koster1994, Outcome5xx, FetchState{HaveLastGood: true}, ActionDisallowAll},
+		{Koster1994, OutcomeNoAnswer, FetchState{}, ActionDisallowAll},
+	}
+	for _, r := range rows {
+		got := r.d.Decide(r.o, r.st)
+		if got.Action != r.want {
+			t.Errorf("%s %s %+v: %s, want %s", r.d, r.o, r.st, got, r.want)
+		}
+		if (got.Action == ActionDisallowAll || got.Action == ActionExcludeHost) && got.Retry <= 0 {
+			t.Errorf("%s %s: %s has no retry time", r.d, r.o, got)
+		}
+	}
+	for code, want := range map[int]Outcome{200: OutcomeOK, 204: OutcomeOther2xx, 206: OutcomeOther2xx, 301: OutcomeOtherStatus,
+		401: Outcome4xx, 404: Outcome4xx, 429: Outcome429, 500: Outcome5xx, 503: Outcome5xx, 100: OutcomeOtherStatus, 999: OutcomeOtherStatus} {
+		if got := ClassifyStatus(code); got != want {
+			t.Errorf("ClassifyStatus(%d) = %s, want %s", code, got, want)
+		}
+	}
+	for _, d := range All() {
+		if d.MaxRedirects() != 5 || d.CacheTTL() != 24*time.Hour {
+			t.Errorf("%s: redirects %d ttl %s", d, d.MaxRedirects(), d.CacheTTL())
+		}
+	}
+}
+
+func TestProductToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)":                           "ExampleBot",
+		"colly - https://github.com/gocolly/colly/v2":                                                  "colly",
+		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)":                     "Googlebot",
+		"Googlebot-Image/1.0":                                                                          "Googlebot-Image",
+		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537": "",
+		"": "", "   ": "", "123bot": "",
+		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116": "bingbot",
+		"curl/8.5.0":               "curl",
+		"Mozilla/5.0 (compatible; (": "",
+	} {
+		if got := ProductToken(in); got != want {
+			t.Errorf("ProductToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPathOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "/", "http://www.example.com": "/", "http://www.example.com/": "/", "http://www.example.com/a": "/a",
+		"http://www.example.com/a/b?c=http://d.e/": "/a/b?c=http://d.e/", "http://www.example.com/a/b?c=d&e=f#fragment": "/a/b?c=d&e=f",
+		"example.com": "/", "example.com/a/": "/a/", "a": "/", "a/": "/", "/a": "/a", "a/b": "/b", "example.com?a": "/?a",
+		"example.com/a;b#c": "/a;b", "//a/b/c": "/b/c", "http://h#x/y": "/",
+	} {
+		if got := PathOf(in); got != want {
+			t.Errorf("PathOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLookupAndVerdictText(t *testing.T) {
+	for _, n := range Names() {
+		d, err := Lookup(strings.ToUpper(n))
+		if err != nil || d.Name() != n {
+			t.Errorf("Lookup(%q) = %v, %v", n, d, err)
+		}
+	}
+	if _, err := Lookup("bing"); err == nil || !strings.Contains(err.Error(), "rfc9309") {
+		t.Errorf("unknown dialect error = %v", err)
+	}
+	r := RFC9309.ParseString("User-agent: *\n\nDisallow: /private\n")
+	rs := r.For("bot")
+	if got := rs.Check("/private/x").String(); got != "line 3: Disallow: /private" {
+		t.Errorf("explain = %q", got)
+	}
+	if got := rs.Check("/public").String(); got != "no matching rule" {
+		t.Errorf("explain = %q", got)
+	}
+	if got := rs.Check("/robots.txt").String(); got != "/robots.txt is always allowed" {
+		t.Errorf("explain = %q", got)
+	}
+	if got := Google.ParseString("User-agent: *\nAllow: /d/index.html\nDisallow: /\n").For("bot").Check("/d/").String(); !strings.Contains(got, "line 2: Allow: /d/index.html (Google") {
+		t.Errorf("explain = %q", got)
+	}
+	if got := CocCoc.ParseString("User-agent: *\nDisallow:\n").For("bot").Check("/x").String(); got != "line 2: Disallow: (empty Disallow: allows everything)" {
+		t.Errorf("explain = %q", got)
+	}
+}
+
+// Pathological wildcards must not backtrack: this finishes at once because
+// each '*' is resolved by one forward search.
+func TestNoBacktracking(t *testing.T) {
+	path := "/" + strings.Repeat("a", 2048)
+	for _, d := range All() {
+		rs := d.ParseString("User-agent: *\nDisallow: /*a*a*a*a*a*a*a*a*a*b\n").For("bot")
+		want := d == Koster1994 // literal: no match, allowed
+		if v := rs.Check(path); v.Allowed != true {
+			t.Errorf("%s: %s", d, v)
+		}
+		if v := rs.Check(path + "b"); v.Allowed != want {
+			t.Errorf("%s: with a final b: %s", d, v)
+		}
+	}
+}

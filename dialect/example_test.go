@@ -1,0 +1,74 @@
+package dialect_test
+
+import (
+	"fmt"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+func ExampleDialect_Parse() {
+	body := []byte(`User-agent: *
+Disallow: /private
+Allow: /private/press
+Crawl-delay: 0.5
+Sitemap: https://example.com/sitemap.xml
+`)
+	robots := dialect.RFC9309.Parse(body)
+	rules := robots.For("examplebot-news", "examplebot") // most specific token first
+	for _, path := range []string{"/private/x", "/private/press/1", "/public"} {
+		v := rules.Check(path)
+		fmt.Printf("%-17s allowed=%-5v %s\n", path, v.Allowed, v)
+	}
+	delay, _ := rules.CrawlDelay()
+	fmt.Println("crawl-delay:", delay)
+	fmt.Println("sitemap:", robots.Sitemaps()[0].URL)
+	// Output:
+	// /private/x        allowed=false line 2: Disallow: /private
+	// /private/press/1  allowed=true  line 3: Allow: /private/press
+	// /public           allowed=true  no matching rule
+	// crawl-delay: 500ms
+	// sitemap: https://example.com/sitemap.xml
+}
+
+func ExampleLookup() {
+	body := "User-agent: *\nDisallow: /*.pdf$\n"
+	for _, name := range []string{"rfc9309", "koster1994"} {
+		d, err := dialect.Lookup(name)
+		if err != nil {
+			panic(err)
+		}
+		v := d.ParseString(body).For("examplebot").CheckURL("https://example.com/a.pdf")
+		fmt.Println(name, v.Allowed)
+	}
+	// Output:
+	// rfc9309 false
+	// koster1994 true
+}
+
+func ExampleRuleset_Check() {
+	rules := dialect.Google.ParseString("User-agent: *\nAllow: /$\nDisallow: /\n").For("examplebot")
+	fmt.Println(rules.Check("/"))
+	fmt.Println(rules.Check("/page.htm"))
+	// Output:
+	// line 2: Allow: /$
+	// line 3: Disallow: /
+}
+
+func ExampleProductToken() {
+	fmt.Println(dialect.ProductToken("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"))
+	fmt.Println(dialect.ProductToken("colly - https://github.com/gocolly/colly/v2"))
+	// Output:
+	// ExampleBot
+	// colly
+}
+
+func ExampleDialect_Decide() {
+	for _, d := range dialect.All() {
+		fmt.Printf("%-10s 503: %s\n", d, d.Decide(dialect.ClassifyStatus(503), dialect.FetchState{}).Action)
+	}
+	// Output:
+	// rfc9309    503: disallow all
+	// google     503: disallow all
+	// coccoc     503: allow all
+	// koster1994 503: disallow all
+}
