@@ -58,7 +58,6 @@ package dialect
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 )
@@ -128,11 +127,6 @@ const (
 
 func (k keyKind) String() string {
 	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused"}[k]
-}
-
-// canonical spelling used when a rule is shown.
-func (k keyKind) canonical() string {
-	return [...]string{"", "User-agent", "Allow", "Disallow", "Sitemap", "Crawl-delay", ""}[k]
 }
 
 type agentMatch uint8
@@ -305,14 +299,4 @@ var koster1994Spec = spec{
 	crawlDelay:       crawlDelayNone,
 	sitemaps:         false,
 	fetch:            koster1994Fetch,
-}
-
-// sortedNames is used in messages.
-func sortedNames(m map[string]keyKind) []string {
-	var s []string
-	for k := range m {
-		s = append(s, k)
-	}
-	sort.Strings(s)
-	return s
 }

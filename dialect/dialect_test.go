@@ -307,14 +307,14 @@ func TestDecide(t *testing.T) {
 
 func TestProductToken(t *testing.T) {
 	for in, want := range map[string]string{
-		"Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)":                           "ExampleBot",
-		"colly - https://github.com/gocolly/colly/v2":                                                  "colly",
-		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)":                     "Googlebot",
-		"Googlebot-Image/1.0":                                                                          "Googlebot-Image",
+		"Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)":       "ExampleBot",
+		"colly - https://github.com/gocolly/colly/v2":                              "colly",
+		"Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)": "Googlebot",
+		"Googlebot-Image/1.0": "Googlebot-Image",
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537": "",
 		"": "", "   ": "", "123bot": "",
 		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116": "bingbot",
-		"curl/8.5.0":               "curl",
+		"curl/8.5.0":                 "curl",
 		"Mozilla/5.0 (compatible; (": "",
 	} {
 		if got := ProductToken(in); got != want {
