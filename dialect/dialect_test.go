@@ -380,3 +380,14 @@ func TestNoBacktracking(t *testing.T) {
 		}
 	}
 }
+
+func TestVerdictNamesRuleAsWrittenAndItsGroup(t *testing.T) {
+	r := Google.ParseString("user-agent: a\ndisallow: /x\n\nUser-Agent: b\nDissallow: /y\n")
+	v := r.For("b").Check("/y/1")
+	if v.Allowed || v.Rule.String() != "Dissallow: /y" || v.Rule.Line != 5 || v.Rule.Group != 1 {
+		t.Fatalf("verdict %s, rule %+v", v, v.Rule)
+	}
+	if g := r.Groups()[v.Rule.Group]; g.Agents[0].Value != "b" || g.Agents[0].Line != 4 {
+		t.Errorf("group of the deciding rule: %+v", g)
+	}
+}

@@ -42,27 +42,25 @@ type Agent struct {
 
 // Rule is one allow or disallow line.
 type Rule struct {
-	Allow   bool
+	Allow   bool   // an allow rule (an empty Disallow read as "allow everything" is one too)
+	Key     string // the key as written in the file ("Disallow", "disallow", "Dissallow")
 	Pattern string // the value as written in the file
-	Line    int
+	Line    int    // 1-based line number
+	Group   int    // index of the rule's group in Robots.Groups()
 	// Note says when the rule is not an ordinary reading of its line: Google's
 	// index.html rule, or an empty Disallow kept as "allow everything".
 	Note string
 
-	norm  string // the pattern as compared
-	group int
+	norm string // the pattern as compared
 }
 
-// String returns the rule as a line of robots.txt ("Disallow: /private").
+// String returns the rule as written in the file, key and value
+// ("Disallow: /private").
 func (r *Rule) String() string {
-	k := "Disallow"
-	if r.Allow && r.Note != noteEmptyDisallow {
-		k = "Allow"
-	}
 	if r.Pattern == "" {
-		return k + ":"
+		return r.Key + ":"
 	}
-	return k + ": " + r.Pattern
+	return r.Key + ": " + r.Pattern
 }
 
 const (
@@ -256,17 +254,17 @@ func (p *parser) addRule(l *line) {
 	}
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
-			p.r.rules = append(p.r.rules, Rule{Allow: true, Line: l.num, Note: noteEmptyDisallow, group: g})
+			p.r.rules = append(p.r.rules, Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
 		}
 		return // an empty rule matches nothing
 	}
 	norm := s.normalizePattern(l.value)
-	p.r.rules = append(p.r.rules, Rule{Allow: allow, Pattern: l.value, Line: l.num, norm: norm, group: g})
+	p.r.rules = append(p.r.rules, Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			p.r.rules = append(p.r.rules, Rule{Allow: true, Pattern: l.value, Line: l.num, Note: noteIndexHTML,
-				norm: norm[:i+1] + "$", group: g})
+			p.r.rules = append(p.r.rules, Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
+				Note: noteIndexHTML, norm: norm[:i+1] + "$"})
 		}
 	}
 }
