@@ -19,6 +19,15 @@
 // Sitemap URLs in file order, the rules in force with their lines, and the
 // warnings.
 //
+// FILE is a local file or the http(s) URL of a robots.txt
+// ("https://example.com/robots.txt"), fetched as the chosen dialect's
+// crawler fetches it (package github.com/politecrawl/robots: at most five
+// redirects, 500 KiB, the dialect's rules for 4xx, 5xx and no answer). When
+// the fetch outcome decides instead of rules, check -explain names it
+// ("robots.txt: 503 Service Unavailable, complete disallow until
+// 2026-11-23T14:05:00Z") and inspect adds a "fetch" object (URL, status,
+// outcome, action, reason, retry time) to its JSON.
+//
 // Agents are product tokens, most specific first; the first that has a group
 // of its own decides. With no -agent (or an empty one) only the "*" group(s)
 // apply. -dialect is one of rfc9309 (default), google, coccoc,
@@ -27,14 +36,18 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
 )
 
@@ -112,18 +125,60 @@ func parseFlags(name string, args []string, explain *bool) (*common, error) {
 // source is what FILE gave: parsed rules, or (for a fetched file) an outcome
 // that decides every URL.
 type source struct {
-	robots *dialect.Robots
+	robots *dialect.Robots // the rules read (empty when the fetch outcome decides)
+	policy *robots.Policy  // for a fetched FILE
+}
+
+// verdict says whether rawURL is allowed, and why.
+func (s *source) verdict(rs *dialect.Ruleset, rawURL string) (bool, string) {
+	if s.policy != nil {
+		v := s.policy.CheckPath(dialect.PathOf(rawURL))
+		return v.Allowed, v.String()
+	}
+	v := rs.CheckURL(rawURL)
+	return v.Allowed, v.String()
 }
 
 func load(c *common) (*source, error) {
 	if strings.HasPrefix(c.file, "http://") || strings.HasPrefix(c.file, "https://") {
-		return nil, fmt.Errorf("fetching %s: FILE must be a local file in this version", c.file)
+		return fetchSource(c)
 	}
 	body, err := readFile(c.file)
 	if err != nil {
 		return nil, err
 	}
 	return &source{robots: c.d.Parse(body)}, nil
+}
+
+// cliUserAgent is the User-Agent header of a fetch: the first agent's name,
+// so that a server that answers per crawler shows that crawler's file.
+func cliUserAgent(agents []string) string {
+	if len(agents) == 0 {
+		return robots.DefaultUserAgent
+	}
+	return agents[0] + " (robotstxt; +https://github.com/politecrawl/robots)"
+}
+
+// fetchSource fetches the robots.txt that FILE names, with the dialect's
+// fetch rules.
+func fetchSource(c *common) (*source, error) {
+	u, err := url.Parse(c.file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: FILE: %v", errUsage, err)
+	}
+	if p := u.EscapedPath(); p != "" && p != "/" && p != "/robots.txt" || u.RawQuery != "" {
+		return nil, fmt.Errorf("%w: FILE %s: a URL must name the robots.txt of its authority (scheme://host[:port]/robots.txt)", errUsage, c.file)
+	}
+	r := robots.NewResolver(robots.WithDialect(c.d), robots.WithAgents(c.agents...), robots.WithUserAgent(cliUserAgent(c.agents)))
+	p, err := r.Policy(context.Background(), u)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", c.file, err)
+	}
+	src := &source{robots: p.Robots(), policy: p}
+	if src.robots == nil {
+		src.robots = c.d.Parse(nil)
+	}
+	return src, nil
 }
 
 // readFile reads at most one byte more than the dialects parse.
@@ -155,13 +210,13 @@ func check(args []string, stdin io.Reader, stdout io.Writer) (int, error) {
 	defer w.Flush()
 	code := 0
 	one := func(u string) {
-		v := rs.CheckURL(u)
+		allowed, why := src.verdict(rs, u)
 		verdict := "allowed"
-		if !v.Allowed {
+		if !allowed {
 			verdict, code = "disallowed", 1
 		}
 		if explain {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict, u, v)
+			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict, u, why)
 		} else {
 			fmt.Fprintf(w, "%s\t%s\n", verdict, u)
 		}
@@ -200,6 +255,21 @@ type jsonWarning struct {
 	Message string `json:"message"`
 }
 
+// jsonFetch is what a fetched FILE gave.
+type jsonFetch struct {
+	URL       string `json:"url"`
+	FinalURL  string `json:"final_url"`
+	Redirects int    `json:"redirects"`
+	Status    int    `json:"status"`
+	Error     string `json:"error,omitempty"`
+	Outcome   string `json:"outcome"`
+	Action    string `json:"action"`
+	Reason    string `json:"reason"`
+	Bytes     int    `json:"bytes"`
+	Truncated bool   `json:"truncated"`
+	Expires   string `json:"expires"` // when robots.txt would be fetched again (the retry time after a failure)
+}
+
 type inspectOutput struct {
 	Dialect           string        `json:"dialect"`
 	Agents            []string      `json:"agents"`
@@ -211,6 +281,7 @@ type inspectOutput struct {
 	Warnings          []jsonWarning `json:"warnings"`
 	Bytes             int           `json:"bytes"`
 	Truncated         bool          `json:"truncated"`
+	Fetch             *jsonFetch    `json:"fetch,omitempty"`
 }
 
 func inspect(args []string, stdout io.Writer) (int, error) {
@@ -253,6 +324,14 @@ func inspect(args []string, stdout io.Writer) (int, error) {
 		out.Warnings = append(out.Warnings, jsonWarning{Line: w.Line, Message: w.Message})
 	}
 	out.Bytes, out.Truncated = r.Size()
+	if p := src.policy; p != nil {
+		f := p.Fetch()
+		out.Fetch = &jsonFetch{
+			URL: f.URL, FinalURL: f.FinalURL, Redirects: f.Redirects, Status: f.Status, Error: f.Err,
+			Outcome: f.Outcome.String(), Action: p.Action().String(), Reason: p.Reason(),
+			Bytes: f.Bytes, Truncated: f.Truncated, Expires: p.Expires().UTC().Format(time.RFC3339),
+		}
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

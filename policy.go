@@ -1,0 +1,216 @@
+package robots
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+	"unsafe"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// Policy is what an authority's robots.txt means for the crawler: the
+// outcome of the latest fetch, what the dialect concluded from it, and the
+// rules in force when there are some. A Policy is immutable and safe for
+// concurrent use; a new fetch makes a new Policy.
+type Policy struct {
+	authority string
+	dialect   *dialect.Dialect
+	fetch     FetchInfo
+	decision  dialect.Decision
+	expires   time.Time // robots.txt is fetched again at or after this time
+	failSince time.Time // start of the current run of failed fetches; zero if the latest fetch was clean
+	lastGood  *robotsCopy
+	rules     *dialect.Ruleset // lastGood's rules for the resolver's tokens, when the action uses them
+}
+
+// robotsCopy is a robots.txt body that was fetched and parsed.
+type robotsCopy struct {
+	body    string // the parsed body; robots shares its memory
+	robots  *dialect.Robots
+	fetched time.Time
+}
+
+// Authority returns "scheme://host[:port]", the authority the policy is for.
+func (p *Policy) Authority() string { return p.authority }
+
+// Dialect returns the dialect that read the robots.txt and its fetch.
+func (p *Policy) Dialect() *dialect.Dialect { return p.dialect }
+
+// Fetch returns what the latest robots.txt fetch gave.
+func (p *Policy) Fetch() FetchInfo { return p.fetch }
+
+// Decision returns what the dialect concluded from the latest fetch.
+func (p *Policy) Decision() dialect.Decision { return p.decision }
+
+// Action is shorthand for Decision().Action.
+func (p *Policy) Action() dialect.Action { return p.decision.Action }
+
+// Expires returns when robots.txt is fetched again: the end of the cache
+// lifetime after a clean answer, the retry time after a failure.
+func (p *Policy) Expires() time.Time { return p.expires }
+
+// FailingSince returns the time of the first fetch of the current run of
+// failed fetches (5xx, no answer, ...), and false when the latest fetch did
+// not fail.
+func (p *Policy) FailingSince() (time.Time, bool) { return p.failSince, !p.failSince.IsZero() }
+
+// LastGood returns when the last good copy of robots.txt (the latest body
+// fetched with a status the dialect parses) was fetched, and false when
+// there is none.
+func (p *Policy) LastGood() (time.Time, bool) {
+	if p.lastGood == nil {
+		return time.Time{}, false
+	}
+	return p.lastGood.fetched, true
+}
+
+// Robots returns the parsed robots.txt in force (the fresh copy, or the last
+// good copy when the action is [dialect.ActionUseLastGood]), or nil when the
+// fetch outcome decides every URL.
+func (p *Policy) Robots() *dialect.Robots {
+	if p.rules == nil {
+		return nil
+	}
+	return p.lastGood.robots
+}
+
+// Rules returns the rules in force for the resolver's product tokens, or
+// nil when the fetch outcome decides every URL.
+func (p *Policy) Rules() *dialect.Ruleset { return p.rules }
+
+// CrawlDelay returns the crawl delay in force for the resolver's product
+// tokens, and false when there is none.
+func (p *Policy) CrawlDelay() (time.Duration, bool) {
+	if p.rules == nil {
+		return 0, false
+	}
+	return p.rules.CrawlDelay()
+}
+
+// Cause says what decided a [Verdict].
+type Cause uint8
+
+const (
+	// CauseNoRule: robots.txt rules are in force and none matched: allowed.
+	CauseNoRule Cause = iota
+	// CauseRule: Verdict.Rule decided.
+	CauseRule
+	// CauseRobotsTxt: the URL is /robots.txt itself, which is always allowed
+	// (rfc9309, and while a fetch outcome disallows everything else).
+	CauseRobotsTxt
+	// CauseFetch: the outcome of the robots.txt fetch decided (no
+	// restrictions, complete disallow, host excluded); see Policy.Fetch.
+	CauseFetch
+)
+
+func (c Cause) String() string {
+	return [...]string{"no rule", "rule", "robots.txt", "fetch outcome"}[c]
+}
+
+// Verdict says whether a URL may be fetched, and why.
+type Verdict struct {
+	Allowed bool
+	Cause   Cause
+	Rule    *dialect.Rule // the deciding rule when Cause is CauseRule
+	Policy  *Policy       // the policy that answered
+}
+
+// String explains the verdict as the CLI's -explain does: "line 4:
+// Disallow: /private", "no matching rule", or for a fetch outcome
+// "robots.txt: 503 Service Unavailable, complete disallow until
+// 2026-11-23T14:05:00Z". Rules of a last good copy say so.
+func (v Verdict) String() string {
+	if v.Cause == CauseFetch {
+		if v.Policy == nil {
+			return "fetch outcome"
+		}
+		return v.Policy.Reason()
+	}
+	var s string
+	switch v.Cause {
+	case CauseRule:
+		s = dialect.Verdict{Allowed: v.Allowed, Reason: dialect.ReasonRule, Rule: v.Rule}.String()
+	case CauseRobotsTxt:
+		s = dialect.Verdict{Allowed: true, Reason: dialect.ReasonRobotsTxt}.String()
+	default:
+		s = dialect.Verdict{Allowed: true}.String()
+	}
+	if v.Policy != nil && v.Policy.decision.Action == dialect.ActionUseLastGood {
+		s += " (" + v.Policy.Reason() + ")"
+	}
+	return s
+}
+
+// Reason explains the policy: what robots.txt answered and what follows
+// from it, e.g. "robots.txt: 200 OK, 1234 bytes parsed", "robots.txt: 404
+// Not Found, no restrictions", "robots.txt: 503 Service Unavailable,
+// complete disallow until 2026-11-23T14:05:00Z", "robots.txt: no answer
+// (connection refused), host excluded until ...", "robots.txt: 503 Service
+// Unavailable, last good copy of 2026-11-20T08:00:00Z in force until ...".
+func (p *Policy) Reason() string {
+	s := "robots.txt: " + p.fetch.Answer()
+	until := p.expires.UTC().Format(time.RFC3339)
+	switch p.decision.Action {
+	case dialect.ActionParse:
+		s += ", " + strconv.Itoa(min(p.fetch.Bytes, dialect.MaxBodyBytes)) + " bytes parsed"
+		if p.fetch.Truncated {
+			s += " (cut at " + strconv.Itoa(dialect.MaxBodyBytes) + ")"
+		}
+	case dialect.ActionAllowAll:
+		s += ", no restrictions"
+		if !p.failSince.IsZero() {
+			s += " (failing since " + p.failSince.UTC().Format(time.RFC3339) + ") until " + until
+		}
+	case dialect.ActionDisallowAll:
+		s += ", complete disallow until " + until
+	case dialect.ActionExcludeHost:
+		s += ", host excluded until " + until
+	case dialect.ActionUseLastGood:
+		s += ", last good copy of " + p.lastGood.fetched.UTC().Format(time.RFC3339) + " in force until " + until
+	}
+	return s
+}
+
+// String is Reason prefixed with the authority.
+func (p *Policy) String() string { return p.authority + ": " + p.Reason() }
+
+// Check says whether the crawler may fetch u, which must be a URL of the
+// policy's authority, percent-encoded as it is sent. It does not allocate
+// for ordinary URLs.
+func (p *Policy) Check(u *url.URL) Verdict {
+	if u.Opaque != "" {
+		return p.CheckPath(u.RequestURI())
+	}
+	path := u.EscapedPath()
+	if u.RawQuery == "" && !u.ForceQuery {
+		return p.CheckPath(path)
+	}
+	var buf [256]byte
+	b := append(buf[:0], path...)
+	b = append(b, '?')
+	b = append(b, u.RawQuery...)
+	return p.CheckPath(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// CheckPath is [Policy.Check] for a path and query as sent ("/a/b?c=d";
+// "" counts as "/"), without the fragment.
+func (p *Policy) CheckPath(path string) Verdict {
+	switch p.decision.Action {
+	case dialect.ActionParse, dialect.ActionUseLastGood:
+		v := p.rules.Check(path)
+		return Verdict{Allowed: v.Allowed, Cause: Cause(v.Reason), Rule: v.Rule, Policy: p}
+	case dialect.ActionAllowAll:
+		return Verdict{Allowed: true, Cause: CauseFetch, Policy: p}
+	case dialect.ActionDisallowAll:
+		if isRobotsTxtPath(path) {
+			return Verdict{Allowed: true, Cause: CauseRobotsTxt, Policy: p}
+		}
+	}
+	return Verdict{Allowed: false, Cause: CauseFetch, Policy: p}
+}
+
+func isRobotsTxtPath(p string) bool {
+	const rt = "/robots.txt"
+	return len(p) >= len(rt) && p[:len(rt)] == rt && (len(p) == len(rt) || p[len(rt)] == '?')
+}

@@ -1,0 +1,418 @@
+package robots
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// Clock tells the time. The resolver reads it for cache lifetimes and the
+// dialects' stale rules; tests give a controllable one.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// DefaultUserAgent is the User-Agent header sent when none is configured.
+const DefaultUserAgent = "politecrawl-robots/0.1 (+https://github.com/politecrawl/robots)"
+
+// Defaults of the options.
+const (
+	DefaultCapacity       = 10000
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultHeaderTimeout  = 15 * time.Second
+	DefaultTotalTimeout   = 30 * time.Second
+	DefaultMinMaxAge      = 10 * time.Minute
+)
+
+// storeRetention is how long past its expiry a policy with a last good copy
+// is kept in a Store: as long as the dialects use a last good copy (30
+// days in rfc9309 and google).
+const storeRetention = 30 * 24 * time.Hour
+
+type config struct {
+	dialect                     *dialect.Dialect
+	tokens                      []string
+	tokensSet                   bool
+	userAgent                   string
+	client                      *http.Client
+	connectTimeout              time.Duration
+	headerTimeout, totalTimeout time.Duration
+	ttl                         time.Duration // 0: the dialect's
+	minAge, maxAge              time.Duration // bounds of Cache-Control max-age; maxAge 0: the TTL
+	capacity                    int
+	store                       Store
+	clock                       Clock
+	logger                      *slog.Logger
+}
+
+// Option configures a [Resolver].
+type Option func(*config)
+
+// WithDialect sets how robots.txt is read and what fetch outcomes mean
+// (default [dialect.RFC9309]).
+func WithDialect(d *dialect.Dialect) Option {
+	return func(c *config) {
+		if d != nil {
+			c.dialect = d
+		}
+	}
+}
+
+// WithAgents sets the crawler's product tokens, most specific first
+// ("examplebot-news", "examplebot"); the first that has a group of its own
+// in a robots.txt decides. Default: the token [dialect.ProductToken] derives
+// from the User-Agent header; with none, only the "*" groups apply.
+func WithAgents(tokens ...string) Option {
+	return func(c *config) {
+		c.tokens, c.tokensSet = nil, true
+		for _, t := range tokens {
+			if t != "" {
+				c.tokens = append(c.tokens, t)
+			}
+		}
+	}
+}
+
+// WithUserAgent sets the User-Agent header of robots.txt requests (default
+// [DefaultUserAgent]). Use the crawler's own.
+func WithUserAgent(ua string) Option {
+	return func(c *config) {
+		if ua != "" {
+			c.userAgent = ua
+		}
+	}
+}
+
+// WithHTTPClient makes robots.txt fetches go through client (its transport,
+// proxy, cookie jar and timeout); redirects are counted and followed by the
+// resolver whatever the client's CheckRedirect says. Default: a client of
+// its own with the timeouts of [WithTimeouts].
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) { c.client = client }
+}
+
+// WithTimeouts sets the timeouts of a robots.txt fetch: connect (dial and
+// TLS handshake) and header (time to the response headers) apply to the
+// default client only; total bounds each whole fetch, redirects and body
+// included, whatever the client. Zero keeps a default (10 s, 15 s, 30 s).
+func WithTimeouts(connect, header, total time.Duration) Option {
+	return func(c *config) {
+		if connect > 0 {
+			c.connectTimeout = connect
+		}
+		if header > 0 {
+			c.headerTimeout = header
+		}
+		if total > 0 {
+			c.totalTimeout = total
+		}
+	}
+}
+
+// WithTTL sets how long a robots.txt answer is used when it has no
+// Cache-Control max-age (default: the dialect's, 24 h).
+func WithTTL(ttl time.Duration) Option {
+	return func(c *config) {
+		if ttl > 0 {
+			c.ttl = ttl
+		}
+	}
+}
+
+// WithMaxAgeBounds sets the range a Cache-Control max-age may move the cache
+// lifetime in (default: 10 minutes to the TTL, so that max-age can only
+// shorten it; raise hi to let it lengthen). no-cache and no-store count as
+// max-age 0, so as lo.
+func WithMaxAgeBounds(lo, hi time.Duration) Option {
+	return func(c *config) {
+		if lo > 0 {
+			c.minAge = lo
+		}
+		if hi > 0 {
+			c.maxAge = hi
+		}
+	}
+}
+
+// WithCapacity sets how many authorities' policies are kept in memory
+// (default 10,000); the least recently used is evicted.
+func WithCapacity(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.capacity = n
+		}
+	}
+}
+
+// WithStore puts a shared [Store] behind the memory cache.
+func WithStore(s Store) Option {
+	return func(c *config) { c.store = s }
+}
+
+// WithClock sets the clock (default: the system clock).
+func WithClock(clock Clock) Option {
+	return func(c *config) {
+		if clock != nil {
+			c.clock = clock
+		}
+	}
+}
+
+// WithLogger sets where fetches and Store errors are logged (default:
+// nowhere).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// Resolver turns URLs into the policies of their authorities: it fetches
+// each authority's robots.txt once (one fetch however many goroutines ask),
+// applies the dialect's fetch rules, and caches the result. It is safe for
+// concurrent use.
+type Resolver struct {
+	cfg    config
+	client *http.Client
+	clock  Clock
+	log    *slog.Logger
+	cache  *cache
+	flight singleflight.Group
+}
+
+// NewResolver returns a resolver configured by opts.
+func NewResolver(opts ...Option) *Resolver {
+	cfg := config{
+		dialect:        dialect.RFC9309,
+		userAgent:      DefaultUserAgent,
+		connectTimeout: DefaultConnectTimeout,
+		headerTimeout:  DefaultHeaderTimeout,
+		totalTimeout:   DefaultTotalTimeout,
+		minAge:         DefaultMinMaxAge,
+		capacity:       DefaultCapacity,
+		clock:          systemClock{},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if !cfg.tokensSet {
+		if t := dialect.ProductToken(cfg.userAgent); t != "" {
+			cfg.tokens = []string{t}
+		}
+	}
+	if cfg.ttl == 0 {
+		cfg.ttl = cfg.dialect.CacheTTL()
+	}
+	if cfg.maxAge == 0 {
+		cfg.maxAge = max(cfg.ttl, cfg.minAge)
+	}
+	if cfg.minAge > cfg.maxAge {
+		cfg.minAge = cfg.maxAge
+	}
+	client := cfg.client
+	if client == nil {
+		client = defaultClient(cfg.connectTimeout, cfg.headerTimeout)
+	}
+	log := cfg.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Resolver{
+		cfg:    cfg,
+		client: noFollow(client),
+		clock:  cfg.clock,
+		log:    log,
+		cache:  newCache(cfg.capacity),
+	}
+}
+
+// Dialect returns the resolver's dialect.
+func (r *Resolver) Dialect() *dialect.Dialect { return r.cfg.dialect }
+
+// Agents returns the product tokens the resolver selects groups with.
+func (r *Resolver) Agents() []string { return append([]string(nil), r.cfg.tokens...) }
+
+// Len returns how many authorities' policies are in memory.
+func (r *Resolver) Len() int { return r.cache.len() }
+
+// Policy returns the policy of u's authority: from memory when it is there
+// and current (without allocating), else from the Store, else by fetching
+// robots.txt. Concurrent calls for one authority share one fetch; a caller
+// whose ctx ends stops waiting (the fetch goes on for the others, bounded by
+// the total timeout). A fetch that fails is not an error: its outcome is the
+// policy. Errors are for URLs without a robots.txt ([ErrUnsupportedURL]) and
+// for ctx.
+func (r *Resolver) Policy(ctx context.Context, u *url.URL) (*Policy, error) {
+	var buf [128]byte
+	key, err := appendAuthority(buf[:0], u)
+	if err != nil {
+		return nil, err
+	}
+	if p := r.cache.get(key, r.clock.Now()); p != nil {
+		return p, nil
+	}
+	return r.resolve(ctx, string(key))
+}
+
+// Check is Policy followed by [Policy.Check].
+func (r *Resolver) Check(ctx context.Context, u *url.URL) (Verdict, error) {
+	p, err := r.Policy(ctx, u)
+	if err != nil {
+		return Verdict{}, err
+	}
+	return p.Check(u), nil
+}
+
+// resolve waits for the one load of authority in flight, or starts it.
+func (r *Resolver) resolve(ctx context.Context, authority string) (*Policy, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch := r.flight.DoChan(authority, func() (any, error) {
+		// The load must not end with the first caller's context.
+		return r.load(context.WithoutCancel(ctx), authority), nil
+	})
+	select {
+	case res := <-ch:
+		return res.Val.(*Policy), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load returns a current policy for authority: the cached one if a flight
+// that just ended made it, the Store's, or a new fetch's.
+func (r *Resolver) load(ctx context.Context, authority string) *Policy {
+	prev := r.cache.peek(authority)
+	if prev != nil && r.clock.Now().Before(prev.expires) {
+		return prev
+	}
+	if r.cfg.store != nil {
+		if sp := r.storeGet(ctx, authority); sp != nil {
+			if r.clock.Now().Before(sp.expires) {
+				r.cache.put(authority, sp)
+				return sp
+			}
+			if prev == nil || sp.fetch.Time.After(prev.fetch.Time) {
+				prev = sp // another process fetched more recently
+			}
+		}
+	}
+	res := r.fetch(ctx, authority)
+	p := r.decide(authority, prev, &res)
+	r.cache.put(authority, p)
+	if r.cfg.store != nil {
+		r.storePut(ctx, p)
+	}
+	level := slog.LevelDebug
+	if !p.failSince.IsZero() {
+		level = slog.LevelWarn
+	}
+	r.log.LogAttrs(ctx, level, "robots.txt fetched",
+		slog.String("authority", authority), slog.String("dialect", r.cfg.dialect.Name()),
+		slog.Int("status", res.Status), slog.String("outcome", res.Outcome.String()),
+		slog.String("action", p.decision.Action.String()), slog.Time("expires", p.expires),
+		slog.String("reason", p.Reason()))
+	return p
+}
+
+// decide turns a fetch result into a policy, given the previous policy of
+// the authority (nil if none): the dialect's Decide with the failure run and
+// the last good copy carried over.
+func (r *Resolver) decide(authority string, prev *Policy, res *fetchResult) *Policy {
+	d := r.cfg.dialect
+	now := res.Time
+	p := &Policy{authority: authority, dialect: d, fetch: res.FetchInfo}
+	base := d.Decide(res.Outcome, dialect.FetchState{})
+	switch base.Action {
+	case dialect.ActionParse, dialect.ActionAllowAll:
+		// A clean answer: it ends any failure run, and it replaces the last
+		// good copy (a 4xx means there is no robots.txt any more).
+		p.decision = base
+		if base.Action == dialect.ActionParse {
+			body := string(res.body)
+			p.lastGood = &robotsCopy{body: body, robots: d.ParseString(body), fetched: now}
+		}
+		p.expires = now.Add(r.lifetime(res.MaxAge))
+	default:
+		st := dialect.FetchState{}
+		p.failSince = now
+		if prev != nil {
+			if !prev.failSince.IsZero() {
+				p.failSince = prev.failSince
+			}
+			p.lastGood = prev.lastGood
+		}
+		st.Lasted = now.Sub(p.failSince)
+		if p.lastGood != nil {
+			st.HaveLastGood, st.LastGoodAge = true, now.Sub(p.lastGood.fetched)
+		}
+		p.decision = d.Decide(res.Outcome, st)
+		retry := p.decision.Retry
+		if retry <= 0 {
+			retry = r.cfg.ttl
+		}
+		p.expires = now.Add(retry)
+	}
+	if usesRules(p.decision.Action) {
+		if prev != nil && prev.rules != nil && prev.lastGood == p.lastGood {
+			p.rules = prev.rules
+		} else {
+			p.rules = p.lastGood.robots.For(r.cfg.tokens...)
+		}
+	}
+	return p
+}
+
+// lifetime is the cache lifetime of a clean answer with the given max-age
+// (-1: none).
+func (r *Resolver) lifetime(maxAge time.Duration) time.Duration {
+	if maxAge < 0 {
+		return r.cfg.ttl
+	}
+	return min(max(maxAge, r.cfg.minAge), r.cfg.maxAge)
+}
+
+func (r *Resolver) storeGet(ctx context.Context, authority string) *Policy {
+	b, ok, err := r.cfg.store.Get(ctx, storeKey(r.cfg.dialect, authority))
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store get failed", slog.String("authority", authority), slog.Any("error", err))
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	p, err := decodePolicy(b, r.cfg.dialect, r.cfg.tokens)
+	if err == nil && p.authority != authority {
+		err = errBadStored
+	}
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: stored policy ignored", slog.String("authority", authority), slog.Any("error", err))
+		return nil
+	}
+	return p
+}
+
+func (r *Resolver) storePut(ctx context.Context, p *Policy) {
+	b, err := encodePolicy(p)
+	if err == nil {
+		ttl := p.expires.Sub(r.clock.Now())
+		if p.lastGood != nil {
+			ttl += storeRetention
+		}
+		if ttl <= 0 {
+			return
+		}
+		err = r.cfg.store.Put(ctx, storeKey(r.cfg.dialect, p.authority), b, ttl)
+	}
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store put failed", slog.String("authority", p.authority), slog.Any("error", err))
+	}
+}

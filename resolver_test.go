@@ -1,0 +1,336 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// stepClock is a controllable Clock.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+var clockStart = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+func newStepClock() *stepClock { return &stepClock{now: clockStart} }
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// robotsServer is an httptest server whose handler can be swapped and which
+// counts the requests it sees.
+type robotsServer struct {
+	*httptest.Server
+	hits atomic.Int64
+	mu   sync.Mutex
+	h    http.Handler
+	uas  []string
+}
+
+func newRobotsServer(t testing.TB, h http.HandlerFunc) *robotsServer {
+	s := &robotsServer{h: h}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		s.mu.Lock()
+		s.uas = append(s.uas, r.Header.Get("User-Agent"))
+		h := s.h
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *robotsServer) set(h http.HandlerFunc) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
+}
+
+func (s *robotsServer) userAgents() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.uas...)
+}
+
+func text(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func mustPolicy(t testing.TB, r *Resolver, rawURL string) *Policy {
+	t.Helper()
+	p, err := r.Policy(context.Background(), mustURL(t, rawURL))
+	if err != nil {
+		t.Fatalf("Policy(%s): %v", rawURL, err)
+	}
+	return p
+}
+
+func check(t testing.TB, p *Policy, rawURL string) Verdict {
+	t.Helper()
+	return p.Check(mustURL(t, rawURL))
+}
+
+const rulesBody = "User-agent: *\nDisallow: /private\n"
+
+func TestPolicyUserAgentAndTokens(t *testing.T) {
+	srv := newRobotsServer(t, text(200, "User-agent: *\nDisallow: /\n\nUser-agent: examplebot\nDisallow: /private\nCrawl-delay: 2\n"))
+	r := NewResolver(WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"))
+	if got := r.Agents(); len(got) != 1 || got[0] != "ExampleBot" {
+		t.Fatalf("derived tokens %q", got)
+	}
+	p := mustPolicy(t, r, srv.URL+"/")
+	if v := check(t, p, srv.URL+"/public"); !v.Allowed || v.Cause != CauseNoRule {
+		t.Errorf("/public: %+v %s", v, v)
+	}
+	if v := check(t, p, srv.URL+"/private/a?b=c"); v.Allowed || v.Cause != CauseRule || v.Rule.Line != 5 {
+		t.Errorf("/private/a?b=c: %+v %s", v, v)
+	}
+	if d, ok := p.CrawlDelay(); !ok || d != 2*time.Second {
+		t.Errorf("crawl delay %v %v", d, ok)
+	}
+	if uas := srv.userAgents(); len(uas) != 1 || uas[0] != "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)" {
+		t.Errorf("server saw User-Agent %q", uas)
+	}
+	// The same authority written differently shares the policy.
+	u := mustURL(t, srv.URL)
+	if p2 := mustPolicy(t, r, "HTTP://"+strings.ToUpper(u.Host)+"/x"); p2 != p {
+		t.Errorf("same authority, another policy")
+	}
+	if srv.hits.Load() != 1 {
+		t.Errorf("%d fetches, want 1", srv.hits.Load())
+	}
+	// Explicit tokens win over the User-Agent.
+	r2 := NewResolver(WithUserAgent("ExampleBot/1.0"), WithAgents("otherbot"))
+	if v := check(t, mustPolicy(t, r2, srv.URL+"/"), srv.URL+"/public"); v.Allowed {
+		t.Errorf("otherbot gets the * group: %s", v)
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	r := NewResolver()
+	if _, err := r.Policy(context.Background(), mustURL(t, "ftp://example.com/x")); !errors.Is(err, ErrUnsupportedURL) {
+		t.Errorf("ftp: %v", err)
+	}
+	if _, err := r.Check(context.Background(), mustURL(t, "mailto:x@example.com")); !errors.Is(err, ErrUnsupportedURL) {
+		t.Errorf("mailto: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Policy(ctx, mustURL(t, "http://127.0.0.1:1/")); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+}
+
+// TestWaitersGiveUp: a caller whose context ends stops waiting; the fetch
+// goes on and serves the others.
+func TestWaitersGiveUp(t *testing.T) {
+	release := make(chan struct{})
+	srv := newRobotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		text(200, rulesBody)(w, r)
+	})
+	r := NewResolver()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	done := make(chan *Policy)
+	go func() { done <- mustPolicy(t, r, srv.URL+"/") }()
+	if _, err := r.Policy(ctx, mustURL(t, srv.URL+"/")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("impatient caller: %v", err)
+	}
+	close(release)
+	p := <-done
+	if p.Action() != dialect.ActionParse || srv.hits.Load() != 1 {
+		t.Errorf("patient caller: %s after %d fetches", p, srv.hits.Load())
+	}
+}
+
+// TestSingleFlight: 1,000 goroutines ask for the policy of one new
+// authority; the server sees one request.
+func TestSingleFlight(t *testing.T) {
+	srv := newRobotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(50 * time.Millisecond) // let the callers pile up
+		text(200, rulesBody)(w, r)
+	})
+	r := NewResolver()
+	u := mustURL(t, srv.URL+"/private/x")
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var disallowed atomic.Int64
+	errs := make(chan error, 1000)
+	for i := 0; i < 1000; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			v, err := r.Check(context.Background(), u)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if !v.Allowed {
+				disallowed.Add(1)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if n := srv.hits.Load(); n != 1 {
+		t.Errorf("server saw %d requests, want 1", n)
+	}
+	if disallowed.Load() != 1000 {
+		t.Errorf("%d of 1000 disallowed", disallowed.Load())
+	}
+}
+
+// TestLRU: a capacity of 2 authorities evicts the least recently used.
+func TestLRU(t *testing.T) {
+	a := newRobotsServer(t, text(200, rulesBody))
+	b := newRobotsServer(t, text(404, ""))
+	c := newRobotsServer(t, text(200, ""))
+	r := NewResolver(WithCapacity(2))
+	mustPolicy(t, r, a.URL+"/")
+	mustPolicy(t, r, b.URL+"/")
+	mustPolicy(t, r, a.URL+"/") // a is now the most recently used
+	mustPolicy(t, r, c.URL+"/") // evicts b
+	if r.Len() != 2 {
+		t.Errorf("Len = %d, want 2", r.Len())
+	}
+	mustPolicy(t, r, a.URL+"/")
+	mustPolicy(t, r, c.URL+"/")
+	if a.hits.Load() != 1 || c.hits.Load() != 1 {
+		t.Errorf("a fetched %d times, c %d; want 1 and 1", a.hits.Load(), c.hits.Load())
+	}
+	mustPolicy(t, r, b.URL+"/") // evicted: fetched again, evicts a
+	if b.hits.Load() != 2 {
+		t.Errorf("b fetched %d times, want 2", b.hits.Load())
+	}
+	mustPolicy(t, r, a.URL+"/")
+	if a.hits.Load() != 2 {
+		t.Errorf("a fetched %d times, want 2", a.hits.Load())
+	}
+}
+
+func TestCacheShardedCapacity(t *testing.T) {
+	c := newCache(5000)
+	p := &Policy{expires: clockStart.Add(time.Hour)}
+	for i := 0; i < 20000; i++ {
+		c.put("http://h"+strconv.Itoa(i)+".test", p)
+	}
+	if n := c.len(); n != 5000 {
+		t.Errorf("len %d after 20000 puts into capacity 5000", n)
+	}
+	if c.get([]byte("http://h19999.test"), clockStart) != p {
+		t.Errorf("most recent entry evicted")
+	}
+	if c.get([]byte("http://h0.test"), clockStart) != nil {
+		t.Errorf("oldest entry kept")
+	}
+}
+
+// TestMaxAge: Cache-Control max-age moves the lifetime within the bounds.
+func TestMaxAge(t *testing.T) {
+	cases := []struct {
+		header string
+		want   time.Duration
+	}{
+		{"", 24 * time.Hour},
+		{"max-age=3600", time.Hour},
+		{"public, max-age=\"7200\"", 2 * time.Hour},
+		{"max-age=60", 5 * time.Minute},     // raised to the lower bound
+		{"no-cache", 5 * time.Minute},       // as max-age=0
+		{"max-age=1000000", 48 * time.Hour}, // cut to the upper bound
+		{"max-age=99999999999999999", 48 * time.Hour},
+		{"max-age=junk", 24 * time.Hour},
+	}
+	for _, c := range cases {
+		srv := newRobotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if c.header != "" {
+				w.Header().Set("Cache-Control", c.header)
+			}
+			text(200, rulesBody)(w, r)
+		})
+		clock := newStepClock()
+		r := NewResolver(WithClock(clock), WithMaxAgeBounds(5*time.Minute, 48*time.Hour))
+		p := mustPolicy(t, r, srv.URL+"/")
+		if got := p.Expires().Sub(clockStart); got != c.want {
+			t.Errorf("Cache-Control %q: lifetime %v, want %v", c.header, got, c.want)
+		}
+		clock.Advance(c.want - time.Second)
+		mustPolicy(t, r, srv.URL+"/")
+		clock.Advance(time.Second)
+		mustPolicy(t, r, srv.URL+"/")
+		if srv.hits.Load() != 2 {
+			t.Errorf("Cache-Control %q: %d fetches, want 2", c.header, srv.hits.Load())
+		}
+	}
+	// Default bounds: max-age shortens, does not lengthen.
+	srv := newRobotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "max-age=604800")
+		text(200, rulesBody)(w, r)
+	})
+	r := NewResolver(WithClock(newStepClock()))
+	if got := mustPolicy(t, r, srv.URL+"/").Expires().Sub(clockStart); got != 24*time.Hour {
+		t.Errorf("default bounds: lifetime %v", got)
+	}
+}
+
+// TestHTTPClientOption: fetches go through the user's client (here a
+// transport that sends every request to the test server, as a proxy would).
+func TestHTTPClientOption(t *testing.T) {
+	srv := newRobotsServer(t, text(200, rulesBody))
+	var seen atomic.Int64
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			seen.Add(1)
+			return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+		},
+	}, CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("never called") }}
+	r := NewResolver(WithHTTPClient(client))
+	p := mustPolicy(t, r, "http://crawl.example/page")
+	if p.Authority() != "http://crawl.example" || p.Action() != dialect.ActionParse || seen.Load() != 1 {
+		t.Errorf("%s; %d dials", p, seen.Load())
+	}
+	if v := check(t, p, "http://crawl.example/private"); v.Allowed {
+		t.Errorf("%s", v)
+	}
+}
