@@ -34,10 +34,6 @@ const (
 	DefaultMinMaxAge      = 10 * time.Minute
 )
 
-// storeRetention is how long past its expiry a policy with a last good copy
-// is kept in a Store: as long as the dialects use a last good copy (30
-// days in rfc9309 and google).
-const storeRetention = 30 * 24 * time.Hour
 
 type config struct {
 	dialect                     *dialect.Dialect
@@ -405,7 +401,7 @@ func (r *Resolver) storePut(ctx context.Context, p *Policy) {
 	if err == nil {
 		ttl := p.expires.Sub(r.clock.Now())
 		if p.lastGood != nil {
-			ttl += storeRetention
+			ttl += r.cfg.dialect.LastGoodMaxAge() // kept as long as the dialect may use it
 		}
 		if ttl <= 0 {
 			return

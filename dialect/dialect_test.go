@@ -391,3 +391,11 @@ func TestVerdictNamesRuleAsWrittenAndItsGroup(t *testing.T) {
 		t.Errorf("group of the deciding rule: %+v", g)
 	}
 }
+
+func TestLastGoodMaxAge(t *testing.T) {
+	for d, want := range map[*Dialect]time.Duration{RFC9309: 30 * 24 * time.Hour, Google: 30 * 24 * time.Hour, CocCoc: 0, Koster1994: 0} {
+		if got := d.LastGoodMaxAge(); got != want {
+			t.Errorf("%s: %s, want %s", d, got, want)
+		}
+	}
+}

@@ -187,11 +187,23 @@ func (d *Dialect) MaxRedirects() int { return d.s.fetch.maxRedirects }
 // again, unless HTTP cache headers say otherwise (24 h in every dialect).
 func (d *Dialect) CacheTTL() time.Duration { return d.s.fetch.cacheTTL }
 
+// LastGoodMaxAge returns the longest the dialect uses a last good copy of
+// robots.txt while fetches fail (30 days in rfc9309 and google; 0 in the
+// others, which never use one). A fetcher keeps copies at least this long.
+func (d *Dialect) LastGoodMaxAge() time.Duration {
+	var m time.Duration
+	for _, r := range d.s.fetch.byOutcome {
+		m = max(m, r.lastGoodMaxAge)
+	}
+	return m
+}
+
 // FetchState is what the fetcher knows when it asks what an outcome means.
 type FetchState struct {
-	// Lasted is how long the outcome has lasted: the time since the first
-	// fetch of the current unbroken run of this kind of failure (0 for a
-	// first failure).
+	// Lasted is how long the failure has lasted: the time since the first
+	// failed fetch of the current unbroken run of failed fetches (0 for a
+	// first failure). A change of failing outcome (503, then a timeout) does
+	// not start a new run; a clean answer (parse or allow all) ends it.
 	Lasted time.Duration
 	// LastGoodAge is the age of the last copy that was fetched and parsed
 	// successfully; HaveLastGood says whether there is one.
