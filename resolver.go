@@ -34,7 +34,6 @@ const (
 	DefaultMinMaxAge      = 10 * time.Minute
 )
 
-
 type config struct {
 	dialect                     *dialect.Dialect
 	tokens                      []string
