@@ -48,6 +48,9 @@ type config struct {
 	store                       Store
 	clock                       Clock
 	logger                      *slog.Logger
+
+	// The plugin's settings (plugin.go); a Resolver ignores them.
+	plugin pluginConfig
 }
 
 // Option configures a [Resolver].

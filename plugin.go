@@ -1,0 +1,483 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// BlockKind says why the plugin stopped a request.
+type BlockKind uint8
+
+const (
+	// Disallowed: robots.txt disallows the URL for the crawler, by a rule or
+	// by its fetch outcome (e.g. "complete disallow" under rfc9309 after a
+	// 5xx that lasts).
+	Disallowed BlockKind = iota
+	// Deferred: robots.txt is temporarily unreachable and the dialect says to
+	// wait; the request was handed back (see [Plugin.RetryDeferred]).
+	Deferred
+	// Skipped: the host's Crawl-delay is above the largest honoured and the
+	// plugin is set to skip such hosts ([SkipHost]).
+	Skipped
+	// Canceled: the collector's context ended while the request waited.
+	Canceled
+)
+
+func (k BlockKind) String() string {
+	return [...]string{"disallowed", "deferred", "skipped", "canceled"}[k]
+}
+
+// Block reports one request the plugin stopped.
+type Block struct {
+	Kind      BlockKind
+	URL       string
+	Authority string
+	Dialect   string
+	// Verdict says which rule (and line) or which fetch outcome decided, for
+	// Disallowed and Deferred.
+	Verdict Verdict
+	// Redirect is true when the URL is a redirect target: the redirect was
+	// not followed.
+	Redirect bool
+	// Request is the Colly request that was aborted in OnRequest; nil for a
+	// request stopped at the transport (a redirect hop, or a request of a
+	// cloned collector the plugin was not attached to).
+	Request *colly.Request
+	// Reason is the explanation in words.
+	Reason string
+}
+
+func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b.Reason }
+
+// ErrBlocked is wrapped by the error a stopped redirect hop (or a request of
+// a collector the plugin guards only through its transport) fails with;
+// Colly passes it to OnError. Use errors.As with *BlockedError for details.
+var ErrBlocked = errors.New("robots: request stopped")
+
+// BlockedError is the error of a request stopped at the transport.
+type BlockedError struct{ Block Block }
+
+func (e *BlockedError) Error() string { return "robots: " + e.Block.String() }
+func (e *BlockedError) Unwrap() error { return ErrBlocked }
+
+// HostStats are the plugin's statistics for one authority.
+type HostStats struct {
+	Allowed    int64         // requests let through in OnRequest
+	Disallowed int64         // stopped by robots.txt (rules or fetch outcome), redirect hops included
+	Deferred   int64         // handed back while robots.txt was unreachable
+	Skipped    int64         // stopped because the Crawl-delay is above the largest honoured
+	Waited     time.Duration // time requests spent in OnRequest waiting for robots.txt and for the host's turn
+	// Limiter holds the host's gate statistics while the limiter keeps its
+	// state (it drops idle hosts); zero otherwise.
+	Limiter HostLimitStats
+}
+
+type hostCounters struct {
+	allowed, disallowed, deferred, skipped atomic.Int64
+	waited                                 atomic.Int64
+}
+
+// Plugin enforces robots.txt and spaces requests per host for the Colly
+// collectors it is attached to. One Plugin may serve several collectors
+// (clones included): they share its robots.txt cache, its per-host limiter
+// and its statistics. It is safe for concurrent use.
+type Plugin struct {
+	opts []Option
+	cfg  config // opts applied to a zero config: the plugin's own settings
+	lim  *Limiter
+	rt   http.RoundTripper // base behind the limiter's gate: robots.txt fetches
+	coll http.RoundTripper // rt behind a robots check: the collectors' requests
+	log  *slog.Logger
+
+	once sync.Once
+	res  *Resolver
+
+	stats    sync.Map // authority → *hostCounters
+	mu       sync.Mutex
+	deferred []*colly.Request
+	warned   atomic.Bool
+}
+
+// New returns a plugin configured by opts; attach it with [Plugin.Attach] or
+// [Plugin.Option].
+func New(opts ...Option) *Plugin {
+	p := &Plugin{opts: opts}
+	p.cfg.plugin = pluginConfig{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait}
+	for _, o := range opts {
+		o(&p.cfg)
+	}
+	pc := &p.cfg.plugin
+	p.log = p.cfg.logger
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+		p.cfg.logger = p.log
+	}
+	base := pc.transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	p.lim = NewLimiter(LimiterConfig{
+		Spacing:       pc.spacing,
+		Delay:         p.cachedDelay,
+		MaxRetryAfter: pc.retryAfterCap,
+		BackoffBase:   pc.backoffBase,
+		BackoffMax:    pc.backoffMax,
+	})
+	p.rt = p.lim.Transport(base)
+	p.coll = &checkTransport{p: p, next: p.rt}
+	return p
+}
+
+// WithRobots returns a Colly option that attaches a new plugin configured by
+// opts: colly.NewCollector(robots.WithRobots(...)). Use [New] and
+// [Plugin.Option], or [Attach], to keep a handle for statistics.
+func WithRobots(opts ...Option) colly.CollectorOption {
+	return New(opts...).Option()
+}
+
+// Attach attaches a new plugin configured by opts to an existing collector
+// and returns it.
+func Attach(c *colly.Collector, opts ...Option) *Plugin {
+	p := New(opts...)
+	p.Attach(c)
+	return p
+}
+
+// Option returns a Colly option that attaches p.
+func (p *Plugin) Option() colly.CollectorOption { return p.Attach }
+
+// Attach makes c obey robots.txt through p: it turns Colly's own robots.txt
+// check off, routes c's requests through p's transport (robots.txt check of
+// every hop, per-host gate, Retry-After) and registers p's OnRequest hook
+// (verdict, deferral, early wait). Attach a clone made with c.Clone() too: a
+// clone shares c's transport, so it is still guarded at the transport, but
+// only an attached clone aborts disallowed requests before sending and waits
+// outside Colly's LimitRule slots.
+//
+// Colly applies COLLY_IGNORE_ROBOTSTXT after the options of NewCollector; if
+// it turns Colly's own check back on, the plugin logs a warning.
+func (p *Plugin) Attach(c *colly.Collector) {
+	c.IgnoreRobotsTxt = true
+	c.WithTransport(p.coll)
+	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
+}
+
+// resolver returns the plugin's resolver, created on first use so that the
+// collector's User-Agent (set by later options or the environment) is known.
+func (p *Plugin) resolver(userAgent string) *Resolver {
+	p.once.Do(func() {
+		var opts []Option
+		if p.cfg.userAgent == "" && userAgent != "" {
+			opts = append(opts, WithUserAgent(userAgent))
+		}
+		if p.cfg.client == nil {
+			opts = append(opts, WithHTTPClient(&http.Client{Transport: p.rt}))
+		}
+		opts = append(opts, p.opts...)
+		opts = append(opts, WithLogger(p.log))
+		p.res = NewResolver(opts...)
+		if len(p.res.cfg.tokens) == 0 {
+			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
+				slog.String("user_agent", p.res.cfg.userAgent))
+		}
+	})
+	return p.res
+}
+
+// Resolver returns the plugin's robots.txt resolver (nil before the first
+// request).
+func (p *Plugin) Resolver() *Resolver {
+	if p.res == nil {
+		return nil
+	}
+	return p.res
+}
+
+// Limiter returns the plugin's per-host limiter.
+func (p *Plugin) Limiter() *Limiter { return p.lim }
+
+// delayOf returns the spacing for a host under policy pol, and whether the
+// host is to be skipped.
+func (p *Plugin) delayOf(pol *Policy) (time.Duration, bool) {
+	pc := &p.cfg.plugin
+	d := pc.minDelay
+	cd, ok := pol.CrawlDelay()
+	if !ok {
+		return d, false
+	}
+	if cd > pc.maxCrawlDelay {
+		switch pc.overDelay {
+		case SkipHost:
+			return 0, true
+		case CapDelay:
+			cd = pc.maxCrawlDelay
+		}
+	}
+	return max(d, cd), false
+}
+
+// cachedDelay gives the limiter the delay of a host whose state it creates.
+func (p *Plugin) cachedDelay(host string) time.Duration {
+	if r := p.res; r != nil {
+		if pol := r.cache.peek(host); pol != nil {
+			d, _ := p.delayOf(pol)
+			return d
+		}
+	}
+	return p.cfg.plugin.minDelay
+}
+
+func (p *Plugin) counters(authority string) *hostCounters {
+	if c, ok := p.stats.Load(authority); ok {
+		return c.(*hostCounters)
+	}
+	c, _ := p.stats.LoadOrStore(authority, &hostCounters{})
+	return c.(*hostCounters)
+}
+
+// onRequest is the OnRequest hook: verdict, deferral, early wait.
+func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
+	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
+		p.log.Warn("robots: Colly's own robots.txt check is on (COLLY_IGNORE_ROBOTSTXT?); it runs before the plugin")
+	}
+	ctx := c.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res := p.resolver(c.UserAgent)
+	start := time.Now()
+	var (
+		pol *Policy
+		err error
+		v   Verdict
+	)
+	for {
+		pol, err = res.Policy(ctx, r.URL)
+		if errors.Is(err, ErrUnsupportedURL) {
+			return // not http(s): no robots.txt applies
+		}
+		if err != nil {
+			p.stop(r, Block{Kind: Canceled, Reason: err.Error()}, nil)
+			return
+		}
+		v = pol.Check(r.URL)
+		if v.Allowed {
+			break
+		}
+		if v.Cause != CauseFetch || !temporary(pol.Action()) {
+			p.stop(r, Block{Kind: Disallowed, Verdict: v, Reason: v.String()}, pol)
+			return
+		}
+		// robots.txt is unreachable for now: wait for the retry, within
+		// the defer budget, else hand the request back.
+		wait := pol.Expires().Sub(res.clock.Now())
+		if time.Since(start)+wait > p.cfg.plugin.deferWait {
+			p.stop(r, Block{Kind: Deferred, Verdict: v, Reason: v.String()}, pol)
+			return
+		}
+		// Sleep in short steps: the resolver's clock may not be the wall clock.
+		if !sleep(ctx, min(max(wait, time.Millisecond), deferPoll)) {
+			p.stop(r, Block{Kind: Canceled, Verdict: v, Reason: ctx.Err().Error()}, pol)
+			return
+		}
+	}
+	authority := pol.Authority()
+	d, skip := p.delayOf(pol)
+	if skip {
+		cd, _ := pol.CrawlDelay()
+		p.stop(r, Block{Kind: Skipped, Verdict: v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, p.cfg.plugin.maxCrawlDelay)}, pol)
+		return
+	}
+	if p.lim.Delay(authority) != d {
+		p.lim.SetDelay(authority, d)
+	}
+	if err := p.lim.Wait(ctx, authority); err != nil {
+		p.stop(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
+		return
+	}
+	hc := p.counters(authority)
+	hc.allowed.Add(1)
+	hc.waited.Add(int64(time.Since(start)))
+}
+
+// deferPoll is how often a deferred request looks at the policy again.
+const deferPoll = 200 * time.Millisecond
+
+// temporary reports whether a fetch-outcome action ends at a retry time.
+func temporary(a dialect.Action) bool {
+	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// stop aborts r (when not nil) and reports b.
+func (p *Plugin) stop(r *colly.Request, b Block, pol *Policy) {
+	if r != nil {
+		r.Abort()
+		b.Request = r
+		if b.URL == "" {
+			b.URL = r.URL.String()
+		}
+		if b.Kind == Deferred {
+			p.mu.Lock()
+			p.deferred = append(p.deferred, r)
+			p.mu.Unlock()
+		}
+	}
+	if pol != nil {
+		b.Authority = pol.Authority()
+		b.Dialect = pol.Dialect().Name()
+	} else if r != nil {
+		b.Authority, _ = Authority(r.URL)
+	}
+	if b.Dialect == "" {
+		b.Dialect = p.cfg.dialectName()
+	}
+	hc := p.counters(b.Authority)
+	switch b.Kind {
+	case Disallowed:
+		hc.disallowed.Add(1)
+	case Deferred:
+		hc.deferred.Add(1)
+	case Skipped:
+		hc.skipped.Add(1)
+	}
+	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
+		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
+	if fn := p.cfg.plugin.onBlocked; fn != nil {
+		fn(b)
+	}
+}
+
+func (c *config) dialectName() string {
+	if c.dialect == nil {
+		return dialect.RFC9309.Name()
+	}
+	return c.dialect.Name()
+}
+
+// Deferred returns the requests handed back while robots.txt was
+// unreachable, oldest first, and forgets them.
+func (p *Plugin) Deferred() []*colly.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.deferred
+	p.deferred = nil
+	return d
+}
+
+// RetryDeferred submits again every request handed back while robots.txt was
+// unreachable (with colly's Request.Retry, which skips the visited check)
+// and returns how many it submitted. Call it from outside any callback, e.g.
+// after c.Wait(), then c.Wait() again. Each goes through the plugin afresh.
+func (p *Plugin) RetryDeferred() int {
+	reqs := p.Deferred()
+	for _, r := range reqs {
+		if err := r.Retry(); err != nil {
+			p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+		}
+	}
+	return len(reqs)
+}
+
+// Stats returns a snapshot of the statistics per authority.
+func (p *Plugin) Stats() map[string]HostStats {
+	out := map[string]HostStats{}
+	p.stats.Range(func(k, v any) bool {
+		c := v.(*hostCounters)
+		s := HostStats{
+			Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
+			Skipped: c.skipped.Load(), Waited: time.Duration(c.waited.Load()),
+		}
+		s.Limiter, _ = p.lim.Stats(k.(string))
+		out[k.(string)] = s
+		return true
+	})
+	return out
+}
+
+// Authorities returns the authorities with statistics, sorted.
+func (p *Plugin) Authorities() []string {
+	var a []string
+	p.stats.Range(func(k, _ any) bool { a = append(a, k.(string)); return true })
+	sort.Strings(a)
+	return a
+}
+
+// checkTransport checks every request against robots.txt before it reaches
+// the per-host gate: redirect hops (which no Colly callback sees) and the
+// requests of collectors guarded only through the transport.
+type checkTransport struct {
+	p    *Plugin
+	next http.RoundTripper
+}
+
+func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.p
+	res := p.resolver(req.Header.Get("User-Agent"))
+	pol, err := res.Policy(req.Context(), req.URL)
+	if errors.Is(err, ErrUnsupportedURL) {
+		return t.next.RoundTrip(req)
+	}
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
+	v := pol.Check(req.URL)
+	d, skip := p.delayOf(pol)
+	switch {
+	case !v.Allowed:
+		b.Kind, b.Verdict, b.Reason = Disallowed, v, v.String()
+		if v.Cause == CauseFetch && temporary(pol.Action()) {
+			b.Kind = Deferred
+		}
+	case skip:
+		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
+	default:
+		if p.lim.Delay(pol.Authority()) != d {
+			p.lim.SetDelay(pol.Authority(), d)
+		}
+		return t.next.RoundTrip(req)
+	}
+	if b.Redirect {
+		b.Reason = "redirect from " + redact(req.Response.Request.URL) + " not followed: " + b.Reason
+	}
+	p.stop(nil, b, pol)
+	closeBody(req)
+	return nil, &BlockedError{Block: b}
+}
+
+func redact(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.Redacted()
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
