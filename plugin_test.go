@@ -29,7 +29,7 @@ type farm struct {
 
 type farmSite struct {
 	robots       string
-	robotsStatus int                                      // 0: 200
+	robotsStatus int                                               // 0: 200
 	handle       func(w http.ResponseWriter, r *http.Request) bool // true: handled
 }
 
