@@ -1,13 +1,49 @@
-// Package robots makes crawlers obey robots.txt the way a chosen crawler
-// reads it: it turns a URL into the policy of its authority, fetching each
-// authority's robots.txt once however many requests ask, applying the
-// dialect's rules for every fetch outcome, and caching the result.
+// Package robots makes Colly crawlers polite in one line: robots.txt obeyed
+// the way a chosen crawler reads it, and each host crawled no faster than its
+// Crawl-delay asks.
+//
+//	c := colly.NewCollector(
+//		colly.UserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
+//		robots.WithRobots(robots.WithDialect(dialect.Google)),
+//	)
+//
+// or, for a collector that exists, p := robots.Attach(c) (p gives statistics).
+//
+// # The plugin
+//
+// Attached to a collector, the plugin turns Colly's own robots.txt check off
+// and, for every request:
+//
+//   - in OnRequest, resolves the policy of the request's authority (one
+//     robots.txt fetch per authority, cached); a request the rules disallow is
+//     aborted and reported ([WithOnBlocked], the log, [Plugin.Stats]) with the
+//     rule and its line, or with the fetch outcome. Colly's Abort is silent and
+//     leaves the URL marked visited, so a request held back only because
+//     robots.txt is temporarily unreachable is not dropped: it waits for the
+//     retry time up to [WithDeferWait] (30 s by default), then is handed back,
+//     reported as [Deferred] and kept for [Plugin.RetryDeferred];
+//   - still in OnRequest, where no LimitRule slot is held, waits for the
+//     host's turn ([Limiter.Wait]);
+//   - at the transport, checks the URL again (so redirect hops into disallowed
+//     paths are not followed, and a clone the plugin was not attached to is
+//     still guarded) and passes the per-host gate, which spaces requests by
+//     max([WithMinDelay], the Crawl-delay for our tokens): by default from the
+//     end of one response to the next send, one request in flight per host
+//     ([EndToStart]); 429 and 503 pause the host until Retry-After, or with
+//     exponential backoff.
+//
+// A Crawl-delay above [WithMaxCrawlDelay] (30 s by default) is capped, or the
+// host skipped, or obeyed, as chosen. c.Clone() shares the transport (and so
+// the gate and the transport check) but not the callbacks: call
+// [Plugin.Attach] on the clone too. Everything the plugin waits on ends with
+// the collector's Context. Statistics are kept per authority (a map entry and
+// 40 bytes of counters, never evicted); the limiter drops idle hosts' state.
+//
+// # Resolving policies without Colly
 //
 // The reading of robots.txt itself (line syntax, group selection, matching)
-// is package [github.com/politecrawl/robots/dialect]; this package adds the
+// is package [github.com/politecrawl/robots/dialect]; [Resolver] adds the
 // fetching, the fetch-outcome rules and the cache.
-//
-// # Use
 //
 //	r := robots.NewResolver(robots.WithDialect(dialect.Google),
 //		robots.WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0)"))

@@ -1,0 +1,180 @@
+// Command demo crawls a small local site with Colly and the robots plugin:
+// no network is needed. It prints what was fetched and when, what was
+// stopped and why, and the spacing kept between requests to each host.
+//
+//	go run ./examples/demo [-dialect rfc9309|google|coccoc|koster1994]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/dialect"
+)
+
+// The site: two hosts served by one local server.
+var robotsTxt = map[string]string{
+	"shop.demo": `# shop.demo robots.txt
+User-agent: *
+Disallow: /cart
+Disallow: /account/
+Allow: /account/help
+Crawl-delay: 0.3
+
+User-agent: demobot-images
+Disallow: /
+
+Sitemap: http://shop.demo/sitemap.xml
+`,
+	"blog.demo": `User-agent: *
+Disallow: /drafts/
+Disallow: /*?preview=
+Crawl-delay: 0.2
+`,
+}
+
+var pages = map[string][]string{
+	"shop.demo/":             {"/products/1", "/products/2", "/cart", "/account/orders", "/account/help", "http://blog.demo/"},
+	"shop.demo/products/1":   {"/products/2", "/cart?add=1"},
+	"shop.demo/products/2":   {"/products/1", "/old-offer"},
+	"shop.demo/old-offer":    {},
+	"shop.demo/account/help": {"/"},
+	"blog.demo/":             {"/posts/hello", "/posts/robots", "/drafts/secret", "/posts/hello?preview=1"},
+	"blog.demo/posts/hello":  {"/posts/robots"},
+	"blog.demo/posts/robots": {"/", "http://shop.demo/products/1"},
+}
+
+// arrivals records when the server saw each request, per host.
+var (
+	arrivalsMu sync.Mutex
+	arrivals   = map[string][]time.Time{}
+)
+
+func site(w http.ResponseWriter, r *http.Request) {
+	host, _, _ := net.SplitHostPort(r.Host)
+	if host == "" {
+		host = r.Host
+	}
+	arrivalsMu.Lock()
+	arrivals[host] = append(arrivals[host], time.Now())
+	arrivalsMu.Unlock()
+	switch {
+	case r.URL.Path == "/robots.txt":
+		fmt.Fprint(w, robotsTxt[host])
+		return
+	case host == "shop.demo" && r.URL.Path == "/old-offer":
+		http.Redirect(w, r, "/cart/expired", http.StatusMovedPermanently) // a redirect into a disallowed path
+		return
+	case host == "shop.demo" && r.URL.Path == "/sitemap.xml":
+		fmt.Fprint(w, `<urlset><url><loc>http://shop.demo/products/1</loc></url></urlset>`)
+		return
+	}
+	links, ok := pages[host+r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	fmt.Fprintf(w, "<html><body><h1>%s%s</h1>", host, r.URL.Path)
+	for _, l := range links {
+		fmt.Fprintf(w, `<a href="%s">%s</a> `, l, l)
+	}
+	fmt.Fprint(w, "</body></html>")
+}
+
+func main() {
+	dialectName := flag.String("dialect", "rfc9309", "robots.txt dialect: "+strings.Join(dialect.Names(), ", "))
+	flag.Parse()
+	d, err := dialect.Lookup(*dialectName)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(2)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(site))
+	defer srv.Close()
+	// Every *.demo host name goes to the local server.
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	transport := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+
+	start := time.Now()
+	var mu sync.Mutex
+	var blocked []robots.Block
+
+	p := robots.New(
+		robots.WithDialect(d),
+		robots.WithTransport(transport),
+		robots.WithOnBlocked(func(b robots.Block) {
+			mu.Lock()
+			blocked = append(blocked, b)
+			mu.Unlock()
+		}),
+	)
+	c := colly.NewCollector(
+		colly.UserAgent("Mozilla/5.0 (compatible; DemoBot/1.0; +https://example.com/demobot)"),
+		colly.AllowedDomains("shop.demo", "blog.demo"),
+		colly.Async(true),
+		p.Option(),
+	)
+	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
+	c.OnResponse(func(r *colly.Response) {
+		fmt.Printf("%6.2fs  fetched  %d %s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL)
+	})
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.OnError(func(r *colly.Response, err error) {
+		fmt.Printf("%6.2fs  error    %s: %v\n", time.Since(start).Seconds(), r.Request.URL, err)
+	})
+
+	fmt.Printf("crawling shop.demo and blog.demo as DemoBot, dialect %s\n\n", d)
+	c.Visit("http://shop.demo/")
+	c.Wait()
+
+	fmt.Printf("\nstopped by robots.txt (%d):\n", len(blocked))
+	sort.Slice(blocked, func(i, j int) bool { return blocked[i].URL < blocked[j].URL })
+	for _, b := range blocked {
+		fmt.Printf("  %-10s %-36s %s\n", b.Kind, b.URL, b.Reason)
+	}
+
+	fmt.Println("\nper host (the server's own log gives the gaps; robots.txt counts as a request):")
+	stats := p.Stats()
+	for _, a := range p.Authorities() {
+		s := stats[a]
+		u, _ := url.Parse(a)
+		pol, err := p.Resolver().Policy(context.Background(), u)
+		if err != nil {
+			continue
+		}
+		cd, _ := pol.CrawlDelay()
+		fmt.Printf("  %-18s crawl-delay %-6s allowed %d, stopped %d, waited %s\n", a, cd, s.Allowed, s.Disallowed+s.Deferred+s.Skipped, s.Waited.Round(time.Millisecond))
+		if r := pol.Robots(); r != nil {
+			for _, sm := range r.Sitemaps() {
+				fmt.Printf("  %-18s sitemap %s (line %d)\n", "", sm.URL, sm.Line)
+			}
+		}
+	}
+	arrivalsMu.Lock()
+	for _, host := range []string{"shop.demo", "blog.demo"} {
+		ts := arrivals[host]
+		shortest := time.Duration(1 << 62)
+		for i := 1; i < len(ts); i++ {
+			shortest = min(shortest, ts[i].Sub(ts[i-1]))
+		}
+		fmt.Printf("  %-18s the server saw %d requests, the shortest gap between two: %s\n", host, len(ts), shortest.Round(time.Millisecond))
+	}
+	arrivalsMu.Unlock()
+	fmt.Printf("\ndone in %s\n", time.Since(start).Round(time.Millisecond))
+}
