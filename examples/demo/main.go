@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"io"
 	"net/url"
 	"os"
 	"sort"
@@ -102,6 +103,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(2)
 	}
+	run(os.Stdout, d)
+}
+
+// run crawls the demo site under dialect d and writes the report to out.
+func run(out io.Writer, d *dialect.Dialect) {
+	arrivalsMu.Lock()
+	arrivals = map[string][]time.Time{}
+	arrivalsMu.Unlock()
 
 	srv := httptest.NewServer(http.HandlerFunc(site))
 	defer srv.Close()
@@ -132,24 +141,24 @@ func main() {
 	)
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	c.OnResponse(func(r *colly.Response) {
-		fmt.Printf("%6.2fs  fetched  %d %s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL)
+		fmt.Fprintf(out, "%6.2fs  fetched  %d %s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL)
 	})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 	c.OnError(func(r *colly.Response, err error) {
-		fmt.Printf("%6.2fs  error    %s: %v\n", time.Since(start).Seconds(), r.Request.URL, err)
+		fmt.Fprintf(out, "%6.2fs  error    %s: %v\n", time.Since(start).Seconds(), r.Request.URL, err)
 	})
 
-	fmt.Printf("crawling shop.demo and blog.demo as DemoBot, dialect %s\n\n", d)
+	fmt.Fprintf(out, "crawling shop.demo and blog.demo as DemoBot, dialect %s\n\n", d)
 	c.Visit("http://shop.demo/")
 	c.Wait()
 
-	fmt.Printf("\nstopped by robots.txt (%d):\n", len(blocked))
+	fmt.Fprintf(out, "\nstopped by robots.txt (%d):\n", len(blocked))
 	sort.Slice(blocked, func(i, j int) bool { return blocked[i].URL < blocked[j].URL })
 	for _, b := range blocked {
-		fmt.Printf("  %-10s %-36s %s\n", b.Kind, b.URL, b.Reason)
+		fmt.Fprintf(out, "  %-10s %-36s %s\n", b.Kind, b.URL, b.Reason)
 	}
 
-	fmt.Println("\nper host (the server's own log gives the gaps; robots.txt counts as a request):")
+	fmt.Fprintln(out, "\nper host (the server's own log gives the gaps; robots.txt counts as a request):")
 	stats := p.Stats()
 	for _, a := range p.Authorities() {
 		s := stats[a]
@@ -159,10 +168,10 @@ func main() {
 			continue
 		}
 		cd, _ := pol.CrawlDelay()
-		fmt.Printf("  %-18s crawl-delay %-6s allowed %d, stopped %d, waited %s\n", a, cd, s.Allowed, s.Disallowed+s.Deferred+s.Skipped, s.Waited.Round(time.Millisecond))
+		fmt.Fprintf(out, "  %-18s crawl-delay %-6s allowed %d, stopped %d, waited %s\n", a, cd, s.Allowed, s.Disallowed+s.Deferred+s.Skipped, s.Waited.Round(time.Millisecond))
 		if r := pol.Robots(); r != nil {
 			for _, sm := range r.Sitemaps() {
-				fmt.Printf("  %-18s sitemap %s (line %d)\n", "", sm.URL, sm.Line)
+				fmt.Fprintf(out, "  %-18s sitemap %s (line %d)\n", "", sm.URL, sm.Line)
 			}
 		}
 	}
@@ -173,8 +182,8 @@ func main() {
 		for i := 1; i < len(ts); i++ {
 			shortest = min(shortest, ts[i].Sub(ts[i-1]))
 		}
-		fmt.Printf("  %-18s the server saw %d requests, the shortest gap between two: %s\n", host, len(ts), shortest.Round(time.Millisecond))
+		fmt.Fprintf(out, "  %-18s the server saw %d requests, the shortest gap between two: %s\n", host, len(ts), shortest.Round(time.Millisecond))
 	}
 	arrivalsMu.Unlock()
-	fmt.Printf("\ndone in %s\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(out, "\ndone in %s\n", time.Since(start).Round(time.Millisecond))
 }

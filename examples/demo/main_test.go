@@ -1,0 +1,44 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+func TestDemo(t *testing.T) {
+	var out strings.Builder
+	run(&out, dialect.RFC9309)
+	got := out.String()
+	for _, want := range []string{
+		"fetched  200 http://shop.demo/products/1",
+		"fetched  200 http://blog.demo/posts/robots",
+		"disallowed http://shop.demo/cart ",
+		"disallowed http://blog.demo/drafts/secret",
+		"redirect from http://shop.demo/old-offer not followed: line 3: Disallow: /cart",
+		"sitemap http://shop.demo/sitemap.xml (line 11)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "fetched  200 http://shop.demo/cart") || strings.Contains(got, "fetched  200 http://shop.demo/account/orders") {
+		t.Errorf("a disallowed page was fetched:\n%s", got)
+	}
+	// The shortest gaps the server saw respect each host's Crawl-delay.
+	re := regexp.MustCompile(`(shop|blog)\.demo +the server saw \d+ requests, the shortest gap between two: (\S+)`)
+	m := re.FindAllStringSubmatch(got, -1)
+	if len(m) != 2 {
+		t.Fatalf("no gap lines:\n%s", got)
+	}
+	for _, x := range m {
+		gap, err := time.ParseDuration(x[2])
+		want := map[string]time.Duration{"shop": 300 * time.Millisecond, "blog": 200 * time.Millisecond}[x[1]]
+		if err != nil || gap < want-time.Millisecond { // the figure is rounded to the millisecond
+			t.Errorf("%s: shortest gap %s, want at least %s", x[1], x[2], want)
+		}
+	}
+}
