@@ -102,7 +102,7 @@ type Plugin struct {
 	log  *slog.Logger
 
 	once sync.Once
-	res  *Resolver
+	res  atomic.Pointer[Resolver]
 
 	stats    sync.Map // authority → *hostCounters
 	mu       sync.Mutex
@@ -187,23 +187,19 @@ func (p *Plugin) resolver(userAgent string) *Resolver {
 		}
 		opts = append(opts, p.opts...)
 		opts = append(opts, WithLogger(p.log))
-		p.res = NewResolver(opts...)
-		if len(p.res.cfg.tokens) == 0 {
+		r := NewResolver(opts...)
+		if len(r.cfg.tokens) == 0 {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
-				slog.String("user_agent", p.res.cfg.userAgent))
+				slog.String("user_agent", r.cfg.userAgent))
 		}
+		p.res.Store(r)
 	})
-	return p.res
+	return p.res.Load()
 }
 
 // Resolver returns the plugin's robots.txt resolver (nil before the first
 // request).
-func (p *Plugin) Resolver() *Resolver {
-	if p.res == nil {
-		return nil
-	}
-	return p.res
-}
+func (p *Plugin) Resolver() *Resolver { return p.res.Load() }
 
 // Limiter returns the plugin's per-host limiter.
 func (p *Plugin) Limiter() *Limiter { return p.lim }
@@ -230,7 +226,7 @@ func (p *Plugin) delayOf(pol *Policy) (time.Duration, bool) {
 
 // cachedDelay gives the limiter the delay of a host whose state it creates.
 func (p *Plugin) cachedDelay(host string) time.Duration {
-	if r := p.res; r != nil {
+	if r := p.res.Load(); r != nil {
 		if pol := r.cache.peek(host); pol != nil {
 			d, _ := p.delayOf(pol)
 			return d
