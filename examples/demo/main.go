@@ -106,8 +106,21 @@ func main() {
 	run(os.Stdout, d)
 }
 
-// run crawls the demo site under dialect d and writes the report to out.
-func run(out io.Writer, d *dialect.Dialect) {
+// lockedWriter serialises the writes of concurrent callbacks.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// run crawls the demo site under dialect d and writes the report to w.
+func run(w io.Writer, d *dialect.Dialect) {
+	out := &lockedWriter{w: w}
 	arrivalsMu.Lock()
 	arrivals = map[string][]time.Time{}
 	arrivalsMu.Unlock()
