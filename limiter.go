@@ -419,23 +419,33 @@ func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *lim
 // WaitClaim at most. With a delay of 0 only a pause or pending spacing makes
 // Wait block. Callers are released in arrival order.
 func (l *Limiter) Wait(ctx context.Context, host string) error {
+	_, err := l.wait(ctx, host, 0, false)
+	return err
+}
+
+// wait is Wait that first sets host's delay to d, as SetDelay does, when
+// set is true (one lock instead of two), and returns how long it blocked.
+func (l *Limiter) wait(ctx context.Context, host string, d time.Duration, set bool) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	s, h, now := l.lockHost(host)
 	defer s.mu.Unlock()
+	if set {
+		l.setDelay(h, d)
+	}
 	if h.early.head == nil {
 		if at, event := l.readyAt(h, true); !event && at <= now {
 			l.passEarly(h, now)
-			return nil
+			return 0, nil
 		}
 	}
-	now, err := l.await(ctx, s, h, &h.early, true, now)
+	end, err := l.await(ctx, s, h, &h.early, true, now)
 	if err != nil {
-		return err
+		return time.Duration(l.now() - now), err
 	}
-	l.passEarly(h, now)
-	return nil
+	l.passEarly(h, end)
+	return time.Duration(end - now), nil
 }
 
 func (l *Limiter) passEarly(h *limHost, now int64) {
@@ -467,18 +477,23 @@ type Permit struct {
 // the gate is free. See [Limiter] for the exact spacing guarantee.
 func (l *Limiter) Acquire(ctx context.Context, host string) (*Permit, error) {
 	p := new(Permit)
-	if err := l.acquire(ctx, host, p); err != nil {
+	if err := l.acquire(ctx, host, p, 0, false); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-func (l *Limiter) acquire(ctx context.Context, host string, p *Permit) error {
+// acquire is Acquire into p; it first sets host's delay to d, as SetDelay
+// does, when set is true.
+func (l *Limiter) acquire(ctx context.Context, host string, p *Permit, d time.Duration, set bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s, h, now := l.lockHost(host)
 	defer s.mu.Unlock()
+	if set {
+		l.setDelay(h, d)
+	}
 	if h.gate.head == nil {
 		if at, event := l.readyAt(h, false); !event && at <= now {
 			l.grant(s, h, p)
@@ -560,9 +575,16 @@ func (p *Permit) Release() {
 // lasts as long as the host's state (see LimiterConfig.Delay).
 func (l *Limiter) SetDelay(host string, d time.Duration) {
 	s, h, _ := l.lockHost(host)
-	h.delay = limClampDur(d)
-	h.notify()
+	l.setDelay(h, d)
 	s.mu.Unlock()
+}
+
+// setDelay sets h's delay to d; h's shard must be locked.
+func (l *Limiter) setDelay(h *limHost, d time.Duration) {
+	if v := limClampDur(d); v != h.delay {
+		h.delay = v
+		h.notify()
+	}
 }
 
 // Delay returns host's current delay: the value in its state, or the one
@@ -875,9 +897,15 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil {
 		return t.next.RoundTrip(req)
 	}
+	return t.roundTrip(req, host, 0, false)
+}
+
+// roundTrip is RoundTrip for a request whose authority, host, is known; it
+// sets host's delay to d first when set is true.
+func (t *limitedTransport) roundTrip(req *http.Request, host string, d time.Duration, set bool) (*http.Response, error) {
 	gb := new(gatedBody)
 	p := &gb.p
-	if err := t.l.acquire(req.Context(), host, p); err != nil {
+	if err := t.l.acquire(req.Context(), host, p, d, set); err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}

@@ -74,11 +74,14 @@ func (e *BlockedError) Unwrap() error { return ErrBlocked }
 
 // HostStats are the plugin's statistics for one authority.
 type HostStats struct {
-	Allowed    int64         // requests let through in OnRequest
-	Disallowed int64         // stopped by robots.txt (rules or fetch outcome), redirect hops included
-	Deferred   int64         // handed back while robots.txt was unreachable
-	Skipped    int64         // stopped because the Crawl-delay is above the largest honoured
-	Waited     time.Duration // time requests spent in OnRequest waiting for robots.txt and for the host's turn
+	Allowed    int64 // requests let through in OnRequest
+	Disallowed int64 // stopped by robots.txt (rules or fetch outcome), redirect hops included
+	Deferred   int64 // handed back while robots.txt was unreachable
+	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
+	// Waited is the time allowed requests were held in OnRequest: waiting
+	// for the retry of an unreachable robots.txt and for the host's turn
+	// (not the robots.txt fetch itself, nor the final gate at send time).
+	Waited time.Duration
 	// Limiter holds the host's gate statistics while the limiter keeps its
 	// state (it drops idle hosts); zero otherwise.
 	Limiter HostLimitStats
@@ -97,7 +100,7 @@ type Plugin struct {
 	opts []Option
 	cfg  config // opts applied to a zero config: the plugin's own settings
 	lim  *Limiter
-	rt   http.RoundTripper // base behind the limiter's gate: robots.txt fetches
+	rt   *limitedTransport // base behind the limiter's gate: robots.txt fetches
 	coll http.RoundTripper // rt behind a robots check: the collectors' requests
 	log  *slog.Logger
 
@@ -135,7 +138,7 @@ func New(opts ...Option) *Plugin {
 		BackoffBase:   pc.backoffBase,
 		BackoffMax:    pc.backoffMax,
 	})
-	p.rt = p.lim.Transport(base)
+	p.rt = &limitedTransport{l: p.lim, next: base}
 	p.coll = &checkTransport{p: p, next: p.rt}
 	return p
 }
@@ -253,11 +256,12 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		ctx = context.Background()
 	}
 	res := p.resolver(c.UserAgent)
-	start := time.Now()
 	var (
-		pol *Policy
-		err error
-		v   Verdict
+		start  time.Time // of the first deferral
+		waited time.Duration
+		pol    *Policy
+		err    error
+		v      Verdict
 	)
 	for {
 		pol, err = res.Policy(ctx, r.URL)
@@ -278,6 +282,9 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		}
 		// robots.txt is unreachable for now: wait for the retry, within
 		// the defer budget, else hand the request back.
+		if start.IsZero() {
+			start = time.Now()
+		}
 		wait := pol.Expires().Sub(res.clock.Now())
 		if time.Since(start)+wait > p.cfg.plugin.deferWait {
 			p.stop(r, Block{Kind: Deferred, Verdict: v, Reason: v.String()}, pol)
@@ -296,16 +303,17 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		p.stop(r, Block{Kind: Skipped, Verdict: v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, p.cfg.plugin.maxCrawlDelay)}, pol)
 		return
 	}
-	if p.lim.Delay(authority) != d {
-		p.lim.SetDelay(authority, d)
+	if !start.IsZero() {
+		waited = time.Since(start)
 	}
-	if err := p.lim.Wait(ctx, authority); err != nil {
+	w, err := p.lim.wait(ctx, authority, d, true)
+	if err != nil {
 		p.stop(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
 		return
 	}
 	hc := p.counters(authority)
 	hc.allowed.Add(1)
-	hc.waited.Add(int64(time.Since(start)))
+	hc.waited.Add(int64(waited + w))
 }
 
 // deferPoll is how often a deferred request looks at the policy again.
@@ -426,7 +434,7 @@ func (p *Plugin) Authorities() []string {
 // requests of collectors guarded only through the transport.
 type checkTransport struct {
 	p    *Plugin
-	next http.RoundTripper
+	next *limitedTransport
 }
 
 func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -440,22 +448,20 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
+	if v.Allowed && !skip {
+		return t.next.roundTrip(req, pol.Authority(), d, true)
+	}
+	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
 	case !v.Allowed:
 		b.Kind, b.Verdict, b.Reason = Disallowed, v, v.String()
 		if v.Cause == CauseFetch && temporary(pol.Action()) {
 			b.Kind = Deferred
 		}
-	case skip:
+	default: // skip
 		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
-	default:
-		if p.lim.Delay(pol.Authority()) != d {
-			p.lim.SetDelay(pol.Authority(), d)
-		}
-		return t.next.RoundTrip(req)
 	}
 	if b.Redirect {
 		b.Reason = "redirect from " + redact(req.Response.Request.URL) + " not followed: " + b.Reason
