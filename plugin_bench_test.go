@@ -1,0 +1,221 @@
+package robots
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+)
+
+// The plugin's benchmarks.
+//
+// BenchmarkPluginScale crawls many hosts side by side and reports
+// efficiency: the slowest host's bound divided by the makespan. A host that
+// asks for delay d and gets n pages sees n+1 requests (robots.txt first), so
+// no crawl that keeps the delay can finish it in less than n·d: that is the
+// host's bound. An efficiency of 1 means the crawl took no longer than its
+// slowest host had to; the goal is at least 0.9. It also reports the heap the
+// plugin holds per host once the crawl is over (policy cache entry, limiter
+// state, statistics, and what the collector holds for the crawl: the heap
+// that becomes garbage when both are dropped, less that of a plugin and
+// collector that crawled nothing). Run it once per size:
+//
+//	go test -run '^$' -bench PluginScale -benchtime 1x .
+//
+// BenchmarkPluginOverhead compares a loopback request through a collector
+// with and without the plugin (cached policy, no delay), and
+// BenchmarkPluginPerRequest measures the plugin's own work per request
+// (OnRequest hook and transport check, no I/O):
+//
+//	go test -run '^$' -bench 'PluginOverhead|PluginPerRequest' -benchmem -count 10 .
+
+// BenchmarkPluginScale: 20 hosts × 10 pages at Crawl-delay 0.2 s under a
+// Colly Parallelism of 4, and 1,000 hosts × 10 pages with delays of 0.1 to
+// 0.5 s under a Parallelism of 32.
+func BenchmarkPluginScale(b *testing.B) {
+	if testing.Short() {
+		b.Skip("takes seconds")
+	}
+	b.Run("hosts=20/parallelism=4", func(b *testing.B) {
+		benchScale(b, 20, 10, 4, func(int) time.Duration { return 200 * time.Millisecond })
+	})
+	b.Run("hosts=1000/parallelism=32", func(b *testing.B) {
+		delays := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 500 * time.Millisecond}
+		benchScale(b, 1000, 10, 32, func(i int) time.Duration { return delays[i%len(delays)] })
+	})
+}
+
+func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) time.Duration) {
+	sites := map[string]*farmSite{}
+	var bound time.Duration
+	for i := 0; i < hosts; i++ {
+		d := delay(i)
+		sites[fmt.Sprintf("h%d.test", i)] = &farmSite{robots: fmt.Sprintf("User-agent: *\nDisallow: /private\nCrawl-delay: %g\n", d.Seconds())}
+		bound = max(bound, time.Duration(pages)*d)
+	}
+	var makespan time.Duration
+	var perHost float64
+	for b.Loop() {
+		f := newFarm(b, sites)
+		tr := f.transport()
+		tr.MaxIdleConnsPerHost = 2
+		fixed := retained(func() any { // a plugin and collector that crawled nothing
+			p := New(WithTransport(tr))
+			c := newCollector(true, p.Option())
+			p.resolver(c.UserAgent) // created on the first request
+			return [2]any{p, c}
+		})
+		p := New(WithTransport(tr))
+		c := newCollector(true, p.Option())
+		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: parallelism})
+		start := time.Now()
+		for j := 0; j < pages; j++ {
+			for i := 0; i < hosts; i++ {
+				c.Visit(fmt.Sprintf("http://h%d.test/p%d", i, j))
+			}
+		}
+		c.Wait()
+		makespan = time.Since(start)
+		tr.CloseIdleConnections()
+		f.srv.CloseClientConnections()
+		with := heapInUse()
+		runtime.KeepAlive(p)
+		runtime.KeepAlive(c)
+		p, c = nil, nil // what they alone hold becomes garbage
+		perHost = float64(int64(with)-int64(heapInUse())-fixed) / float64(hosts)
+		for i := 0; i < hosts; i++ {
+			h := fmt.Sprintf("h%d.test", i)
+			hs := f.pages(h, true)
+			if len(hs) != pages+1 {
+				b.Fatalf("%s: %d requests, want %d", h, len(hs), pages+1)
+			}
+			if g := minGap(hs); g < delay(i) {
+				b.Fatalf("%s: gap %s under its delay %s", h, g, delay(i))
+			}
+		}
+	}
+	b.ReportMetric(float64(bound)/float64(makespan), "efficiency")
+	b.ReportMetric(makespan.Seconds(), "s/crawl")
+	b.ReportMetric(perHost, "B/host")
+}
+
+// retained returns the heap that what make returns holds on its own.
+func retained(make func() any) int64 {
+	before := heapInUse()
+	v := make()
+	after := heapInUse()
+	runtime.KeepAlive(v)
+	return int64(after) - int64(before)
+}
+
+// heapInUse returns the live heap after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkPluginOverhead: one page fetched from a loopback server by a sync
+// collector, without the plugin and with it (robots.txt cached, no delay).
+func BenchmarkPluginOverhead(b *testing.B) {
+	f := newFarm(b, map[string]*farmSite{"a.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+	for _, with := range []bool{false, true} {
+		name := "without"
+		if with {
+			name = "with"
+		}
+		b.Run(name, func(b *testing.B) {
+			tr := f.transport()
+			defer tr.CloseIdleConnections()
+			var c *colly.Collector
+			if with {
+				c = newCollector(false, WithRobots(WithTransport(tr)))
+			} else {
+				c = newCollector(false)
+				c.WithTransport(tr)
+			}
+			pages := 0
+			c.OnResponse(func(*colly.Response) { pages++ })
+			if err := c.Visit("http://a.test/warm"); err != nil { // robots.txt, connection
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := c.Visit("http://a.test/page"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if pages != b.N+1 {
+				b.Fatalf("%d pages for %d visits", pages, b.N+1)
+			}
+		})
+	}
+}
+
+// cannedSite answers robots.txt and every page from memory.
+type cannedSite struct{ robots string }
+
+func (s cannedSite) RoundTrip(req *http.Request) (*http.Response, error) {
+	body := "ok"
+	if req.URL.Path == "/robots.txt" {
+		body = s.robots
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+}
+
+// BenchmarkPluginPerRequest: the plugin's work for one allowed request on a
+// cached policy, without I/O: the OnRequest hook (policy, verdict, delay,
+// early wait, statistics) and the transport's check and gate around a
+// canned round trip. "bare" is the canned round trip alone.
+func BenchmarkPluginPerRequest(b *testing.B) {
+	site := cannedSite{robots: typicalRobots}
+	u, _ := url.Parse("https://example.com/products/item-42?ref=home")
+	b.Run("bare", func(b *testing.B) {
+		req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			resp, _ := site.RoundTrip(req)
+			resp.Body.Close()
+		}
+	})
+	for _, delay := range []time.Duration{0, time.Nanosecond} {
+		b.Run(fmt.Sprintf("plugin/min-delay=%s", delay), func(b *testing.B) {
+			p := New(WithTransport(site), WithAgents("examplebot"), WithMinDelay(delay))
+			c := newCollector(false, p.Option())
+			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext()}
+			req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
+			req.Header.Set("User-Agent", c.UserAgent)
+			p.onRequest(c, r) // fetches robots.txt
+			if r.IsAbort() {
+				b.Fatal("aborted")
+			}
+			resp, err := p.coll.RoundTrip(req) // takes the early pass
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				p.onRequest(c, r)
+				resp, err := p.coll.RoundTrip(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			if r.IsAbort() {
+				b.Fatal("aborted")
+			}
+		})
+	}
+}
