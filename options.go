@@ -38,6 +38,26 @@ type pluginConfig struct {
 	retryAfterCap time.Duration
 	backoffBase   time.Duration
 	backoffMax    time.Duration
+	statsCap      int
+}
+
+// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
+// default.
+const DefaultStatsCapacity = 100_000
+
+// WithStatsCapacity bounds the per-authority statistics to about n
+// authorities (default [DefaultStatsCapacity]; n ≤ 0 keeps the default).
+// When a new authority takes it over n, the least recently updated ones
+// are folded into the totals ([Plugin.Totals] stays exact) and dropped from
+// [Plugin.Stats] until nine tenths of n remain; updates that race with a
+// fold may leave a few more for a while. Each authority costs about 190
+// bytes (the authority string is shared with the policy cache).
+func WithStatsCapacity(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.plugin.statsCap = n
+		}
+	}
 }
 
 // WithMinDelay sets the least time between two requests to one host

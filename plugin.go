@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -87,9 +88,30 @@ type HostStats struct {
 	Limiter HostLimitStats
 }
 
+// hostCounters are one authority's statistics. Updates hold mu, so that
+// an update racing with the authority's fold goes to the totals instead.
 type hostCounters struct {
 	allowed, disallowed, deferred, skipped atomic.Int64
 	waited                                 atomic.Int64
+	touched                                atomic.Int64 // Plugin.tick at the latest update
+	mu                                     sync.Mutex
+	gone                                   bool // folded into the totals; guarded by mu
+}
+
+func (c *hostCounters) snapshot() HostStats {
+	return HostStats{
+		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
+		Skipped: c.skipped.Load(), Waited: time.Duration(c.waited.Load()),
+	}
+}
+
+// add adds s's counts to c.
+func (c *hostCounters) add(s HostStats) {
+	c.allowed.Add(s.Allowed)
+	c.disallowed.Add(s.Disallowed)
+	c.deferred.Add(s.Deferred)
+	c.skipped.Add(s.Skipped)
+	c.waited.Add(int64(s.Waited))
 }
 
 // Plugin enforces robots.txt and spaces requests per host for the Colly
@@ -107,7 +129,11 @@ type Plugin struct {
 	once sync.Once
 	res  atomic.Pointer[Resolver]
 
-	stats    sync.Map // authority → *hostCounters
+	stats    sync.Map     // authority → *hostCounters
+	nstats   atomic.Int64 // entries in stats
+	tick     atomic.Int64 // logical clock of stats updates
+	folded   hostCounters // counts of the authorities dropped from stats
+	foldMu   sync.Mutex   // one fold at a time
 	mu       sync.Mutex
 	deferred []*colly.Request
 	warned   atomic.Bool
@@ -117,7 +143,7 @@ type Plugin struct {
 // [Plugin.Option].
 func New(opts ...Option) *Plugin {
 	p := &Plugin{opts: opts}
-	p.cfg.plugin = pluginConfig{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait}
+	p.cfg.plugin = pluginConfig{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity}
 	for _, o := range opts {
 		o(&p.cfg)
 	}
@@ -238,12 +264,80 @@ func (p *Plugin) cachedDelay(host string) time.Duration {
 	return p.cfg.plugin.minDelay
 }
 
-func (p *Plugin) counters(authority string) *hostCounters {
-	if c, ok := p.stats.Load(authority); ok {
-		return c.(*hostCounters)
+// record adds d to authority's statistics.
+func (p *Plugin) record(authority string, d HostStats) {
+	c := p.counters(authority)
+	c.mu.Lock()
+	if c.gone {
+		p.folded.add(d)
+	} else {
+		c.add(d)
 	}
-	c, _ := p.stats.LoadOrStore(authority, &hostCounters{})
-	return c.(*hostCounters)
+	c.mu.Unlock()
+}
+
+// counters returns authority's counters, marked as updated now.
+func (p *Plugin) counters(authority string) *hostCounters {
+	v, ok := p.stats.Load(authority)
+	if !ok {
+		c := &hostCounters{}
+		c.touched.Store(p.tick.Add(1))
+		var loaded bool
+		v, loaded = p.stats.LoadOrStore(authority, c)
+		if !loaded {
+			if p.nstats.Add(1) > int64(p.cfg.plugin.statsCap) {
+				p.fold()
+			}
+			return c
+		}
+	}
+	c := v.(*hostCounters)
+	c.touched.Store(p.tick.Add(1))
+	return c
+}
+
+// fold moves the least recently updated authorities out of stats into the
+// totals, down to nine tenths of the capacity; no count is lost (see
+// hostCounters). One goroutine folds at a time; the others go on.
+func (p *Plugin) fold() {
+	if !p.foldMu.TryLock() {
+		return
+	}
+	defer p.foldMu.Unlock()
+	keep := p.cfg.plugin.statsCap * 9 / 10
+	for p.nstats.Load() > int64(p.cfg.plugin.statsCap) {
+		p.foldTo(keep)
+	}
+}
+
+func (p *Plugin) foldTo(keep int) {
+	var ticks []int64
+	p.stats.Range(func(_, v any) bool {
+		ticks = append(ticks, v.(*hostCounters).touched.Load())
+		return true
+	})
+	if len(ticks) <= keep {
+		return
+	}
+	slices.Sort(ticks)
+	limit := ticks[len(ticks)-keep-1]
+	var gone []*hostCounters
+	p.stats.Range(func(k, v any) bool {
+		c := v.(*hostCounters)
+		if c.touched.Load() <= limit {
+			if _, ok := p.stats.LoadAndDelete(k); ok {
+				p.nstats.Add(-1)
+				gone = append(gone, c)
+			}
+		}
+		return true
+	})
+	for _, c := range gone {
+		c.mu.Lock()
+		c.gone = true
+		p.folded.add(c.snapshot())
+		c.mu.Unlock()
+	}
 }
 
 // onRequest is the OnRequest hook: verdict, deferral, early wait.
@@ -311,9 +405,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		p.stop(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
 		return
 	}
-	hc := p.counters(authority)
-	hc.allowed.Add(1)
-	hc.waited.Add(int64(waited + w))
+	p.record(authority, HostStats{Allowed: 1, Waited: waited + w})
 }
 
 // deferPoll is how often a deferred request looks at the policy again.
@@ -358,14 +450,13 @@ func (p *Plugin) stop(r *colly.Request, b Block, pol *Policy) {
 	if b.Dialect == "" {
 		b.Dialect = p.cfg.dialectName()
 	}
-	hc := p.counters(b.Authority)
 	switch b.Kind {
 	case Disallowed:
-		hc.disallowed.Add(1)
+		p.record(b.Authority, HostStats{Disallowed: 1})
 	case Deferred:
-		hc.deferred.Add(1)
+		p.record(b.Authority, HostStats{Deferred: 1})
 	case Skipped:
-		hc.skipped.Add(1)
+		p.record(b.Authority, HostStats{Skipped: 1})
 	}
 	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
 		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
@@ -405,20 +496,34 @@ func (p *Plugin) RetryDeferred() int {
 	return len(reqs)
 }
 
-// Stats returns a snapshot of the statistics per authority.
+// Stats returns a snapshot of the statistics per authority: of the
+// [WithStatsCapacity] most recently updated ones at most.
 func (p *Plugin) Stats() map[string]HostStats {
 	out := map[string]HostStats{}
 	p.stats.Range(func(k, v any) bool {
-		c := v.(*hostCounters)
-		s := HostStats{
-			Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
-			Skipped: c.skipped.Load(), Waited: time.Duration(c.waited.Load()),
-		}
+		s := v.(*hostCounters).snapshot()
 		s.Limiter, _ = p.lim.Stats(k.(string))
 		out[k.(string)] = s
 		return true
 	})
 	return out
+}
+
+// Totals returns the statistics summed over every authority the plugin has
+// seen, those dropped from [Plugin.Stats] by [WithStatsCapacity] included
+// (Limiter is zero).
+func (p *Plugin) Totals() HostStats {
+	t := p.folded.snapshot()
+	p.stats.Range(func(_, v any) bool {
+		s := v.(*hostCounters).snapshot()
+		t.Allowed += s.Allowed
+		t.Disallowed += s.Disallowed
+		t.Deferred += s.Deferred
+		t.Skipped += s.Skipped
+		t.Waited += s.Waited
+		return true
+	})
+	return t
 }
 
 // Authorities returns the authorities with statistics, sorted.

@@ -219,3 +219,25 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPluginStatsBytes reports the heap the statistics hold per
+// authority.
+func BenchmarkPluginStatsBytes(b *testing.B) {
+	const n = 100_000
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("https://host-%06d.example.com", i)
+	}
+	for b.Loop() {
+		p := New(WithStatsCapacity(n))
+		before := heapInUse()
+		for _, k := range keys {
+			p.record(k, HostStats{Allowed: 1})
+		}
+		after := heapInUse()
+		if p.Totals().Allowed != n {
+			b.Fatal(p.Totals())
+		}
+		b.ReportMetric(float64(int64(after)-int64(before))/n, "B/authority")
+	}
+}

@@ -533,3 +533,37 @@ func TestPluginContextCancelWhileWaiting(t *testing.T) {
 		t.Errorf("blocks %v", bs)
 	}
 }
+
+func TestPluginStatsCapacity(t *testing.T) {
+	sites := map[string]*farmSite{}
+	for i := 0; i < 50; i++ {
+		sites[fmt.Sprintf("s%d.test", i)] = &farmSite{robots: "User-agent: *\nDisallow: /private\n"}
+	}
+	f := newFarm(t, sites)
+	for _, async := range []bool{false, true} {
+		p := New(WithTransport(f.transport()), WithStatsCapacity(10))
+		c := newCollector(async, p.Option())
+		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})
+		for i := 0; i < 50; i++ {
+			c.Visit(fmt.Sprintf("http://s%d.test/a", i))
+			c.Visit(fmt.Sprintf("http://s%d.test/private/x", i))
+		}
+		c.Wait()
+		st := p.Stats()
+		limit := 10
+		if async {
+			limit += 8 // updates may run beside a fold: a few over
+		}
+		if len(st) > limit || len(st) == 0 {
+			t.Errorf("async=%v: %d authorities in Stats, capacity 10", async, len(st))
+		}
+		if !async {
+			if s := st["http://s49.test"]; s.Allowed != 1 || s.Disallowed != 1 {
+				t.Errorf("the latest authority: %+v", s)
+			}
+		}
+		if tot := p.Totals(); tot.Allowed != 50 || tot.Disallowed != 50 {
+			t.Errorf("async=%v: totals %+v, want 50 allowed and 50 disallowed", async, tot)
+		}
+	}
+}
