@@ -36,8 +36,9 @@
 // host skipped, or obeyed, as chosen. c.Clone() shares the transport (and so
 // the gate and the transport check) but not the callbacks: call
 // [Plugin.Attach] on the clone too. Everything the plugin waits on ends with
-// the collector's Context. Statistics are kept per authority (a map entry and
-// 40 bytes of counters, never evicted); the limiter drops idle hosts' state.
+// the collector's Context. Statistics are kept per authority (about 190
+// bytes each) for the [WithStatsCapacity] most recently active authorities,
+// the others counted in [Plugin.Totals]; the limiter drops idle hosts' state.
 //
 // # Resolving policies without Colly
 //
