@@ -45,6 +45,9 @@ var benchFiles = []string{
 	"protego__cdbaby.com.txt",                     // bare CR line ends
 	"egonkm__www.wsj.com.txt",                     // 731 KB HTML page
 	"crawlercommons__many-user-agents.txt",        // many groups
+	"egonkm__www.shopify.ca.txt",                  // 73 KB, hundreds of wildcard rules
+	"protego__www.uber.com.txt",                   // 57 KB, three thousand short lines
+	"protego__www.okstate.edu.txt",                // empty
 }
 
 type corpusFile struct {

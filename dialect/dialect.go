@@ -69,7 +69,15 @@ const MaxBodyBytes = 500 * 1024
 // A Dialect is one way of reading robots.txt. The four dialects are package
 // variables; compare them by pointer or by [Dialect.Name].
 type Dialect struct {
-	s spec
+	s     spec
+	empty Robots // what an empty body parses to
+}
+
+func newDialect(s spec) *Dialect {
+	d := &Dialect{s: s}
+	d.s.keyTab = newKeyTable(&d.s)
+	d.empty.d = d
+	return d
 }
 
 // Name returns the dialect's name, as accepted by [Lookup].
@@ -82,10 +90,10 @@ func (d *Dialect) Description() string { return d.s.description }
 
 // The four dialects.
 var (
-	RFC9309    = &Dialect{s: rfc9309Spec}
-	Google     = &Dialect{s: googleSpec}
-	CocCoc     = &Dialect{s: coccocSpec}
-	Koster1994 = &Dialect{s: koster1994Spec}
+	RFC9309    = newDialect(rfc9309Spec)
+	Google     = newDialect(googleSpec)
+	CocCoc     = newDialect(coccocSpec)
+	Koster1994 = newDialect(koster1994Spec)
 )
 
 var all = []*Dialect{RFC9309, Google, CocCoc, Koster1994}
@@ -182,6 +190,7 @@ type spec struct {
 	// Line form.
 	keys             map[string]keyKind // exact keys, lower case
 	keyPrefixes      []keyPrefix        // keys recognised by case-insensitive prefix (google), in order
+	keyTab           *keyTable          // keys or keyPrefixes by first letter (derived)
 	colonlessTwoWord bool               // "key value" without ':' read when exactly two words
 	maxLineBytes     int                // bytes of a line kept; 0 = no limit
 	blankLineRecords bool               // records end at blank lines (koster1994)

@@ -20,15 +20,71 @@ func unreserved(c byte) bool {
 		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// needsRFCNormal reports whether appendRFC3986 would change s.
+// rfcPlain[url][c] reports whether appendRFC3986 copies byte c unchanged
+// (in a URL when url is 1, in a rule when it is 0): printable ASCII other
+// than '%', and other than '$' (in a rule, a '$' is copied only at the end)
+// and, in a URL, '*'.
+var rfcPlain = func() (t [2][256]bool) {
+	for c := 0x21; c < 0x7F; c++ {
+		t[0][c] = c != '%' && c != '$'
+		t[1][c] = c != '%' && c != '$' && c != '*'
+	}
+	return t
+}()
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// needsRFCNormal reports whether appendRFC3986 might change s.
 func needsRFCNormal(s string, url bool) bool {
+	plain := &rfcPlain[b2i(url)]
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= 0x20 || c >= 0x7F || c == '%' || url && (c == '*' || c == '$') {
+		if !plain[s[i]] && (url || s[i] != '$' || i != len(s)-1) {
 			return true
 		}
 	}
 	return false
+}
+
+// rfcURLSpecial returns the index of the first byte of the URL path s that
+// appendRFC3986 does not copy unchanged, or -1.
+func rfcURLSpecial(s string) int {
+	plain := &rfcPlain[1]
+	for i := 0; i < len(s); i++ {
+		if !plain[s[i]] {
+			return i
+		}
+	}
+	return -1
+}
+
+// rfcURLLen returns len(appendRFC3986URL(nil, s, i)).
+func rfcURLLen(s string, i int) int {
+	plain := &rfcPlain[1]
+	n := i
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case plain[c]:
+			n++
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			h, _ := unhex(s[i+1])
+			l, _ := unhex(s[i+2])
+			if unreserved(h<<4 | l) {
+				n++
+			} else {
+				n += 3
+			}
+			i += 2
+		default:
+			n += 3
+		}
+	}
+	return n
 }
 
 // appendRFC3986 appends s in the form RFC 9309 §2.2.2 compares: %XX of an
@@ -38,33 +94,51 @@ func needsRFCNormal(s string, url bool) bool {
 // "%24" in a rule matches it; in a rule a '$' other than the last byte is
 // literal and encoded for the same reason.
 func appendRFC3986(b []byte, s string, url bool) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
+	return appendRFC3986From(b, s, 0, url)
+}
+
+// appendRFC3986URL is appendRFC3986 of a URL whose first i bytes are known
+// to be copied unchanged.
+func appendRFC3986URL(b []byte, s string, i int) []byte {
+	return appendRFC3986From(b, s, i, true)
+}
+
+func appendRFC3986From(b []byte, s string, i int, url bool) []byte {
+	plain := &rfcPlain[b2i(url)]
+	b = append(b, s[:i]...)
+	for i < len(s) {
+		j := i
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		b = append(b, s[i:j]...)
+		if j == len(s) {
+			break
+		}
+		c := s[j]
+		i = j + 1
 		switch {
 		case c == '%':
-			if i+2 < len(s) {
-				h, ok1 := unhex(s[i+1])
-				l, ok2 := unhex(s[i+2])
+			if j+2 < len(s) {
+				h, ok1 := unhex(s[j+1])
+				l, ok2 := unhex(s[j+2])
 				if ok1 && ok2 {
-					v := h<<4 | l
-					if unreserved(v) {
+					if v := h<<4 | l; unreserved(v) {
 						b = append(b, v)
 					} else {
 						b = append(b, '%', upperHex[h], upperHex[l])
 					}
-					i += 2
+					i = j + 3
 					continue
 				}
 			}
 			b = append(b, '%', '2', '5')
-		case c <= 0x20 || c >= 0x7F:
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		case url && (c == '*' || c == '$'):
-			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
-		case !url && c == '$' && i != len(s)-1:
-			b = append(b, '%', '2', '4')
+		case c == '$' && !url && j == len(s)-1:
+			b = append(b, '$')
 		default:
-			b = append(b, c)
+			// Outside printable ASCII; or '*' or '$' in a URL; or a '$'
+			// inside a rule.
+			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
 		}
 	}
 	return b
@@ -115,7 +189,7 @@ func toUpperHex(c byte) byte {
 func (s *spec) normalizePattern(v string) string {
 	switch s.encoding {
 	case encRFC3986:
-		if !needsRFCNormal(v, false) && !midDollar(v) {
+		if !needsRFCNormal(v, false) {
 			return v
 		}
 		return string(appendRFC3986(nil, v, false))
@@ -123,13 +197,4 @@ func (s *spec) normalizePattern(v string) string {
 		return googleEscape(v)
 	}
 	return v
-}
-
-func midDollar(v string) bool {
-	for i := 0; i < len(v)-1; i++ {
-		if v[i] == '$' {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package dialect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,11 @@ type Robots struct {
 	warnings []Warning
 	bytes    int
 	cut      bool
+	// Room for the first group and its user-agent line, so that a small
+	// file costs fewer allocations.
+	group1 [1]Group
+	agent1 [1]Agent
+	span1  [1]span
 }
 
 // Group is one group (record) of the file: user-agent lines and the rules
@@ -101,7 +107,12 @@ func (r *Robots) Size() (bytes int, cut bool) { return r.bytes, r.cut }
 // Parse reads a robots.txt body. It never fails: lines it cannot read are
 // reported by [Robots.Warnings] and the rest is used. body may be any bytes;
 // only the first MaxBodyBytes are read. The result does not refer to body.
+//
+// An empty body always gives the same (empty) *Robots.
 func (d *Dialect) Parse(body []byte) *Robots {
+	if len(body) == 0 {
+		return &d.empty
+	}
 	if len(body) > MaxBodyBytes {
 		// Keep one extra byte so that scan sees the cut.
 		body = body[:MaxBodyBytes+1]
@@ -112,13 +123,28 @@ func (d *Dialect) Parse(body []byte) *Robots {
 // ParseString is [Dialect.Parse] for a string; the result may share memory
 // with body.
 func (d *Dialect) ParseString(body string) *Robots {
+	if body == "" {
+		return &d.empty
+	}
 	p := parser{s: &d.s, r: &Robots{d: d}}
-	used, cut := d.s.scan(body, p.line)
+	p.r.groups, p.r.agents, p.spans = p.r.group1[:0], p.r.agent1[:0], p.r.span1[:0]
+	used, cut := p.scan(body)
 	p.endGroup()
 	r := p.r
+	if cap(r.rules) > 2*len(r.rules)+16 {
+		// The guess of addRule was far off (many lines are not rules):
+		// keep only what is used.
+		r.rules = slices.Clone(r.rules)
+	}
 	r.bytes, r.cut = used, cut
 	if cut {
 		r.warn(p.last+1, fmt.Sprintf("robots.txt longer than %d bytes: the rest is ignored", MaxBodyBytes))
+	}
+	if len(r.groups) == 0 {
+		r.groups = nil // as when they are not preallocated
+	}
+	if len(r.agents) == 0 {
+		r.agents = nil
 	}
 	// Give each group its windows of the shared slices.
 	for i := range r.groups {
@@ -144,6 +170,7 @@ type parser struct {
 	rules bool // the open group has seen a line that ends its user-agent list
 	skip  bool // koster1994: the current record did not start with User-agent
 	last  int
+	body  string // what scan reads
 }
 
 func (p *parser) startGroup() {
@@ -254,19 +281,39 @@ func (p *parser) addRule(l *line) {
 	}
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
-			p.r.rules = append(p.r.rules, Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
+			p.appendRule(l, Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
 		}
 		return // an empty rule matches nothing
 	}
 	norm := s.normalizePattern(l.value)
-	p.r.rules = append(p.r.rules, Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
+	p.appendRule(l, Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			p.r.rules = append(p.r.rules, Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
+			p.appendRule(l, Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
 				Note: noteIndexHTML, norm: norm[:i+1] + "$"})
 		}
 	}
+}
+
+// appendRule adds r, read on line l, to the rules of the file.
+func (p *parser) appendRule(l *line, r Rule) {
+	if p.r.rules == nil {
+		// Make room for a rule on each line left, so that the rules are
+		// not copied as they grow; ParseString gives back what is left
+		// unused when that was far too much.
+		p.r.rules = make([]Rule, 0, p.linesFrom(l.num)+1)
+	}
+	p.r.rules = append(p.r.rules, r)
+}
+
+// linesFrom returns about how many lines the body has from line num on.
+func (p *parser) linesFrom(num int) int {
+	n := strings.Count(p.body, "\n")
+	if n == 0 {
+		n = strings.Count(p.body, "\r")
+	}
+	return max(n+1-num, 0) + 1
 }
 
 func (p *parser) crawlDelay(l *line) {

@@ -1,7 +1,7 @@
 package dialect
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -14,9 +14,8 @@ import (
 type Ruleset struct {
 	s          *spec
 	d          *Dialect
-	rules      []Rule // in precedence order: rules[0] wins over any other rule it ties with
-	cr         []compiled
-	root       *node
+	rules      []Rule // in file order
+	m          matcher
 	agents     []Agent
 	token      string
 	crawlDelay time.Duration
@@ -36,7 +35,7 @@ const (
 type Verdict struct {
 	Allowed bool
 	Reason  Reason
-	Rule    *Rule // the deciding rule when Reason is ReasonRule; points into the Ruleset
+	Rule    *Rule // the deciding rule when Reason is ReasonRule; points into the Ruleset's rules
 }
 
 // String explains the verdict: "line 4: Disallow: /private", "no matching
@@ -104,15 +103,32 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		}
 	}
 	rs := &Ruleset{s: s, d: r.d, token: token}
+	nr, na := 0, 0
+	for _, gi := range chosen {
+		nr += len(r.groups[gi].Rules)
+		na += len(r.groups[gi].Agents)
+	}
+	if na > 0 {
+		rs.agents = make([]Agent, 0, na)
+	}
+	if len(chosen) == 1 {
+		// One group: its rules are used in place (they are immutable).
+		rs.rules = r.groups[chosen[0]].Rules
+	} else if nr > 0 {
+		rs.rules = make([]Rule, 0, nr)
+	}
 	for _, gi := range chosen {
 		g := &r.groups[gi]
 		rs.agents = append(rs.agents, g.Agents...)
-		rs.rules = append(rs.rules, g.Rules...)
+		if len(chosen) > 1 {
+			// Groups are in file order, so the rules stay in file order.
+			rs.rules = append(rs.rules, g.Rules...)
+		}
 		if g.CrawlDelayLine != 0 && rs.delayLine == 0 {
 			rs.crawlDelay, rs.delayLine = g.CrawlDelay, g.CrawlDelayLine
 		}
 	}
-	rs.build()
+	rs.m.build(s, rs.rules)
 	return rs
 }
 
@@ -159,11 +175,7 @@ func (rs *Ruleset) Agents() []Agent { return rs.agents }
 func (rs *Ruleset) Token() string { return rs.token }
 
 // Rules returns the rules in force in file order.
-func (rs *Ruleset) Rules() []Rule {
-	out := append([]Rule(nil), rs.rules...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
-	return out
-}
+func (rs *Ruleset) Rules() []Rule { return slices.Clone(rs.rules) }
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
 // false when there is none (always false in google and koster1994).
@@ -172,172 +184,15 @@ func (rs *Ruleset) CrawlDelay() (time.Duration, bool) { return rs.crawlDelay, rs
 // CrawlDelayLine returns the line of the Crawl-delay in force, 0 if none.
 func (rs *Ruleset) CrawlDelayLine() int { return rs.delayLine }
 
-// compiled is a rule's pattern split for matching: a literal prefix (kept in
-// the trie) and what follows it.
-type compiled struct {
-	kind     uint8 // restNone: prefix match; restEnd: prefix then end; restWild
-	anchored bool
-	segs     []string // restWild: the literals between '*'s after the prefix
-	mask     uint64   // restWild: bytes (mod 64) the segments need
-}
-
-const (
-	restNone uint8 = iota
-	restEnd
-	restWild
-)
-
-// node is a radix-trie node over the rules' literal prefixes.
-type node struct {
-	label   string  // edge label from the parent
-	keys    string  // first byte of each child's label
-	kids    []*node // children, in keys order
-	rules   []int32 // rules whose literal prefix ends here, best first
-	minRank int32   // best rule anywhere in this subtree
-}
-
-func (rs *Ruleset) build() {
-	rs.root = nil
-	if len(rs.rules) == 0 {
-		return
-	}
-	// Precedence: longer pattern first; allow before disallow on a tie;
-	// then file order.
-	sort.SliceStable(rs.rules, func(i, j int) bool {
-		a, b := &rs.rules[i], &rs.rules[j]
-		if len(a.norm) != len(b.norm) {
-			return len(a.norm) > len(b.norm)
-		}
-		if a.Allow != b.Allow {
-			return a.Allow
-		}
-		return a.Line < b.Line
-	})
-	rs.cr = make([]compiled, len(rs.rules))
-	rs.root = &node{}
-	for i := range rs.rules {
-		prefix, c := rs.s.split(rs.rules[i].norm)
-		rs.cr[i] = c
-		rs.root.insert(prefix, int32(i))
-	}
-	rs.root.setMinRank()
-}
-
-// split separates a normalised pattern into its literal prefix and the rest.
-func (s *spec) split(p string) (string, compiled) {
-	if !s.wildcards {
-		return p, compiled{kind: restNone}
-	}
-	star := strings.IndexByte(p, '*')
-	if star < 0 {
-		if strings.HasSuffix(p, "$") {
-			return p[:len(p)-1], compiled{kind: restEnd}
-		}
-		return p, compiled{kind: restNone}
-	}
-	prefix, rest := p[:star], p[star+1:]
-	c := compiled{kind: restWild}
-	if strings.HasSuffix(rest, "$") {
-		c.anchored = true
-		rest = rest[:len(rest)-1]
-	}
-	parts := strings.Split(rest, "*")
-	for i, seg := range parts {
-		if seg == "" && !(c.anchored && i == len(parts)-1) {
-			continue
-		}
-		c.segs = append(c.segs, seg)
-		for j := 0; j < len(seg); j++ {
-			c.mask |= 1 << (seg[j] & 63)
-		}
-	}
-	if len(c.segs) == 0 {
-		// "prefix*": a prefix match.
-		return prefix, compiled{kind: restNone}
-	}
-	return prefix, c
-}
-
-func (n *node) insert(prefix string, idx int32) {
-	for {
-		if prefix == "" {
-			n.rules = append(n.rules, idx)
-			return
-		}
-		k := strings.IndexByte(n.keys, prefix[0])
-		if k < 0 {
-			n.keys += prefix[:1]
-			n.kids = append(n.kids, &node{label: prefix, rules: []int32{idx}})
-			return
-		}
-		child := n.kids[k]
-		c := 0
-		for c < len(child.label) && c < len(prefix) && child.label[c] == prefix[c] {
-			c++
-		}
-		if c < len(child.label) {
-			mid := &node{label: child.label[:c], keys: child.label[c : c+1], kids: []*node{child}}
-			child.label = child.label[c:]
-			n.kids[k] = mid
-			child = mid
-		}
-		n, prefix = child, prefix[c:]
-	}
-}
-
-func (n *node) setMinRank() int32 {
-	m := int32(1<<31 - 1)
-	if len(n.rules) > 0 {
-		m = n.rules[0]
-	}
-	for _, k := range n.kids {
-		if r := k.setMinRank(); r < m {
-			m = r
-		}
-	}
-	n.minRank = m
-	return m
-}
-
-// match reports whether the compiled rest matches p from position i.
-func (c *compiled) match(p string, i int, mask *uint64) bool {
-	switch c.kind {
-	case restNone:
-		return true
-	case restEnd:
-		return i == len(p)
-	}
-	if *mask == 0 {
-		*mask = pathMask(p)
-	}
-	if c.mask&^*mask != 0 {
-		return false
-	}
-	last := len(c.segs) - 1
-	for k, seg := range c.segs {
-		if k == last && c.anchored {
-			return len(p)-i >= len(seg) && p[len(p)-len(seg):] == seg
-		}
-		x := strings.Index(p[i:], seg)
-		if x < 0 {
-			return false
-		}
-		i += x + len(seg)
-	}
-	return true
-}
-
-func pathMask(p string) uint64 {
-	m := uint64(1) << 63 // never zero, so that 0 means "not computed"
-	for i := 0; i < len(p); i++ {
-		m |= 1 << (p[i] & 63)
-	}
-	return m
-}
-
 // Check reports whether the crawler may fetch path: the path of the URL and
 // its query, as sent ("/a/b?c=d"; "" counts as "/"). The fragment must not
-// be included. Check does not allocate for paths up to 512 bytes.
+// be included.
+//
+// Check does not allocate when the path, in the form the dialect compares
+// it, is at most 512 bytes long. google and koster1994 compare the path as
+// given and never allocate; rfc9309 and coccoc percent-normalise it first,
+// and a normalised path longer than 512 bytes costs one allocation of its
+// exact length.
 func (rs *Ruleset) Check(path string) Verdict {
 	if path == "" {
 		path = "/"
@@ -345,21 +200,51 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if rs.s.robotsTxtFree && isRobotsTxt(path) {
 		return Verdict{Allowed: true, Reason: ReasonRobotsTxt}
 	}
-	if rs.root == nil {
+	rank := rs.m.fixed
+	if rank == pathDependent {
+		rank = rs.lookup(path)
+	}
+	if rank == noRule {
 		return Verdict{Allowed: true}
 	}
-	if rs.s.encoding == encRFC3986 && needsRFCNormal(path, true) {
-		var buf [512]byte
-		b := appendRFC3986(buf[:0], path, true)
-		path = unsafe.String(unsafe.SliceData(b), len(b))
-	}
-	best := rs.lookup(path)
-	if best < 0 {
-		return Verdict{Allowed: true}
-	}
-	r := &rs.rules[best]
+	r := &rs.rules[rs.m.order[rank]]
 	return Verdict{Allowed: r.Allow, Reason: ReasonRule, Rule: r}
 }
+
+// maxStackPath is the longest normalised path Check handles without
+// allocating; shortPath bounds the common case, whose buffer is cheaper to
+// set up.
+const (
+	shortPath    = 128
+	maxStackPath = 512
+)
+
+// lookup returns the rank of the rule that decides path, or noRule.
+func (rs *Ruleset) lookup(path string) int32 {
+	if rs.s.encoding != encRFC3986 {
+		return rs.m.lookup(path)
+	}
+	i := rfcURLSpecial(path)
+	if i < 0 {
+		return rs.m.lookup(path) // already in normal form
+	}
+	// The normalised path is path[:i] and then at most three bytes for
+	// each byte of path[i:].
+	if i+3*(len(path)-i) <= shortPath {
+		var buf [shortPath]byte
+		return rs.m.lookup(bytesString(appendRFC3986URL(buf[:0], path, i)))
+	}
+	n := rfcURLLen(path, i)
+	if n <= maxStackPath {
+		var buf [maxStackPath]byte
+		return rs.m.lookup(bytesString(appendRFC3986URL(buf[:0], path, i)))
+	}
+	return rs.m.lookup(bytesString(appendRFC3986URL(make([]byte, 0, n), path, i)))
+}
+
+// bytesString returns b as a string without copying; b must not change
+// while the string is in use.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // CheckURL is [Ruleset.Check] for a URL: the path and query are taken from
 // rawURL as Google's parser takes them (scheme and authority skipped,
@@ -369,41 +254,7 @@ func (rs *Ruleset) CheckURL(rawURL string) Verdict { return rs.Check(PathOf(rawU
 
 func isRobotsTxt(p string) bool {
 	const rt = "/robots.txt"
-	return strings.HasPrefix(p, rt) && (len(p) == len(rt) || p[len(rt)] == '?')
-}
-
-// lookup returns the index of the winning rule for p, or -1.
-func (rs *Ruleset) lookup(p string) int {
-	best := int32(-1)
-	var mask uint64
-	n, i := rs.root, 0
-	for {
-		if best >= 0 && n.minRank >= best {
-			break
-		}
-		for _, ri := range n.rules {
-			if best >= 0 && ri >= best {
-				break
-			}
-			if rs.cr[ri].match(p, i, &mask) {
-				best = ri
-				break
-			}
-		}
-		if i >= len(p) {
-			break
-		}
-		k := strings.IndexByte(n.keys, p[i])
-		if k < 0 {
-			break
-		}
-		child := n.kids[k]
-		if !strings.HasPrefix(p[i:], child.label) {
-			break
-		}
-		n, i = child, i+len(child.label)
-	}
-	return int(best)
+	return len(p) >= len(rt) && p[:len(rt)] == rt && (len(p) == len(rt) || p[len(rt)] == '?')
 }
 
 // PathOf returns the path, parameters and query of rawURL, as Google's

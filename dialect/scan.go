@@ -17,10 +17,10 @@ type line struct {
 
 const bom = "\xEF\xBB\xBF"
 
-// scan splits body into lines (CR, LF or CRLF) and calls fn for each, in
-// order. It returns the number of bytes it considered and whether the body
-// was cut at MaxBodyBytes. The *line passed to fn is reused between calls.
-func (s *spec) scan(body string, fn func(*line)) (used int, cut bool) {
+// scan splits body into lines (CR, LF or CRLF) and passes each to p.line,
+// in order. It returns the number of bytes it considered and whether the
+// body was cut at MaxBodyBytes.
+func (p *parser) scan(body string) (used int, cut bool) {
 	if len(body) > MaxBodyBytes {
 		body = body[:MaxBodyBytes]
 		cut = true
@@ -38,6 +38,7 @@ func (s *spec) scan(body string, fn func(*line)) (used int, cut bool) {
 		i++
 	}
 	body = body[i:]
+	p.body = body
 
 	var l line
 	num := 0
@@ -60,8 +61,8 @@ func (s *spec) scan(body string, fn func(*line)) (used int, cut bool) {
 			}
 		}
 		l = line{num: num}
-		s.readLine(body[pos:end], &l)
-		fn(&l)
+		p.s.readLine(body[pos:end], &l)
+		p.line(&l)
 		pos = next
 	}
 	return used, cut
@@ -123,26 +124,66 @@ func (s *spec) readLine(text string, l *line) {
 	l.kind, l.typo = s.classify(key)
 }
 
-// classify returns what key means in this dialect.
-func (s *spec) classify(key string) (keyKind, bool) {
-	if s.keyPrefixes != nil {
-		for _, p := range s.keyPrefixes {
-			if len(key) >= len(p.prefix) && strings.EqualFold(key[:len(p.prefix)], p.prefix) {
-				return p.kind, p.typo
-			}
+// keyEntry is a key a dialect recognises, for classify.
+type keyEntry struct {
+	name   string // lower case
+	kind   keyKind
+	typo   bool
+	prefix bool // name need only start the key
+}
+
+// keyTable holds a dialect's keys by their first letter, in the order
+// classify tries them: spec.keyPrefixes when there are any, else spec.keys.
+type keyTable [26][]keyEntry
+
+func newKeyTable(s *spec) *keyTable {
+	t := new(keyTable)
+	add := func(e keyEntry) {
+		c := e.name[0] - 'a'
+		t[c] = append(t[c], e)
+	}
+	for _, p := range s.keyPrefixes {
+		add(keyEntry{name: p.prefix, kind: p.kind, typo: p.typo, prefix: true})
+	}
+	if s.keyPrefixes == nil {
+		for name, kind := range s.keys {
+			add(keyEntry{name: name, kind: kind})
 		}
+	}
+	return t
+}
+
+// classify returns what key means in this dialect: the first of the
+// dialect's key prefixes that starts key, or the key equal to it, compared
+// case-insensitively (ASCII letters only, as strings.EqualFold does for an
+// ASCII name of the same byte length).
+func (s *spec) classify(key string) (keyKind, bool) {
+	c := key[0] | 0x20
+	if c < 'a' || c > 'z' {
 		return keyUnknown, false
 	}
-	if len(key) > 16 {
-		return keyUnknown, false
+	for _, e := range s.keyTab[c-'a'] {
+		if len(key) < len(e.name) || !e.prefix && len(key) != len(e.name) {
+			continue
+		}
+		if foldEqual(key[:len(e.name)], e.name) {
+			return e.kind, e.typo
+		}
 	}
-	var buf [16]byte
-	for i := 0; i < len(key); i++ {
-		c := key[i]
+	return keyUnknown, false
+}
+
+// foldEqual reports whether s equals lower, a lower-case ASCII string of the
+// same length, ignoring the case of ASCII letters.
+func foldEqual(s, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		buf[i] = c
+		if c != lower[i] {
+			return false
+		}
 	}
-	return s.keys[string(buf[:len(key)])], false
+	return true
 }
