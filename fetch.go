@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
@@ -66,13 +67,85 @@ type fetchResult struct {
 // fetch asks scheme://authority/robots.txt, following at most
 // maxRedirects redirects (to any http(s) authority), and classifies the
 // answer. It never fails: a failure is an outcome.
+//
+// The total timeout counts the time the fetch spends outside a host's gate
+// (see [fetchBudget]): a robots.txt fetch that waits behind the host's own
+// Crawl-delay or Retry-After pause is not read as "no answer".
 func (r *Resolver) fetch(ctx context.Context, authority string) fetchResult {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.totalTimeout)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	b := newFetchBudget(r.cfg.totalTimeout, cancel)
+	defer b.stop()
+	ctx = context.WithValue(ctx, fetchBudgetKey{}, b)
 	res := fetchResult{FetchInfo: FetchInfo{URL: authority + "/robots.txt", MaxAge: -1}}
 	r.fetchInto(ctx, &res)
+	if b.spent() && res.Outcome == dialect.OutcomeNoAnswer {
+		res.Err = "timeout: no complete answer within " + r.cfg.totalTimeout.String()
+	}
 	res.Time = r.clock.Now()
 	return res
+}
+
+// fetchBudget bounds the time a robots.txt fetch spends on the network: it
+// cancels the fetch once total has passed, not counting the time the fetch
+// waits at a host's gate (the plugin's transport calls pause and resume
+// around that wait). Safe for concurrent use.
+type fetchBudget struct {
+	mu      sync.Mutex
+	left    time.Duration // budget left when the timer was last (re)started
+	started time.Time
+	timer   *time.Timer
+	paused  int // nested pauses (redirect hops go through the gate one by one)
+	fired   bool
+}
+
+type fetchBudgetKey struct{}
+
+func newFetchBudget(total time.Duration, cancel func()) *fetchBudget {
+	b := &fetchBudget{left: total, started: time.Now()}
+	b.timer = time.AfterFunc(total, func() {
+		b.mu.Lock()
+		b.fired = true
+		b.mu.Unlock()
+		cancel()
+	})
+	return b
+}
+
+// budgetOf returns the fetch budget carried by ctx, or nil.
+func budgetOf(ctx context.Context) *fetchBudget {
+	b, _ := ctx.Value(fetchBudgetKey{}).(*fetchBudget)
+	return b
+}
+
+// pause stops the clock (unless the budget is spent already).
+func (b *fetchBudget) pause() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.paused++
+	if b.paused == 1 && !b.fired && b.timer.Stop() {
+		b.left -= time.Since(b.started)
+	}
+}
+
+// resume starts the clock again with what is left.
+func (b *fetchBudget) resume() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.paused--
+	if b.paused == 0 && !b.fired {
+		b.started = time.Now()
+		b.timer.Reset(max(b.left, 0))
+	}
+}
+
+func (b *fetchBudget) stop() { b.timer.Stop() }
+
+// spent reports whether the budget ran out and cancelled the fetch.
+func (b *fetchBudget) spent() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fired
 }
 
 func (r *Resolver) fetchInto(ctx context.Context, res *fetchResult) {

@@ -866,6 +866,15 @@ func (l *Limiter) Transport(next http.RoundTripper) http.RoundTripper {
 	return &limitedTransport{l: l, next: next}
 }
 
+// gateWaitError is the error of a request that gave up waiting at its
+// host's gate; it wraps the context's error.
+type gateWaitError struct{ err error }
+
+func (e *gateWaitError) Error() string {
+	return "robots: gave up waiting for the host's turn: " + e.err.Error()
+}
+func (e *gateWaitError) Unwrap() error { return e.err }
+
 type limitedTransport struct {
 	l    *Limiter
 	next http.RoundTripper
@@ -905,11 +914,20 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 func (t *limitedTransport) roundTrip(req *http.Request, host string, d time.Duration, set bool) (*http.Response, error) {
 	gb := new(gatedBody)
 	p := &gb.p
-	if err := t.l.acquire(req.Context(), host, p, d, set); err != nil {
+	// A robots.txt fetch's timeout does not run while it waits here.
+	b := budgetOf(req.Context())
+	if b != nil {
+		b.pause()
+	}
+	err := t.l.acquire(req.Context(), host, p, d, set)
+	if b != nil {
+		b.resume()
+	}
+	if err != nil {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, err
+		return nil, &gateWaitError{err}
 	}
 	if p.track {
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { p.Sent() }}

@@ -201,6 +201,37 @@ func (p *Plugin) Attach(c *colly.Collector) {
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
+	c.OnError(p.onError)
+}
+
+// onError keeps for [Plugin.RetryDeferred] the Colly request behind a
+// request deferred at the transport (a redirect hop to an authority whose
+// robots.txt is unreachable for now, or a policy that expired between
+// OnRequest and the send), so that it is not lost: Colly has marked its URL
+// visited.
+func (p *Plugin) onError(r *colly.Response, err error) {
+	var be *BlockedError
+	if r != nil && r.Request != nil && errors.As(err, &be) && be.Block.Kind == Deferred {
+		p.keepDeferred(r.Request)
+	}
+}
+
+// maxDeferred bounds the requests kept for RetryDeferred.
+const maxDeferred = 100_000
+
+// keepDeferred adds r to the requests kept for RetryDeferred, unless
+// maxDeferred are kept already (then it says so in the log).
+func (p *Plugin) keepDeferred(r *colly.Request) {
+	p.mu.Lock()
+	full := len(p.deferred) >= maxDeferred
+	if !full {
+		p.deferred = append(p.deferred, r)
+	}
+	p.mu.Unlock()
+	if full {
+		p.log.Warn("robots: deferred request not kept for RetryDeferred: already keeping the most allowed; call RetryDeferred",
+			slog.String("url", r.URL.String()), slog.Int("kept", maxDeferred))
+	}
 }
 
 // resolver returns the plugin's resolver, created on first use so that the
@@ -436,9 +467,7 @@ func (p *Plugin) stop(r *colly.Request, b Block, pol *Policy) {
 			b.URL = r.URL.String()
 		}
 		if b.Kind == Deferred {
-			p.mu.Lock()
-			p.deferred = append(p.deferred, r)
-			p.mu.Unlock()
+			p.keepDeferred(r)
 		}
 	}
 	if pol != nil {
@@ -550,13 +579,19 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	if err != nil {
+		// The request's context ended while robots.txt was being fetched.
+		p.stop(nil, t.canceled(req, err), nil)
 		closeBody(req)
 		return nil, err
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
-		return t.next.roundTrip(req, pol.Authority(), d, true)
+		resp, err := t.next.roundTrip(req, pol.Authority(), d, true)
+		if gw := (*gateWaitError)(nil); errors.As(err, &gw) {
+			p.stop(nil, t.canceled(req, gw), pol)
+		}
+		return resp, err
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -574,6 +609,16 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.stop(nil, b, pol)
 	closeBody(req)
 	return nil, &BlockedError{Block: b}
+}
+
+// canceled is the report of a request whose context ended while the
+// transport held it.
+func (t *checkTransport) canceled(req *http.Request, err error) Block {
+	b := Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: err.Error()}
+	if b.Redirect {
+		b.Reason = "redirect from " + redact(req.Response.Request.URL) + " not followed: " + b.Reason
+	}
+	return b
 }
 
 func redact(u *url.URL) string {

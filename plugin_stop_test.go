@@ -1,0 +1,131 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// A robots.txt fetched again after its policy expired waits at the host's
+// gate like any request; its total timeout must not run while it waits
+// there, or a host's own Crawl-delay would make its robots.txt "no answer".
+func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
+	f := newFarm(t, map[string]*farmSite{"g.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+	clock := newStepClock()
+	var blocks blockLog
+	p := New(WithTransport(f.transport()), WithDialect(dialect.Google), WithClock(clock),
+		WithMinDelay(time.Second), WithTimeouts(0, 0, 300*time.Millisecond), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.Option())
+	if err := c.Visit("http://g.test/a"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(25 * time.Hour) // the policy has expired: robots.txt is fetched again
+	if err := c.Visit("http://g.test/b"); err != nil {
+		t.Fatal(err)
+	}
+	if bs := blocks.all(); len(bs) != 0 {
+		t.Fatalf("stopped: %v", bs)
+	}
+	if got := strings.Join(f.paths("g.test"), " "); got != "/a /b" {
+		t.Fatalf("server saw %q, want /a /b", got)
+	}
+	if n := len(f.pages("g.test", true)); n != 4 {
+		t.Fatalf("%d requests, want 4 (robots.txt twice)", n)
+	}
+	if hs := f.pages("g.test", true); minGap(hs) < time.Second {
+		t.Errorf("gap %s under the minimum delay", minGap(hs))
+	}
+}
+
+// A redirect hop into an authority whose robots.txt is unreachable for now
+// is stopped at the transport as Deferred; the Colly request behind it is
+// kept, and RetryDeferred sends it again once robots.txt answers.
+func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		down := &farmSite{robotsStatus: 503, robots: "User-agent: *\nDisallow: /no\n"}
+		f := newFarm(t, map[string]*farmSite{
+			"a.test": {handle: func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path == "/go" {
+					http.Redirect(w, r, "http://b.test/landing", http.StatusFound)
+					return true
+				}
+				return false
+			}},
+			"b.test": down,
+		})
+		clock := newStepClock()
+		var blocks blockLog
+		p := New(WithTransport(f.transport()), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
+			WithRetryAfter(0, time.Millisecond, time.Millisecond))
+		c := newCollector(async, p.Option())
+		var onErr []error
+		var mu sync.Mutex
+		c.OnError(func(_ *colly.Response, err error) { mu.Lock(); onErr = append(onErr, err); mu.Unlock() })
+		c.Visit("http://a.test/go")
+		c.Wait()
+		if len(f.paths("b.test")) != 0 {
+			t.Fatalf("async=%v: b.test served a page while its robots.txt answered 503", async)
+		}
+		bs := blocks.all()
+		if len(bs) != 1 || bs[0].Kind != Deferred || !bs[0].Redirect || bs[0].URL != "http://b.test/landing" {
+			t.Fatalf("async=%v: blocks %v, want one deferred redirect to b.test/landing", async, bs)
+		}
+		if len(onErr) != 1 || !errors.Is(onErr[0], ErrBlocked) {
+			t.Fatalf("async=%v: OnError got %v, want one ErrBlocked", async, onErr)
+		}
+		f.mu.Lock()
+		down.robotsStatus = 200
+		f.mu.Unlock()
+		clock.Advance(time.Hour) // past the retry time
+		if n := p.RetryDeferred(); n != 1 {
+			t.Fatalf("async=%v: RetryDeferred sent %d, want 1", async, n)
+		}
+		c.Wait()
+		if got := strings.Join(f.paths("b.test"), " "); got != "/landing" {
+			t.Fatalf("async=%v: after the retry b.test saw %q, want /landing", async, got)
+		}
+	}
+}
+
+// A redirect hop that gives up waiting at its host's gate (the collector's
+// context ended) is reported as Canceled.
+func TestPluginCanceledAtGateIsReported(t *testing.T) {
+	f := newFarm(t, map[string]*farmSite{
+		"a.test": {handle: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/go" {
+				http.Redirect(w, r, "http://slow.test/x", http.StatusFound)
+				return true
+			}
+			return false
+		}},
+		"slow.test": {robots: "User-agent: *\nCrawl-delay: 1\n"},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var blocks blockLog
+	p := New(WithTransport(f.transport()), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.Option(), colly.StdlibContext(ctx))
+	if err := c.Visit("http://slow.test/first"); err != nil { // slow.test's next turn is 1 s away
+		t.Fatal(err)
+	}
+	time.AfterFunc(200*time.Millisecond, cancel)
+	err := c.Visit("http://a.test/go") // the hop to slow.test waits at its gate
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Visit: %v, want context.Canceled", err)
+	}
+	bs := blocks.all()
+	if len(bs) != 1 || bs[0].Kind != Canceled || !bs[0].Redirect || bs[0].URL != "http://slow.test/x" {
+		t.Fatalf("blocks %v, want one canceled redirect hop to slow.test/x", bs)
+	}
+	if !strings.Contains(bs[0].Reason, "waiting for the host's turn") {
+		t.Errorf("reason %q does not say it was waiting for the host's turn", bs[0].Reason)
+	}
+}
