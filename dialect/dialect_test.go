@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -377,6 +378,38 @@ func TestNoBacktracking(t *testing.T) {
 		}
 		if v := rs.Check(path + "b"); v.Allowed != want {
 			t.Errorf("%s: with a final b: %s", d, v)
+		}
+	}
+}
+
+// Many wildcard rules indexed by the same three-byte piece, which the path
+// repeats, must be tried a bounded number of times per check (once through
+// the gram index, once more if lookupWild falls back to going over them in
+// order), not once per occurrence of the piece: that would make a check cost
+// rules × path length². The count of tries is structural: nothing is timed.
+func TestWildcardRulesTriedOncePerCheck(t *testing.T) {
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN"
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	for k := range len(letters) { // more rules than gramIndexMin and maxGramTries
+		// "aaa" is each rule's only segment of three bytes: its gram.
+		fmt.Fprintf(&b, "Disallow: /*aaa*x%c\n", letters[k])
+	}
+	rules := len(letters)
+	for _, d := range []*Dialect{RFC9309, Google, CocCoc} {
+		rs := d.ParseString(b.String()).For("bot")
+		for _, n := range []int{100, 1000, 8000} {
+			path := "/" + strings.Repeat("a", n)
+			var st lookState
+			if r := rs.m.lookupState(path, &st); r != noRule {
+				t.Fatalf("%s: %d a's: a rule matched", d, n)
+			}
+			if st.tries > maxGramTries+rules {
+				t.Errorf("%s: %d a's: %d wildcard tries for %d rules", d, n, st.tries, rules)
+			}
+			if v := rs.Check(path + "xc"); v.Allowed || v.Rule == nil || v.Rule.Pattern != "/*aaa*xc" {
+				t.Errorf("%s: %d a's then xc: %s, want the /*aaa*xc rule", d, n, v)
+			}
 		}
 	}
 }

@@ -166,14 +166,15 @@ func (m *matcher) addWild(rank int32, rest string) {
 }
 
 // match reports whether w matches p after the literal prefix p[:i].
-func (m *matcher) match(w *wildRule, p string, i int, mask *uint64) bool {
+func (m *matcher) match(w *wildRule, p string, i int, st *lookState) bool {
+	st.tries++
 	if len(p)-i < int(w.minLen) {
 		return false
 	}
-	if *mask == 0 {
-		*mask = pathMask(p)
+	if st.mask == 0 {
+		st.mask = pathMask(p)
 	}
-	if w.mask&^*mask != 0 {
+	if w.mask&^st.mask != 0 {
 		return false
 	}
 	segs := m.segs[w.s0:w.s1]
@@ -208,10 +209,20 @@ func pathMask(p string) uint64 {
 	return m | m1 | m2 | m3
 }
 
+// lookState is the scratch state of one lookup.
+type lookState struct {
+	mask  uint64 // pathMask of the path, once computed
+	tries int    // wildcard rules tried (for tests: each at most once)
+}
+
 // lookup returns the rank of the rule that wins for p, or noRule.
 func (m *matcher) lookup(p string) int32 {
+	var st lookState
+	return m.lookupState(p, &st)
+}
+
+func (m *matcher) lookupState(p string, st *lookState) int32 {
 	best := noRule
-	var mask uint64
 	n, i := &m.nodes[0], 0
 	for n.min < best {
 		best = min(best, n.any)
@@ -219,7 +230,7 @@ func (m *matcher) lookup(p string) int32 {
 			best = min(best, n.end)
 		}
 		if n.w0 < n.w1 && m.wild[n.w0].rank < best {
-			best = m.lookupWild(n, p, i, best, &mask)
+			best = m.lookupWild(n, p, i, best, st)
 		}
 		if i >= len(p) || n.nkid == 0 {
 			break
@@ -246,20 +257,18 @@ func (m *matcher) lookup(p string) int32 {
 	return best
 }
 
+// maxGramTries is how many distinct wildcard rules lookupWild tries through
+// the gram index before it goes over the node's rules in order instead.
+const maxGramTries = 32
+
 // lookupWild returns the best of best and the ranks of the wildcard rules of
-// n that match p after its prefix p[:i].
-func (m *matcher) lookupWild(n *tnode, p string, i int, best int32, mask *uint64) int32 {
+// n that match p after its prefix p[:i]. Each rule is tried at most twice
+// (through the index, then once more if there are many candidates), so that
+// the cost stays linear in the length of the path: a rule's gram may occur
+// at many places of the path, and match does not depend on where.
+func (m *matcher) lookupWild(n *tnode, p string, i int, best int32, st *lookState) int32 {
 	if n.gram < 0 {
-		for k := n.w0; k < n.w1; k++ {
-			w := &m.wild[k]
-			if w.rank >= best {
-				break
-			}
-			if m.match(w, p, i, mask) {
-				return w.rank
-			}
-		}
-		return best
+		return m.lookupWildAll(n, p, i, best, st, ^uint64(0))
 	}
 	g := &m.grams[n.gram]
 	for _, k := range g.loose {
@@ -267,7 +276,7 @@ func (m *matcher) lookupWild(n *tnode, p string, i int, best int32, mask *uint64
 		if w.rank >= best {
 			break
 		}
-		if m.match(w, p, i, mask) {
+		if m.match(w, p, i, st) {
 			best = w.rank
 			break
 		}
@@ -277,20 +286,51 @@ func (m *matcher) lookupWild(n *tnode, p string, i int, best int32, mask *uint64
 	for j := i; j+3 <= len(p); j++ {
 		sig |= gramBit(gramAt(p, j))
 	}
+	var tried [maxGramTries]int32
+	nt := 0
 	for j := i; j+3 <= len(p); j++ {
 		gr := gramAt(p, j)
 		b := gramHash(gr) >> g.shift
+	entries:
 		for _, e := range g.entries[g.start[b]:g.start[b+1]] {
 			if e.rank >= best {
 				break
 			}
-			if e.gram != gr {
+			w := &m.wild[e.w]
+			if e.gram != gr || w.grams&^sig != 0 {
 				continue
 			}
-			if w := &m.wild[e.w]; w.grams&^sig == 0 && m.match(w, p, i, mask) {
+			for _, t := range tried[:nt] {
+				if t == e.w {
+					continue entries
+				}
+			}
+			if nt == len(tried) {
+				// Many candidates: one pass over the rules, best first.
+				return m.lookupWildAll(n, p, i, best, st, sig)
+			}
+			tried[nt] = e.w
+			nt++
+			if m.match(w, p, i, st) {
 				best = e.rank
 				break
 			}
+		}
+	}
+	return best
+}
+
+// lookupWildAll is lookupWild without the gram index: the rules of n whose
+// grams are all in sig (the signature of the path's grams) are tried in
+// order of rank until one matches or none can beat best.
+func (m *matcher) lookupWildAll(n *tnode, p string, i int, best int32, st *lookState, sig uint64) int32 {
+	for k := n.w0; k < n.w1; k++ {
+		w := &m.wild[k]
+		if w.rank >= best {
+			break
+		}
+		if w.grams&^sig == 0 && m.match(w, p, i, st) {
+			return w.rank
 		}
 	}
 	return best
