@@ -51,15 +51,46 @@ func needsRFCNormal(s string, url bool) bool {
 }
 
 // rfcURLSpecial returns the index of the first byte of the URL path s that
-// appendRFC3986 does not copy unchanged, or -1.
+// appendRFC3986 does not copy unchanged, or -1. It runs on every rfc9309
+// and coccoc check, so it looks at eight bytes at a time.
 func rfcURLSpecial(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if urlSpecialIn(load64(s, i)) {
+			break
+		}
+	}
 	plain := &rfcPlain[1]
-	for i := 0; i < len(s); i++ {
+	for ; i < len(s); i++ {
 		if !plain[s[i]] {
 			return i
 		}
 	}
 	return -1
+}
+
+const (
+	ones8 = 0x0101010101010101
+	high8 = 0x8080808080808080
+)
+
+// load64 returns s[i:i+8] as a little-endian word (one load on amd64).
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// urlSpecialIn reports whether one of the eight bytes of x is not copied
+// unchanged in a URL (rfcPlain[1] false): below 0x21, above 0x7E, '$', '%'
+// or '*'. Each test below is exact about whether some byte qualifies (a
+// borrow or carry only ever starts at a byte that does).
+func urlSpecialIn(x uint64) bool {
+	below := (x - ones8*0x21) &^ x       // a byte < 0x21
+	above := (x + ones8*(0x7F-0x7E)) | x // a byte > 0x7E
+	d, p, a := x^(ones8*'$'), x^(ones8*'%'), x^(ones8*'*')
+	zero := (d-ones8)&^d | (p-ones8)&^p | (a-ones8)&^a // a byte equal to one of them
+	return (below|above|zero)&high8 != 0
 }
 
 // rfcURLLen returns len(appendRFC3986URL(nil, s, i)).
@@ -108,6 +139,13 @@ func appendRFC3986From(b []byte, s string, i int, url bool) []byte {
 	b = append(b, s[:i]...)
 	for i < len(s) {
 		j := i
+		if url {
+			if k := rfcURLSpecial(s[i:]); k >= 0 {
+				j += k
+			} else {
+				j = len(s)
+			}
+		}
 		for j < len(s) && plain[s[j]] {
 			j++
 		}
