@@ -129,6 +129,39 @@ func TestSizeLimit(t *testing.T) {
 	}
 }
 
+// A line that ends exactly at the 500 KiB limit (its line break is the
+// first byte past it) is whole and applies; with LF, CR or CRLF.
+func TestSizeLimitLineEndingAtTheLimit(t *testing.T) {
+	for _, eol := range []string{"\n", "\r", "\r\n"} {
+		var b strings.Builder
+		b.WriteString("User-agent: *" + eol)
+		const rule = "Disallow: /edge"
+		pad := "#" + strings.Repeat("p", 60) + eol
+		for b.Len()+len(pad)+len(rule) <= MaxBodyBytes {
+			b.WriteString(pad)
+		}
+		b.WriteString(strings.Repeat("#", MaxBodyBytes-len(rule)-b.Len()-len(eol)) + eol)
+		b.WriteString(rule) // ends at byte MaxBodyBytes
+		if b.Len() != MaxBodyBytes {
+			t.Fatalf("built %d bytes", b.Len())
+		}
+		b.WriteString(eol + "Disallow: /after" + eol)
+		for _, d := range All() {
+			r := d.ParseString(b.String())
+			if _, cut := r.Size(); !cut {
+				t.Errorf("%s %q: not cut", d, eol)
+			}
+			rs := r.For("bot")
+			if v := rs.Check("/edge"); v.Allowed {
+				t.Errorf("%s %q: the rule ending at the limit must apply: %s", d, eol, v)
+			}
+			if v := rs.Check("/after"); !v.Allowed {
+				t.Errorf("%s %q: the rule after the limit must not apply: %s", d, eol, v)
+			}
+		}
+	}
+}
+
 func TestGoogleLineCut(t *testing.T) {
 	long := "/x/" + strings.Repeat("a", 20000)
 	body := "user-agent: bot\ndisallow: " + long + "\n"

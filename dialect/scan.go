@@ -22,13 +22,17 @@ const bom = "\xEF\xBB\xBF"
 // body was cut at MaxBodyBytes.
 func (p *parser) scan(body string) (used int, cut bool) {
 	if len(body) > MaxBodyBytes {
+		after := body[MaxBodyBytes]
 		body = body[:MaxBodyBytes]
 		cut = true
-		// Drop a line cut in the middle so that half a rule never applies.
-		if i := strings.LastIndexAny(body, "\r\n"); i >= 0 {
-			body = body[:i+1]
-		} else {
-			body = ""
+		// Drop a line cut in the middle so that half a rule never applies;
+		// a line that ends exactly at the limit is whole.
+		if after != '\n' && after != '\r' {
+			if i := strings.LastIndexAny(body, "\r\n"); i >= 0 {
+				body = body[:i+1]
+			} else {
+				body = ""
+			}
 		}
 	}
 	used = len(body)

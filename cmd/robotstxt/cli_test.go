@@ -64,10 +64,14 @@ func TestUsageErrors(t *testing.T) {
 		{"inspect", "-agent", "a", p, "/x"},
 		{"check", "-nosuchflag", p},
 	} {
-		var out bytes.Buffer
-		code, err := run(args, strings.NewReader(""), &out)
-		if code != 2 || err == nil {
-			t.Errorf("%q: code %d err %v, want 2 and an error", args, code, err)
+		var out, stderr bytes.Buffer
+		code := runMain(args, strings.NewReader(""), &out, &stderr)
+		msg := stderr.String()
+		if code != 2 || strings.Count(msg, "\n") != 1 || !strings.HasSuffix(msg, "\n") || !strings.HasPrefix(msg, "robotstxt: ") {
+			t.Errorf("%q: exit %d, stderr %q: want 2 and one line", args, code, msg)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q: stdout %q", args, out.String())
 		}
 	}
 }

@@ -60,14 +60,21 @@ dialects: rfc9309 (default), google, coccoc, koster1994`
 var errUsage = errors.New("usage")
 
 func main() {
-	code, err := run(os.Args[1:], os.Stdin, os.Stdout)
+	os.Exit(runMain(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// runMain runs the command and writes an error as one line on stderr (a
+// usage error points to -h for the usage text).
+func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	code, err := run(args, stdin, stdout)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "robotstxt: "+strings.ReplaceAll(err.Error(), "\n", " "))
+		msg := "robotstxt: " + strings.ReplaceAll(err.Error(), "\n", " ")
 		if errors.Is(err, errUsage) {
-			fmt.Fprintln(os.Stderr, usage)
+			msg += " (robotstxt -h shows the usage)"
 		}
+		fmt.Fprintln(stderr, msg)
 	}
-	os.Exit(code)
+	return code
 }
 
 // run executes one command and returns the exit status.
