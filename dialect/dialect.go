@@ -54,6 +54,19 @@
 //     "*" group(s), else no rules apply. In every dialect.
 //   - A malformed percent sign ("/100%") compares as "%25" in rfc9309 and
 //     coccoc, in rules and URLs alike.
+//   - rfc9309 and coccoc: a reserved character (":", "/", "?", "=", ...)
+//     and its percent-encoded form are different octets, as RFC 3986 §2.2
+//     has it: a rule "/q?u=http://x" matches that URL as written, not
+//     "/q?u=http%3A%2F%2Fx". The seed's table (fig. 4, row 2) shows how such
+//     a query is encoded when a URI is built; the crawler compares the URL
+//     it sends. Percent-encoding both sides would also change the length of
+//     rules and so which one wins.
+//   - /robots.txt is exempt from the rules only in rfc9309 (RFC 9309 §2.5);
+//     google (as Google's parser), coccoc and koster1994 check it like any
+//     path. (The plugin always fetches robots.txt itself.)
+//   - Crawl-delay values above one year are read as one year, so that the
+//     duration cannot overflow; the plugin's WithMaxCrawlDelay then applies.
+//   - google: a NUL byte ends a line's content, as in Google's parser.
 package dialect
 
 import (
@@ -193,6 +206,7 @@ type spec struct {
 	keyTab           *keyTable          // keys or keyPrefixes by first letter (derived)
 	colonlessTwoWord bool               // "key value" without ':' read when exactly two words
 	maxLineBytes     int                // bytes of a line kept; 0 = no limit
+	nulEndsLine      bool               // a NUL byte ends the line's content (google)
 	blankLineRecords bool               // records end at blank lines (koster1994)
 
 	// Groups.
@@ -264,6 +278,7 @@ var googleSpec = spec{
 	},
 	colonlessTwoWord: true,
 	maxLineBytes:     2083*8 - 1,
+	nulEndsLine:      true,
 	agentMatch:       matchToken,
 	allowLines:       true,
 	emptyDisallow:    emptyDisallowMatchesNothing,

@@ -54,6 +54,52 @@ func TestSameFileDifferentDialects(t *testing.T) {
 	}
 }
 
+// Where the crawler has no group of its own, every "*" group applies, merged
+// (the published RFC 9309 dropped the draft's "first"); koster1994 merges
+// its "*" records too.
+func TestStarGroupsMerged(t *testing.T) {
+	body := "User-agent: *\nDisallow: /one\n\nUser-agent: other\nDisallow: /x\n\nUser-agent: *\nDisallow: /two\n"
+	for _, d := range All() {
+		rs := d.ParseString(body).For("bot")
+		for _, p := range []string{"/one", "/two"} {
+			if v := rs.Check(p); v.Allowed {
+				t.Errorf("%s: %s allowed: both * groups must apply", d, p)
+			}
+		}
+		if v := rs.Check("/x"); !v.Allowed {
+			t.Errorf("%s: /x of another crawler's group applied", d)
+		}
+	}
+}
+
+// The documented choice: a reserved character and its percent-encoded form
+// are not equated (RFC 3986 §2.2), in rules or URLs.
+func TestReservedCharactersComparedAsWritten(t *testing.T) {
+	for _, d := range []*Dialect{RFC9309, CocCoc} {
+		rs := d.ParseString("User-agent: *\nDisallow: /q?u=http://x\nDisallow: /r%3Fs\n").For("bot")
+		for p, allowed := range map[string]bool{
+			"/q?u=http://x":       false,
+			"/q?u=http%3A%2F%2Fx": true,
+			"/r%3fs":              false, // %xx upper-cased
+			"/r?s":                true,
+		} {
+			if v := rs.Check(p); v.Allowed != allowed {
+				t.Errorf("%s: %s: %s, want allowed=%v", d, p, v, allowed)
+			}
+		}
+	}
+}
+
+// A NUL byte is an ordinary byte of the value outside the google dialect.
+func TestNULOnlyEndsGoogleLines(t *testing.T) {
+	body := "User-agent: *\nDisallow: /a\x00junk\n"
+	for _, d := range []*Dialect{RFC9309, CocCoc, Koster1994} {
+		if v := d.ParseString(body).For("bot").Check("/ab"); !v.Allowed {
+			t.Errorf("%s: /ab disallowed by %s", d, v)
+		}
+	}
+}
+
 func TestLineEndingsAndBOM(t *testing.T) {
 	for _, body := range []string{
 		"User-agent: bot\nDisallow: /a\nDisallow: /b\n",
@@ -195,8 +241,12 @@ func TestGoogleKeys(t *testing.T) {
 		// The product token of the value is compared: googlebot/1.2 is googlebot.
 		{body: "user-agent: Googlebot/1.2\ndisallow: /a\n", agents: "googlebot", url: "/a", allow: false},
 		{body: "user-agent: Googlebot*\ndisallow: /a\n", agents: "googlebot", url: "/a", allow: false},
-		// Crawl-delay and unknown lines do not end a group.
+		// Crawl-delay, sitemap and unknown lines do not end a group.
 		{body: "user-agent: a\ncrawl-delay: 5\nuser-agent: bot\ndisallow: /a\n", agents: "a", url: "/a", allow: false},
+		{body: "user-agent: a\nfoo: bar\nuser-agent: bot\ndisallow: /a\n", agents: "a", url: "/a", allow: false},
+		{body: "user-agent: a\nsitemap: https://h/s.xml\nuser-agent: bot\ndisallow: /a\n", agents: "a", url: "/a", allow: false},
+		// A NUL byte ends the line's content, as in Google's parser.
+		{body: "user-agent: bot\ndisallow: /a\x00junk\n", agents: "bot", url: "/ab", allow: false},
 		// Escaping: non-ASCII in the rule is percent-encoded, URL taken as given.
 		{body: "user-agent: bot\ndisallow: /\u00e1\n", agents: "bot", url: "/%C3%A1", allow: false},
 		{body: "user-agent: bot\ndisallow: /%aa\n", agents: "bot", url: "/%AA", allow: false},

@@ -90,6 +90,11 @@ func (s *spec) readLine(text string, l *line) {
 		text = text[:s.maxLineBytes]
 		l.problem = "line longer than the dialect reads: cut"
 	}
+	if s.nulEndsLine {
+		if i := strings.IndexByte(text, 0); i >= 0 {
+			text = text[:i]
+		}
+	}
 	if c := strings.IndexByte(text, '#'); c >= 0 {
 		text = text[:c]
 		l.comment = true
