@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -198,10 +200,22 @@ func (p *Plugin) Option() colly.CollectorOption { return p.Attach }
 // Colly applies COLLY_IGNORE_ROBOTSTXT after the options of NewCollector; if
 // it turns Colly's own check back on, the plugin logs a warning.
 func (p *Plugin) Attach(c *colly.Collector) {
+	if v, ok := os.LookupEnv("COLLY_IGNORE_ROBOTSTXT"); ok && !collyYes(v) && p.warned.CompareAndSwap(false, true) {
+		p.log.Warn("robots: COLLY_IGNORE_ROBOTSTXT=" + v + " turns Colly's own robots.txt check back on after the options; it runs before the plugin and its blocks are not reported (unset it)")
+	}
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
 	c.OnError(p.onError)
+}
+
+// collyYes reads a COLLY_* boolean as Colly does.
+func collyYes(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "yes", "true", "y":
+		return true
+	}
+	return false
 }
 
 // onError keeps for [Plugin.RetryDeferred] the Colly request behind a

@@ -1,8 +1,10 @@
 package robots
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -127,5 +129,19 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	}
 	if !strings.Contains(bs[0].Reason, "waiting for the host's turn") {
 		t.Errorf("reason %q does not say it was waiting for the host's turn", bs[0].Reason)
+	}
+}
+
+// COLLY_IGNORE_ROBOTSTXT=no turns Colly's own check back on after the
+// options: the plugin says so when it is attached.
+func TestPluginWarnsWhenCollyEnvTurnsItsCheckOn(t *testing.T) {
+	t.Setenv("COLLY_IGNORE_ROBOTSTXT", "no")
+	var buf bytes.Buffer
+	c := newCollector(false, WithRobots(WithLogger(slog.New(slog.NewTextHandler(&buf, nil)))))
+	if c.IgnoreRobotsTxt {
+		t.Fatal("Colly did not apply COLLY_IGNORE_ROBOTSTXT=no")
+	}
+	if !strings.Contains(buf.String(), "COLLY_IGNORE_ROBOTSTXT=no") {
+		t.Errorf("no warning logged: %q", buf.String())
 	}
 }

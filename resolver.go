@@ -32,6 +32,7 @@ const (
 	DefaultHeaderTimeout  = 15 * time.Second
 	DefaultTotalTimeout   = 30 * time.Second
 	DefaultMinMaxAge      = 10 * time.Minute
+	DefaultStoreTimeout   = 5 * time.Second
 )
 
 type config struct {
@@ -46,6 +47,7 @@ type config struct {
 	minAge, maxAge              time.Duration // bounds of Cache-Control max-age; maxAge 0: the TTL
 	capacity                    int
 	store                       Store
+	storeTimeout                time.Duration
 	clock                       Clock
 	logger                      *slog.Logger
 
@@ -152,9 +154,21 @@ func WithCapacity(n int) Option {
 	}
 }
 
-// WithStore puts a shared [Store] behind the memory cache.
+// WithStore puts a shared [Store] behind the memory cache. Each Get and Put
+// is bounded by [WithStoreTimeout]; a Store that fails or times out is
+// logged and read as a miss (robots.txt is then fetched), never as a policy.
 func WithStore(s Store) Option {
 	return func(c *config) { c.store = s }
+}
+
+// WithStoreTimeout bounds each call of the Store (default
+// [DefaultStoreTimeout], 5 s; d ≤ 0 keeps it).
+func WithStoreTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.storeTimeout = d
+		}
+	}
 }
 
 // WithClock sets the clock (default: the system clock).
@@ -193,6 +207,7 @@ func NewResolver(opts ...Option) *Resolver {
 		connectTimeout: DefaultConnectTimeout,
 		headerTimeout:  DefaultHeaderTimeout,
 		totalTimeout:   DefaultTotalTimeout,
+		storeTimeout:   DefaultStoreTimeout,
 		minAge:         DefaultMinMaxAge,
 		capacity:       DefaultCapacity,
 		clock:          systemClock{},
@@ -379,7 +394,9 @@ func (r *Resolver) lifetime(maxAge time.Duration) time.Duration {
 }
 
 func (r *Resolver) storeGet(ctx context.Context, authority string) *Policy {
-	b, ok, err := r.cfg.store.Get(ctx, storeKey(r.cfg.dialect, authority))
+	sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
+	b, ok, err := r.cfg.store.Get(sctx, storeKey(r.cfg.dialect, authority))
+	cancel()
 	if err != nil {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store get failed", slog.String("authority", authority), slog.Any("error", err))
 		return nil
@@ -408,7 +425,9 @@ func (r *Resolver) storePut(ctx context.Context, p *Policy) {
 		if ttl <= 0 {
 			return
 		}
-		err = r.cfg.store.Put(ctx, storeKey(r.cfg.dialect, p.authority), b, ttl)
+		sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
+		err = r.cfg.store.Put(sctx, storeKey(r.cfg.dialect, p.authority), b, ttl)
+		cancel()
 	}
 	if err != nil {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store put failed", slog.String("authority", p.authority), slog.Any("error", err))

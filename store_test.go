@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +166,34 @@ func TestMemoryStore(t *testing.T) {
 	cancel()
 	if _, _, err := s.Get(cctx, "k"); err == nil {
 		t.Errorf("Get ignores its context")
+	}
+}
+
+// hungStore never answers until its context ends.
+type hungStore struct{ calls atomic.Int64 }
+
+func (s *hungStore) Get(ctx context.Context, _ string) ([]byte, bool, error) {
+	s.calls.Add(1)
+	<-ctx.Done()
+	return nil, false, ctx.Err()
+}
+
+func (s *hungStore) Put(ctx context.Context, _ string, _ []byte, _ time.Duration) error {
+	s.calls.Add(1)
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A Store that hangs costs each load at most the store timeout (twice: get,
+// put); the policy is fetched and cached as without a Store.
+func TestStoreHungIsBounded(t *testing.T) {
+	srv := newRobotsServer(t, text(200, rulesBody))
+	st := &hungStore{}
+	r := NewResolver(WithStore(st), WithStoreTimeout(50*time.Millisecond))
+	if p := mustPolicy(t, r, srv.URL+"/"); p.Action() != actParse {
+		t.Errorf("%s", p)
+	}
+	if st.calls.Load() != 2 || srv.hits.Load() != 1 {
+		t.Errorf("store calls %d, fetches %d: want 2 and 1", st.calls.Load(), srv.hits.Load())
 	}
 }
