@@ -128,6 +128,13 @@ func (d *Dialect) ParseString(body string) *Robots {
 	}
 	p := parser{s: &d.s, r: &Robots{d: d}}
 	p.r.groups, p.r.agents, p.spans = p.r.group1[:0], p.r.agent1[:0], p.r.span1[:0]
+	// Size the slices once rather than let them grow line by line (growing
+	// them was a third of the parse of a file of many small groups).
+	agents, rules := countKeyLines(body)
+	if agents > 1 {
+		p.r.groups, p.r.agents, p.spans = make([]Group, 0, agents), make([]Agent, 0, agents), make([]span, 0, agents)
+	}
+	p.ruleCap = rules
 	used, cut := p.scan(body)
 	p.endGroup()
 	r := p.r
@@ -170,7 +177,8 @@ type parser struct {
 	rules bool // the open group has seen a line that ends its user-agent list
 	skip  bool // koster1994: the current record did not start with User-agent
 	last  int
-	body  string // what scan reads
+	// ruleCap is how many rules the body may hold (countKeyLines).
+	ruleCap int
 }
 
 func (p *parser) startGroup() {
@@ -281,39 +289,59 @@ func (p *parser) addRule(l *line) {
 	}
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
-			p.appendRule(l, Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
+			p.appendRule(Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
 		}
 		return // an empty rule matches nothing
 	}
 	norm := s.normalizePattern(l.value)
-	p.appendRule(l, Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
+	p.appendRule(Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			p.appendRule(l, Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
+			p.appendRule(Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
 				Note: noteIndexHTML, norm: norm[:i+1] + "$"})
 		}
 	}
 }
 
-// appendRule adds r, read on line l, to the rules of the file.
-func (p *parser) appendRule(l *line, r Rule) {
+// appendRule adds r to the rules of the file.
+func (p *parser) appendRule(r Rule) {
 	if p.r.rules == nil {
-		// Make room for a rule on each line left, so that the rules are
-		// not copied as they grow; ParseString gives back what is left
+		// Room for every line that looks like a rule, so that the rules
+		// are not copied as they grow; ParseString gives back what is left
 		// unused when that was far too much.
-		p.r.rules = make([]Rule, 0, p.linesFrom(l.num)+1)
+		p.r.rules = make([]Rule, 0, p.ruleCap+1)
 	}
 	p.r.rules = append(p.r.rules, r)
 }
 
-// linesFrom returns about how many lines the body has from line num on.
-func (p *parser) linesFrom(num int) int {
-	n := strings.Count(p.body, "\n")
-	if n == 0 {
-		n = strings.Count(p.body, "\r")
+// countKeyLines returns about how many lines of body are user-agent lines
+// and rules: the lines whose first byte other than a space or tab is 'u' (or
+// 'U'), and 'a' or 'd'. Lines end at LF, or at CR when there is no LF.
+func countKeyLines(body string) (agents, rules int) {
+	sep := byte('\n')
+	if strings.IndexByte(body, '\n') < 0 {
+		sep = '\r'
 	}
-	return max(n+1-num, 0) + 1
+	for pos := 0; pos < len(body); {
+		for pos < len(body) && (body[pos] == ' ' || body[pos] == '\t') {
+			pos++
+		}
+		if pos < len(body) {
+			switch body[pos] | 0x20 {
+			case 'u':
+				agents++
+			case 'a', 'd':
+				rules++
+			}
+		}
+		i := strings.IndexByte(body[pos:], sep)
+		if i < 0 {
+			break
+		}
+		pos += i + 1
+	}
+	return agents, rules
 }
 
 func (p *parser) crawlDelay(l *line) {

@@ -42,7 +42,6 @@ func (p *parser) scan(body string) (used int, cut bool) {
 		i++
 	}
 	body = body[i:]
-	p.body = body
 
 	var l line
 	num := 0
