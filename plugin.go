@@ -602,8 +602,10 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
 		resp, err := t.next.roundTrip(req, pol.Authority(), d, true)
-		if gw := (*gateWaitError)(nil); errors.As(err, &gw) {
-			p.stop(nil, t.canceled(req, gw), pol)
+		if err != nil {
+			if gw := (*gateWaitError)(nil); errors.As(err, &gw) {
+				p.stop(nil, t.canceled(req, gw), pol)
+			}
 		}
 		return resp, err
 	}
