@@ -119,7 +119,8 @@
 // default 10 minutes to the TTL, so max-age can shorten the lifetime but
 // not lengthen it). After a failure robots.txt is fetched again at the
 // dialect's retry time. The policies of at most [WithCapacity] authorities
-// (10,000 by default) are kept in memory, the least recently used evicted;
+// (10,000 by default), holding at most [WithCacheBytes] (256 MiB by
+// default, by estimate), are kept in memory, the least recently used evicted;
 // an entry takes about 0.46 KB for an authority without robots.txt,
 // 1.45 KB for a two-line file and 3.75 KB for a typical 600-byte file of 16
 // rules, body included (TestBytesPerEntry: heap after GC over 5,000

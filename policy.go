@@ -31,6 +31,20 @@ type robotsCopy struct {
 	fetched time.Time
 }
 
+// footprint returns about how many bytes p holds, for the cache's budget:
+// the policy, its last good copy (body and parsed file) and its index of
+// the rules in force.
+func (p *Policy) footprint() int64 {
+	n := int(unsafe.Sizeof(*p)) + len(p.authority) + len(p.fetch.URL) + len(p.fetch.FinalURL) + len(p.fetch.Err)
+	if p.lastGood != nil {
+		n += int(unsafe.Sizeof(*p.lastGood)) + p.lastGood.robots.Footprint()
+	}
+	if p.rules != nil {
+		n += p.rules.Footprint()
+	}
+	return int64(n)
+}
+
 // Authority returns "scheme://host[:port]", the authority the policy is for.
 func (p *Policy) Authority() string { return p.authority }
 

@@ -33,6 +33,7 @@ const (
 	DefaultTotalTimeout   = 30 * time.Second
 	DefaultMinMaxAge      = 10 * time.Minute
 	DefaultStoreTimeout   = 5 * time.Second
+	DefaultCacheBytes     = 256 << 20
 )
 
 type config struct {
@@ -46,6 +47,7 @@ type config struct {
 	ttl                         time.Duration // 0: the dialect's
 	minAge, maxAge              time.Duration // bounds of Cache-Control max-age; maxAge 0: the TTL
 	capacity                    int
+	cacheBytes                  int64
 	store                       Store
 	storeTimeout                time.Duration
 	clock                       Clock
@@ -154,6 +156,20 @@ func WithCapacity(n int) Option {
 	}
 }
 
+// WithCacheBytes bounds the memory the cached policies hold, by estimate
+// (default [DefaultCacheBytes], 256 MiB; n ≤ 0 keeps it): the least
+// recently used are evicted while they hold more. A typical policy holds a
+// few KB, one for a 500 KiB robots.txt a few MB (robots.txt body, parsed
+// rules and their index). The policy just fetched is always kept, even
+// when it alone is larger.
+func WithCacheBytes(n int64) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.cacheBytes = n
+		}
+	}
+}
+
 // WithStore puts a shared [Store] behind the memory cache. Each Get and Put
 // is bounded by [WithStoreTimeout]; a Store that fails or times out is
 // logged and read as a miss (robots.txt is then fetched), never as a policy.
@@ -210,6 +226,7 @@ func NewResolver(opts ...Option) *Resolver {
 		storeTimeout:   DefaultStoreTimeout,
 		minAge:         DefaultMinMaxAge,
 		capacity:       DefaultCapacity,
+		cacheBytes:     DefaultCacheBytes,
 		clock:          systemClock{},
 	}
 	for _, o := range opts {
@@ -242,7 +259,7 @@ func NewResolver(opts ...Option) *Resolver {
 		client: noFollow(client),
 		clock:  cfg.clock,
 		log:    log,
-		cache:  newCache(cfg.capacity),
+		cache:  newCache(cfg.capacity, cfg.cacheBytes),
 	}
 }
 
@@ -254,6 +271,10 @@ func (r *Resolver) Agents() []string { return append([]string(nil), r.cfg.tokens
 
 // Len returns how many authorities' policies are in memory.
 func (r *Resolver) Len() int { return r.cache.len() }
+
+// Bytes returns about how many bytes the policies in memory hold (see
+// [WithCacheBytes]).
+func (r *Resolver) Bytes() int64 { return r.cache.bytesHeld() }
 
 // Policy returns the policy of u's authority: from memory when it is there
 // and current (without allocating), else from the Store, else by fetching

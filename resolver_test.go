@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -251,7 +252,7 @@ func TestLRU(t *testing.T) {
 }
 
 func TestCacheShardedCapacity(t *testing.T) {
-	c := newCache(5000)
+	c := newCache(5000, DefaultCacheBytes)
 	p := &Policy{expires: clockStart.Add(time.Hour)}
 	for i := 0; i < 20000; i++ {
 		c.put("http://h"+strconv.Itoa(i)+".test", p)
@@ -333,4 +334,57 @@ func TestHTTPClientOption(t *testing.T) {
 	if v := check(t, p, "http://crawl.example/private"); v.Allowed {
 		t.Errorf("%s", v)
 	}
+}
+
+// The cache holds about WithCacheBytes of policies: big robots.txt files
+// evict the least recently used authorities, never the one just fetched,
+// and a single policy larger than the budget is still kept.
+func TestCacheBytesBudget(t *testing.T) {
+	var big strings.Builder
+	big.WriteString("User-agent: *\n")
+	for i := 0; big.Len() < 100_000; i++ {
+		fmt.Fprintf(&big, "Disallow: /section-%d/*.pdf$\n", i)
+	}
+	for _, capacity := range []int{100, shardMin} { // one LRU, and 16 shards
+		r, _ := loopbackResolver(t, text(200, big.String()), WithCapacity(capacity), WithCacheBytes(4<<20))
+		one := mustPolicyURL(t, r, "http://h0.test/")
+		per := one.footprint()
+		if per < 400_000 {
+			t.Fatalf("a 100 KB robots.txt holds %d bytes by estimate", per)
+		}
+		for i := 1; i < 40; i++ {
+			mustPolicyURL(t, r, fmt.Sprintf("http://h%d.test/", i))
+			if r.Bytes() > 4<<20 {
+				t.Fatalf("capacity %d: %d bytes held after %d authorities, budget %d", capacity, r.Bytes(), i+1, 4<<20)
+			}
+		}
+		if n := r.Len(); n >= 40 || int64(n) < (4<<20)/per-2 {
+			t.Errorf("capacity %d: %d policies of about %d bytes kept under a 4 MiB budget", capacity, n, per)
+		}
+		// The latest is kept; in one LRU (not sharded) the oldest is gone.
+		if r.cache.peek("http://h39.test") == nil {
+			t.Errorf("capacity %d: the policy just fetched was evicted", capacity)
+		}
+		if capacity < shardMin && r.cache.peek("http://h0.test") != nil {
+			t.Errorf("capacity %d: eviction is not least recently used first", capacity)
+		}
+	}
+	r, _ := loopbackResolver(t, text(200, big.String()), WithCacheBytes(1000))
+	mustPolicyURL(t, r, "http://h0.test/")
+	if r.Len() != 1 {
+		t.Errorf("a policy larger than the budget was not kept: Len %d", r.Len())
+	}
+}
+
+func mustPolicyURL(t *testing.T, r *Resolver, raw string) *Policy {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Policy(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

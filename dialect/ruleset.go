@@ -20,6 +20,8 @@ type Ruleset struct {
 	token      string
 	crawlDelay time.Duration
 	delayLine  int
+	// sharesRules: rules is a window of the Robots' rules (one group).
+	sharesRules bool
 }
 
 // Reason says what decided a verdict.
@@ -114,6 +116,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	if len(chosen) == 1 {
 		// One group: its rules are used in place (they are immutable).
 		rs.rules = r.groups[chosen[0]].Rules
+		rs.sharesRules = true
 	} else if nr > 0 {
 		rs.rules = make([]Rule, 0, nr)
 	}
@@ -165,6 +168,22 @@ func (r *Robots) groupsFor(t string) []int {
 
 // Dialect returns the dialect the rules were read with.
 func (rs *Ruleset) Dialect() *Dialect { return rs.d }
+
+// Footprint returns about how many bytes of memory rs holds beyond the
+// [Robots] it was made from (its index, and its rules when several groups
+// were merged): for caches that budget bytes. An estimate.
+func (rs *Ruleset) Footprint() int {
+	m := &rs.m
+	n := 192 + 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
+		int(unsafe.Sizeof(wildRule{}))*len(m.wild) + 16*len(m.segs) + int(unsafe.Sizeof(Agent{}))*cap(rs.agents)
+	for i := range m.grams {
+		n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
+	}
+	if len(rs.rules) > 0 && !rs.sharesRules {
+		n += int(unsafe.Sizeof(Rule{})) * cap(rs.rules)
+	}
+	return n
+}
 
 // Agents returns the user-agent entries of the group(s) in force; empty when
 // no group applies.
