@@ -619,9 +619,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	default: // skip
 		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
 	}
-	if b.Redirect {
-		b.Reason = "redirect from " + redact(req.Response.Request.URL) + " not followed: " + b.Reason
-	}
+	b.Reason = hopReason(req, b.Reason)
 	p.stop(nil, b, pol)
 	closeBody(req)
 	return nil, &BlockedError{Block: b}
@@ -630,11 +628,15 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // canceled is the report of a request whose context ended while the
 // transport held it.
 func (t *checkTransport) canceled(req *http.Request, err error) Block {
-	b := Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: err.Error()}
-	if b.Redirect {
-		b.Reason = "redirect from " + redact(req.Response.Request.URL) + " not followed: " + b.Reason
+	return Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
+}
+
+// hopReason is reason, said of a redirect hop when req is one.
+func hopReason(req *http.Request, reason string) string {
+	if req.Response == nil {
+		return reason
 	}
-	return b
+	return "redirect from " + redact(req.Response.Request.URL) + " not followed: " + reason
 }
 
 func redact(u *url.URL) string {
