@@ -482,24 +482,12 @@ func benchParseFile(b *testing.B, body []byte, url string) {
 // --- the whole corpus in one pass -----------------------------------------
 
 // timePer returns the best-of-three time of one call of f, each trial
-// repeating f until at least 2 ms have passed. For code that does not
-// allocate (checks): best-of filters out the machine's noise.
+// repeating f for at least 2 ms. For code that does not allocate (checks):
+// best-of filters out the machine's noise.
 func timePer(f func()) time.Duration {
 	best := time.Duration(1 << 62)
 	for range 3 {
-		n := 0
-		t0 := time.Now()
-		var el time.Duration
-		for el < 2*time.Millisecond {
-			for range 1 + n/2 {
-				f()
-			}
-			n += 1 + n/2
-			el = time.Since(t0)
-		}
-		if d := el / time.Duration(n); d < best {
-			best = d
-		}
+		best = min(best, timeFor(f, 2*time.Millisecond))
 	}
 	return best
 }
@@ -512,10 +500,16 @@ func timePer(f func()) time.Duration {
 func timeAmortized(f func()) time.Duration {
 	f() // warm: the first call pays for page faults
 	runtime.GC()
+	return timeFor(f, 20*time.Millisecond)
+}
+
+// timeFor calls f in growing batches until at least d has passed and
+// returns the mean time of one call.
+func timeFor(f func(), d time.Duration) time.Duration {
 	n := 0
 	t0 := time.Now()
 	var el time.Duration
-	for el < 20*time.Millisecond {
+	for el < d {
 		for range 1 + n/2 {
 			f()
 		}
