@@ -2,10 +2,12 @@ package robots_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
@@ -59,4 +61,95 @@ func firstWords(s string, n int) string {
 		}
 	}
 	return s
+}
+
+// Authority gives the key a robots.txt applies to: the default port is
+// dropped, the host lower-cased and converted to punycode, IPv6 literals
+// keep their brackets.
+func ExampleAuthority() {
+	for _, raw := range []string{
+		"https://Example.COM:443/a?b=c",
+		"http://example.com:8080/",
+		"https://bücher.example/katalog",
+		"http://[2001:DB8::1]:80/x",
+		"ftp://example.com/file",
+	} {
+		u, _ := url.Parse(raw)
+		a, err := robots.Authority(u)
+		if errors.Is(err, robots.ErrUnsupportedURL) {
+			fmt.Println(raw, "=> unsupported")
+			continue
+		}
+		fmt.Println(raw, "=>", a)
+	}
+	// Output:
+	// https://Example.COM:443/a?b=c => https://example.com
+	// http://example.com:8080/ => http://example.com:8080
+	// https://bücher.example/katalog => https://xn--bcher-kva.example
+	// http://[2001:DB8::1]:80/x => http://[2001:db8::1]
+	// ftp://example.com/file => unsupported
+}
+
+// A Policy is fetched once per authority; Check then answers for each URL of
+// the authority without the network, and the Verdict says why.
+func ExamplePolicy_Check() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: examplebot\nDisallow: /search\nAllow: /search/help\nCrawl-delay: 2\n")
+	}))
+	defer site.Close()
+
+	r := robots.NewResolver(robots.WithAgents("examplebot"))
+	home, _ := url.Parse(site.URL + "/")
+	p, err := r.Policy(context.Background(), home)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Reason())
+	d, _ := p.CrawlDelay()
+	fmt.Println("crawl delay:", d)
+	for _, path := range []string{"/", "/search?q=go", "/search/help", "/robots.txt"} {
+		u, _ := url.Parse(site.URL + path)
+		v := p.Check(u)
+		fmt.Printf("%-5v %-13s %-10v %s\n", v.Allowed, path, v.Cause, v)
+	}
+	// Output:
+	// robots.txt: 200 OK, 76 bytes parsed
+	// crawl delay: 2s
+	// true  /             no rule    no matching rule
+	// false /search?q=go  rule       line 2: Disallow: /search
+	// true  /search/help  rule       line 3: Allow: /search/help
+	// true  /robots.txt   robots.txt /robots.txt is always allowed
+}
+
+// Two resolvers (in two processes, say) that share a Store fetch each
+// robots.txt once between them.
+func ExampleNewMemoryStore() {
+	var fetches atomic.Int32
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fetches.Add(1)
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		}
+	}))
+	defer site.Close()
+
+	store := robots.NewMemoryStore(nil) // or a store shared between processes
+	first := robots.NewResolver(robots.WithStore(store))
+	second := robots.NewResolver(robots.WithStore(store))
+
+	u, _ := url.Parse(site.URL + "/private/report")
+	for _, r := range []*robots.Resolver{first, second} {
+		v, err := r.Check(context.Background(), u)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(v.Allowed, v)
+	}
+	fmt.Println("robots.txt fetches:", fetches.Load(), "stored:", store.Len())
+	// Output:
+	// false line 2: Disallow: /private
+	// false line 2: Disallow: /private
+	// robots.txt fetches: 1 stored: 1
 }

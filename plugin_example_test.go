@@ -1,9 +1,14 @@
 package robots_test
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -54,4 +59,140 @@ func ExampleAttach() {
 	}
 	// Output:
 	// true allowed 0 disallowed 1
+}
+
+// Keep a handle on the plugin with New and Plugin.Option to read its
+// statistics. Here one test server plays two sites, routed by a custom
+// dialer given to WithTransport.
+func ExampleNew() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/robots.txt":
+			fmt.Fprint(w, "<html></html>")
+		case r.Host == "shop.example":
+			fmt.Fprint(w, "User-agent: *\nDisallow: /cart\n")
+		default:
+			http.NotFound(w, r) // blog.example has no robots.txt
+		}
+	}))
+	defer srv.Close()
+	toSrv := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+
+	p := robots.New(robots.WithTransport(toSrv))
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+	for _, u := range []string{"http://shop.example/", "http://shop.example/cart", "http://shop.example/cart/1", "http://blog.example/post"} {
+		c.Visit(u)
+	}
+	c.Wait()
+	stats := p.Stats()
+	for _, a := range p.Authorities() {
+		fmt.Printf("%s: allowed %d, disallowed %d\n", a, stats[a].Allowed, stats[a].Disallowed)
+	}
+	t := p.Totals()
+	fmt.Printf("total: allowed %d, disallowed %d\n", t.Allowed, t.Disallowed)
+	// Output:
+	// http://blog.example: allowed 1, disallowed 0
+	// http://shop.example: allowed 1, disallowed 2
+	// total: allowed 2, disallowed 2
+}
+
+// WithOnBlocked reports every request the plugin stops: those aborted in
+// OnRequest, and redirect hops into disallowed paths, which are not followed.
+func ExampleWithOnBlocked() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		case "/old":
+			http.Redirect(w, r, "/private/new", http.StatusMovedPermanently)
+		default:
+			fmt.Fprint(w, "<html></html>")
+		}
+	}))
+	defer site.Close()
+	toSite := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return new(net.Dialer).DialContext(ctx, network, site.Listener.Addr().String())
+	}}
+
+	c := colly.NewCollector(robots.WithRobots(robots.WithTransport(toSite), robots.WithOnBlocked(func(b robots.Block) {
+		u, _ := url.Parse(b.URL)
+		fmt.Printf("%s %s (redirect %v): %s\n", b.Kind, u.Path, b.Redirect, b.Reason)
+	})))
+	c.Visit("http://site.example/private/report")
+	c.Visit("http://site.example/old")
+	c.Wait()
+	// Output:
+	// disallowed /private/report (redirect false): line 2: Disallow: /private
+	// disallowed /private/new (redirect true): redirect from http://site.example/old not followed: line 2: Disallow: /private
+}
+
+// exampleClock is a clock the examples can move forward.
+type exampleClock struct{ skew atomic.Int64 }
+
+func (c *exampleClock) Now() time.Time { return time.Now().Add(time.Duration(c.skew.Load())) }
+
+// While robots.txt is unreachable (here a 503), requests are handed back
+// rather than dropped; RetryDeferred submits them again once the crawl is
+// idle. robots.txt is asked again only at the retry time (10 minutes after a
+// 5xx here; see the Block's Verdict.Policy.Expires): retried earlier, the
+// requests are deferred again. This example moves the resolver's clock
+// forward instead of waiting.
+func ExamplePlugin_RetryDeferred() {
+	var robotsFetches atomic.Int32
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/robots.txt":
+			fmt.Fprint(w, "<html></html>")
+		case robotsFetches.Add(1) == 1:
+			w.Header().Set("Retry-After", "0") // no pause of the host's gate
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		default:
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+		}
+	}))
+	defer site.Close()
+
+	clock := &exampleClock{}
+	p := robots.New(robots.WithDeferWait(0), robots.WithClock(clock))
+	c := colly.NewCollector(p.Option())
+	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched:", r.Request.URL.Path) })
+	c.Visit(site.URL + "/a")
+	c.Visit(site.URL + "/b")
+	c.Wait()
+	fmt.Println("deferred:", p.Totals().Deferred)
+
+	clock.skew.Store(int64(11 * time.Minute)) // in real life: wait, then retry
+	fmt.Println("retried:", p.RetryDeferred())
+	c.Wait()
+	// Output:
+	// deferred: 2
+	// fetched: /a
+	// fetched: /b
+	// retried: 2
+}
+
+// Deferred hands the requests held back by an unreachable robots.txt to the
+// caller, e.g. to queue them for a later run.
+func ExamplePlugin_Deferred() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "0")
+		http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+	}))
+	defer site.Close()
+
+	p := robots.New(robots.WithDeferWait(0))
+	c := colly.NewCollector(p.Option())
+	c.Visit(site.URL + "/a")
+	c.Visit(site.URL + "/b")
+	c.Wait()
+	for _, r := range p.Deferred() {
+		fmt.Println("later:", r.URL.Path)
+	}
+	fmt.Println("still kept:", len(p.Deferred()))
+	// Output:
+	// later: /a
+	// later: /b
+	// still kept: 0
 }

@@ -1,0 +1,80 @@
+package robots_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/politecrawl/robots"
+)
+
+// Without Colly: Wait early (it holds nothing), Acquire right before the
+// send, Sent once the request is written, Release when the response is done.
+// The next permit for the host comes no earlier than the delay after the
+// release.
+func ExampleNewLimiter() {
+	lim := robots.NewLimiter(robots.LimiterConfig{
+		Delay: func(host string) time.Duration { return 50 * time.Millisecond },
+	})
+	ctx := context.Background()
+	const host = "https://example.com" // see Authority
+	var ended time.Time
+	for i := range 2 {
+		if err := lim.Wait(ctx, host); err != nil {
+			fmt.Println(err)
+			return
+		}
+		permit, err := lim.Acquire(ctx, host)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if i > 0 {
+			fmt.Println("spaced by the delay:", time.Since(ended) >= 50*time.Millisecond)
+		}
+		permit.Sent() // the request has been written
+		// ... read the response ...
+		ended = time.Now()
+		permit.Release() // the response is done
+	}
+	s, _ := lim.Stats(host)
+	fmt.Println("grants:", s.Grants, "in flight:", s.InFlight)
+	// Output:
+	// spaced by the delay: true
+	// grants: 2 in flight: 0
+}
+
+// Transport gates an http.Client: requests to one host are spaced by its
+// delay, and a 429 or 503 response pauses the host until its Retry-After.
+func ExampleLimiter_Transport() {
+	arrivals := make(chan time.Time, 2)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrivals <- time.Now()
+		if r.URL.Path == "/busy" {
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer site.Close()
+
+	lim := robots.NewLimiter(robots.LimiterConfig{})
+	lim.SetDelay(site.URL, 50*time.Millisecond) // site.URL is its own authority
+	client := &http.Client{Transport: lim.Transport(nil)}
+	for _, path := range []string{"/a", "/busy"} {
+		resp, err := client.Get(site.URL + path)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close() // releases the permit
+	}
+	first, second := <-arrivals, <-arrivals
+	fmt.Println("spaced by the delay:", second.Sub(first) >= 50*time.Millisecond)
+	s, _ := lim.Stats(site.URL)
+	fmt.Println("paused for:", s.LastPause)
+	// Output:
+	// spaced by the delay: true
+	// paused for: 2m0s
+}
