@@ -102,8 +102,12 @@ type LimiterConfig struct {
 }
 
 // A Limiter spaces the requests made to each host (an authority such as
-// "https://example.com:8443", see [Authority]; any string works as a key)
-// by a per-host delay, and pauses a host after 429 and 503 responses.
+// "https://example.com:8443", see [Authority]) by a per-host delay, and
+// pauses a host after 429 and 503 responses. Hosts are keys compared as
+// given: the [Limiter.Transport] keys a request by [Authority] of its URL,
+// so give SetDelay, Pause, Observe and Stats the same form
+// ("https://example.com", not "https://Example.com:443"); any other string
+// is a host of its own.
 //
 // The guarantee, for a host whose delay d is above zero, with zero
 // tolerance and however many goroutines use the host: in EndToStart mode a

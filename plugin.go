@@ -131,14 +131,15 @@ type Plugin struct {
 	once sync.Once
 	res  atomic.Pointer[Resolver]
 
-	stats    sync.Map     // authority → *hostCounters
-	nstats   atomic.Int64 // entries in stats
-	tick     atomic.Int64 // logical clock of stats updates
-	folded   hostCounters // counts of the authorities dropped from stats
-	foldMu   sync.Mutex   // one fold at a time
-	mu       sync.Mutex
-	deferred []*colly.Request
-	warned   atomic.Bool
+	stats         sync.Map     // authority → *hostCounters
+	nstats        atomic.Int64 // entries in stats
+	tick          atomic.Int64 // logical clock of stats updates
+	folded        hostCounters // counts of the authorities dropped from stats
+	foldMu        sync.Mutex   // one fold at a time
+	mu            sync.Mutex
+	deferred      []*colly.Request
+	deferredUntil time.Time // the latest retry time of the robots.txt files that deferred them
+	warned        atomic.Bool
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach] or
@@ -226,20 +227,24 @@ func collyYes(v string) bool {
 func (p *Plugin) onError(r *colly.Response, err error) {
 	var be *BlockedError
 	if r != nil && r.Request != nil && errors.As(err, &be) && be.Block.Kind == Deferred {
-		p.keepDeferred(r.Request)
+		p.keepDeferred(r.Request, be.Block.Verdict.Policy)
 	}
 }
 
 // maxDeferred bounds the requests kept for RetryDeferred.
 const maxDeferred = 100_000
 
-// keepDeferred adds r to the requests kept for RetryDeferred, unless
-// maxDeferred are kept already (then it says so in the log).
-func (p *Plugin) keepDeferred(r *colly.Request) {
+// keepDeferred adds r, deferred by pol, to the requests kept for
+// RetryDeferred, unless maxDeferred are kept already (then it says so in
+// the log).
+func (p *Plugin) keepDeferred(r *colly.Request, pol *Policy) {
 	p.mu.Lock()
 	full := len(p.deferred) >= maxDeferred
 	if !full {
 		p.deferred = append(p.deferred, r)
+		if pol != nil && pol.Expires().After(p.deferredUntil) {
+			p.deferredUntil = pol.Expires()
+		}
 	}
 	p.mu.Unlock()
 	if full {
@@ -481,7 +486,7 @@ func (p *Plugin) stop(r *colly.Request, b Block, pol *Policy) {
 			b.URL = r.URL.String()
 		}
 		if b.Kind == Deferred {
-			p.keepDeferred(r)
+			p.keepDeferred(r, pol)
 		}
 	}
 	if pol != nil {
@@ -521,14 +526,29 @@ func (p *Plugin) Deferred() []*colly.Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	d := p.deferred
-	p.deferred = nil
+	p.deferred, p.deferredUntil = nil, time.Time{}
 	return d
+}
+
+// DeferredUntil returns when robots.txt is next fetched for every request
+// kept for [Plugin.RetryDeferred]: the latest retry time among the policies
+// that deferred them (by the resolver's clock, see [WithClock]), and false
+// when none is kept. Retrying earlier defers a request again.
+func (p *Plugin) DeferredUntil() (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.deferredUntil, len(p.deferred) > 0
 }
 
 // RetryDeferred submits again every request handed back while robots.txt was
 // unreachable (with colly's Request.Retry, which skips the visited check)
-// and returns how many it submitted. Call it from outside any callback, e.g.
-// after c.Wait(), then c.Wait() again. Each goes through the plugin afresh.
+// and returns how many it submitted. Each goes through the plugin afresh, so
+// call it once robots.txt's retry time has come ([Plugin.DeferredUntil]; a
+// dialect retries a failing robots.txt after 10 minutes, or an hour for a
+// coccoc host without answer): earlier, the requests are deferred again.
+// Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
+// again; with a collector that is not Async, it returns only once the
+// requests are done.
 func (p *Plugin) RetryDeferred() int {
 	reqs := p.Deferred()
 	for _, r := range reqs {

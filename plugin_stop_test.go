@@ -83,6 +83,10 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		if len(onErr) != 1 || !errors.Is(onErr[0], ErrBlocked) {
 			t.Fatalf("async=%v: OnError got %v, want one ErrBlocked", async, onErr)
 		}
+		until, ok := p.DeferredUntil()
+		if want := clockStart.Add(10 * time.Minute); !ok || !until.Equal(want) {
+			t.Fatalf("async=%v: DeferredUntil = %s, %v; want %s (rfc9309 retries a 503 after 10 minutes)", async, until, ok, want)
+		}
 		f.mu.Lock()
 		down.robotsStatus = 200
 		f.mu.Unlock()
@@ -93,6 +97,9 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		c.Wait()
 		if got := strings.Join(f.paths("b.test"), " "); got != "/landing" {
 			t.Fatalf("async=%v: after the retry b.test saw %q, want /landing", async, got)
+		}
+		if _, ok := p.DeferredUntil(); ok {
+			t.Errorf("async=%v: requests still kept after the retry", async)
 		}
 	}
 }
