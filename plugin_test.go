@@ -1,9 +1,12 @@
 package robots
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -116,6 +119,14 @@ func minGap(hs []hit) time.Duration {
 	return m
 }
 
+func maxGap(hs []hit) time.Duration {
+	var m time.Duration
+	for i := 1; i < len(hs); i++ {
+		m = max(m, hs[i].at.Sub(hs[i-1].at))
+	}
+	return m
+}
+
 type blockLog struct {
 	mu sync.Mutex
 	bs []Block
@@ -177,33 +188,42 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 		d       *dialect.Dialect
 		robots  string
 		n       int
-		want    time.Duration
+		want    time.Duration // least gap, robots.txt included
+		below   time.Duration // every gap under it; 0: no upper bound
 		workers int
 	}{
-		{"rfc9309 0.2s", dialect.RFC9309, "User-agent: *\nCrawl-delay: 0.2\n", 6, 200 * time.Millisecond, 8},
-		{"coccoc 100s read as 10s", dialect.CocCoc, "User-agent: *\nCrawl-delay: 100\n", 1, 10 * time.Second, 2},
+		{"rfc9309 0.2s", dialect.RFC9309, "User-agent: *\nCrawl-delay: 0.2\n", 6, 200 * time.Millisecond, 0, 8},
+		// coccoc reads Crawl-delay 100 as 10 s; the upper bound tells it from
+		// the 30 s cap (DefaultMaxCrawlDelay) that 100 s would meet.
+		{"coccoc 100s read as 10s", dialect.CocCoc, "User-agent: *\nCrawl-delay: 100\n", 1, 10 * time.Second, 20 * time.Second, 2},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if testing.Short() && tc.want > time.Second {
-				t.Skip("slow")
-			}
-			f := newFarm(t, map[string]*farmSite{"d.test": {robots: tc.robots}})
-			c := newCollector(true, WithRobots(WithTransport(f.transport()), WithDialect(tc.d)))
-			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: tc.workers})
-			for i := 0; i < tc.n; i++ {
-				c.Visit(fmt.Sprintf("http://d.test/p%d", i))
-			}
-			c.Wait()
-			hs := f.pages("d.test", true)
-			if len(hs) != tc.n+1 {
-				t.Fatalf("server saw %d requests, want %d", len(hs), tc.n+1)
-			}
-			if g := minGap(hs); g < tc.want {
-				t.Errorf("shortest gap the server saw: %s, want at least %s", g, tc.want)
-			}
-			t.Logf("shortest server-observed gap %s (delay %s)", minGap(hs), tc.want)
-		})
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
+				if testing.Short() && tc.want > time.Second {
+					t.Skip("slow")
+				}
+				t.Parallel()
+				f := newFarm(t, map[string]*farmSite{"d.test": {robots: tc.robots}})
+				c := newCollector(async, WithRobots(WithTransport(f.transport()), WithDialect(tc.d)))
+				c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: tc.workers})
+				for i := 0; i < tc.n; i++ {
+					c.Visit(fmt.Sprintf("http://d.test/p%d", i))
+				}
+				c.Wait()
+				hs := f.pages("d.test", true)
+				if len(hs) != tc.n+1 {
+					t.Fatalf("server saw %d requests, want %d", len(hs), tc.n+1)
+				}
+				if g := minGap(hs); g < tc.want {
+					t.Errorf("shortest gap the server saw: %s, want at least %s", g, tc.want)
+				}
+				if g := maxGap(hs); tc.below > 0 && g >= tc.below {
+					t.Errorf("longest gap the server saw: %s, want under %s", g, tc.below)
+				}
+				t.Logf("server-observed gaps %s..%s (delay %s)", minGap(hs), maxGap(hs), tc.want)
+			})
+		}
 	}
 }
 
@@ -223,12 +243,17 @@ func (s *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestPluginSpacingStartToStart(t *testing.T) {
-	for _, goroutines := range []int{1, 10, 100} {
-		t.Run(fmt.Sprint(goroutines), func(t *testing.T) {
+	for _, tc := range []struct {
+		async      bool
+		goroutines int
+	}{{false, 1}, {true, 1}, {true, 10}, {true, 100}} {
+		goroutines := tc.goroutines
+		t.Run(fmt.Sprintf("async=%v/%d", tc.async, goroutines), func(t *testing.T) {
+			t.Parallel()
 			f := newFarm(t, map[string]*farmSite{"s.test": {robots: "User-agent: *\nCrawl-delay: 0.05\n",
 				handle: func(w http.ResponseWriter, r *http.Request) bool { time.Sleep(30 * time.Millisecond); return false }}})
 			sl := &sendLog{next: f.transport(), at: map[string][]time.Time{}}
-			c := newCollector(true, WithRobots(WithTransport(sl), WithSpacing(StartToStart)))
+			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithSpacing(StartToStart)))
 			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: goroutines})
 			for i := 0; i < 12; i++ {
 				c.Visit(fmt.Sprintf("http://s.test/p%d", i))
@@ -284,37 +309,39 @@ func TestPluginRobots503(t *testing.T) {
 		d         *dialect.Dialect
 		wantPages int
 	}{{dialect.RFC9309, 0}, {dialect.CocCoc, 3}, {dialect.Google, 0}} {
-		t.Run(tc.d.Name(), func(t *testing.T) {
-			f := newFarm(t, map[string]*farmSite{"e.test": {robotsStatus: 503}})
-			var blocks blockLog
-			p := New(WithTransport(f.transport()), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
-				WithRetryAfter(0, time.Millisecond, time.Millisecond))
-			c := newCollector(false, p.Option())
-			for i := 0; i < 3; i++ {
-				c.Visit(fmt.Sprintf("http://e.test/p%d", i))
-			}
-			c.Wait()
-			if n := len(f.pages("e.test", false)); n != tc.wantPages {
-				t.Errorf("server saw %d pages, want %d", n, tc.wantPages)
-			}
-			bs := blocks.all()
-			if len(bs)+tc.wantPages != 3 {
-				t.Fatalf("blocks %v", bs)
-			}
-			for _, b := range bs {
-				if b.Kind != Deferred || !strings.Contains(b.Reason, "503") || !strings.Contains(b.Reason, "complete disallow until") {
-					t.Errorf("block %v", b)
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/async=%v", tc.d.Name(), async), func(t *testing.T) {
+				f := newFarm(t, map[string]*farmSite{"e.test": {robotsStatus: 503}})
+				var blocks blockLog
+				p := New(WithTransport(f.transport()), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
+					WithRetryAfter(0, time.Millisecond, time.Millisecond))
+				c := newCollector(async, p.Option())
+				for i := 0; i < 3; i++ {
+					c.Visit(fmt.Sprintf("http://e.test/p%d", i))
 				}
-			}
-			if len(bs) > 0 {
-				if d := p.Deferred(); len(d) != 3 {
-					t.Errorf("%d deferred requests kept", len(d))
+				c.Wait()
+				if n := len(f.pages("e.test", false)); n != tc.wantPages {
+					t.Errorf("server saw %d pages, want %d", n, tc.wantPages)
 				}
-				if s := p.Stats()["http://e.test"]; s.Deferred != 3 {
-					t.Errorf("stats %+v", s)
+				bs := blocks.all()
+				if len(bs)+tc.wantPages != 3 {
+					t.Fatalf("blocks %v", bs)
 				}
-			}
-		})
+				for _, b := range bs {
+					if b.Kind != Deferred || !strings.Contains(b.Reason, "503") || !strings.Contains(b.Reason, "complete disallow until") || b.Request == nil {
+						t.Errorf("block %v", b)
+					}
+				}
+				if len(bs) > 0 {
+					if d := p.Deferred(); len(d) != 3 {
+						t.Errorf("%d deferred requests kept", len(d))
+					}
+					if s := p.Stats()["http://e.test"]; s.Deferred != 3 {
+						t.Errorf("stats %+v", s)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -375,67 +402,139 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 	}
 }
 
-func TestPluginRetryAfter(t *testing.T) {
-	var mu sync.Mutex
-	served := 0
-	site := &farmSite{robots: "User-agent: *\nAllow: /\n", handle: func(w http.ResponseWriter, r *http.Request) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		served++
-		if served == 1 {
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusTooManyRequests)
-			return true
-		}
-		return false
-	}}
-	f := newFarm(t, map[string]*farmSite{"ra.test": site})
-	c := newCollector(false, WithRobots(WithTransport(f.transport())))
-	c.Visit("http://ra.test/a")
-	c.Visit("http://ra.test/b")
-	c.Wait()
-	hs := f.pages("ra.test", false)
-	if len(hs) != 2 {
-		t.Fatalf("%d pages", len(hs))
+// retryAfterDate returns an HTTP date about ahead from now, and the least
+// time from now to that date. An HTTP date has whole seconds: the header
+// names the second that now+ahead falls in, which may be up to 1 s earlier.
+// Keeping clear of the last 100 ms of a second makes the date at least
+// ahead-900ms away, so that a pause measured from before this call is at
+// least ahead-1s, exactly.
+func retryAfterDate(ahead time.Duration) string {
+	now := time.Now()
+	if ns := now.Nanosecond(); ns > 900_000_000 {
+		time.Sleep(time.Duration(1_000_000_000-ns) + time.Millisecond)
+		now = time.Now()
 	}
-	if g := hs[1].at.Sub(hs[0].at); g < time.Second {
-		t.Errorf("request after a 429 with Retry-After: 1 came %s later", g)
+	return now.Add(ahead).UTC().Format(http.TimeFormat)
+}
+
+func TestPluginRetryAfter(t *testing.T) {
+	// The backoff without a Retry-After is set far below every Retry-After
+	// here (the default, 1 s, equals "Retry-After: 1"): only a header that
+	// is read gives the pauses below.
+	const base = 20 * time.Millisecond
+	cases := []struct {
+		name   string
+		status int
+		header func() string // the Retry-After of the first page; "" none
+		maxRA  time.Duration // WithRetryAfter's cap; 0 the default
+		min    time.Duration // least gap the server sees after the 429/503
+		below  time.Duration // loose upper bound on that gap
+	}{
+		{"429 seconds", http.StatusTooManyRequests, func() string { return "1" }, 0, time.Second, 10 * time.Second},
+		{"503 seconds", http.StatusServiceUnavailable, func() string { return "1" }, 0, time.Second, 10 * time.Second},
+		// 2 s ahead, less the 1 s granularity of an HTTP date.
+		{"429 http-date", http.StatusTooManyRequests, func() string { return retryAfterDate(2 * time.Second) }, 0, time.Second, 10 * time.Second},
+		{"503 above the cap", http.StatusServiceUnavailable, func() string { return "3600" }, time.Second, time.Second, 10 * time.Second},
+		// No header: the backoff base, not the 1 s default, which shows
+		// that WithRetryAfter is applied and the cases above discriminate.
+		{"429 backoff", http.StatusTooManyRequests, func() string { return "" }, 0, base, 800 * time.Millisecond},
+	}
+	for _, tc := range cases {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
+				t.Parallel()
+				var mu sync.Mutex
+				served := 0
+				// A Crawl-delay keeps one request in flight (end-to-start), so
+				// that in async mode the second page is not sent before the
+				// 429/503 comes back: a pause holds back later permits only.
+				site := &farmSite{robots: "User-agent: *\nAllow: /\nCrawl-delay: 0.01\n", handle: func(w http.ResponseWriter, r *http.Request) bool {
+					mu.Lock()
+					served++
+					first := served == 1
+					mu.Unlock()
+					if !first {
+						return false
+					}
+					if v := tc.header(); v != "" {
+						w.Header().Set("Retry-After", v)
+					}
+					w.WriteHeader(tc.status)
+					return true
+				}}
+				f := newFarm(t, map[string]*farmSite{"ra.test": site})
+				// An uncapped pause fails the test by this deadline instead of
+				// hanging it.
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				defer cancel()
+				c := newCollector(async, colly.StdlibContext(ctx),
+					WithRobots(WithTransport(f.transport()), WithRetryAfter(tc.maxRA, base, 0)))
+				c.Visit("http://ra.test/a")
+				c.Visit("http://ra.test/b")
+				c.Wait()
+				hs := f.pages("ra.test", false)
+				if len(hs) != 2 {
+					t.Fatalf("server saw %d pages, want 2 (the second canceled by the 15 s deadline: a pause not capped?)", len(hs))
+				}
+				g := hs[1].at.Sub(hs[0].at)
+				if g < tc.min {
+					t.Errorf("request after a %d came %s later, want at least %s", tc.status, g, tc.min)
+				}
+				if g >= tc.below {
+					t.Errorf("request after a %d came %s later, want under %s", tc.status, g, tc.below)
+				}
+				t.Logf("gap after the %d: %s", tc.status, g)
+			})
+		}
 	}
 }
 
 func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
-	site := &farmSite{robots: "User-agent: *\nDisallow: /secret\n", handle: func(w http.ResponseWriter, r *http.Request) bool {
-		if r.URL.Path == "/go" {
-			http.Redirect(w, r, "/secret/page", http.StatusFound)
-			return true
-		}
-		if r.URL.Path == "/elsewhere" {
-			http.Redirect(w, r, "http://other.test/private", http.StatusFound)
-			return true
-		}
-		return false
-	}}
-	f := newFarm(t, map[string]*farmSite{"rd.test": site, "other.test": {robots: "User-agent: *\nDisallow: /private\n"}})
-	var blocks blockLog
-	c := newCollector(false, WithRobots(WithTransport(f.transport()), WithOnBlocked(blocks.add)))
-	var errs []error
-	c.OnError(func(_ *colly.Response, err error) { errs = append(errs, err) })
-	c.Visit("http://rd.test/go")
-	c.Visit("http://rd.test/elsewhere")
-	c.Wait()
-	if got := strings.Join(f.paths("rd.test"), " "); got != "/elsewhere /go" {
-		t.Errorf("rd.test saw %q", got)
-	}
-	if got := f.paths("other.test"); len(got) != 0 {
-		t.Errorf("other.test saw %q", got)
-	}
-	bs := blocks.all()
-	if len(bs) != 2 || !bs[0].Redirect || bs[0].URL != "http://rd.test/secret/page" || !strings.Contains(bs[0].Reason, "redirect from http://rd.test/go not followed: line 2: Disallow: /secret") ||
-		bs[1].URL != "http://other.test/private" {
-		t.Errorf("blocks %v", bs)
-	}
-	if len(errs) != 2 || !errors.Is(errs[0], ErrBlocked) {
-		t.Errorf("OnError got %v", errs)
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			site := &farmSite{robots: "User-agent: *\nDisallow: /secret\n", handle: func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path == "/go" {
+					http.Redirect(w, r, "/secret/page", http.StatusFound)
+					return true
+				}
+				if r.URL.Path == "/elsewhere" {
+					http.Redirect(w, r, "http://other.test/private", http.StatusFound)
+					return true
+				}
+				return false
+			}}
+			f := newFarm(t, map[string]*farmSite{"rd.test": site, "other.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+			var blocks blockLog
+			c := newCollector(async, WithRobots(WithTransport(f.transport()), WithOnBlocked(blocks.add)))
+			var (
+				mu   sync.Mutex
+				errs []error
+			)
+			c.OnError(func(_ *colly.Response, err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() })
+			c.Visit("http://rd.test/go")
+			c.Visit("http://rd.test/elsewhere")
+			c.Wait()
+			if got := strings.Join(f.paths("rd.test"), " "); got != "/elsewhere /go" {
+				t.Errorf("rd.test saw %q", got)
+			}
+			if got := f.paths("other.test"); len(got) != 0 {
+				t.Errorf("other.test saw %q", got)
+			}
+			bs := blocks.all()
+			sort.Slice(bs, func(i, j int) bool { return bs[i].URL < bs[j].URL })
+			if len(bs) != 2 ||
+				!bs[0].Redirect || bs[0].URL != "http://other.test/private" || bs[0].Kind != Disallowed ||
+				!strings.Contains(bs[0].Reason, "redirect from http://rd.test/elsewhere not followed: line 2: Disallow: /private") ||
+				!bs[1].Redirect || bs[1].URL != "http://rd.test/secret/page" || bs[1].Kind != Disallowed ||
+				!strings.Contains(bs[1].Reason, "redirect from http://rd.test/go not followed: line 2: Disallow: /secret") {
+				t.Errorf("blocks %v", bs)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(errs) != 2 || !errors.Is(errs[0], ErrBlocked) || !errors.Is(errs[1], ErrBlocked) {
+				t.Errorf("OnError got %v", errs)
+			}
+		})
 	}
 }
 
@@ -464,15 +563,154 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 }
 
 func TestPluginMinDelayNeverLowered(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{"m.test": {robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
-	p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.transport()))
-	c := newCollector(false, p.Option())
-	for i := 0; i < 3; i++ {
-		c.Visit(fmt.Sprintf("http://m.test/%d", i))
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			f := newFarm(t, map[string]*farmSite{"m.test": {robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
+			p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.transport()))
+			c := newCollector(async, p.Option())
+			for i := 0; i < 3; i++ {
+				c.Visit(fmt.Sprintf("http://m.test/%d", i))
+			}
+			c.Wait()
+			hs := f.pages("m.test", true)
+			if len(hs) != 4 {
+				t.Fatalf("server saw %d requests, want 4", len(hs))
+			}
+			if g := minGap(hs); g < 150*time.Millisecond {
+				t.Errorf("gap %s below the user's minimum", g)
+			}
+		})
 	}
-	c.Wait()
-	if g := minGap(f.pages("m.test", true)); g < 150*time.Millisecond {
-		t.Errorf("gap %s below the user's minimum", g)
+}
+
+// TestPluginWithCollyLimitRuleDelay: a LimitRule's Delay and the plugin's
+// Crawl-delay both hold, whichever is longer, and c.Wait returns.
+func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
+	cases := []struct {
+		crawlDelay string
+		plugin     time.Duration // the Crawl-delay
+		rule       time.Duration // the LimitRule's Delay
+	}{
+		{"0.1", 100 * time.Millisecond, 300 * time.Millisecond},
+		{"0.3", 300 * time.Millisecond, 100 * time.Millisecond},
+	}
+	const n = 4
+	for _, tc := range cases {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("crawl-delay=%s/rule=%s/async=%v", tc.plugin, tc.rule, async), func(t *testing.T) {
+				t.Parallel()
+				f := newFarm(t, map[string]*farmSite{"lr.test": {robots: "User-agent: *\nCrawl-delay: " + tc.crawlDelay + "\n"}})
+				c := newCollector(async, WithRobots(WithTransport(f.transport())))
+				if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: tc.rule}); err != nil {
+					t.Fatal(err)
+				}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for i := 0; i < n; i++ {
+						c.Visit(fmt.Sprintf("http://lr.test/p%d", i))
+					}
+					c.Wait()
+				}()
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the visits and c.Wait did not return")
+				}
+				pages := f.pages("lr.test", false)
+				if len(pages) != n {
+					t.Fatalf("server saw %d pages, want %d", len(pages), n)
+				}
+				want := max(tc.plugin, tc.rule)
+				if g := minGap(pages); g < want {
+					t.Errorf("shortest gap between pages: %s, want at least %s", g, want)
+				}
+				// The LimitRule does not see robots.txt; the plugin spaces it too.
+				if g := minGap(f.pages("lr.test", true)); g < tc.plugin {
+					t.Errorf("shortest gap, robots.txt included: %s, want at least %s", g, tc.plugin)
+				}
+			})
+		}
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func TestPluginWarnsWithoutProductToken(t *testing.T) {
+	const msg = "robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)"
+	cases := []struct {
+		name  string
+		ua    string
+		opts  []Option
+		warn  bool
+		paths string // what the server sees of /star and /bot
+	}{
+		{"no token", "12345", nil, true, "/bot"},
+		{"browser-like", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36", nil, true, "/bot"},
+		{"token", "ExampleBot/1.0", nil, false, "/star"},
+		{"no token, WithAgents", "12345", []Option{WithAgents("examplebot")}, false, "/star"},
+	}
+	for _, tc := range cases {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
+				f := newFarm(t, map[string]*farmSite{"tk.test": {robots: "User-agent: *\nDisallow: /star\n\nUser-agent: examplebot\nDisallow: /bot\n"}})
+				var buf lockedBuffer
+				log := slog.New(slog.NewJSONHandler(&buf, nil))
+				p := New(append([]Option{WithTransport(f.transport()), WithLogger(log)}, tc.opts...)...)
+				o := []colly.CollectorOption{colly.UserAgent(tc.ua), p.Option()}
+				if async {
+					o = append(o, colly.Async(true))
+				}
+				c := colly.NewCollector(o...)
+				for _, path := range []string{"/star", "/bot", "/star", "/bot"} {
+					c.Visit("http://tk.test" + path)
+				}
+				c.Wait()
+				if got := strings.Join(f.paths("tk.test"), " "); got != tc.paths {
+					t.Errorf("server saw %q, want %q", got, tc.paths)
+				}
+				var warnings int
+				for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+					var rec struct {
+						Level     string `json:"level"`
+						Msg       string `json:"msg"`
+						UserAgent string `json:"user_agent"`
+					}
+					if line == "" {
+						continue
+					}
+					if err := json.Unmarshal([]byte(line), &rec); err != nil {
+						t.Fatalf("log line %q: %v", line, err)
+					}
+					if rec.Msg != msg {
+						continue
+					}
+					warnings++
+					if rec.Level != "WARN" || rec.UserAgent != tc.ua {
+						t.Errorf("warning %s", line)
+					}
+				}
+				if want := map[bool]int{true: 1, false: 0}[tc.warn]; warnings != want {
+					t.Errorf("%d warnings, want %d; log:\n%s", warnings, want, buf.String())
+				}
+			})
+		}
 	}
 }
 
