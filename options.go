@@ -114,7 +114,8 @@ func WithDeferWait(d time.Duration) Option {
 // WithRetryAfter sets the longest pause taken from a Retry-After header of a
 // 429 or 503 response (default 10 minutes), and the base and cap of the
 // exponential backoff used when there is none (default 1 s and 10 minutes).
-// Zero keeps a default.
+// Zero keeps a default; a negative maxPause honours any Retry-After, however
+// long (as LimiterConfig.MaxRetryAfter does).
 func WithRetryAfter(maxPause, backoffBase, backoffMax time.Duration) Option {
 	return func(c *config) {
 		c.plugin.retryAfterCap, c.plugin.backoffBase, c.plugin.backoffMax = maxPause, backoffBase, backoffMax
