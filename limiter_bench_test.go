@@ -119,11 +119,11 @@ func BenchmarkLimiterBytesPerHost(b *testing.B) {
 	const n = 100_000
 	for b.Loop() {
 		l := NewLimiter(LimiterConfig{IdleTTL: time.Hour})
-		before := limHeap()
+		before := heapInUse()
 		for i := 0; i < n; i++ {
 			l.SetDelay(fmt.Sprintf("https://host-%06d.example.com", i), time.Second)
 		}
-		after := limHeap()
+		after := heapInUse()
 		b.ReportMetric(float64(int64(after)-int64(before))/n, "B/host")
 		if l.Len() != n {
 			b.Fatal(l.Len())

@@ -805,11 +805,11 @@ func TestLimiterBytesPerHost(t *testing.T) {
 	}
 	const n = 100_000
 	l := NewLimiter(LimiterConfig{IdleTTL: time.Hour})
-	before := limHeap()
+	before := heapInUse()
 	for i := 0; i < n; i++ {
 		l.SetDelay(fmt.Sprintf("https://host-%06d.example.com", i), time.Second)
 	}
-	after := limHeap()
+	after := heapInUse()
 	per := float64(int64(after)-int64(before)) / n
 	t.Logf("%d hosts: %.0f bytes per host (key of %d bytes included)", n, per, len("https://host-000000.example.com"))
 	if per > 1024 {
@@ -824,18 +824,10 @@ func TestLimiterBytesPerHost(t *testing.T) {
 	if got := l.Sweep(); got != n {
 		t.Fatalf("Sweep dropped %d hosts, want %d", got, n)
 	}
-	left := float64(int64(limHeap())-int64(before)) / n
+	left := float64(int64(heapInUse())-int64(before)) / n
 	t.Logf("after sweeping them all: %.1f bytes per former host still held", left)
 	if left > 16 {
 		t.Errorf("%.1f bytes per host left after the sweep", left)
 	}
 	runtime.KeepAlive(l)
-}
-
-func limHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

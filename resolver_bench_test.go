@@ -180,10 +180,10 @@ func TestBytesPerEntry(t *testing.T) {
 	}{{"404 (no robots.txt)", 404, ""}, {"small robots.txt (2 lines)", 200, rulesBody}, {"typical robots.txt (600 bytes, 16 rules)", 200, typicalRobots}} {
 		r, tr := loopbackResolver(t, text(c.status, c.body), WithAgents("examplebot"))
 		const n = 5000
-		before := heapAlloc()
+		before := heapInUse()
 		fill(t, r, n)
 		tr.CloseIdleConnections()
-		after := heapAlloc()
+		after := heapInUse()
 		per := float64(after-before) / n
 		t.Logf("%s: %.0f bytes per cache entry", c.name, per)
 		if per > 64<<10 {
@@ -191,14 +191,6 @@ func TestBytesPerEntry(t *testing.T) {
 		}
 		runtime.KeepAlive(r)
 	}
-}
-
-func heapAlloc() uint64 {
-	var m runtime.MemStats
-	runtime.GC()
-	runtime.GC()
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // BenchmarkCachedPolicyLookup is the lookup of BenchmarkCachedPolicy alone.
