@@ -761,8 +761,10 @@ func TestLimiterEviction(t *testing.T) {
 		queued <- err
 	}()
 	time.Sleep(3 * ttl)
-	if n := l.Sweep(); n != 1000 {
-		t.Errorf("Sweep dropped %d hosts, want 1000", n)
+	// Lazy sweeps may already have dropped some (the loop above can take
+	// longer than the TTL on a loaded machine): OnEvict counts both.
+	if n := l.Sweep(); n > 1000 {
+		t.Errorf("Sweep dropped %d hosts of 1000 idle ones", n)
 	}
 	if n := l.Len(); n != 3 {
 		t.Errorf("Len = %d after the sweep, want 3 (busy, paused, slow): %v", n, l.Snapshot())
