@@ -24,7 +24,7 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	clock := newStepClock()
 	var blocks blockLog
 	p := New(WithTransport(f.transport()), WithDialect(dialect.Google), WithClock(clock),
-		WithMinDelay(time.Second), WithTimeouts(0, 0, 300*time.Millisecond), WithOnBlocked(blocks.add))
+		WithMinDelay(1500*time.Millisecond), WithTimeouts(0, 0, 600*time.Millisecond), WithOnBlocked(blocks.add))
 	c := newCollector(false, p.Option())
 	if err := c.Visit("http://g.test/a"); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	if n := len(f.pages("g.test", true)); n != 4 {
 		t.Fatalf("%d requests, want 4 (robots.txt twice)", n)
 	}
-	if hs := f.pages("g.test", true); minGap(hs) < time.Second {
+	if hs := f.pages("g.test", true); minGap(hs) < 1500*time.Millisecond {
 		t.Errorf("gap %s under the minimum delay", minGap(hs))
 	}
 }
