@@ -914,16 +914,18 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil {
 		return t.next.RoundTrip(req)
 	}
-	return t.roundTrip(req, host, 0, false)
+	// Only requests that come here (not through the plugin's page check)
+	// can be robots.txt fetches carrying a timeout budget.
+	return t.roundTrip(req, host, 0, false, budgetOf(req.Context()))
 }
 
 // roundTrip is RoundTrip for a request whose authority, host, is known; it
-// sets host's delay to d first when set is true.
-func (t *limitedTransport) roundTrip(req *http.Request, host string, d time.Duration, set bool) (*http.Response, error) {
+// sets host's delay to d first when set is true, and pauses b (when not
+// nil) while the request waits at the gate.
+func (t *limitedTransport) roundTrip(req *http.Request, host string, d time.Duration, set bool, b *fetchBudget) (*http.Response, error) {
 	gb := new(gatedBody)
 	p := &gb.p
 	// A robots.txt fetch's timeout does not run while it waits here.
-	b := budgetOf(req.Context())
 	if b != nil {
 		b.pause()
 	}

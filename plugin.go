@@ -621,7 +621,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
-		resp, err := t.next.roundTrip(req, pol.Authority(), d, true)
+		resp, err := t.next.roundTrip(req, pol.Authority(), d, true, nil)
 		if err != nil {
 			if gw := (*gateWaitError)(nil); errors.As(err, &gw) {
 				p.stop(nil, t.canceled(req, gw), pol)
