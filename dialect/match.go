@@ -404,6 +404,18 @@ func (b *trieBuilder) prefix(r int32) string { return b.norm[r][:b.plen[r]] }
 // node fills nodes[ni] and its subtree from the rules of ranks idx, whose
 // prefixes all start with the same depth bytes (the node's path from the
 // root). It returns the node's min.
+// groupEnd returns the end of the run of rules in rest, from j, whose
+// prefixes have the same byte at depth as rest[j]'s (rest is sorted by that
+// byte): the rules under one child.
+func (b *trieBuilder) groupEnd(rest []int32, j, depth int) int {
+	c := b.prefix(rest[j])[depth]
+	e := j + 1
+	for e < len(rest) && b.prefix(rest[e])[depth] == c {
+		e++
+	}
+	return e
+}
+
 func (b *trieBuilder) node(ni int32, idx []int32, depth int) int32 {
 	m := b.m
 	n := m.nodes[ni]
@@ -456,11 +468,7 @@ func (b *trieBuilder) node(ni int32, idx []int32, depth int) int32 {
 	b.sortByte(rest, depth)
 	n.kid0 = int32(len(m.nodes))
 	for j := 0; j < len(rest); {
-		c := b.prefix(rest[j])[depth]
-		e := j + 1
-		for e < len(rest) && b.prefix(rest[e])[depth] == c {
-			e++
-		}
+		e := b.groupEnd(rest, j, depth)
 		// The label runs to the longest prefix the group's rules share.
 		first := b.prefix(rest[j])
 		l := len(first)
@@ -475,18 +483,14 @@ func (b *trieBuilder) node(ni int32, idx []int32, depth int) int32 {
 		lab0 := int32(len(b.label))
 		b.label = append(b.label, first[depth:l]...)
 		m.nodes = append(m.nodes, tnode{lab0: lab0, lab1: int32(len(b.label))})
-		m.kidKey = append(m.kidKey, c)
+		m.kidKey = append(m.kidKey, first[depth])
 		j = e
 	}
 	n.nkid = int32(len(m.nodes)) - n.kid0
 	m.nodes[ni] = n
 	j := 0
 	for kid := n.kid0; kid < n.kid0+n.nkid; kid++ {
-		c := b.prefix(rest[j])[depth]
-		e := j + 1
-		for e < len(rest) && b.prefix(rest[e])[depth] == c {
-			e++
-		}
+		e := b.groupEnd(rest, j, depth)
 		kn := &m.nodes[kid]
 		d := depth + int(kn.lab1-kn.lab0)
 		n.min = min(n.min, b.node(kid, rest[j:e], d))

@@ -216,7 +216,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if path == "" {
 		path = "/"
 	}
-	if rs.s.robotsTxtFree && isRobotsTxt(path) {
+	if rs.s.robotsTxtFree && IsRobotsTxt(path) {
 		return Verdict{Allowed: true, Reason: ReasonRobotsTxt}
 	}
 	rank := rs.m.fixed
@@ -271,7 +271,11 @@ func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 // percent-encoded as it is sent.
 func (rs *Ruleset) CheckURL(rawURL string) Verdict { return rs.Check(PathOf(rawURL)) }
 
-func isRobotsTxt(p string) bool {
+// IsRobotsTxt reports whether path, a path and query as sent, names
+// /robots.txt itself ("/robots.txt" or "/robots.txt?..."), which rfc9309
+// always allows and which a fetch outcome of "complete disallow" leaves
+// allowed in every dialect.
+func IsRobotsTxt(p string) bool {
 	const rt = "/robots.txt"
 	return len(p) >= len(rt) && p[:len(rt)] == rt && (len(p) == len(rt) || p[len(rt)] == '?')
 }

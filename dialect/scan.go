@@ -1,6 +1,10 @@
 package dialect
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/politecrawl/robots/internal/ascii"
+)
 
 // line is what the scanner read on one line of a robots.txt body. The parser
 // builds groups from these and nothing else.
@@ -174,24 +178,10 @@ func (s *spec) classify(key string) (keyKind, bool) {
 		if len(key) < len(e.name) || !e.prefix && len(key) != len(e.name) {
 			continue
 		}
-		if foldEqual(key[:len(e.name)], e.name) {
+		if ascii.EqualFold(key[:len(e.name)], e.name) {
 			return e.kind, e.typo
 		}
 	}
 	return keyUnknown, false
 }
 
-// foldEqual reports whether s equals lower, a lower-case ASCII string of the
-// same length, ignoring the case of ASCII letters.
-func foldEqual(s, lower string) bool {
-	for i := 0; i < len(lower); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
