@@ -1,14 +1,21 @@
 package robots
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
 )
 
 // Defaults of the plugin's options.
 const (
 	DefaultMaxCrawlDelay = 30 * time.Second
 	DefaultDeferWait     = 30 * time.Second
+	// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
+	// default.
+	DefaultStatsCapacity = 100_000
 )
 
 // OverDelay says what the plugin does with a host whose Crawl-delay is above
@@ -26,7 +33,15 @@ const (
 
 func (o OverDelay) String() string { return [...]string{"cap", "skip", "obey"}[o] }
 
-type pluginConfig struct {
+// Option configures a [Plugin].
+type Option func(*config)
+
+// config is the plugin's configuration: its own settings, and the policy
+// options it hands to its resolver.
+type config struct {
+	policy        []policy.Option
+	logger        *slog.Logger
+	limiter       Limiter
 	minDelay      time.Duration
 	maxCrawlDelay time.Duration
 	overDelay     OverDelay
@@ -34,28 +49,88 @@ type pluginConfig struct {
 	transport     http.RoundTripper
 	onBlocked     func(Block)
 	deferWait     time.Duration
-	deferWaitSet  bool
 	retryAfterCap time.Duration
 	backoffBase   time.Duration
 	backoffMax    time.Duration
 	statsCap      int
 }
 
-// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
-// default.
-const DefaultStatsCapacity = 100_000
+// WithPolicy passes options to the plugin's robots.txt resolver
+// ([policy.NewResolver]), after the plugin's own defaults (the collector's
+// User-Agent, robots.txt fetched through the plugin's transport and gate),
+// so that they override them. The With* functions below that configure
+// the resolver are shorthands for it.
+func WithPolicy(opts ...policy.Option) Option {
+	return func(c *config) { c.policy = append(c.policy, opts...) }
+}
+
+// WithDialect is WithPolicy([policy.WithDialect](d)): how robots.txt is read
+// and what fetch outcomes mean (default [dialect.RFC9309]).
+func WithDialect(d *dialect.Dialect) Option { return WithPolicy(policy.WithDialect(d)) }
+
+// WithAgents is WithPolicy([policy.WithAgents](tokens...)): the crawler's
+// product tokens, most specific first (default: derived from the
+// collector's User-Agent).
+func WithAgents(tokens ...string) Option { return WithPolicy(policy.WithAgents(tokens...)) }
+
+// WithUserAgent is WithPolicy([policy.WithUserAgent](ua)): the User-Agent of
+// robots.txt requests (default: the collector's).
+func WithUserAgent(ua string) Option { return WithPolicy(policy.WithUserAgent(ua)) }
+
+// WithHTTPClient is WithPolicy([policy.WithHTTPClient](c)): a client of its
+// own for robots.txt fetches (default: one on the plugin's transport and
+// gate).
+func WithHTTPClient(c *http.Client) Option { return WithPolicy(policy.WithHTTPClient(c)) }
+
+// WithTimeouts is WithPolicy([policy.WithTimeouts](connect, header, total)).
+// Under the plugin robots.txt goes through [WithTransport], so connect and
+// header apply only with [WithHTTPClient]'s default; total always applies.
+func WithTimeouts(connect, header, total time.Duration) Option {
+	return WithPolicy(policy.WithTimeouts(connect, header, total))
+}
+
+// WithTTL is WithPolicy([policy.WithTTL](ttl)).
+func WithTTL(ttl time.Duration) Option { return WithPolicy(policy.WithTTL(ttl)) }
+
+// WithMaxAgeBounds is WithPolicy([policy.WithMaxAgeBounds](lo, hi)).
+func WithMaxAgeBounds(lo, hi time.Duration) Option {
+	return WithPolicy(policy.WithMaxAgeBounds(lo, hi))
+}
+
+// WithCapacity is WithPolicy([policy.WithCapacity](n)).
+func WithCapacity(n int) Option { return WithPolicy(policy.WithCapacity(n)) }
+
+// WithCacheBytes is WithPolicy([policy.WithCacheBytes](n)).
+func WithCacheBytes(n int64) Option { return WithPolicy(policy.WithCacheBytes(n)) }
+
+// WithStore is WithPolicy([policy.WithStore](s)): a shared [policy.Store]
+// behind the memory cache.
+func WithStore(s policy.Store) Option { return WithPolicy(policy.WithStore(s)) }
+
+// WithStoreTimeout is WithPolicy([policy.WithStoreTimeout](d)).
+func WithStoreTimeout(d time.Duration) Option { return WithPolicy(policy.WithStoreTimeout(d)) }
+
+// WithClock is WithPolicy([policy.WithClock](clock)): the clock of cache
+// lifetimes and retry times, which the plugin's deferral also reads.
+func WithClock(clock policy.Clock) Option { return WithPolicy(policy.WithClock(clock)) }
+
+// WithLogger sets where the plugin logs stopped requests and warnings, and
+// where its resolver logs fetches and Store errors (default: nowhere).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
 
 // WithStatsCapacity bounds the per-authority statistics to about n
 // authorities (default [DefaultStatsCapacity]; n ≤ 0 keeps the default).
 // When a new authority takes it over n, the least recently updated ones
 // are folded into the totals ([Plugin.Totals] stays exact) and dropped from
 // [Plugin.Stats] until nine tenths of n remain; updates that race with a
-// fold may leave a few more for a while. Each authority costs about 190
-// bytes (the authority string is shared with the policy cache).
+// fold may leave a few more for a while. The README gives the cost per
+// authority.
 func WithStatsCapacity(n int) Option {
 	return func(c *config) {
 		if n > 0 {
-			c.plugin.statsCap = n
+			c.statsCap = n
 		}
 	}
 }
@@ -63,7 +138,7 @@ func WithStatsCapacity(n int) Option {
 // WithMinDelay sets the least time between two requests to one host
 // (default 0). robots.txt can raise it with Crawl-delay, never lower it.
 func WithMinDelay(d time.Duration) Option {
-	return func(c *config) { c.plugin.minDelay = max(d, 0) }
+	return func(c *config) { c.minDelay = max(d, 0) }
 }
 
 // WithMaxCrawlDelay sets the largest Crawl-delay honoured as it is (default
@@ -72,18 +147,19 @@ func WithMinDelay(d time.Duration) Option {
 func WithMaxCrawlDelay(d time.Duration, over OverDelay) Option {
 	return func(c *config) {
 		if d > 0 {
-			c.plugin.maxCrawlDelay = d
+			c.maxCrawlDelay = d
 		}
-		c.plugin.overDelay = over
+		c.overDelay = over
 	}
 }
 
-// WithSpacing sets how the delay between two requests to one host is
-// measured: [EndToStart] (default: from the end of one response to the next
-// send, one request in flight per host while a delay applies) or
-// [StartToStart] (between sends; more throughput).
+// WithSpacing sets how the default limiter measures the delay between two
+// requests to one host: [EndToStart] (default: from the end of one response
+// to the next send, one request in flight per host while a delay applies)
+// or [StartToStart] (between sends; more throughput). It does not apply to
+// a limiter given with [WithLimiter].
 func WithSpacing(s Spacing) Option {
-	return func(c *config) { c.plugin.spacing = s }
+	return func(c *config) { c.spacing = s }
 }
 
 // WithTransport sets the HTTP transport the collector's requests and the
@@ -92,14 +168,14 @@ func WithSpacing(s Spacing) Option {
 // line, rather than with the collector's SetProxy or WithTransport, which
 // would replace the plugin's gate.
 func WithTransport(rt http.RoundTripper) Option {
-	return func(c *config) { c.plugin.transport = rt }
+	return func(c *config) { c.transport = rt }
 }
 
 // WithOnBlocked sets a function called for every request the plugin stops,
 // with the reason. It is called from the request's goroutine and must be
 // safe for concurrent use.
 func WithOnBlocked(fn func(Block)) Option {
-	return func(c *config) { c.plugin.onBlocked = fn }
+	return func(c *config) { c.onBlocked = fn }
 }
 
 // WithDeferWait sets how long a request may wait in OnRequest for a
@@ -108,16 +184,17 @@ func WithOnBlocked(fn func(Block)) Option {
 // aborted, reported as [Deferred] and kept for [Plugin.RetryDeferred].
 // Default [DefaultDeferWait]; 0 hands such requests back at once.
 func WithDeferWait(d time.Duration) Option {
-	return func(c *config) { c.plugin.deferWait, c.plugin.deferWaitSet = max(d, 0), true }
+	return func(c *config) { c.deferWait = max(d, 0) }
 }
 
-// WithRetryAfter sets the longest pause taken from a Retry-After header of a
-// 429 or 503 response (default 10 minutes), and the base and cap of the
-// exponential backoff used when there is none (default 1 s and 10 minutes).
-// Zero keeps a default; a negative maxPause honours any Retry-After, however
-// long (as LimiterConfig.MaxRetryAfter does).
+// WithRetryAfter sets, for the default limiter, the longest pause taken
+// from a Retry-After header of a 429 or 503 response (default 10 minutes),
+// and the base and cap of the exponential backoff used when there is none
+// (default 1 s and 10 minutes). Zero keeps a default; a negative maxPause
+// honours any Retry-After, however long (as hostlimit.Config.MaxRetryAfter
+// does).
 func WithRetryAfter(maxPause, backoffBase, backoffMax time.Duration) Option {
 	return func(c *config) {
-		c.plugin.retryAfterCap, c.plugin.backoffBase, c.plugin.backoffMax = maxPause, backoffBase, backoffMax
+		c.retryAfterCap, c.backoffBase, c.backoffMax = maxPause, backoffBase, backoffMax
 	}
 }

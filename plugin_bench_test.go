@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // The plugin's benchmarks.
@@ -65,7 +67,7 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 		f := newFarm(b, sites)
 		tr := f.transport()
 		tr.MaxIdleConnsPerHost = 2
-		fixed := retained(func() any { // a plugin and collector that crawled nothing
+		fixed := testutil.Retained(func() any { // a plugin and collector that crawled nothing
 			p := New(WithTransport(tr))
 			c := newCollector(true, p.Option())
 			p.resolver(c.UserAgent) // created on the first request
@@ -84,11 +86,11 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 		makespan = time.Since(start)
 		tr.CloseIdleConnections()
 		f.srv.CloseClientConnections()
-		with := heapInUse()
+		with := testutil.HeapInUse()
 		runtime.KeepAlive(p)
 		runtime.KeepAlive(c)
 		p, c = nil, nil // what they alone hold becomes garbage
-		perHost = float64(int64(with)-int64(heapInUse())-fixed) / float64(hosts)
+		perHost = float64(int64(with)-int64(testutil.HeapInUse())-fixed) / float64(hosts)
 		for i := 0; i < hosts; i++ {
 			h := fmt.Sprintf("h%d.test", i)
 			hs := f.pages(h, true)
@@ -103,24 +105,6 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 	b.ReportMetric(float64(bound)/float64(makespan), "efficiency")
 	b.ReportMetric(makespan.Seconds(), "s/crawl")
 	b.ReportMetric(perHost, "B/host")
-}
-
-// retained returns the heap that what make returns holds on its own.
-func retained(make func() any) int64 {
-	before := heapInUse()
-	v := make()
-	after := heapInUse()
-	runtime.KeepAlive(v)
-	return int64(after) - int64(before)
-}
-
-// heapInUse returns the live heap after a collection.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // BenchmarkPluginOverhead: one page fetched from a loopback server by a sync
@@ -178,7 +162,7 @@ func (s cannedSite) RoundTrip(req *http.Request) (*http.Response, error) {
 // early wait, statistics) and the transport's check and gate around a
 // canned round trip. "bare" is the canned round trip alone.
 func BenchmarkPluginPerRequest(b *testing.B) {
-	site := cannedSite{robots: typicalRobots}
+	site := cannedSite{robots: testutil.TypicalRobots}
 	u, _ := url.Parse("https://example.com/products/item-42?ref=home")
 	b.Run("bare", func(b *testing.B) {
 		req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
@@ -230,11 +214,11 @@ func BenchmarkPluginStatsBytes(b *testing.B) {
 	}
 	for b.Loop() {
 		p := New(WithStatsCapacity(n))
-		before := heapInUse()
+		before := testutil.HeapInUse()
 		for _, k := range keys {
-			p.record(k, HostStats{Allowed: 1})
+			p.stats.record(k, HostStats{Allowed: 1})
 		}
-		after := heapInUse()
+		after := testutil.HeapInUse()
 		if p.Totals().Allowed != n {
 			b.Fatal(p.Totals())
 		}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/internal/testutil"
+
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
@@ -21,7 +23,7 @@ import (
 // there, or a host's own Crawl-delay would make its robots.txt "no answer".
 func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	f := newFarm(t, map[string]*farmSite{"g.test": {robots: "User-agent: *\nDisallow: /private\n"}})
-	clock := newStepClock()
+	clock := testutil.NewStepClock()
 	var blocks blockLog
 	p := New(WithTransport(f.transport()), WithDialect(dialect.Google), WithClock(clock),
 		WithMinDelay(1500*time.Millisecond), WithTimeouts(0, 0, 600*time.Millisecond), WithOnBlocked(blocks.add))
@@ -63,7 +65,7 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 			}},
 			"b.test": down,
 		})
-		clock := newStepClock()
+		clock := testutil.NewStepClock()
 		var blocks blockLog
 		p := New(WithTransport(f.transport()), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
 			WithRetryAfter(0, time.Millisecond, time.Millisecond))
@@ -84,7 +86,7 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 			t.Fatalf("async=%v: OnError got %v, want one ErrBlocked", async, onErr)
 		}
 		until, ok := p.DeferredUntil()
-		if want := clockStart.Add(10 * time.Minute); !ok || !until.Equal(want) {
+		if want := testutil.ClockStart.Add(10 * time.Minute); !ok || !until.Equal(want) {
 			t.Fatalf("async=%v: DeferredUntil = %s, %v; want %s (rfc9309 retries a 503 after 10 minutes)", async, until, ok, want)
 		}
 		f.mu.Lock()

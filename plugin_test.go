@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
+
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
@@ -348,7 +351,7 @@ func TestPluginRobots503(t *testing.T) {
 func TestPluginDeferredRequestsAreRetried(t *testing.T) {
 	site := &farmSite{robotsStatus: 503, robots: "User-agent: *\nDisallow: /no\n"}
 	f := newFarm(t, map[string]*farmSite{"r.test": site})
-	clock := newStepClock()
+	clock := testutil.NewStepClock()
 	p := New(WithTransport(f.transport()), WithDeferWait(0), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
 	c := newCollector(false, p.Option())
 	c.Visit("http://r.test/yes")
@@ -388,7 +391,7 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 		}
 		f.serve(w, r)
 	})
-	clock := newStepClock()
+	clock := testutil.NewStepClock()
 	p := New(WithTransport(f.transport()), WithDeferWait(time.Hour), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
 	c := newCollector(true, p.Option())
 	go func() {
@@ -557,7 +560,7 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 	c2 := newCollector(false, p.Option())
 	c2.Visit("http://slow.test/c")
 	c2.Wait()
-	if d := p.Limiter().Delay("http://slow.test"); d != 50*time.Millisecond {
+	if d := p.Limiter().(*hostlimit.Limiter).Delay("http://slow.test"); d != 50*time.Millisecond {
 		t.Errorf("capped delay %s", d)
 	}
 }

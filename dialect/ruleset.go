@@ -31,7 +31,26 @@ const (
 	ReasonNoRule    Reason = iota // no rule matched: allowed
 	ReasonRule                    // Verdict.Rule decided
 	ReasonRobotsTxt               // /robots.txt itself, always allowed (rfc9309)
+	// ReasonFetch: the outcome of the robots.txt fetch decided (no
+	// restrictions, complete disallow, host excluded; see [Dialect.Decide]).
+	// A Ruleset never gives it; a fetcher does (package policy).
+	ReasonFetch
 )
+
+// String names the reason: "no rule", "rule", "robots.txt", "fetch outcome".
+func (r Reason) String() string {
+	switch r {
+	case ReasonNoRule:
+		return "no rule"
+	case ReasonRule:
+		return "rule"
+	case ReasonRobotsTxt:
+		return "robots.txt"
+	case ReasonFetch:
+		return "fetch outcome"
+	}
+	return "Reason(" + itoa(int(r)) + ")"
+}
 
 // Verdict is the answer to a check: whether the path may be fetched, and why.
 type Verdict struct {
@@ -52,6 +71,8 @@ func (v Verdict) String() string {
 		return s
 	case ReasonRobotsTxt:
 		return "/robots.txt is always allowed"
+	case ReasonFetch:
+		return "fetch outcome"
 	}
 	return "no matching rule"
 }

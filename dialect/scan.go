@@ -184,4 +184,3 @@ func (s *spec) classify(key string) (keyKind, bool) {
 	}
 	return keyUnknown, false
 }
-

@@ -21,7 +21,7 @@
 //
 // FILE is a local file or the http(s) URL of a robots.txt
 // ("https://example.com/robots.txt"), fetched as the chosen dialect's
-// crawler fetches it (package github.com/politecrawl/robots: at most five
+// crawler fetches it (package github.com/politecrawl/robots/policy: at most five
 // redirects, 500 KiB, the dialect's rules for 4xx, 5xx and no answer). When
 // the fetch outcome decides instead of rules, check -explain names it
 // ("robots.txt: 503 Service Unavailable, complete disallow until
@@ -47,8 +47,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
 )
 
 const usage = `usage:
@@ -133,7 +133,7 @@ func parseFlags(name string, args []string, explain *bool) (*common, error) {
 // that decides every URL.
 type source struct {
 	robots *dialect.Robots // the rules read (empty when the fetch outcome decides)
-	policy *robots.Policy  // for a fetched FILE
+	policy *policy.Policy  // for a fetched FILE
 }
 
 // verdict says whether rawURL is allowed, and why.
@@ -161,7 +161,7 @@ func load(c *common) (*source, error) {
 // so that a server that answers per crawler shows that crawler's file.
 func cliUserAgent(agents []string) string {
 	if len(agents) == 0 {
-		return robots.DefaultUserAgent
+		return policy.DefaultUserAgent
 	}
 	return agents[0] + " (robotstxt; +https://github.com/politecrawl/robots)"
 }
@@ -176,7 +176,7 @@ func fetchSource(c *common) (*source, error) {
 	if p := u.EscapedPath(); p != "" && p != "/" && p != "/robots.txt" || u.RawQuery != "" {
 		return nil, fmt.Errorf("%w: FILE %s: a URL must name the robots.txt of its authority (scheme://host[:port]/robots.txt)", errUsage, c.file)
 	}
-	r := robots.NewResolver(robots.WithDialect(c.d), robots.WithAgents(c.agents...), robots.WithUserAgent(cliUserAgent(c.agents)))
+	r := policy.NewResolver(policy.WithDialect(c.d), policy.WithAgents(c.agents...), policy.WithUserAgent(cliUserAgent(c.agents)))
 	p, err := r.Policy(context.Background(), u)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", c.file, err)

@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"hash/maphash"

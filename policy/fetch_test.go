@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/testutil"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -246,7 +248,7 @@ func TestFetchOutcomes(t *testing.T) {
 				t.Run(row.name, func(t *testing.T) {
 					t.Parallel()
 					base := row.serve(t)
-					clock := newStepClock()
+					clock := testutil.NewStepClock()
 					r := NewResolver(WithDialect(d), WithClock(clock), WithUserAgent("ExampleBot/1.0"),
 						WithTimeouts(0, 0, 500*time.Millisecond))
 					p := mustPolicy(t, r, base+"/private/x")
@@ -261,24 +263,24 @@ func TestFetchOutcomes(t *testing.T) {
 					private, public, robots := check(t, p, base+"/private/x"), check(t, p, base+"/public"), check(t, p, base+"/robots.txt")
 					switch want {
 					case actParse:
-						if row.rules && (private.Allowed || private.Cause != CauseRule || private.Rule.Line != 2) {
+						if row.rules && (private.Allowed || private.Reason != dialect.ReasonRule || private.Rule.Line != 2) {
 							t.Errorf("/private/x: %+v %s", private, private)
 						}
 						if !row.rules && row.check == nil && !private.Allowed {
 							t.Errorf("/private/x: %s", private)
 						}
-						if !public.Allowed || public.Cause != CauseNoRule {
+						if !public.Allowed || public.Reason != dialect.ReasonNoRule {
 							t.Errorf("/public: %s", public)
 						}
-						if !p.Expires().Equal(clockStart.Add(24 * time.Hour)) {
+						if !p.Expires().Equal(testutil.ClockStart.Add(24 * time.Hour)) {
 							t.Errorf("expires %v", p.Expires())
 						}
 					case actAllow:
-						if !private.Allowed || !public.Allowed || private.Cause != CauseFetch {
+						if !private.Allowed || !public.Allowed || private.Reason != dialect.ReasonFetch {
 							t.Errorf("allow all: %s / %s", private, public)
 						}
 					case actDisallow, actExclude:
-						if private.Allowed || public.Allowed || public.Cause != CauseFetch {
+						if private.Allowed || public.Allowed || public.Reason != dialect.ReasonFetch {
 							t.Errorf("%s: /private/x %s, /public %s", want, private, public)
 						}
 						if robots.Allowed != (want == actDisallow) {
@@ -289,7 +291,7 @@ func TestFetchOutcomes(t *testing.T) {
 						if want == actExclude {
 							retry, what = time.Hour, "host excluded until "
 						}
-						until := clockStart.Add(retry)
+						until := testutil.ClockStart.Add(retry)
 						if !p.Expires().Equal(until) || !strings.HasSuffix(public.String(), what+until.Format(time.RFC3339)) {
 							t.Errorf("expires %v, explanation %q", p.Expires(), public)
 						}

@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"context"
@@ -15,30 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/internal/testutil"
+
 	"github.com/politecrawl/robots/dialect"
 )
-
-// stepClock is a controllable Clock.
-type stepClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-var clockStart = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-
-func newStepClock() *stepClock { return &stepClock{now: clockStart} }
-
-func (c *stepClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *stepClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
 
 // robotsServer is an httptest server whose handler can be swapped and which
 // counts the requests it sees.
@@ -116,10 +96,10 @@ func TestPolicyUserAgentAndTokens(t *testing.T) {
 		t.Fatalf("derived tokens %q", got)
 	}
 	p := mustPolicy(t, r, srv.URL+"/")
-	if v := check(t, p, srv.URL+"/public"); !v.Allowed || v.Cause != CauseNoRule {
+	if v := check(t, p, srv.URL+"/public"); !v.Allowed || v.Reason != dialect.ReasonNoRule {
 		t.Errorf("/public: %+v %s", v, v)
 	}
-	if v := check(t, p, srv.URL+"/private/a?b=c"); v.Allowed || v.Cause != CauseRule || v.Rule.Line != 5 {
+	if v := check(t, p, srv.URL+"/private/a?b=c"); v.Allowed || v.Reason != dialect.ReasonRule || v.Rule.Line != 5 {
 		t.Errorf("/private/a?b=c: %+v %s", v, v)
 	}
 	if d, ok := p.CrawlDelay(); !ok || d != 2*time.Second {
@@ -253,17 +233,17 @@ func TestLRU(t *testing.T) {
 
 func TestCacheShardedCapacity(t *testing.T) {
 	c := newCache(5000, DefaultCacheBytes)
-	p := &Policy{expires: clockStart.Add(time.Hour)}
+	p := &Policy{expires: testutil.ClockStart.Add(time.Hour)}
 	for i := 0; i < 20000; i++ {
 		c.put("http://h"+strconv.Itoa(i)+".test", p)
 	}
 	if n := c.len(); n != 5000 {
 		t.Errorf("len %d after 20000 puts into capacity 5000", n)
 	}
-	if c.get([]byte("http://h19999.test"), clockStart) != p {
+	if c.get([]byte("http://h19999.test"), testutil.ClockStart) != p {
 		t.Errorf("most recent entry evicted")
 	}
-	if c.get([]byte("http://h0.test"), clockStart) != nil {
+	if c.get([]byte("http://h0.test"), testutil.ClockStart) != nil {
 		t.Errorf("oldest entry kept")
 	}
 }
@@ -290,10 +270,10 @@ func TestMaxAge(t *testing.T) {
 			}
 			text(200, rulesBody)(w, r)
 		})
-		clock := newStepClock()
+		clock := testutil.NewStepClock()
 		r := NewResolver(WithClock(clock), WithMaxAgeBounds(5*time.Minute, 48*time.Hour))
 		p := mustPolicy(t, r, srv.URL+"/")
-		if got := p.Expires().Sub(clockStart); got != c.want {
+		if got := p.Expires().Sub(testutil.ClockStart); got != c.want {
 			t.Errorf("Cache-Control %q: lifetime %v, want %v", c.header, got, c.want)
 		}
 		clock.Advance(c.want - time.Second)
@@ -309,8 +289,8 @@ func TestMaxAge(t *testing.T) {
 		w.Header().Set("Cache-Control", "max-age=604800")
 		text(200, rulesBody)(w, r)
 	})
-	r := NewResolver(WithClock(newStepClock()))
-	if got := mustPolicy(t, r, srv.URL+"/").Expires().Sub(clockStart); got != 24*time.Hour {
+	r := NewResolver(WithClock(testutil.NewStepClock()))
+	if got := mustPolicy(t, r, srv.URL+"/").Expires().Sub(testutil.ClockStart); got != 24*time.Hour {
 		t.Errorf("default bounds: lifetime %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package robots_test
+package policy_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"net/url"
 	"sync/atomic"
 
-	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
 )
 
 // A resolver fetches each authority's robots.txt once and answers for every
@@ -27,9 +27,9 @@ func ExampleResolver() {
 	}))
 	defer down.Close()
 
-	r := robots.NewResolver(
-		robots.WithDialect(dialect.RFC9309),
-		robots.WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
+	r := policy.NewResolver(
+		policy.WithDialect(dialect.RFC9309),
+		policy.WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
 	)
 	for _, raw := range []string{site.URL + "/private/x", site.URL + "/private/press/1", site.URL + "/about", down.URL + "/page"} {
 		u, _ := url.Parse(raw)
@@ -39,7 +39,7 @@ func ExampleResolver() {
 			continue
 		}
 		host := site.URL
-		if v.Cause == robots.CauseFetch {
+		if v.Reason == dialect.ReasonFetch {
 			host = down.URL
 		}
 		fmt.Printf("%-5v %s: %s\n", v.Allowed, raw[len(host):], firstWords(v.String(), 6))
@@ -75,8 +75,8 @@ func ExampleAuthority() {
 		"ftp://example.com/file",
 	} {
 		u, _ := url.Parse(raw)
-		a, err := robots.Authority(u)
-		if errors.Is(err, robots.ErrUnsupportedURL) {
+		a, err := policy.Authority(u)
+		if errors.Is(err, policy.ErrUnsupportedURL) {
 			fmt.Println(raw, "=> unsupported")
 			continue
 		}
@@ -98,7 +98,7 @@ func ExamplePolicy_Check() {
 	}))
 	defer site.Close()
 
-	r := robots.NewResolver(robots.WithAgents("examplebot"))
+	r := policy.NewResolver(policy.WithAgents("examplebot"))
 	home, _ := url.Parse(site.URL + "/")
 	p, err := r.Policy(context.Background(), home)
 	if err != nil {
@@ -111,7 +111,7 @@ func ExamplePolicy_Check() {
 	for _, path := range []string{"/", "/search?q=go", "/search/help", "/robots.txt"} {
 		u, _ := url.Parse(site.URL + path)
 		v := p.Check(u)
-		fmt.Printf("%-5v %-13s %-10v %s\n", v.Allowed, path, v.Cause, v)
+		fmt.Printf("%-5v %-13s %-10v %s\n", v.Allowed, path, v.Reason, v)
 	}
 	// Output:
 	// robots.txt: 200 OK, 76 bytes parsed
@@ -134,12 +134,12 @@ func ExampleNewMemoryStore() {
 	}))
 	defer site.Close()
 
-	store := robots.NewMemoryStore(nil) // or a store shared between processes
-	first := robots.NewResolver(robots.WithStore(store))
-	second := robots.NewResolver(robots.WithStore(store))
+	store := policy.NewMemoryStore(nil) // or a store shared between processes
+	first := policy.NewResolver(policy.WithStore(store))
+	second := policy.NewResolver(policy.WithStore(store))
 
 	u, _ := url.Parse(site.URL + "/private/report")
-	for _, r := range []*robots.Resolver{first, second} {
+	for _, r := range []*policy.Resolver{first, second} {
 		v, err := r.Check(context.Background(), u)
 		if err != nil {
 			fmt.Println(err)

@@ -1,4 +1,4 @@
-package robots
+package hostlimit
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // The spacing tests use real time, real sends and a real loopback server;
@@ -240,7 +242,7 @@ func TestLimiterEndToStart(t *testing.T) {
 	for _, tc := range []struct{ per, k int }{{1, 8}, {10, 2}, {100, 1}} {
 		t.Run(fmt.Sprintf("goroutines=%d", tc.per), func(t *testing.T) {
 			s := newLimServer(t, nil)
-			l := NewLimiter(LimiterConfig{Delay: func(string) time.Duration { return d }})
+			l := New(Config{Delay: func(string) time.Duration { return d }})
 			c, rec := limClient(s, l)
 			const hosts = 3
 			if err := limRun(c, hosts, tc.per, tc.k); err != nil {
@@ -269,7 +271,7 @@ func TestLimiterStartToStart(t *testing.T) {
 				time.Sleep(50 * time.Millisecond)
 				return 0
 			})
-			l := NewLimiter(LimiterConfig{Spacing: StartToStart, Delay: func(string) time.Duration { return d }})
+			l := New(Config{Spacing: StartToStart, Delay: func(string) time.Duration { return d }})
 			c, rec := limClient(s, l)
 			const hosts = 3
 			if err := limRun(c, hosts, tc.per, tc.k); err != nil {
@@ -308,7 +310,7 @@ func TestLimiterStartToStart(t *testing.T) {
 func TestLimiterHostsInParallel(t *testing.T) {
 	const d, hosts, n = 100 * time.Millisecond, 5, 5
 	s := newLimServer(t, nil)
-	l := NewLimiter(LimiterConfig{Delay: func(string) time.Duration { return d }})
+	l := New(Config{Delay: func(string) time.Duration { return d }})
 	c, rec := limClient(s, l)
 	start := time.Now()
 	if err := limRun(c, hosts, 1, n); err != nil {
@@ -335,7 +337,7 @@ func TestLimiterRedirectHop(t *testing.T) {
 		}
 		return 0
 	})
-	l := NewLimiter(LimiterConfig{Delay: func(string) time.Duration { return d }})
+	l := New(Config{Delay: func(string) time.Duration { return d }})
 	c, _ := limClient(s, l)
 	if _, err := limGet(context.Background(), c, "http://"+limHostName(0)+"/r"); err != nil {
 		t.Fatal(err)
@@ -352,9 +354,9 @@ func TestLimiterRedirectHop(t *testing.T) {
 func TestLimiterCancel(t *testing.T) {
 	const d = 300 * time.Millisecond
 	const host = "http://a.test"
-	l := NewLimiter(LimiterConfig{})
+	l := New(Config{})
 	l.SetDelay(host, d)
-	p, err := l.Acquire(context.Background(), host)
+	p, err := l.Acquire(context.Background(), host, KeepDelay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +367,7 @@ func TestLimiterCancel(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(30*time.Millisecond, cancel)
 		start := time.Now()
-		p, err := l.Acquire(ctx, host)
+		p, err := l.Acquire(ctx, host, KeepDelay)
 		if !errors.Is(err, context.Canceled) || p != nil {
 			t.Fatalf("Acquire = %v, %v; want context.Canceled", p, err)
 		}
@@ -376,14 +378,14 @@ func TestLimiterCancel(t *testing.T) {
 	t.Run("Wait", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 		defer cancel()
-		if err := l.Wait(ctx, host); !errors.Is(err, context.DeadlineExceeded) {
+		if err := l.Wait(ctx, host, KeepDelay); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Wait = %v; want context.DeadlineExceeded", err)
 		}
 	})
 	t.Run("AlreadyDone", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := l.Acquire(ctx, "http://free.test"); !errors.Is(err, context.Canceled) {
+		if _, err := l.Acquire(ctx, "http://free.test", KeepDelay); !errors.Is(err, context.Canceled) {
 			t.Fatalf("Acquire = %v", err)
 		}
 	})
@@ -392,7 +394,7 @@ func TestLimiterCancel(t *testing.T) {
 		t.Fatalf("after cancellations: %+v", st)
 	}
 	// Nothing leaked: the gate still opens, and not before the delay.
-	p, err = l.Acquire(context.Background(), host)
+	p, err = l.Acquire(context.Background(), host, KeepDelay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +432,7 @@ func TestLimiterCancel(t *testing.T) {
 }
 
 func TestLimiterZeroDelay(t *testing.T) {
-	l := NewLimiter(LimiterConfig{})
+	l := New(Config{})
 	const host = "http://z.test"
 	l.SetDelay(host, -time.Second)
 	if got := l.Delay(host); got != 0 {
@@ -439,9 +441,9 @@ func TestLimiterZeroDelay(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// No serialisation: ten permits at once.
-	var ps []*Permit
+	var ps []Permit
 	for i := 0; i < 10; i++ {
-		p, err := l.Acquire(ctx, host)
+		p, err := l.Acquire(ctx, host, KeepDelay)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -454,7 +456,7 @@ func TestLimiterZeroDelay(t *testing.T) {
 	const pause = 80 * time.Millisecond
 	l.Pause(host, pause)
 	start := time.Now()
-	p, err := l.Acquire(ctx, host)
+	p, err := l.Acquire(ctx, host, KeepDelay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +471,7 @@ func TestLimiterZeroDelay(t *testing.T) {
 func TestLimiterWaitEarly(t *testing.T) {
 	const d = 80 * time.Millisecond
 	s := newLimServer(t, nil)
-	l := NewLimiter(LimiterConfig{Delay: func(string) time.Duration { return d }})
+	l := New(Config{Delay: func(string) time.Duration { return d }})
 	c, rec := limClient(s, l)
 	host := "http://" + limHostName(0)
 	var mu sync.Mutex
@@ -479,7 +481,7 @@ func TestLimiterWaitEarly(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := l.Wait(context.Background(), host); err != nil {
+			if err := l.Wait(context.Background(), host, KeepDelay); err != nil {
 				t.Error(err)
 				return
 			}
@@ -508,15 +510,15 @@ func TestLimiterWaitEarly(t *testing.T) {
 	// A caller that passes Wait and never comes to the gate holds the
 	// others back for WaitClaim at most.
 	const claim = 50 * time.Millisecond
-	l2 := NewLimiter(LimiterConfig{WaitClaim: claim})
+	l2 := New(Config{WaitClaim: claim})
 	l2.SetDelay(host, 20*time.Millisecond)
-	if err := l2.Wait(context.Background(), host); err != nil {
+	if err := l2.Wait(context.Background(), host, KeepDelay); err != nil {
 		t.Fatal(err)
 	}
 	first := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := l2.Wait(ctx, host); err != nil {
+	if err := l2.Wait(ctx, host, KeepDelay); err != nil {
 		t.Fatalf("second Wait: %v", err)
 	}
 	if g := time.Since(first); g < claim {
@@ -552,7 +554,7 @@ func TestLimiterRetryAfter(t *testing.T) {
 				}
 				return 0
 			})
-			l := NewLimiter(LimiterConfig{MaxRetryAfter: tc.max, Delay: func(string) time.Duration { return 20 * time.Millisecond }})
+			l := New(Config{MaxRetryAfter: tc.max, Delay: func(string) time.Duration { return 20 * time.Millisecond }})
 			c, _ := limClient(s, l)
 			host := limHostName(0)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -592,7 +594,7 @@ func TestLimiterBackoff(t *testing.T) {
 	s := newLimServer(t, func(_ string, n int, _ http.ResponseWriter, _ *http.Request) int {
 		return statuses[n]
 	})
-	l := NewLimiter(LimiterConfig{BackoffBase: base, BackoffMax: limit, Delay: func(string) time.Duration { return 10 * time.Millisecond }})
+	l := New(Config{BackoffBase: base, BackoffMax: limit, Delay: func(string) time.Duration { return 10 * time.Millisecond }})
 	c, _ := limClient(s, l)
 	host := limHostName(0)
 	for i, want := range statuses {
@@ -618,7 +620,7 @@ func TestLimiterBackoff(t *testing.T) {
 }
 
 func TestLimiterObserveParsing(t *testing.T) {
-	l := NewLimiter(LimiterConfig{BackoffBase: time.Hour, BackoffMax: time.Hour})
+	l := New(Config{BackoffBase: time.Hour, BackoffMax: time.Hour})
 	past := time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)
 	for _, tc := range []struct {
 		status int
@@ -658,7 +660,7 @@ func TestLimiterRaiseDelay(t *testing.T) {
 				}
 				return 0
 			})
-			l := NewLimiter(LimiterConfig{Spacing: mode, Delay: func(string) time.Duration { return lo }})
+			l := New(Config{Spacing: mode, Delay: func(string) time.Duration { return lo }})
 			c, rec := limClient(s, l)
 			host := limHostName(0)
 			done := make(chan struct{})
@@ -702,7 +704,7 @@ func TestLimiterRaiseDelay(t *testing.T) {
 func TestLimiterLowerDelay(t *testing.T) {
 	const hi, lo = 150 * time.Millisecond, 10 * time.Millisecond
 	s := newLimServer(t, nil)
-	l := NewLimiter(LimiterConfig{Delay: func(string) time.Duration { return hi }})
+	l := New(Config{Delay: func(string) time.Duration { return hi }})
 	c, _ := limClient(s, l)
 	host := limHostName(0)
 	if _, err := limGet(context.Background(), c, "http://"+host+"/first"); err != nil {
@@ -733,31 +735,31 @@ func TestLimiterLowerDelay(t *testing.T) {
 func TestLimiterEviction(t *testing.T) {
 	const ttl = 30 * time.Millisecond
 	var evicted atomic.Int64
-	l := NewLimiter(LimiterConfig{IdleTTL: ttl, OnEvict: func(string, HostLimitStats) { evicted.Add(1) }})
+	l := New(Config{IdleTTL: ttl, OnEvict: func(string, Stats) { evicted.Add(1) }})
 	ctx := context.Background()
 	for i := 0; i < 1000; i++ {
 		h := fmt.Sprintf("http://idle%d.test", i)
 		l.SetDelay(h, 5*time.Millisecond)
-		p, err := l.Acquire(ctx, h)
+		p, err := l.Acquire(ctx, h, KeepDelay)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.Release()
 	}
-	busy, err := l.Acquire(ctx, "http://busy.test") // in flight
+	busy, err := l.Acquire(ctx, "http://busy.test", KeepDelay) // in flight
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Pause("http://paused.test", time.Hour)
 	l.SetDelay("http://slow.test", time.Hour)
-	p, _ := l.Acquire(ctx, "http://slow.test")
+	p, _ := l.Acquire(ctx, "http://slow.test", KeepDelay)
 	p.Release() // spacing pending for an hour
 	queued := make(chan error, 1)
 	go func() { // a waiter on the paused host
 		wctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		time.AfterFunc(300*time.Millisecond, cancel)
-		_, err := l.Acquire(wctx, "http://paused.test")
+		_, err := l.Acquire(wctx, "http://paused.test", KeepDelay)
 		queued <- err
 	}()
 	time.Sleep(3 * ttl)
@@ -787,7 +789,7 @@ func TestLimiterEviction(t *testing.T) {
 	}
 
 	// The lazy sweep: touching other hosts after the TTL drops idle ones.
-	l2 := NewLimiter(LimiterConfig{IdleTTL: ttl})
+	l2 := New(Config{IdleTTL: ttl})
 	for i := 0; i < 1000; i++ {
 		l2.SetDelay(fmt.Sprintf("http://old%d.test", i), time.Millisecond)
 	}
@@ -806,12 +808,12 @@ func TestLimiterBytesPerHost(t *testing.T) {
 		t.Skip("short")
 	}
 	const n = 100_000
-	l := NewLimiter(LimiterConfig{IdleTTL: time.Hour})
-	before := heapInUse()
+	l := New(Config{IdleTTL: time.Hour})
+	before := testutil.HeapInUse()
 	for i := 0; i < n; i++ {
 		l.SetDelay(fmt.Sprintf("https://host-%06d.example.com", i), time.Second)
 	}
-	after := heapInUse()
+	after := testutil.HeapInUse()
 	per := float64(int64(after)-int64(before)) / n
 	t.Logf("%d hosts: %.0f bytes per host (key of %d bytes included)", n, per, len("https://host-000000.example.com"))
 	if per > 1024 {
@@ -826,7 +828,7 @@ func TestLimiterBytesPerHost(t *testing.T) {
 	if got := l.Sweep(); got != n {
 		t.Fatalf("Sweep dropped %d hosts, want %d", got, n)
 	}
-	left := float64(int64(heapInUse())-int64(before)) / n
+	left := float64(int64(testutil.HeapInUse())-int64(before)) / n
 	t.Logf("after sweeping them all: %.1f bytes per former host still held", left)
 	if left > 16 {
 		t.Errorf("%.1f bytes per host left after the sweep", left)

@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"context"
@@ -10,35 +10,9 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/politecrawl/robots/internal/testutil"
 )
-
-// typicalRobots is a robots.txt of a common size (about 600 bytes, 16
-// rules, two groups, a sitemap).
-const typicalRobots = `# robots.txt
-User-agent: *
-Disallow: /admin/
-Disallow: /cart
-Disallow: /checkout
-Disallow: /account/
-Disallow: /search
-Disallow: /*?sort=
-Disallow: /*?filter=
-Disallow: /*.pdf$
-Allow: /account/help
-Allow: /search/about
-Crawl-delay: 1
-
-User-agent: badbot
-Disallow: /
-
-User-agent: examplebot
-Disallow: /private/
-Allow: /private/press/
-Disallow: /tmp/
-Disallow: /*?session=
-
-Sitemap: https://example.com/sitemap.xml
-`
 
 // loopbackResolver returns a resolver whose fetches of any host go to one
 // test server, so that it can hold many authorities.
@@ -90,7 +64,7 @@ var benchOnce struct {
 func benchResolver(b *testing.B) (*Resolver, []*url.URL) {
 	benchOnce.Do(func() {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = w.Write([]byte(typicalRobots))
+			_, _ = w.Write([]byte(testutil.TypicalRobots))
 		}))
 		addr := srv.Listener.Addr().String()
 		tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -150,7 +124,7 @@ func BenchmarkCachedPolicyParallel(b *testing.B) {
 // TestCachedPolicyDoesNotAllocate: the cached path, lookup and check.
 func TestCachedPolicyDoesNotAllocate(t *testing.T) {
 	r, _ := loopbackResolver(t, func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte(typicalRobots))
+		_, _ = w.Write([]byte(testutil.TypicalRobots))
 	}, WithAgents("examplebot"))
 	urls := fill(t, r, 10)
 	ctx := context.Background()
@@ -177,13 +151,13 @@ func TestBytesPerEntry(t *testing.T) {
 		name   string
 		status int
 		body   string
-	}{{"404 (no robots.txt)", 404, ""}, {"small robots.txt (2 lines)", 200, rulesBody}, {"typical robots.txt (600 bytes, 16 rules)", 200, typicalRobots}} {
+	}{{"404 (no robots.txt)", 404, ""}, {"small robots.txt (2 lines)", 200, rulesBody}, {"typical robots.txt (600 bytes, 16 rules)", 200, testutil.TypicalRobots}} {
 		r, tr := loopbackResolver(t, text(c.status, c.body), WithAgents("examplebot"))
 		const n = 5000
-		before := heapInUse()
+		before := testutil.HeapInUse()
 		fill(t, r, n)
 		tr.CloseIdleConnections()
-		after := heapInUse()
+		after := testutil.HeapInUse()
 		per := float64(after-before) / n
 		t.Logf("%s: %.0f bytes per cache entry", c.name, per)
 		if per > 64<<10 {

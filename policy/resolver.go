@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"context"
@@ -52,9 +52,6 @@ type config struct {
 	storeTimeout                time.Duration
 	clock                       Clock
 	logger                      *slog.Logger
-
-	// The plugin's settings (plugin.go); a Resolver ignores them.
-	plugin pluginConfig
 }
 
 // Option configures a [Resolver].
@@ -269,6 +266,19 @@ func (r *Resolver) Dialect() *dialect.Dialect { return r.cfg.dialect }
 // Agents returns the product tokens the resolver selects groups with.
 func (r *Resolver) Agents() []string { return append([]string(nil), r.cfg.tokens...) }
 
+// UserAgent returns the User-Agent header of the resolver's robots.txt
+// requests.
+func (r *Resolver) UserAgent() string { return r.cfg.userAgent }
+
+// Now returns the time by the resolver's clock ([WithClock]): the clock of
+// [Policy.Expires] and the other times of its policies.
+func (r *Resolver) Now() time.Time { return r.clock.Now() }
+
+// Cached returns the policy of authority (in [Authority] form) held in
+// memory, current or expired, and nil when there is none. It neither
+// fetches nor marks the entry used.
+func (r *Resolver) Cached(authority string) *Policy { return r.cache.peek(authority) }
+
 // Len returns how many authorities' policies are in memory.
 func (r *Resolver) Len() int { return r.cache.len() }
 
@@ -285,7 +295,7 @@ func (r *Resolver) Bytes() int64 { return r.cache.bytesHeld() }
 // for ctx.
 func (r *Resolver) Policy(ctx context.Context, u *url.URL) (*Policy, error) {
 	var buf [128]byte
-	key, err := appendAuthority(buf[:0], u)
+	key, err := AppendAuthority(buf[:0], u)
 	if err != nil {
 		return nil, err
 	}

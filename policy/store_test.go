@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"context"
@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/internal/testutil"
+
 	"github.com/politecrawl/robots/dialect"
 )
 
 // TestStoreRoundTrip: a policy fetched by one resolver is served to another
 // from the Store, without a fetch.
 func TestStoreRoundTrip(t *testing.T) {
-	clock := newStepClock()
+	clock := testutil.NewStepClock()
 	store := NewMemoryStore(clock)
 	srv := newRobotsServer(t, text(200, rulesBody+"Crawl-delay: 3\nSitemap: https://example.com/s.xml\n"))
 	a := NewResolver(WithStore(store), WithClock(clock), WithAgents("examplebot"))
@@ -55,7 +57,7 @@ func TestStoreRoundTrip(t *testing.T) {
 // TestStoreKeepsLastGood: a restarted crawler finds the last good copy and
 // the failure run in the Store.
 func TestStoreKeepsLastGood(t *testing.T) {
-	clock := newStepClock()
+	clock := testutil.NewStepClock()
 	store := NewMemoryStore(clock)
 	srv := newRobotsServer(t, text(200, rulesBody))
 	a := NewResolver(WithStore(store), WithClock(clock), WithDialect(dialect.Google))
@@ -73,7 +75,7 @@ func TestStoreKeepsLastGood(t *testing.T) {
 	if p.Action() != dialect.ActionUseLastGood {
 		t.Fatalf("restarted: %s", p)
 	}
-	if since, _ := p.FailingSince(); !since.Equal(clockStart.Add(oneDay)) {
+	if since, _ := p.FailingSince(); !since.Equal(testutil.ClockStart.Add(oneDay)) {
 		t.Errorf("failing since %v", since)
 	}
 	if v := check(t, p, srv.URL+"/private"); v.Allowed {
@@ -149,7 +151,7 @@ func TestStoreErrors(t *testing.T) {
 }
 
 func TestMemoryStore(t *testing.T) {
-	clock := newStepClock()
+	clock := testutil.NewStepClock()
 	s := NewMemoryStore(clock)
 	ctx := context.Background()
 	if err := s.Put(ctx, "k", []byte("v"), time.Minute); err != nil {

@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"context"
@@ -161,7 +161,7 @@ func encodePolicy(p *Policy) ([]byte, error) {
 	return json.Marshal(&sp)
 }
 
-var errBadStored = errors.New("robots: stored policy is not usable")
+var errBadStored = errors.New("policy: stored policy is not usable")
 
 // decodePolicy rebuilds a policy serialised by encodePolicy, for dialect d
 // and the product tokens.

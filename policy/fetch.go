@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"compress/gzip"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/gatewait"
 )
 
 // FetchInfo describes the latest robots.txt fetch of an authority: what was
@@ -76,7 +77,7 @@ func (r *Resolver) fetch(ctx context.Context, authority string) fetchResult {
 	defer cancel()
 	b := newFetchBudget(r.cfg.totalTimeout, cancel)
 	defer b.stop()
-	ctx = context.WithValue(ctx, fetchBudgetKey{}, b)
+	ctx = gatewait.With(ctx, b)
 	res := fetchResult{FetchInfo: FetchInfo{URL: authority + "/robots.txt", MaxAge: -1}}
 	r.fetchInto(ctx, &res)
 	if b.spent() && res.Outcome == dialect.OutcomeNoAnswer {
@@ -88,8 +89,9 @@ func (r *Resolver) fetch(ctx context.Context, authority string) fetchResult {
 
 // fetchBudget bounds the time a robots.txt fetch spends on the network: it
 // cancels the fetch once total has passed, not counting the time the fetch
-// waits at a host's gate (the plugin's transport calls pause and resume
-// around that wait). Safe for concurrent use.
+// waits at a host's gate (a gate of package hostlimit, or the plugin's,
+// calls Pause and Resume around that wait: [gatewait.Hook]). Safe for
+// concurrent use.
 type fetchBudget struct {
 	mu      sync.Mutex
 	left    time.Duration // budget left when the timer was last (re)started
@@ -98,8 +100,6 @@ type fetchBudget struct {
 	paused  int // nested pauses (redirect hops go through the gate one by one)
 	fired   bool
 }
-
-type fetchBudgetKey struct{}
 
 func newFetchBudget(total time.Duration, cancel func()) *fetchBudget {
 	b := &fetchBudget{left: total, started: time.Now()}
@@ -112,14 +112,8 @@ func newFetchBudget(total time.Duration, cancel func()) *fetchBudget {
 	return b
 }
 
-// budgetOf returns the fetch budget carried by ctx, or nil.
-func budgetOf(ctx context.Context) *fetchBudget {
-	b, _ := ctx.Value(fetchBudgetKey{}).(*fetchBudget)
-	return b
-}
-
-// pause stops the clock (unless the budget is spent already).
-func (b *fetchBudget) pause() {
+// Pause stops the clock (unless the budget is spent already).
+func (b *fetchBudget) Pause() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.paused++
@@ -128,8 +122,8 @@ func (b *fetchBudget) pause() {
 	}
 }
 
-// resume starts the clock again with what is left.
-func (b *fetchBudget) resume() {
+// Resume starts the clock again with what is left.
+func (b *fetchBudget) Resume() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.paused--

@@ -1,10 +1,12 @@
-package robots
+package policy
 
 import (
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/testutil"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -21,13 +23,13 @@ func dropped(w http.ResponseWriter, r *http.Request) {
 // can be changed.
 type staleRig struct {
 	t     *testing.T
-	clock *stepClock
+	clock *testutil.StepClock
 	srv   *robotsServer
 	r     *Resolver
 }
 
 func newStaleRig(t *testing.T, d *dialect.Dialect, opts ...Option) *staleRig {
-	g := &staleRig{t: t, clock: newStepClock(), srv: newRobotsServer(t, text(200, rulesBody))}
+	g := &staleRig{t: t, clock: testutil.NewStepClock(), srv: newRobotsServer(t, text(200, rulesBody))}
 	g.r = NewResolver(append([]Option{WithDialect(d), WithClock(g.clock)}, opts...)...)
 	return g
 }
@@ -36,10 +38,10 @@ func newStaleRig(t *testing.T, d *dialect.Dialect, opts ...Option) *staleRig {
 // and whether /private and /public are allowed.
 func (g *staleRig) at(d time.Duration, want dialect.Action, private, public bool) *Policy {
 	g.t.Helper()
-	if now := g.clock.Now(); clockStart.Add(d).Before(now) {
+	if now := g.clock.Now(); testutil.ClockStart.Add(d).Before(now) {
 		g.t.Fatalf("clock cannot go back to %v", d)
 	}
-	g.clock.Advance(clockStart.Add(d).Sub(g.clock.Now()))
+	g.clock.Advance(testutil.ClockStart.Add(d).Sub(g.clock.Now()))
 	p := mustPolicy(g.t, g.r, g.srv.URL+"/")
 	pv, pu := check(g.t, p, g.srv.URL+"/private"), check(g.t, p, g.srv.URL+"/public")
 	if p.Action() != want || pv.Allowed != private || pu.Allowed != public {
@@ -59,17 +61,17 @@ func TestStaleGoogle(t *testing.T) {
 	g.srv.set(text(503, ""))
 	fail := oneDay // the first failed fetch
 	p := g.at(fail, actDisallow, false, false)
-	if since, ok := p.FailingSince(); !ok || !since.Equal(clockStart.Add(fail)) {
+	if since, ok := p.FailingSince(); !ok || !since.Equal(testutil.ClockStart.Add(fail)) {
 		t.Errorf("failing since %v %v", since, ok)
 	}
 	g.at(fail+10*time.Minute, actDisallow, false, false)
 	g.at(fail+11*time.Hour+59*time.Minute, actDisallow, false, false)
 	p = g.at(fail+12*time.Hour+9*time.Minute, dialect.ActionUseLastGood, false, true)
 	v := check(t, p, g.srv.URL+"/private")
-	if v.Cause != CauseRule || !strings.Contains(v.String(), "line 2: Disallow: /private (robots.txt: 503 Service Unavailable, last good copy of 2026-11-23T12:00:00Z") {
+	if v.Reason != dialect.ReasonRule || !strings.Contains(v.String(), "line 2: Disallow: /private (robots.txt: 503 Service Unavailable, last good copy of 2026-11-23T12:00:00Z") {
 		t.Errorf("verdict %q", v)
 	}
-	if lg, ok := p.LastGood(); !ok || !lg.Equal(clockStart) {
+	if lg, ok := p.LastGood(); !ok || !lg.Equal(testutil.ClockStart) {
 		t.Errorf("last good %v %v", lg, ok)
 	}
 	// The last good copy is used while it is at most 30 days old.
@@ -155,7 +157,7 @@ func TestStaleCocCoc(t *testing.T) {
 	g.at(0, actParse, false, true)
 	g.srv.set(dropped)
 	p := g.at(oneDay, actExclude, false, false)
-	if !p.Expires().Equal(clockStart.Add(oneDay + time.Hour)) {
+	if !p.Expires().Equal(testutil.ClockStart.Add(oneDay + time.Hour)) {
 		t.Errorf("retry at %v", p.Expires())
 	}
 	hits := g.srv.hits.Load()

@@ -1,4 +1,4 @@
-package robots
+package hostlimit
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // go test -run '^$' -bench Limiter -benchmem .
@@ -25,13 +27,13 @@ func BenchmarkLimiterAcquireRelease(b *testing.B) {
 		{"start-to-start/delay=1ns/Sent", StartToStart, time.Nanosecond, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			l := NewLimiter(LimiterConfig{Spacing: bc.spacing})
+			l := New(Config{Spacing: bc.spacing})
 			const host = "https://example.com"
 			l.SetDelay(host, bc.delay)
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := l.Acquire(ctx, host)
+				p, err := l.Acquire(ctx, host, KeepDelay)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -47,11 +49,11 @@ func BenchmarkLimiterAcquireRelease(b *testing.B) {
 }
 
 func BenchmarkLimiterWait(b *testing.B) {
-	l := NewLimiter(LimiterConfig{})
+	l := New(Config{})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := l.Wait(ctx, "https://example.com"); err != nil {
+		if err := l.Wait(ctx, "https://example.com", KeepDelay); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,7 +61,7 @@ func BenchmarkLimiterWait(b *testing.B) {
 
 // BenchmarkLimiterParallelHosts: every goroutine on its own host, delay 0.
 func BenchmarkLimiterParallelHosts(b *testing.B) {
-	l := NewLimiter(LimiterConfig{})
+	l := New(Config{})
 	ctx := context.Background()
 	var n int64
 	var mu = make(chan struct{}, 1)
@@ -70,7 +72,7 @@ func BenchmarkLimiterParallelHosts(b *testing.B) {
 		host := "https://host" + strconv.FormatInt(n, 10) + ".example.com"
 		<-mu
 		for pb.Next() {
-			p, err := l.Acquire(ctx, host)
+			p, err := l.Acquire(ctx, host, KeepDelay)
 			if err != nil {
 				b.Error(err)
 				return
@@ -95,9 +97,9 @@ func BenchmarkLimiterTransport(b *testing.B) {
 		rt   http.RoundTripper
 	}{
 		{"bare", limCanned{}},
-		{"end-to-start/delay=0", NewLimiter(LimiterConfig{}).Transport(limCanned{})},
-		{"end-to-start/delay=1ns", NewLimiter(LimiterConfig{Delay: func(string) time.Duration { return 1 }}).Transport(limCanned{})},
-		{"start-to-start/delay=1ns", NewLimiter(LimiterConfig{Spacing: StartToStart, Delay: func(string) time.Duration { return 1 }}).Transport(limCanned{})},
+		{"end-to-start/delay=0", New(Config{}).Transport(limCanned{})},
+		{"end-to-start/delay=1ns", New(Config{Delay: func(string) time.Duration { return 1 }}).Transport(limCanned{})},
+		{"start-to-start/delay=1ns", New(Config{Spacing: StartToStart, Delay: func(string) time.Duration { return 1 }}).Transport(limCanned{})},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -118,12 +120,12 @@ func BenchmarkLimiterTransport(b *testing.B) {
 func BenchmarkLimiterBytesPerHost(b *testing.B) {
 	const n = 100_000
 	for b.Loop() {
-		l := NewLimiter(LimiterConfig{IdleTTL: time.Hour})
-		before := heapInUse()
+		l := New(Config{IdleTTL: time.Hour})
+		before := testutil.HeapInUse()
 		for i := 0; i < n; i++ {
 			l.SetDelay(fmt.Sprintf("https://host-%06d.example.com", i), time.Second)
 		}
-		after := heapInUse()
+		after := testutil.HeapInUse()
 		b.ReportMetric(float64(int64(after)-int64(before))/n, "B/host")
 		if l.Len() != n {
 			b.Fatal(l.Len())

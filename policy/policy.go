@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"net/url"
@@ -102,32 +102,13 @@ func (p *Policy) CrawlDelay() (time.Duration, bool) {
 	return p.rules.CrawlDelay()
 }
 
-// Cause says what decided a [Verdict].
-type Cause uint8
-
-const (
-	// CauseNoRule: robots.txt rules are in force and none matched: allowed.
-	CauseNoRule Cause = iota
-	// CauseRule: Verdict.Rule decided.
-	CauseRule
-	// CauseRobotsTxt: the URL is /robots.txt itself, which is always allowed
-	// (rfc9309, and while a fetch outcome disallows everything else).
-	CauseRobotsTxt
-	// CauseFetch: the outcome of the robots.txt fetch decided (no
-	// restrictions, complete disallow, host excluded); see Policy.Fetch.
-	CauseFetch
-)
-
-func (c Cause) String() string {
-	return [...]string{"no rule", "rule", "robots.txt", "fetch outcome"}[c]
-}
-
-// Verdict says whether a URL may be fetched, and why.
+// Verdict says whether a URL may be fetched, and why: the dialect's verdict
+// (Allowed, Reason, Rule), where Reason is [dialect.ReasonFetch] when the
+// outcome of the robots.txt fetch decided rather than a rule, and the policy
+// that answered.
 type Verdict struct {
-	Allowed bool
-	Cause   Cause
-	Rule    *dialect.Rule // the deciding rule when Cause is CauseRule
-	Policy  *Policy       // the policy that answered
+	dialect.Verdict
+	Policy *Policy // the policy that answered
 }
 
 // String explains the verdict as the CLI's -explain does: "line 4:
@@ -135,22 +116,14 @@ type Verdict struct {
 // "robots.txt: 503 Service Unavailable, complete disallow until
 // 2026-11-23T14:05:00Z". Rules of a last good copy say so.
 func (v Verdict) String() string {
-	if v.Cause == CauseFetch {
-		if v.Policy == nil {
-			return "fetch outcome"
-		}
+	if v.Policy == nil {
+		return v.Verdict.String()
+	}
+	if v.Reason == dialect.ReasonFetch {
 		return v.Policy.Reason()
 	}
-	var s string
-	switch v.Cause {
-	case CauseRule:
-		s = dialect.Verdict{Allowed: v.Allowed, Reason: dialect.ReasonRule, Rule: v.Rule}.String()
-	case CauseRobotsTxt:
-		s = dialect.Verdict{Allowed: true, Reason: dialect.ReasonRobotsTxt}.String()
-	default:
-		s = dialect.Verdict{Allowed: true}.String()
-	}
-	if v.Policy != nil && v.Policy.decision.Action == dialect.ActionUseLastGood {
+	s := v.Verdict.String()
+	if v.Policy.decision.Action == dialect.ActionUseLastGood {
 		s += " (" + v.Policy.Reason() + ")"
 	}
 	return s
@@ -212,19 +185,13 @@ func (p *Policy) Check(u *url.URL) Verdict {
 func (p *Policy) CheckPath(path string) Verdict {
 	switch p.decision.Action {
 	case dialect.ActionParse, dialect.ActionUseLastGood:
-		v := p.rules.Check(path)
-		return Verdict{Allowed: v.Allowed, Cause: Cause(v.Reason), Rule: v.Rule, Policy: p}
+		return Verdict{Verdict: p.rules.Check(path), Policy: p}
 	case dialect.ActionAllowAll:
-		return Verdict{Allowed: true, Cause: CauseFetch, Policy: p}
+		return Verdict{Verdict: dialect.Verdict{Allowed: true, Reason: dialect.ReasonFetch}, Policy: p}
 	case dialect.ActionDisallowAll:
-		if isRobotsTxtPath(path) {
-			return Verdict{Allowed: true, Cause: CauseRobotsTxt, Policy: p}
+		if dialect.IsRobotsTxt(path) {
+			return Verdict{Verdict: dialect.Verdict{Allowed: true, Reason: dialect.ReasonRobotsTxt}, Policy: p}
 		}
 	}
-	return Verdict{Allowed: false, Cause: CauseFetch, Policy: p}
-}
-
-func isRobotsTxtPath(p string) bool {
-	const rt = "/robots.txt"
-	return len(p) >= len(rt) && p[:len(rt)] == rt && (len(p) == len(rt) || p[len(rt)] == '?')
+	return Verdict{Verdict: dialect.Verdict{Reason: dialect.ReasonFetch}, Policy: p}
 }

@@ -1,4 +1,4 @@
-package robots
+package policy
 
 import (
 	"errors"
@@ -66,11 +66,11 @@ func TestAuthorityDoesNotAllocate(t *testing.T) {
 	u, _ := url.Parse("https://Www.Example.com:443/some/path?q=1")
 	var buf [128]byte
 	n := testing.AllocsPerRun(100, func() {
-		if _, err := appendAuthority(buf[:0], u); err != nil {
+		if _, err := AppendAuthority(buf[:0], u); err != nil {
 			t.Fatal(err)
 		}
 	})
 	if n != 0 {
-		t.Errorf("appendAuthority allocates %v times", n)
+		t.Errorf("AppendAuthority allocates %v times", n)
 	}
 }

@@ -1,4 +1,4 @@
-package robots_test
+package hostlimit_test
 
 import (
 	"context"
@@ -7,26 +7,26 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/hostlimit"
 )
 
 // Without Colly: Wait early (it holds nothing), Acquire right before the
 // send, Sent once the request is written, Release when the response is done.
 // The next permit for the host comes no earlier than the delay after the
 // release.
-func ExampleNewLimiter() {
-	lim := robots.NewLimiter(robots.LimiterConfig{
+func ExampleNew() {
+	lim := hostlimit.New(hostlimit.Config{
 		Delay: func(host string) time.Duration { return 50 * time.Millisecond },
 	})
 	ctx := context.Background()
 	const host = "https://example.com" // see Authority
 	var ended time.Time
 	for i := range 2 {
-		if err := lim.Wait(ctx, host); err != nil {
+		if err := lim.Wait(ctx, host, hostlimit.KeepDelay); err != nil {
 			fmt.Println(err)
 			return
 		}
-		permit, err := lim.Acquire(ctx, host)
+		permit, err := lim.Acquire(ctx, host, hostlimit.KeepDelay)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -59,7 +59,7 @@ func ExampleLimiter_Transport() {
 	}))
 	defer site.Close()
 
-	lim := robots.NewLimiter(robots.LimiterConfig{})
+	lim := hostlimit.New(hostlimit.Config{})
 	lim.SetDelay(site.URL, 50*time.Millisecond) // site.URL is its own authority
 	client := &http.Client{Transport: lim.Transport(nil)}
 	for _, path := range []string{"/a", "/busy"} {

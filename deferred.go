@@ -1,0 +1,96 @@
+package robots
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/policy"
+)
+
+// maxDeferred bounds the requests kept for RetryDeferred.
+const maxDeferred = 100_000
+
+// deferredList holds the requests handed back while robots.txt was
+// unreachable, for [Plugin.RetryDeferred].
+type deferredList struct {
+	mu    sync.Mutex
+	reqs  []*colly.Request
+	until time.Time // the latest retry time of the robots.txt files that deferred them
+}
+
+// onError keeps for [Plugin.RetryDeferred] the Colly request behind a
+// request deferred at the transport (a redirect hop to an authority whose
+// robots.txt is unreachable for now, or a policy that expired between
+// OnRequest and the send), so that it is not lost: Colly has marked its URL
+// visited.
+func (p *Plugin) onError(r *colly.Response, err error) {
+	var be *BlockedError
+	if r != nil && r.Request != nil && errors.As(err, &be) && be.Block.Kind == Deferred {
+		p.keepDeferred(r.Request, be.Block.Verdict.Policy)
+	}
+}
+
+// keepDeferred adds r, deferred by pol, to the requests kept for
+// RetryDeferred, unless maxDeferred are kept already (then it says so in
+// the log).
+func (p *Plugin) keepDeferred(r *colly.Request, pol *policy.Policy) {
+	d := &p.deferred
+	d.mu.Lock()
+	full := len(d.reqs) >= maxDeferred
+	if !full {
+		d.reqs = append(d.reqs, r)
+		if pol != nil && pol.Expires().After(d.until) {
+			d.until = pol.Expires()
+		}
+	}
+	d.mu.Unlock()
+	if full {
+		p.log.Warn("robots: deferred request not kept for RetryDeferred: already keeping the most allowed; call RetryDeferred",
+			slog.String("url", r.URL.String()), slog.Int("kept", maxDeferred))
+	}
+}
+
+// Deferred returns the requests handed back while robots.txt was
+// unreachable, oldest first, and forgets them.
+func (p *Plugin) Deferred() []*colly.Request {
+	d := &p.deferred
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	reqs := d.reqs
+	d.reqs, d.until = nil, time.Time{}
+	return reqs
+}
+
+// DeferredUntil returns when robots.txt is next fetched for every request
+// kept for [Plugin.RetryDeferred]: the latest retry time among the policies
+// that deferred them (by the resolver's clock, see [WithClock]), and false
+// when none is kept. Retrying earlier defers a request again.
+func (p *Plugin) DeferredUntil() (time.Time, bool) {
+	d := &p.deferred
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.until, len(d.reqs) > 0
+}
+
+// RetryDeferred submits again every request handed back while robots.txt was
+// unreachable (with colly's Request.Retry, which skips the visited check)
+// and returns how many it submitted. Each goes through the plugin afresh, so
+// call it once robots.txt's retry time has come ([Plugin.DeferredUntil]; a
+// dialect retries a failing robots.txt after 10 minutes, or an hour for a
+// coccoc host without answer): earlier, the requests are deferred again.
+// Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
+// again; with a collector that is not Async, it returns only once the
+// requests are done.
+func (p *Plugin) RetryDeferred() int {
+	reqs := p.Deferred()
+	for _, r := range reqs {
+		if err := r.Retry(); err != nil {
+			p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+		}
+	}
+	return len(reqs)
+}

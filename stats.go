@@ -1,0 +1,181 @@
+package robots
+
+import (
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politecrawl/robots/hostlimit"
+)
+
+// HostStats are the plugin's statistics for one authority.
+type HostStats struct {
+	Allowed    int64 // requests let through in OnRequest
+	Disallowed int64 // stopped by robots.txt (rules or fetch outcome), redirect hops included
+	Deferred   int64 // handed back while robots.txt was unreachable
+	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
+	// Waited is the time allowed requests were held in OnRequest: waiting
+	// for the retry of an unreachable robots.txt and for the host's turn
+	// (not the robots.txt fetch itself, nor the final gate at send time).
+	Waited time.Duration
+	// Limiter holds the host's gate statistics while the limiter keeps its
+	// state (the default limiter drops idle hosts; a limiter given with
+	// [WithLimiter] may keep none); zero otherwise.
+	Limiter hostlimit.Stats
+}
+
+// stats are the plugin's per-authority counters, bounded to about capacity
+// authorities: the least recently updated are folded into the totals.
+type stats struct {
+	capacity int
+	m        sync.Map     // authority → *hostCounters
+	n        atomic.Int64 // entries in m
+	tick     atomic.Int64 // logical clock of updates
+	folded   hostCounters // counts of the authorities dropped from m
+	foldMu   sync.Mutex   // one fold at a time
+}
+
+// hostCounters are one authority's statistics. Updates hold mu, so that
+// an update racing with the authority's fold goes to the totals instead.
+type hostCounters struct {
+	allowed, disallowed, deferred, skipped atomic.Int64
+	waited                                 atomic.Int64
+	touched                                atomic.Int64 // stats.tick at the latest update
+	mu                                     sync.Mutex
+	gone                                   bool // folded into the totals; guarded by mu
+}
+
+func (c *hostCounters) snapshot() HostStats {
+	return HostStats{
+		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
+		Skipped: c.skipped.Load(), Waited: time.Duration(c.waited.Load()),
+	}
+}
+
+// add adds s's counts to c.
+func (c *hostCounters) add(s HostStats) {
+	c.allowed.Add(s.Allowed)
+	c.disallowed.Add(s.Disallowed)
+	c.deferred.Add(s.Deferred)
+	c.skipped.Add(s.Skipped)
+	c.waited.Add(int64(s.Waited))
+}
+
+// record adds d to authority's statistics.
+func (s *stats) record(authority string, d HostStats) {
+	c := s.counters(authority)
+	c.mu.Lock()
+	if c.gone {
+		s.folded.add(d)
+	} else {
+		c.add(d)
+	}
+	c.mu.Unlock()
+}
+
+// counters returns authority's counters, marked as updated now.
+func (s *stats) counters(authority string) *hostCounters {
+	v, ok := s.m.Load(authority)
+	if !ok {
+		c := &hostCounters{}
+		c.touched.Store(s.tick.Add(1))
+		var loaded bool
+		v, loaded = s.m.LoadOrStore(authority, c)
+		if !loaded {
+			if s.n.Add(1) > int64(s.capacity) {
+				s.fold()
+			}
+			return c
+		}
+	}
+	c := v.(*hostCounters)
+	c.touched.Store(s.tick.Add(1))
+	return c
+}
+
+// fold moves the least recently updated authorities out of m into the
+// totals, down to nine tenths of the capacity; no count is lost (see
+// hostCounters). One goroutine folds at a time; the others go on.
+func (s *stats) fold() {
+	if !s.foldMu.TryLock() {
+		return
+	}
+	defer s.foldMu.Unlock()
+	keep := s.capacity * 9 / 10
+	for s.n.Load() > int64(s.capacity) {
+		s.foldTo(keep)
+	}
+}
+
+func (s *stats) foldTo(keep int) {
+	var ticks []int64
+	s.m.Range(func(_, v any) bool {
+		ticks = append(ticks, v.(*hostCounters).touched.Load())
+		return true
+	})
+	if len(ticks) <= keep {
+		return
+	}
+	slices.Sort(ticks)
+	limit := ticks[len(ticks)-keep-1]
+	var gone []*hostCounters
+	s.m.Range(func(k, v any) bool {
+		c := v.(*hostCounters)
+		if c.touched.Load() <= limit {
+			if _, ok := s.m.LoadAndDelete(k); ok {
+				s.n.Add(-1)
+				gone = append(gone, c)
+			}
+		}
+		return true
+	})
+	for _, c := range gone {
+		c.mu.Lock()
+		c.gone = true
+		s.folded.add(c.snapshot())
+		c.mu.Unlock()
+	}
+}
+
+// Stats returns a snapshot of the statistics per authority: of the
+// [WithStatsCapacity] most recently updated ones at most.
+func (p *Plugin) Stats() map[string]HostStats {
+	out := map[string]HostStats{}
+	hs, _ := p.lim.(hostStatser)
+	p.stats.m.Range(func(k, v any) bool {
+		s := v.(*hostCounters).snapshot()
+		if hs != nil {
+			s.Limiter, _ = hs.Stats(k.(string))
+		}
+		out[k.(string)] = s
+		return true
+	})
+	return out
+}
+
+// Totals returns the statistics summed over every authority the plugin has
+// seen, those dropped from [Plugin.Stats] by [WithStatsCapacity] included
+// (Limiter is zero).
+func (p *Plugin) Totals() HostStats {
+	t := p.stats.folded.snapshot()
+	p.stats.m.Range(func(_, v any) bool {
+		s := v.(*hostCounters).snapshot()
+		t.Allowed += s.Allowed
+		t.Disallowed += s.Disallowed
+		t.Deferred += s.Deferred
+		t.Skipped += s.Skipped
+		t.Waited += s.Waited
+		return true
+	})
+	return t
+}
+
+// Authorities returns the authorities with statistics, sorted.
+func (p *Plugin) Authorities() []string {
+	var a []string
+	p.stats.m.Range(func(k, _ any) bool { a = append(a, k.(string)); return true })
+	sort.Strings(a)
+	return a
+}

@@ -1,0 +1,172 @@
+package robots
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/gatewait"
+	"github.com/politecrawl/robots/policy"
+)
+
+// BlockKind says why the plugin stopped a request.
+type BlockKind uint8
+
+const (
+	// Disallowed: robots.txt disallows the URL for the crawler, by a rule or
+	// by its fetch outcome (e.g. "complete disallow" under rfc9309 after a
+	// 5xx that lasts).
+	Disallowed BlockKind = iota
+	// Deferred: robots.txt is temporarily unreachable and the dialect says to
+	// wait; the request was handed back (see [Plugin.RetryDeferred]).
+	Deferred
+	// Skipped: the host's Crawl-delay is above the largest honoured and the
+	// plugin is set to skip such hosts ([SkipHost]).
+	Skipped
+	// Canceled: the collector's context ended while the request waited.
+	Canceled
+)
+
+func (k BlockKind) String() string {
+	return [...]string{"disallowed", "deferred", "skipped", "canceled"}[k]
+}
+
+// Block reports one request the plugin stopped.
+type Block struct {
+	Kind      BlockKind
+	URL       string
+	Authority string
+	Dialect   string
+	// Verdict says which rule (and line) or which fetch outcome decided, for
+	// Disallowed and Deferred.
+	Verdict policy.Verdict
+	// Redirect is true when the URL is a redirect target: the redirect was
+	// not followed.
+	Redirect bool
+	// Request is the Colly request that was aborted in OnRequest; nil for a
+	// request stopped at the transport (a redirect hop, or a request of a
+	// cloned collector the plugin was not attached to).
+	Request *colly.Request
+	// Reason is the explanation in words.
+	Reason string
+}
+
+func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b.Reason }
+
+// ErrBlocked is wrapped by the error a stopped redirect hop (or a request of
+// a collector the plugin guards only through its transport) fails with;
+// Colly passes it to OnError. Use errors.As with *BlockedError for details.
+var ErrBlocked = errors.New("robots: request stopped")
+
+// BlockedError is the error of a request stopped at the transport.
+type BlockedError struct{ Block Block }
+
+func (e *BlockedError) Error() string { return "robots: " + e.Block.String() }
+func (e *BlockedError) Unwrap() error { return ErrBlocked }
+
+// checkTransport is the collectors' transport: it checks every request
+// against robots.txt (redirect hops, which no Colly callback sees, and the
+// requests of collectors guarded only through the transport), then passes
+// it through the host's gate to the base transport.
+type checkTransport struct{ p *Plugin }
+
+func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.p
+	res := p.resolver(req.Header.Get("User-Agent"))
+	pol, err := res.Policy(req.Context(), req.URL)
+	if errors.Is(err, policy.ErrUnsupportedURL) {
+		return p.base.RoundTrip(req)
+	}
+	if err != nil {
+		// The request's context ended while robots.txt was being fetched.
+		p.stop(nil, canceledHop(req, err), nil)
+		closeBody(req)
+		return nil, err
+	}
+	v := pol.Check(req.URL)
+	d, skip := p.delayOf(pol)
+	if v.Allowed && !skip {
+		permit, err := p.lim.Acquire(req.Context(), pol.Authority(), d)
+		if err != nil {
+			err = fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
+			p.stop(nil, canceledHop(req, err), pol)
+			closeBody(req)
+			return nil, err
+		}
+		return hostlimit.RoundTrip(p.base, req, permit)
+	}
+	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
+	switch {
+	case !v.Allowed:
+		b.Kind, b.Verdict, b.Reason = Disallowed, v, v.String()
+		if v.Reason == dialect.ReasonFetch && temporary(pol.Action()) {
+			b.Kind = Deferred
+		}
+	default: // skip
+		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
+	}
+	b.Reason = hopReason(req, b.Reason)
+	p.stop(nil, b, pol)
+	closeBody(req)
+	return nil, &BlockedError{Block: b}
+}
+
+// robotsTransport is the transport of the plugin's robots.txt fetches: the
+// host's gate (with the delay of the policy in memory), with the fetch's
+// timeout stopped while it waits there, then the base transport.
+type robotsTransport struct{ p *Plugin }
+
+func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.p
+	var buf [128]byte
+	key, err := policy.AppendAuthority(buf[:0], req.URL)
+	if err != nil {
+		return p.base.RoundTrip(req)
+	}
+	host := string(key)
+	hook := gatewait.From(req.Context())
+	if hook != nil {
+		hook.Pause()
+	}
+	permit, err := p.lim.Acquire(req.Context(), host, p.cachedDelay(host))
+	if hook != nil {
+		hook.Resume()
+	}
+	if err != nil {
+		closeBody(req)
+		return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
+	}
+	return hostlimit.RoundTrip(p.base, req, permit)
+}
+
+// canceledHop is the report of a request whose context ended while the
+// transport held it.
+func canceledHop(req *http.Request, err error) Block {
+	return Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
+}
+
+// hopReason is reason, said of a redirect hop when req is one.
+func hopReason(req *http.Request, reason string) string {
+	if req.Response == nil {
+		return reason
+	}
+	return "redirect from " + redact(req.Response.Request.URL) + " not followed: " + reason
+}
+
+func redact(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.Redacted()
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
