@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
-
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // A robots.txt fetched again after its policy expired waits at the host's

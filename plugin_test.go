@@ -16,12 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
-
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // farm is one loopback server answering for many host names: the client's

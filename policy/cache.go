@@ -157,16 +157,7 @@ func (c *cache) trim(keep string) {
 func (c *cache) bytesHeld() int64 { return c.bytes.Load() }
 
 // len returns the number of cached authorities.
-func (c *cache) len() int {
-	n := 0
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		n += len(s.m)
-		s.mu.Unlock()
-	}
-	return n
-}
+func (c *cache) len() int { return int(c.count.Load()) }
 
 func (s *cacheShard) unlink(e *cacheEntry) {
 	e.prev.next, e.next.prev = e.next, e.prev

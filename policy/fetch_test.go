@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
-
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // fetchRow is one fetch outcome, served by a fresh server.

@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
-
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // robotsServer is an httptest server whose handler can be swapped and which

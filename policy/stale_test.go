@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
-
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // dropped answers with a connection closed before any response: no answer.

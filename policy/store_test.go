@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
-
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // TestStoreRoundTrip: a policy fetched by one resolver is served to another
