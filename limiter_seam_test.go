@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // lockstepLimiter is a second implementation of the Limiter seam, written
@@ -139,9 +140,9 @@ func TestPluginThroughLimiterSeam(t *testing.T) {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			var mu sync.Mutex
 			busy := 0
-			f := newFarm(t, map[string]*farmSite{"seam.test": {
-				robots: "User-agent: *\nCrawl-delay: 0.1\nDisallow: /private\n",
-				handle: func(w http.ResponseWriter, r *http.Request) bool {
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"seam.test": {
+				Robots: "User-agent: *\nCrawl-delay: 0.1\nDisallow: /private\n",
+				Handle: func(w http.ResponseWriter, r *http.Request) bool {
 					if r.URL.Path != "/busy" {
 						return false
 					}
@@ -157,7 +158,7 @@ func TestPluginThroughLimiterSeam(t *testing.T) {
 				},
 			}})
 			lim := newLockstepLimiter()
-			p := New(WithLimiter(lim), WithTransport(f.transport()))
+			p := New(WithLimiter(lim), WithTransport(f.Transport()))
 			if p.Limiter() != Limiter(lim) {
 				t.Fatalf("Limiter() = %T, want the given one", p.Limiter())
 			}
@@ -167,21 +168,21 @@ func TestPluginThroughLimiterSeam(t *testing.T) {
 			}
 			c.Wait()
 
-			hs := f.pages("seam.test", true)
+			hs := f.Pages("seam.test", true)
 			var paths []string
 			for _, h := range hs {
-				paths = append(paths, h.path)
+				paths = append(paths, h.Path)
 			}
 			slices.Sort(paths)
 			if want := []string{"/a", "/b", "/busy", "/c", "/robots.txt"}; !slices.Equal(paths, want) {
 				t.Fatalf("server saw %v, want %v", paths, want)
 			}
-			if g := minGap(hs); g < 100*time.Millisecond {
+			if g := testutil.MinGap(hs); g < 100*time.Millisecond {
 				t.Errorf("server saw a gap of %s, below the Crawl-delay", g)
 			}
 			for i := 1; i < len(hs); i++ {
-				if hs[i-1].path == "/busy" && hs[i].at.Sub(hs[i-1].at) < pause429 {
-					t.Errorf("request after the 429 came %s later, inside the limiter's pause", hs[i].at.Sub(hs[i-1].at))
+				if hs[i-1].Path == "/busy" && hs[i].At.Sub(hs[i-1].At) < pause429 {
+					t.Errorf("request after the 429 came %s later, inside the limiter's pause", hs[i].At.Sub(hs[i-1].At))
 				}
 			}
 

@@ -54,18 +54,18 @@ func BenchmarkPluginScale(b *testing.B) {
 }
 
 func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) time.Duration) {
-	sites := map[string]*farmSite{}
+	sites := map[string]*testutil.Site{}
 	var bound time.Duration
 	for i := 0; i < hosts; i++ {
 		d := delay(i)
-		sites[fmt.Sprintf("h%d.test", i)] = &farmSite{robots: fmt.Sprintf("User-agent: *\nDisallow: /private\nCrawl-delay: %g\n", d.Seconds())}
+		sites[fmt.Sprintf("h%d.test", i)] = &testutil.Site{Robots: fmt.Sprintf("User-agent: *\nDisallow: /private\nCrawl-delay: %g\n", d.Seconds())}
 		bound = max(bound, time.Duration(pages)*d)
 	}
 	var makespan time.Duration
 	var perHost float64
 	for b.Loop() {
-		f := newFarm(b, sites)
-		tr := f.transport()
+		f := testutil.NewFarm(b, sites)
+		tr := f.Transport()
 		tr.MaxIdleConnsPerHost = 2
 		fixed := testutil.Retained(func() any { // a plugin and collector that crawled nothing
 			p := New(WithTransport(tr))
@@ -85,7 +85,7 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 		c.Wait()
 		makespan = time.Since(start)
 		tr.CloseIdleConnections()
-		f.srv.CloseClientConnections()
+		f.Server.CloseClientConnections()
 		with := testutil.HeapInUse()
 		runtime.KeepAlive(p)
 		runtime.KeepAlive(c)
@@ -93,11 +93,11 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 		perHost = float64(int64(with)-int64(testutil.HeapInUse())-fixed) / float64(hosts)
 		for i := 0; i < hosts; i++ {
 			h := fmt.Sprintf("h%d.test", i)
-			hs := f.pages(h, true)
+			hs := f.Pages(h, true)
 			if len(hs) != pages+1 {
 				b.Fatalf("%s: %d requests, want %d", h, len(hs), pages+1)
 			}
-			if g := minGap(hs); g < delay(i) {
+			if g := testutil.MinGap(hs); g < delay(i) {
 				b.Fatalf("%s: gap %s under its delay %s", h, g, delay(i))
 			}
 		}
@@ -110,14 +110,14 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 // BenchmarkPluginOverhead: one page fetched from a loopback server by a sync
 // collector, without the plugin and with it (robots.txt cached, no delay).
 func BenchmarkPluginOverhead(b *testing.B) {
-	f := newFarm(b, map[string]*farmSite{"a.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+	f := testutil.NewFarm(b, map[string]*testutil.Site{"a.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	for _, with := range []bool{false, true} {
 		name := "without"
 		if with {
 			name = "with"
 		}
 		b.Run(name, func(b *testing.B) {
-			tr := f.transport()
+			tr := f.Transport()
 			defer tr.CloseIdleConnections()
 			var c *colly.Collector
 			if with {

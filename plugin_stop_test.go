@@ -21,10 +21,10 @@ import (
 // gate like any request; its total timeout must not run while it waits
 // there, or a host's own Crawl-delay would make its robots.txt "no answer".
 func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{"g.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"g.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	clock := testutil.NewStepClock()
 	var blocks blockLog
-	p := New(WithTransport(f.transport()), WithDialect(dialect.Google), WithClock(clock),
+	p := New(WithTransport(f.Transport()), WithDialect(dialect.Google), WithClock(clock),
 		WithMinDelay(1500*time.Millisecond), WithTimeouts(0, 0, 600*time.Millisecond), WithOnBlocked(blocks.add))
 	c := newCollector(false, p.Option())
 	if err := c.Visit("http://g.test/a"); err != nil {
@@ -37,14 +37,14 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	if bs := blocks.all(); len(bs) != 0 {
 		t.Fatalf("stopped: %v", bs)
 	}
-	if got := strings.Join(f.paths("g.test"), " "); got != "/a /b" {
+	if got := strings.Join(f.Paths("g.test"), " "); got != "/a /b" {
 		t.Fatalf("server saw %q, want /a /b", got)
 	}
-	if n := len(f.pages("g.test", true)); n != 4 {
+	if n := len(f.Pages("g.test", true)); n != 4 {
 		t.Fatalf("%d requests, want 4 (robots.txt twice)", n)
 	}
-	if hs := f.pages("g.test", true); minGap(hs) < 1500*time.Millisecond {
-		t.Errorf("gap %s under the minimum delay", minGap(hs))
+	if hs := f.Pages("g.test", true); testutil.MinGap(hs) < 1500*time.Millisecond {
+		t.Errorf("gap %s under the minimum delay", testutil.MinGap(hs))
 	}
 }
 
@@ -53,9 +53,9 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 // kept, and RetryDeferred sends it again once robots.txt answers.
 func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 	for _, async := range []bool{false, true} {
-		down := &farmSite{robotsStatus: 503, robots: "User-agent: *\nDisallow: /no\n"}
-		f := newFarm(t, map[string]*farmSite{
-			"a.test": {handle: func(w http.ResponseWriter, r *http.Request) bool {
+		down := &testutil.Site{RobotsStatus: 503, Robots: "User-agent: *\nDisallow: /no\n"}
+		f := testutil.NewFarm(t, map[string]*testutil.Site{
+			"a.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
 				if r.URL.Path == "/go" {
 					http.Redirect(w, r, "http://b.test/landing", http.StatusFound)
 					return true
@@ -66,7 +66,7 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		})
 		clock := testutil.NewStepClock()
 		var blocks blockLog
-		p := New(WithTransport(f.transport()), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
+		p := New(WithTransport(f.Transport()), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
 			WithRetryAfter(0, time.Millisecond, time.Millisecond))
 		c := newCollector(async, p.Option())
 		var onErr []error
@@ -74,7 +74,7 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		c.OnError(func(_ *colly.Response, err error) { mu.Lock(); onErr = append(onErr, err); mu.Unlock() })
 		c.Visit("http://a.test/go")
 		c.Wait()
-		if len(f.paths("b.test")) != 0 {
+		if len(f.Paths("b.test")) != 0 {
 			t.Fatalf("async=%v: b.test served a page while its robots.txt answered 503", async)
 		}
 		bs := blocks.all()
@@ -88,15 +88,13 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		if want := testutil.ClockStart.Add(10 * time.Minute); !ok || !until.Equal(want) {
 			t.Fatalf("async=%v: DeferredUntil = %s, %v; want %s (rfc9309 retries a 503 after 10 minutes)", async, until, ok, want)
 		}
-		f.mu.Lock()
-		down.robotsStatus = 200
-		f.mu.Unlock()
+		f.SetRobotsStatus("b.test", 200)
 		clock.Advance(time.Hour) // past the retry time
 		if n := p.RetryDeferred(); n != 1 {
 			t.Fatalf("async=%v: RetryDeferred sent %d, want 1", async, n)
 		}
 		c.Wait()
-		if got := strings.Join(f.paths("b.test"), " "); got != "/landing" {
+		if got := strings.Join(f.Paths("b.test"), " "); got != "/landing" {
 			t.Fatalf("async=%v: after the retry b.test saw %q, want /landing", async, got)
 		}
 		if _, ok := p.DeferredUntil(); ok {
@@ -108,20 +106,20 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 // A redirect hop that gives up waiting at its host's gate (the collector's
 // context ended) is reported as Canceled.
 func TestPluginCanceledAtGateIsReported(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{
-		"a.test": {handle: func(w http.ResponseWriter, r *http.Request) bool {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{
+		"a.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
 			if r.URL.Path == "/go" {
 				http.Redirect(w, r, "http://slow.test/x", http.StatusFound)
 				return true
 			}
 			return false
 		}},
-		"slow.test": {robots: "User-agent: *\nCrawl-delay: 1\n"},
+		"slow.test": {Robots: "User-agent: *\nCrawl-delay: 1\n"},
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var blocks blockLog
-	p := New(WithTransport(f.transport()), WithOnBlocked(blocks.add))
+	p := New(WithTransport(f.Transport()), WithOnBlocked(blocks.add))
 	c := newCollector(false, p.Option(), colly.StdlibContext(ctx))
 	if err := c.Visit("http://slow.test/first"); err != nil { // slow.test's next turn is 1 s away
 		t.Fatal(err)

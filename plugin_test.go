@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -22,112 +20,6 @@ import (
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
 )
-
-// farm is one loopback server answering for many host names: the client's
-// dialer sends every host to it, so Host headers and robots.txt are real.
-type farm struct {
-	srv   *httptest.Server
-	mu    sync.Mutex
-	sites map[string]*farmSite
-	hits  []hit
-}
-
-type farmSite struct {
-	robots       string
-	robotsStatus int                                               // 0: 200
-	handle       func(w http.ResponseWriter, r *http.Request) bool // true: handled
-}
-
-type hit struct {
-	host, path string
-	at         time.Time
-}
-
-func newFarm(t testing.TB, sites map[string]*farmSite) *farm {
-	f := &farm{sites: sites}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
-	return f
-}
-
-func (f *farm) serve(w http.ResponseWriter, r *http.Request) {
-	host, _, _ := net.SplitHostPort(r.Host)
-	if host == "" {
-		host = r.Host
-	}
-	f.mu.Lock()
-	f.hits = append(f.hits, hit{host: host, path: r.URL.RequestURI(), at: time.Now()})
-	s := f.sites[host]
-	f.mu.Unlock()
-	if s == nil {
-		http.NotFound(w, r)
-		return
-	}
-	if r.URL.Path == "/robots.txt" {
-		if s.robotsStatus != 0 && s.robotsStatus != 200 {
-			w.WriteHeader(s.robotsStatus)
-			return
-		}
-		fmt.Fprint(w, s.robots)
-		return
-	}
-	if s.handle != nil && s.handle(w, r) {
-		return
-	}
-	fmt.Fprintf(w, "<html><body>%s</body></html>", r.URL.Path)
-}
-
-// transport dials the farm whatever the host.
-func (f *farm) transport() *http.Transport {
-	addr := f.srv.Listener.Addr().String()
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	return &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		},
-		MaxIdleConnsPerHost: 100,
-	}
-}
-
-// pages returns the hits for host, robots.txt included or not, in arrival order.
-func (f *farm) pages(host string, withRobots bool) []hit {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []hit
-	for _, h := range f.hits {
-		if h.host == host && (withRobots || h.path != "/robots.txt") {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-func (f *farm) paths(host string) []string {
-	var p []string
-	for _, h := range f.pages(host, false) {
-		p = append(p, h.path)
-	}
-	sort.Strings(p)
-	return p
-}
-
-func minGap(hs []hit) time.Duration {
-	m := time.Duration(1 << 62)
-	for i := 1; i < len(hs); i++ {
-		if g := hs[i].at.Sub(hs[i-1].at); g < m {
-			m = g
-		}
-	}
-	return m
-}
-
-func maxGap(hs []hit) time.Duration {
-	var m time.Duration
-	for i := 1; i < len(hs); i++ {
-		m = max(m, hs[i].at.Sub(hs[i-1].at))
-	}
-	return m
-}
 
 type blockLog struct {
 	mu sync.Mutex
@@ -155,11 +47,11 @@ func newCollector(async bool, opts ...colly.CollectorOption) *colly.Collector {
 func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
-			f := newFarm(t, map[string]*farmSite{
-				"a.test": {robots: "User-agent: *\nDisallow: /private\n\nUser-agent: examplebot\nDisallow: /bot-only\nAllow: /private/press\nDisallow: /private\n"},
+			f := testutil.NewFarm(t, map[string]*testutil.Site{
+				"a.test": {Robots: "User-agent: *\nDisallow: /private\n\nUser-agent: examplebot\nDisallow: /bot-only\nAllow: /private/press\nDisallow: /private\n"},
 			})
 			var blocks blockLog
-			c := newCollector(async, WithRobots(WithTransport(f.transport()), WithOnBlocked(blocks.add)))
+			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
 			var fetched sync.Map
 			c.OnResponse(func(r *colly.Response) { fetched.Store(r.Request.URL.Path, true) })
 			for _, p := range []string{"/", "/private/x", "/private/press/1", "/bot-only", "/public"} {
@@ -168,7 +60,7 @@ func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 				}
 			}
 			c.Wait()
-			if got := strings.Join(f.paths("a.test"), " "); got != "/ /private/press/1 /public" {
+			if got := strings.Join(f.Paths("a.test"), " "); got != "/ /private/press/1 /public" {
 				t.Errorf("server saw %q", got)
 			}
 			bs := blocks.all()
@@ -206,24 +98,24 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 					t.Skip("slow")
 				}
 				t.Parallel()
-				f := newFarm(t, map[string]*farmSite{"d.test": {robots: tc.robots}})
-				c := newCollector(async, WithRobots(WithTransport(f.transport()), WithDialect(tc.d)))
+				f := testutil.NewFarm(t, map[string]*testutil.Site{"d.test": {Robots: tc.robots}})
+				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDialect(tc.d)))
 				c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: tc.workers})
 				for i := 0; i < tc.n; i++ {
 					c.Visit(fmt.Sprintf("http://d.test/p%d", i))
 				}
 				c.Wait()
-				hs := f.pages("d.test", true)
+				hs := f.Pages("d.test", true)
 				if len(hs) != tc.n+1 {
 					t.Fatalf("server saw %d requests, want %d", len(hs), tc.n+1)
 				}
-				if g := minGap(hs); g < tc.want {
+				if g := testutil.MinGap(hs); g < tc.want {
 					t.Errorf("shortest gap the server saw: %s, want at least %s", g, tc.want)
 				}
-				if g := maxGap(hs); tc.below > 0 && g >= tc.below {
+				if g := testutil.MaxGap(hs); tc.below > 0 && g >= tc.below {
 					t.Errorf("longest gap the server saw: %s, want under %s", g, tc.below)
 				}
-				t.Logf("server-observed gaps %s..%s (delay %s)", minGap(hs), maxGap(hs), tc.want)
+				t.Logf("server-observed gaps %s..%s (delay %s)", testutil.MinGap(hs), testutil.MaxGap(hs), tc.want)
 			})
 		}
 	}
@@ -252,9 +144,9 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 		goroutines := tc.goroutines
 		t.Run(fmt.Sprintf("async=%v/%d", tc.async, goroutines), func(t *testing.T) {
 			t.Parallel()
-			f := newFarm(t, map[string]*farmSite{"s.test": {robots: "User-agent: *\nCrawl-delay: 0.05\n",
-				handle: func(w http.ResponseWriter, r *http.Request) bool { time.Sleep(30 * time.Millisecond); return false }}})
-			sl := &sendLog{next: f.transport(), at: map[string][]time.Time{}}
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n",
+				Handle: func(w http.ResponseWriter, r *http.Request) bool { time.Sleep(30 * time.Millisecond); return false }}})
+			sl := &sendLog{next: f.Transport(), at: map[string][]time.Time{}}
 			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithSpacing(StartToStart)))
 			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: goroutines})
 			for i := 0; i < 12; i++ {
@@ -275,12 +167,12 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 }
 
 func TestPluginHostsProceedSideBySide(t *testing.T) {
-	sites := map[string]*farmSite{}
+	sites := map[string]*testutil.Site{}
 	for i := 0; i < 20; i++ {
-		sites[fmt.Sprintf("h%d.test", i)] = &farmSite{robots: "User-agent: *\nCrawl-delay: 0.2\n"}
+		sites[fmt.Sprintf("h%d.test", i)] = &testutil.Site{Robots: "User-agent: *\nCrawl-delay: 0.2\n"}
 	}
-	f := newFarm(t, sites)
-	c := newCollector(true, WithRobots(WithTransport(f.transport())))
+	f := testutil.NewFarm(t, sites)
+	c := newCollector(true, WithRobots(WithTransport(f.Transport())))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	start := time.Now()
 	for j := 0; j < 10; j++ {
@@ -293,10 +185,10 @@ func TestPluginHostsProceedSideBySide(t *testing.T) {
 	share := 9 * 200 * time.Millisecond // one host's 10 requests need 9 gaps
 	for i := 0; i < 20; i++ {
 		h := fmt.Sprintf("h%d.test", i)
-		if n := len(f.pages(h, false)); n != 10 {
+		if n := len(f.Pages(h, false)); n != 10 {
 			t.Fatalf("%s: %d pages", h, n)
 		}
-		if g := minGap(f.pages(h, true)); g < 200*time.Millisecond {
+		if g := testutil.MinGap(f.Pages(h, true)); g < 200*time.Millisecond {
 			t.Errorf("%s: gap %s", h, g)
 		}
 	}
@@ -313,16 +205,16 @@ func TestPluginRobots503(t *testing.T) {
 	}{{dialect.RFC9309, 0}, {dialect.CocCoc, 3}, {dialect.Google, 0}} {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.d.Name(), async), func(t *testing.T) {
-				f := newFarm(t, map[string]*farmSite{"e.test": {robotsStatus: 503}})
+				f := testutil.NewFarm(t, map[string]*testutil.Site{"e.test": {RobotsStatus: 503}})
 				var blocks blockLog
-				p := New(WithTransport(f.transport()), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
+				p := New(WithTransport(f.Transport()), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
 					WithRetryAfter(0, time.Millisecond, time.Millisecond))
 				c := newCollector(async, p.Option())
 				for i := 0; i < 3; i++ {
 					c.Visit(fmt.Sprintf("http://e.test/p%d", i))
 				}
 				c.Wait()
-				if n := len(f.pages("e.test", false)); n != tc.wantPages {
+				if n := len(f.Pages("e.test", false)); n != tc.wantPages {
 					t.Errorf("server saw %d pages, want %d", n, tc.wantPages)
 				}
 				bs := blocks.all()
@@ -348,26 +240,24 @@ func TestPluginRobots503(t *testing.T) {
 }
 
 func TestPluginDeferredRequestsAreRetried(t *testing.T) {
-	site := &farmSite{robotsStatus: 503, robots: "User-agent: *\nDisallow: /no\n"}
-	f := newFarm(t, map[string]*farmSite{"r.test": site})
+	site := &testutil.Site{RobotsStatus: 503, Robots: "User-agent: *\nDisallow: /no\n"}
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"r.test": site})
 	clock := testutil.NewStepClock()
-	p := New(WithTransport(f.transport()), WithDeferWait(0), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
+	p := New(WithTransport(f.Transport()), WithDeferWait(0), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
 	c := newCollector(false, p.Option())
 	c.Visit("http://r.test/yes")
 	c.Visit("http://r.test/no")
 	c.Wait()
-	if n := len(f.pages("r.test", false)); n != 0 {
+	if n := len(f.Pages("r.test", false)); n != 0 {
 		t.Fatalf("pages fetched while robots.txt was 503: %d", n)
 	}
-	f.mu.Lock()
-	site.robotsStatus = 200
-	f.mu.Unlock()
+	f.SetRobotsStatus("r.test", 200)
 	clock.Advance(time.Hour) // past the retry time
 	if n := p.RetryDeferred(); n != 2 {
 		t.Fatalf("retried %d", n)
 	}
 	c.Wait()
-	if got := strings.Join(f.paths("r.test"), " "); got != "/yes" {
+	if got := strings.Join(f.Paths("r.test"), " "); got != "/yes" {
 		t.Errorf("after the retry the server saw %q, want /yes only", got)
 	}
 }
@@ -375,9 +265,9 @@ func TestPluginDeferredRequestsAreRetried(t *testing.T) {
 func TestPluginDeferWaitsForRetry(t *testing.T) {
 	var mu sync.Mutex
 	fails := 1
-	site := &farmSite{robots: "User-agent: *\nDisallow: /no\n"}
-	f := newFarm(t, map[string]*farmSite{"w.test": site})
-	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	site := &testutil.Site{Robots: "User-agent: *\nDisallow: /no\n"}
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"w.test": site})
+	f.Server.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		fail := r.URL.Path == "/robots.txt" && fails > 0
 		if fail {
@@ -388,10 +278,10 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 			w.WriteHeader(503)
 			return
 		}
-		f.serve(w, r)
+		f.ServeHTTP(w, r)
 	})
 	clock := testutil.NewStepClock()
-	p := New(WithTransport(f.transport()), WithDeferWait(time.Hour), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
+	p := New(WithTransport(f.Transport()), WithDeferWait(time.Hour), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
 	c := newCollector(true, p.Option())
 	go func() {
 		time.Sleep(50 * time.Millisecond)
@@ -399,7 +289,7 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 	}()
 	c.Visit("http://w.test/yes")
 	c.Wait()
-	if got := strings.Join(f.paths("w.test"), " "); got != "/yes" {
+	if got := strings.Join(f.Paths("w.test"), " "); got != "/yes" {
 		t.Errorf("server saw %q", got)
 	}
 }
@@ -450,7 +340,7 @@ func TestPluginRetryAfter(t *testing.T) {
 				// A Crawl-delay keeps one request in flight (end-to-start), so
 				// that in async mode the second page is not sent before the
 				// 429/503 comes back: a pause holds back later permits only.
-				site := &farmSite{robots: "User-agent: *\nAllow: /\nCrawl-delay: 0.01\n", handle: func(w http.ResponseWriter, r *http.Request) bool {
+				site := &testutil.Site{Robots: "User-agent: *\nAllow: /\nCrawl-delay: 0.01\n", Handle: func(w http.ResponseWriter, r *http.Request) bool {
 					mu.Lock()
 					served++
 					first := served == 1
@@ -464,21 +354,21 @@ func TestPluginRetryAfter(t *testing.T) {
 					w.WriteHeader(tc.status)
 					return true
 				}}
-				f := newFarm(t, map[string]*farmSite{"ra.test": site})
+				f := testutil.NewFarm(t, map[string]*testutil.Site{"ra.test": site})
 				// An uncapped pause fails the test by this deadline instead of
 				// hanging it.
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				c := newCollector(async, colly.StdlibContext(ctx),
-					WithRobots(WithTransport(f.transport()), WithRetryAfter(tc.maxRA, base, 0)))
+					WithRobots(WithTransport(f.Transport()), WithRetryAfter(tc.maxRA, base, 0)))
 				c.Visit("http://ra.test/a")
 				c.Visit("http://ra.test/b")
 				c.Wait()
-				hs := f.pages("ra.test", false)
+				hs := f.Pages("ra.test", false)
 				if len(hs) != 2 {
 					t.Fatalf("server saw %d pages, want 2 (the second canceled by the 15 s deadline: a pause not capped?)", len(hs))
 				}
-				g := hs[1].at.Sub(hs[0].at)
+				g := hs[1].At.Sub(hs[0].At)
 				if g < tc.min {
 					t.Errorf("request after a %d came %s later, want at least %s", tc.status, g, tc.min)
 				}
@@ -494,7 +384,7 @@ func TestPluginRetryAfter(t *testing.T) {
 func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
-			site := &farmSite{robots: "User-agent: *\nDisallow: /secret\n", handle: func(w http.ResponseWriter, r *http.Request) bool {
+			site := &testutil.Site{Robots: "User-agent: *\nDisallow: /secret\n", Handle: func(w http.ResponseWriter, r *http.Request) bool {
 				if r.URL.Path == "/go" {
 					http.Redirect(w, r, "/secret/page", http.StatusFound)
 					return true
@@ -505,9 +395,9 @@ func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
 				}
 				return false
 			}}
-			f := newFarm(t, map[string]*farmSite{"rd.test": site, "other.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"rd.test": site, "other.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 			var blocks blockLog
-			c := newCollector(async, WithRobots(WithTransport(f.transport()), WithOnBlocked(blocks.add)))
+			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
 			var (
 				mu   sync.Mutex
 				errs []error
@@ -516,10 +406,10 @@ func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
 			c.Visit("http://rd.test/go")
 			c.Visit("http://rd.test/elsewhere")
 			c.Wait()
-			if got := strings.Join(f.paths("rd.test"), " "); got != "/elsewhere /go" {
+			if got := strings.Join(f.Paths("rd.test"), " "); got != "/elsewhere /go" {
 				t.Errorf("rd.test saw %q", got)
 			}
-			if got := f.paths("other.test"); len(got) != 0 {
+			if got := f.Paths("other.test"); len(got) != 0 {
 				t.Errorf("other.test saw %q", got)
 			}
 			bs := blocks.all()
@@ -541,13 +431,13 @@ func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
 }
 
 func TestPluginCrawlDelayAboveMax(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{"slow.test": {robots: "User-agent: *\nCrawl-delay: 120\n"}})
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 120\n"}})
 	var blocks blockLog
-	c := newCollector(false, WithRobots(WithTransport(f.transport()), WithMaxCrawlDelay(time.Minute, SkipHost), WithOnBlocked(blocks.add)))
+	c := newCollector(false, WithRobots(WithTransport(f.Transport()), WithMaxCrawlDelay(time.Minute, SkipHost), WithOnBlocked(blocks.add)))
 	c.Visit("http://slow.test/a")
 	c.Visit("http://slow.test/b")
 	c.Wait()
-	if n := len(f.pages("slow.test", false)); n != 0 {
+	if n := len(f.Pages("slow.test", false)); n != 0 {
 		t.Errorf("%d pages fetched from a skipped host", n)
 	}
 	bs := blocks.all()
@@ -555,7 +445,7 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 		t.Errorf("blocks %v", bs)
 	}
 	// Capped: the limiter gets the largest honoured delay.
-	p := New(WithMaxCrawlDelay(50*time.Millisecond, CapDelay), WithMinDelay(10*time.Millisecond), WithTransport(f.transport()))
+	p := New(WithMaxCrawlDelay(50*time.Millisecond, CapDelay), WithMinDelay(10*time.Millisecond), WithTransport(f.Transport()))
 	c2 := newCollector(false, p.Option())
 	c2.Visit("http://slow.test/c")
 	c2.Wait()
@@ -567,18 +457,18 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 func TestPluginMinDelayNeverLowered(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
-			f := newFarm(t, map[string]*farmSite{"m.test": {robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
-			p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.transport()))
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"m.test": {Robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
+			p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()))
 			c := newCollector(async, p.Option())
 			for i := 0; i < 3; i++ {
 				c.Visit(fmt.Sprintf("http://m.test/%d", i))
 			}
 			c.Wait()
-			hs := f.pages("m.test", true)
+			hs := f.Pages("m.test", true)
 			if len(hs) != 4 {
 				t.Fatalf("server saw %d requests, want 4", len(hs))
 			}
-			if g := minGap(hs); g < 150*time.Millisecond {
+			if g := testutil.MinGap(hs); g < 150*time.Millisecond {
 				t.Errorf("gap %s below the user's minimum", g)
 			}
 		})
@@ -601,8 +491,8 @@ func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("crawl-delay=%s/rule=%s/async=%v", tc.plugin, tc.rule, async), func(t *testing.T) {
 				t.Parallel()
-				f := newFarm(t, map[string]*farmSite{"lr.test": {robots: "User-agent: *\nCrawl-delay: " + tc.crawlDelay + "\n"}})
-				c := newCollector(async, WithRobots(WithTransport(f.transport())))
+				f := testutil.NewFarm(t, map[string]*testutil.Site{"lr.test": {Robots: "User-agent: *\nCrawl-delay: " + tc.crawlDelay + "\n"}})
+				c := newCollector(async, WithRobots(WithTransport(f.Transport())))
 				if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: tc.rule}); err != nil {
 					t.Fatal(err)
 				}
@@ -619,16 +509,16 @@ func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
 				case <-time.After(30 * time.Second):
 					t.Fatal("the visits and c.Wait did not return")
 				}
-				pages := f.pages("lr.test", false)
+				pages := f.Pages("lr.test", false)
 				if len(pages) != n {
 					t.Fatalf("server saw %d pages, want %d", len(pages), n)
 				}
 				want := max(tc.plugin, tc.rule)
-				if g := minGap(pages); g < want {
+				if g := testutil.MinGap(pages); g < want {
 					t.Errorf("shortest gap between pages: %s, want at least %s", g, want)
 				}
 				// The LimitRule does not see robots.txt; the plugin spaces it too.
-				if g := minGap(f.pages("lr.test", true)); g < tc.plugin {
+				if g := testutil.MinGap(f.Pages("lr.test", true)); g < tc.plugin {
 					t.Errorf("shortest gap, robots.txt included: %s, want at least %s", g, tc.plugin)
 				}
 			})
@@ -671,10 +561,10 @@ func TestPluginWarnsWithoutProductToken(t *testing.T) {
 	for _, tc := range cases {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
-				f := newFarm(t, map[string]*farmSite{"tk.test": {robots: "User-agent: *\nDisallow: /star\n\nUser-agent: examplebot\nDisallow: /bot\n"}})
+				f := testutil.NewFarm(t, map[string]*testutil.Site{"tk.test": {Robots: "User-agent: *\nDisallow: /star\n\nUser-agent: examplebot\nDisallow: /bot\n"}})
 				var buf lockedBuffer
 				log := slog.New(slog.NewJSONHandler(&buf, nil))
-				p := New(append([]Option{WithTransport(f.transport()), WithLogger(log)}, tc.opts...)...)
+				p := New(append([]Option{WithTransport(f.Transport()), WithLogger(log)}, tc.opts...)...)
 				o := []colly.CollectorOption{colly.UserAgent(tc.ua), p.Option()}
 				if async {
 					o = append(o, colly.Async(true))
@@ -684,7 +574,7 @@ func TestPluginWarnsWithoutProductToken(t *testing.T) {
 					c.Visit("http://tk.test" + path)
 				}
 				c.Wait()
-				if got := strings.Join(f.paths("tk.test"), " "); got != tc.paths {
+				if got := strings.Join(f.Paths("tk.test"), " "); got != tc.paths {
 					t.Errorf("server saw %q, want %q", got, tc.paths)
 				}
 				var warnings int
@@ -717,10 +607,10 @@ func TestPluginWarnsWithoutProductToken(t *testing.T) {
 }
 
 func TestPluginCloneAndAttach(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{"cl.test": {robots: "User-agent: *\nDisallow: /private\n"}})
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"cl.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	var blocks blockLog
 	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"))
-	p := Attach(c, WithTransport(f.transport()), WithOnBlocked(blocks.add))
+	p := Attach(c, WithTransport(f.Transport()), WithOnBlocked(blocks.add))
 	clone := c.Clone()
 	var cloneErr error
 	clone.OnError(func(_ *colly.Response, err error) { cloneErr = err })
@@ -729,7 +619,7 @@ func TestPluginCloneAndAttach(t *testing.T) {
 	p.Attach(attached)
 	attached.Visit("http://cl.test/private/2") // attached: aborted in OnRequest
 	attached.Visit("http://cl.test/ok")
-	if got := strings.Join(f.paths("cl.test"), " "); got != "/ok" {
+	if got := strings.Join(f.Paths("cl.test"), " "); got != "/ok" {
 		t.Errorf("server saw %q", got)
 	}
 	if !errors.Is(cloneErr, ErrBlocked) {
@@ -746,27 +636,27 @@ func TestPluginCloneAndAttach(t *testing.T) {
 }
 
 func TestPluginTokensFromUserAgent(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{"ua.test": {robots: "User-agent: examplebot\nDisallow: /\n"}})
-	c := newCollector(false, WithRobots(WithTransport(f.transport())))
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"ua.test": {Robots: "User-agent: examplebot\nDisallow: /\n"}})
+	c := newCollector(false, WithRobots(WithTransport(f.Transport())))
 	c.Visit("http://ua.test/x")
-	c2 := colly.NewCollector(colly.UserAgent("otherbot/2"), WithRobots(WithTransport(f.transport())))
+	c2 := colly.NewCollector(colly.UserAgent("otherbot/2"), WithRobots(WithTransport(f.Transport())))
 	c2.Visit("http://ua.test/y")
-	if got := strings.Join(f.paths("ua.test"), " "); got != "/y" {
+	if got := strings.Join(f.Paths("ua.test"), " "); got != "/y" {
 		t.Errorf("server saw %q", got)
 	}
 }
 
 func TestPluginContextCancelWhileWaiting(t *testing.T) {
-	f := newFarm(t, map[string]*farmSite{"cc.test": {robots: "User-agent: *\nCrawl-delay: 10\n"}})
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"cc.test": {Robots: "User-agent: *\nCrawl-delay: 10\n"}})
 	var blocks blockLog
 	ctx, cancel := context.WithCancel(context.Background())
-	c := newCollector(true, colly.StdlibContext(ctx), WithRobots(WithTransport(f.transport()), WithOnBlocked(blocks.add)))
+	c := newCollector(true, colly.StdlibContext(ctx), WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
 	c.Visit("http://cc.test/1")
 	c.Visit("http://cc.test/2")
 	time.AfterFunc(300*time.Millisecond, cancel)
 	c.Wait()
 	// robots.txt itself is a request to the host: both pages owe it 10 s.
-	if n := len(f.pages("cc.test", false)); n != 0 {
+	if n := len(f.Pages("cc.test", false)); n != 0 {
 		t.Errorf("%d pages", n)
 	}
 	if bs := blocks.all(); len(bs) != 2 || bs[0].Kind != Canceled || bs[1].Kind != Canceled {
@@ -775,13 +665,13 @@ func TestPluginContextCancelWhileWaiting(t *testing.T) {
 }
 
 func TestPluginStatsCapacity(t *testing.T) {
-	sites := map[string]*farmSite{}
+	sites := map[string]*testutil.Site{}
 	for i := 0; i < 50; i++ {
-		sites[fmt.Sprintf("s%d.test", i)] = &farmSite{robots: "User-agent: *\nDisallow: /private\n"}
+		sites[fmt.Sprintf("s%d.test", i)] = &testutil.Site{Robots: "User-agent: *\nDisallow: /private\n"}
 	}
-	f := newFarm(t, sites)
+	f := testutil.NewFarm(t, sites)
 	for _, async := range []bool{false, true} {
-		p := New(WithTransport(f.transport()), WithStatsCapacity(10))
+		p := New(WithTransport(f.Transport()), WithStatsCapacity(10))
 		c := newCollector(async, p.Option())
 		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})
 		for i := 0; i < 50; i++ {
