@@ -85,7 +85,9 @@ func (f *Farm) SetRobotsStatus(host string, status int) {
 }
 
 // Transport returns a transport that dials the farm whatever the host.
-func (f *Farm) Transport() *http.Transport { return LoopbackTransport(f.Server.Listener.Addr().String()) }
+func (f *Farm) Transport() *http.Transport {
+	return LoopbackTransport(f.Server.Listener.Addr().String())
+}
 
 // LoopbackTransport returns a transport that dials addr whatever the
 // request's host, keeping up to 200 idle connections per host.
