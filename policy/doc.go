@@ -56,6 +56,27 @@
 // from the dialects' tables by go generate; a test fails when it differs):
 //
 // fetch-table:begin
+//
+//	robots.txt answers        rfc9309               google                coccoc                koster1994
+//	------------------------  --------------------  --------------------  --------------------  --------------------
+//	200                       parse                 parse                 parse                 parse
+//	other 2xx                 parse                 parse                 no restrictions       parse
+//	more than 5 redirects     no restrictions       no restrictions       no restrictions       no restrictions
+//	4xx except 429            no restrictions       no restrictions       no restrictions       no restrictions
+//	429                       no restrictions       as 5xx                no restrictions       as 5xx
+//	5xx                       last good copy ≤ 30   complete disallow     no restrictions       complete disallow,
+//	                          days old, else        for 12 h, then last                         retry in 10 min
+//	                          complete disallow,    good copy ≤ 30 days
+//	                          retry in 10 min       old, else no
+//	                                                restrictions, retry
+//	                                                in 10 min
+//	no answer (DNS, refused,  as 5xx                as 5xx                host excluded, retry  as 5xx
+//	  timeout, broken body)                                               in 1 h
+//	other (1xx, 3xx without   as 5xx                as 5xx                no restrictions       as 5xx
+//	  a usable Location,
+//	  unknown)
+//	cache lifetime            24 h                  24 h                  24 h                  24 h
+//
 // fetch-table:end
 //
 // "Complete disallow" lets nothing of the authority be fetched but
@@ -114,3 +135,5 @@
 //   - A Store keeps a policy with a last good copy for 30 days past its
 //     expiry, so that a restarted crawler still has the copy.
 package policy
+
+//go:generate go run ../internal/gen/fetchtable ../README.md doc.go
