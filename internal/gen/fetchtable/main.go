@@ -108,21 +108,6 @@ func table(name string) []string {
 	return append(lines, "")
 }
 
-// hasMarkers reports whether src holds a begin marker line for a file of
-// that name.
-func hasMarkers(name string, src []byte) bool {
-	begin, _, err := markers(name)
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(src), "\n") {
-		if strings.TrimSpace(l) == begin {
-			return true
-		}
-	}
-	return false
-}
-
 // rewrite returns src with the region between its markers replaced by the
 // current table. name gives the file's kind and appears in errors.
 func rewrite(name string, src []byte) ([]byte, error) {
