@@ -7,12 +7,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/policy"
 )
 
 func ExampleWithRobots() {
@@ -195,4 +199,73 @@ func ExamplePlugin_Deferred() {
 	// later: /a
 	// later: /b
 	// still kept: 0
+}
+
+// Two collectors with a plugin each, sharing one per-host limiter: the
+// site's Crawl-delay holds across both, as it would across the processes of
+// a fleet sharing a limiter on Redis.
+func ExampleWithLimiter() {
+	var mu sync.Mutex
+	var arrivals []time.Time
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nCrawl-delay: 0.1\n")
+			return
+		}
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+	}))
+	defer site.Close()
+
+	shared := hostlimit.New(hostlimit.Config{})
+	a := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(robots.WithLimiter(shared)))
+	b := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(robots.WithLimiter(shared)))
+	var wg sync.WaitGroup
+	for i, c := range []*colly.Collector{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.Visit(fmt.Sprintf("%s/page%d", site.URL, i))
+		}()
+	}
+	wg.Wait()
+	slices.SortFunc(arrivals, func(x, y time.Time) int { return x.Compare(y) })
+	spaced := true
+	for i := 1; i < len(arrivals); i++ {
+		spaced = spaced && arrivals[i].Sub(arrivals[i-1]) >= 100*time.Millisecond
+	}
+	fmt.Println(len(arrivals), "pages, each at least the Crawl-delay after the previous:", spaced)
+	// Output:
+	// 4 pages, each at least the Crawl-delay after the previous: true
+}
+
+// WithPolicy passes any option of package policy to the plugin's resolver;
+// WithDialect, WithAgents and the like are shorthands for it.
+func ExampleWithPolicy() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.Header().Set("Cache-Control", "max-age=60")
+			fmt.Fprint(w, "User-agent: examplebot-news\nDisallow: /drafts\n")
+			return
+		}
+		fmt.Fprint(w, "<html></html>")
+	}))
+	defer site.Close()
+
+	p := robots.New(robots.WithPolicy(
+		policy.WithAgents("examplebot-news", "examplebot"),
+		policy.WithMaxAgeBounds(time.Minute, time.Hour), // honour a max-age down to a minute
+	))
+	c := colly.NewCollector(p.Option())
+	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched:", r.Request.URL.Path) })
+	c.Visit(site.URL + "/drafts/x")
+	c.Visit(site.URL + "/news")
+	c.Wait()
+	u, _ := url.Parse(site.URL)
+	pol, _ := p.Resolver().Policy(context.Background(), u)
+	fmt.Println("cached for:", pol.Expires().Sub(pol.Fetch().Time))
+	// Output:
+	// fetched: /news
+	// cached for: 1m0s
 }

@@ -10,31 +10,32 @@ import (
 	"github.com/politecrawl/robots/hostlimit"
 )
 
-// Without Colly: Wait early (it holds nothing), Acquire right before the
-// send, Sent once the request is written, Release when the response is done.
-// The next permit for the host comes no earlier than the delay after the
+// Wait early (it holds nothing), Acquire right before the send, Sent once
+// the request is written, Observe the response, Release when it is done.
+// Each call names the delay in force for the host (here 50 ms, say a
+// Crawl-delay); the next permit comes no earlier than that after the
 // release.
 func ExampleNew() {
-	lim := hostlimit.New(hostlimit.Config{
-		Delay: func(host string) time.Duration { return 50 * time.Millisecond },
-	})
+	lim := hostlimit.New(hostlimit.Config{})
 	ctx := context.Background()
-	const host = "https://example.com" // see Authority
+	const host = "https://example.com" // an authority, as policy.Authority gives it
+	const delay = 50 * time.Millisecond
 	var ended time.Time
 	for i := range 2 {
-		if err := lim.Wait(ctx, host, hostlimit.KeepDelay); err != nil {
+		if err := lim.Wait(ctx, host, delay); err != nil {
 			fmt.Println(err)
 			return
 		}
-		permit, err := lim.Acquire(ctx, host, hostlimit.KeepDelay)
+		permit, err := lim.Acquire(ctx, host, delay)
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		if i > 0 {
-			fmt.Println("spaced by the delay:", time.Since(ended) >= 50*time.Millisecond)
+			fmt.Println("spaced by the delay:", time.Since(ended) >= delay)
 		}
-		permit.Sent() // the request has been written
+		permit.Sent()                      // the request has been written
+		permit.Observe(http.StatusOK, nil) // its status and header (a 429 or 503 would pause the host)
 		// ... read the response ...
 		ended = time.Now()
 		permit.Release() // the response is done
