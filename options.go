@@ -115,7 +115,8 @@ func WithStoreTimeout(d time.Duration) Option { return WithPolicy(policy.WithSto
 func WithClock(clock policy.Clock) Option { return WithPolicy(policy.WithClock(clock)) }
 
 // WithLogger sets where the plugin logs stopped requests and warnings, and
-// where its resolver logs fetches and Store errors (default: nowhere).
+// where its resolver logs fetches and Store errors (default: nowhere;
+// WithPolicy(policy.WithLogger(l2)) gives the resolver a logger of its own).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }

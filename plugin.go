@@ -124,10 +124,9 @@ func (p *Plugin) resolver(userAgent string) *policy.Resolver {
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
 			policy.WithHTTPClient(&http.Client{Transport: &robotsTransport{p: p}}),
+			policy.WithLogger(p.log),
 		}
-		opts = append(opts, p.cfg.policy...)
-		opts = append(opts, policy.WithLogger(p.log))
-		r := policy.NewResolver(opts...)
+		r := policy.NewResolver(append(opts, p.cfg.policy...)...)
 		if len(r.Agents()) == 0 {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
 				slog.String("user_agent", r.UserAgent()))
