@@ -36,6 +36,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -137,12 +138,18 @@ type source struct {
 }
 
 // verdict says whether rawURL is allowed, and why.
-func (s *source) verdict(rs *dialect.Ruleset, rawURL string) (bool, string) {
+func (s *source) verdict(rs *dialect.Ruleset, rawURL string, explain bool) (bool, string) {
 	if s.policy != nil {
 		v := s.policy.CheckPath(dialect.PathOf(rawURL))
+		if !explain {
+			return v.Allowed, ""
+		}
 		return v.Allowed, v.String()
 	}
 	v := rs.CheckURL(rawURL)
+	if !explain {
+		return v.Allowed, ""
+	}
 	return v.Allowed, v.String()
 }
 
@@ -195,7 +202,15 @@ func readFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, dialect.MaxBodyBytes+1))
+	// Size the buffer from the file, so that reading it does not grow (and
+	// copy, and fault in) a chain of ever larger buffers.
+	n := int64(dialect.MaxBodyBytes + 1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < n {
+		n = st.Size()
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
+	_, err = buf.ReadFrom(io.LimitReader(f, dialect.MaxBodyBytes+1))
+	b := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
 	}
@@ -217,16 +232,19 @@ func check(args []string, stdin io.Reader, stdout io.Writer) (int, error) {
 	defer w.Flush()
 	code := 0
 	one := func(u string) {
-		allowed, why := src.verdict(rs, u)
-		verdict := "allowed"
-		if !allowed {
-			verdict, code = "disallowed", 1
-		}
-		if explain {
-			fmt.Fprintf(w, "%s\t%s\t%s\n", verdict, u, why)
+		allowed, why := src.verdict(rs, u, explain)
+		if allowed {
+			w.WriteString("allowed\t")
 		} else {
-			fmt.Fprintf(w, "%s\t%s\n", verdict, u)
+			w.WriteString("disallowed\t")
+			code = 1
 		}
+		w.WriteString(u)
+		if explain {
+			w.WriteByte('\t')
+			w.WriteString(why)
+		}
+		w.WriteByte('\n')
 	}
 	if len(c.rest) > 0 {
 		for _, u := range c.rest {
