@@ -8,6 +8,7 @@ require (
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.47.0
 	golang.org/x/sync v0.19.0
+	golang.org/x/text v0.31.0
 )
 
 require (
@@ -23,7 +24,6 @@ require (
 	github.com/kennygrant/sanitize v1.2.4 // indirect
 	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
-	golang.org/x/text v0.31.0 // indirect
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 )

@@ -115,13 +115,24 @@
 //   - rfc9309 after 30 days of failure keeps disallowing (the RFC's "MAY
 //     assume unavailable" is not taken).
 //   - Only 301, 302, 303, 307 and 308 with a Location that resolves to an
-//     http(s) URL are followed; any other 3xx is "other status". The sixth
-//     consecutive redirect is "more than 5 redirects". The redirect target's
-//     own authority is not cached from this fetch.
+//     http(s) URL are followed; any other 3xx, and one whose Location
+//     cannot be parsed at all, is "other status" ("3xx without a usable
+//     Location"). The sixth consecutive redirect is "more than 5
+//     redirects". The redirect target's own authority is not cached from
+//     this fetch.
 //   - A body cut short by the network is "no answer" even when part of it
 //     arrived (Google names interrupted connections and chunking errors); a
-//     gzip body that does not decode is "no answer" too. Bodies of non-2xx
-//     answers are not read.
+//     gzip or deflate body that does not decode is "no answer" too. Of the
+//     body of an answer the fetch does not use (a redirect, a 4xx, a 5xx)
+//     at most 4 KiB is read, for at most 100 ms, so that a slow or endless
+//     one costs no time.
+//   - Content codings: gzip (the one asked for) and deflate (zlib or raw)
+//     are decoded, and a gzip stream found inside the decoded body is
+//     decoded too, two layers at most; the 500 KiB limit applies to the
+//     decoded bytes. A UTF-16 body with a byte-order mark is converted to
+//     UTF-8. What is not decoded (another coding such as br, a third layer)
+//     is parsed as it came and named in [Policy.Warnings], which the
+//     resolver also logs.
 //   - Cache-Control: only max-age is read; no-cache and no-store count as
 //     max-age 0 (so as the lower bound). It applies to clean answers only.
 //     Expires and validators are not used: fetches are non-conditional.

@@ -1,16 +1,22 @@
 package policy
 
 import (
+	"bufio"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/gatewait"
@@ -31,6 +37,10 @@ type FetchInfo struct {
 	// MaxAge is the Cache-Control max-age of the answer, -1 when it had none
 	// (no-cache and no-store read as 0).
 	MaxAge time.Duration
+	// Warnings name what the fetch could not decode and parsed as it came
+	// (a Content-Encoding it does not know, a third compressed layer), or
+	// what it converted (a UTF-16 body).
+	Warnings []string
 }
 
 // Answer describes what robots.txt answered, briefly: "503 Service
@@ -146,55 +156,72 @@ func (r *Resolver) fetchInto(ctx context.Context, res *fetchResult) {
 	target := res.URL
 	for {
 		res.FinalURL = target
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
-		if err != nil {
-			res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
+		next, follow := r.hop(ctx, target, res)
+		if !follow {
 			return
 		}
-		req.Header.Set("User-Agent", r.cfg.userAgent)
-		req.Header.Set("Accept", "text/plain, */*;q=0.8")
-		// Asking for gzip ourselves turns off the transport's transparent
-		// decoding, so that the size limit applies to decoded bytes whatever
-		// the transport.
-		req.Header.Set("Accept-Encoding", "gzip")
-		resp, err := r.client.Do(req)
-		if err != nil {
-			res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
-			return
-		}
-		res.Status = resp.StatusCode
-		if isRedirect(resp.StatusCode) {
-			next, ok := redirectTarget(resp)
-			discard(resp.Body)
-			if !ok {
-				res.Outcome = dialect.ClassifyStatus(resp.StatusCode)
-				return
-			}
-			if res.Redirects >= r.cfg.dialect.MaxRedirects() {
-				res.Outcome = dialect.OutcomeRedirectLimit
-				return
-			}
-			res.Redirects++
-			target = next
-			continue
-		}
-		res.Outcome = dialect.ClassifyStatus(resp.StatusCode)
-		res.MaxAge = maxAge(resp.Header)
-		if res.Outcome != dialect.OutcomeOK && res.Outcome != dialect.OutcomeOther2xx {
-			discard(resp.Body)
-			return
-		}
-		body, err := readBody(resp)
-		resp.Body.Close()
-		if err != nil {
-			res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
-			return
-		}
-		res.body = body
-		res.Bytes = len(body)
-		res.Truncated = len(body) > dialect.MaxBodyBytes
-		return
+		target = next
 	}
+}
+
+// hop asks target once and records the answer in res; it returns the next
+// URL when the answer is a redirect to follow.
+func (r *Resolver) hop(ctx context.Context, target string, res *fetchResult) (next string, follow bool) {
+	// Each hop has its own context, so that a body the fetch does not use
+	// can be cut off without ending the fetch.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
+		return "", false
+	}
+	req.Header.Set("User-Agent", r.cfg.userAgent)
+	req.Header.Set("Accept", "text/plain, */*;q=0.8")
+	// Asking for gzip ourselves turns off the transport's transparent
+	// decoding, so that the size limit applies to decoded bytes whatever
+	// the transport.
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
+		return "", false
+	}
+	res.Status = resp.StatusCode
+	if isRedirect(resp.StatusCode) {
+		next, ok := redirectTarget(resp)
+		discard(resp.Body, cancel)
+		if !ok {
+			res.Outcome = dialect.ClassifyStatus(resp.StatusCode)
+			if bad := resp.Header.Get(unusableLocation); bad != "" {
+				res.Err = "Location " + strconv.Quote(bad) + " cannot be parsed"
+			}
+			return "", false
+		}
+		if res.Redirects >= r.cfg.dialect.MaxRedirects() {
+			res.Outcome = dialect.OutcomeRedirectLimit
+			return "", false
+		}
+		res.Redirects++
+		return next, true
+	}
+	res.Outcome = dialect.ClassifyStatus(resp.StatusCode)
+	res.MaxAge = maxAge(resp.Header)
+	if res.Outcome != dialect.OutcomeOK && res.Outcome != dialect.OutcomeOther2xx {
+		discard(resp.Body, cancel)
+		return "", false
+	}
+	body, warnings, err := readBody(resp)
+	resp.Body.Close()
+	if err != nil {
+		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
+		return "", false
+	}
+	res.body = body
+	res.Bytes = len(body)
+	res.Truncated = len(body) > dialect.MaxBodyBytes
+	res.Warnings = warnings
+	return "", false
 }
 
 func isRedirect(code int) bool {
@@ -220,27 +247,140 @@ func redirectTarget(resp *http.Response) (string, bool) {
 	return u.String(), true
 }
 
-// readBody reads at most dialect.MaxBodyBytes+1 bytes of the body (one more
-// than is parsed, so that the parser sees the cut), decoding gzip.
-func readBody(resp *http.Response) ([]byte, error) {
-	var rd io.Reader = resp.Body
-	switch strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))) {
+// Limits of the body of an answer the fetch does not use (a redirect, a
+// 4xx, a 5xx): a little of it is read so that the connection can be
+// reused, never more than discardBytes and never for longer than
+// discardTime; then the hop's request is cancelled, which drops the
+// connection.
+const (
+	discardBytes = 4 << 10
+	discardTime  = 100 * time.Millisecond
+)
+
+// discard reads at most discardBytes of an unused body within
+// discardTime, and closes it; cancel ends the hop's request.
+func discard(body io.ReadCloser, cancel context.CancelFunc) {
+	t := time.AfterFunc(discardTime, cancel)
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, discardBytes))
+	t.Stop()
+	body.Close()
+}
+
+// Content codings of robots.txt bodies: gzip (asked for) and deflate are
+// decoded, at most maxLayers deep (a gzip inside a gzip is decoded too);
+// others are not decoded and noted as a warning.
+const maxLayers = 2
+
+// readBody reads at most dialect.MaxBodyBytes+1 bytes of the decoded body
+// (one more than is parsed, so that the parser sees the cut), and returns
+// what it could not decode as warnings: a content coding it does not know,
+// a compressed layer deeper than maxLayers. A UTF-16 body with a byte-order
+// mark is converted to UTF-8. An error (a gzip or deflate stream that does
+// not decode, a connection cut) means no complete answer.
+func readBody(resp *http.Response) ([]byte, []string, error) {
+	var (
+		rd       io.Reader = resp.Body
+		warnings []string
+		layers   int
+	)
+	for _, coding := range contentCodings(resp.Header) {
+		if layers == maxLayers {
+			warnings = append(warnings, "Content-Encoding "+coding+" not decoded: more than "+strconv.Itoa(maxLayers)+" layers")
+			break
+		}
+		dec, err := decoder(coding, rd)
+		if err != nil {
+			return nil, nil, err
+		}
+		if dec == nil {
+			warnings = append(warnings, "Content-Encoding "+strconv.Quote(coding)+" not decoded: the body was parsed as it came")
+			break
+		}
+		rd = dec
+		layers++
+	}
+	br := bufio.NewReader(rd)
+	// A gzip stream inside the decoded body (a server that compresses
+	// twice, or serves robots.txt.gz as the file) is decoded too.
+	for layers < maxLayers {
+		magic, _ := br.Peek(2)
+		if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+			break
+		}
+		dec, err := decoder("gzip", br)
+		if err != nil {
+			return nil, nil, err
+		}
+		br = bufio.NewReader(dec)
+		layers++
+	}
+	body, err := io.ReadAll(io.LimitReader(br, dialect.MaxBodyBytes+1))
+	if err != nil {
+		return nil, nil, err
+	}
+	if u, ok := fromUTF16(body); ok {
+		body = u
+		warnings = append(warnings, "UTF-16 body converted to UTF-8")
+	}
+	if len(body) >= 2 && body[0] == 0x1f && body[1] == 0x8b {
+		warnings = append(warnings, "body still gzip-compressed after "+strconv.Itoa(maxLayers)+" layers: parsed as it came")
+	}
+	return body, warnings, nil
+}
+
+// contentCodings returns the codings of a Content-Encoding header, in the
+// order they were applied, lower-cased, "identity" left out.
+func contentCodings(h http.Header) []string {
+	var out []string
+	for _, v := range h.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			c = strings.ToLower(strings.TrimSpace(c))
+			if c != "" && c != "identity" {
+				out = append(out, c)
+			}
+		}
+	}
+	// Codings are listed in the order applied: decode the last first.
+	slices.Reverse(out)
+	return out
+}
+
+// decoder returns a reader decoding coding from rd, nil for a coding it
+// does not know.
+func decoder(coding string, rd io.Reader) (io.Reader, error) {
+	switch coding {
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(resp.Body)
+		zr, err := gzip.NewReader(rd)
 		if err != nil {
 			return nil, errors.New("invalid gzip body: " + err.Error())
 		}
-		defer zr.Close()
-		rd = zr
+		return zr, nil
+	case "deflate":
+		// HTTP's deflate is a zlib stream; some servers send raw deflate.
+		br := bufio.NewReader(rd)
+		if b, err := br.Peek(2); err == nil && (uint16(b[0])<<8|uint16(b[1]))%31 == 0 && b[0]&0x0f == 8 {
+			zr, err := zlib.NewReader(br)
+			if err != nil {
+				return nil, errors.New("invalid deflate body: " + err.Error())
+			}
+			return zr, nil
+		}
+		return flate.NewReader(br), nil
 	}
-	return io.ReadAll(io.LimitReader(rd, dialect.MaxBodyBytes+1))
+	return nil, nil
 }
 
-// discard reads a little of an unused body, so that the connection can be
-// reused, and closes it.
-func discard(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, 4<<10))
-	body.Close()
+// fromUTF16 converts a body that starts with a UTF-16 byte-order mark to
+// UTF-8.
+func fromUTF16(b []byte) ([]byte, bool) {
+	if len(b) < 2 || !(b[0] == 0xFE && b[1] == 0xFF || b[0] == 0xFF && b[1] == 0xFE) {
+		return nil, false
+	}
+	u, err := unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder().Bytes(b)
+	if err != nil {
+		return nil, false
+	}
+	return u, true
 }
 
 // maxAge returns the Cache-Control max-age of a response, -1 if none; a
@@ -311,9 +451,37 @@ func defaultClient(connect, header time.Duration) *http.Client {
 
 // noFollow returns a copy of c that hands redirects back to the caller, so
 // that the resolver counts the hops itself. The user's transport, jar and
-// timeout are kept.
+// timeout are kept; the transport is wrapped so that a redirect whose
+// Location cannot be parsed comes back as a redirect without one (net/http
+// would fail the whole request) and is read as "3xx without a usable
+// Location".
 func noFollow(c *http.Client) *http.Client {
 	cc := *c
 	cc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	next := cc.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	cc.Transport = unusableLocationTransport{next}
 	return &cc
+}
+
+// unusableLocation is the header a redirect's unparseable Location is moved
+// to, for the fetch's error text.
+const unusableLocation = "X-Robots-Unusable-Location"
+
+type unusableLocationTransport struct{ next http.RoundTripper }
+
+func (t unusableLocationTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || !isRedirect(resp.StatusCode) {
+		return resp, err
+	}
+	if loc := resp.Header.Get("Location"); loc != "" {
+		if _, perr := req.URL.Parse(loc); perr != nil {
+			resp.Header.Del("Location")
+			resp.Header.Set(unusableLocation, loc)
+		}
+	}
+	return resp, nil
 }

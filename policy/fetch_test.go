@@ -2,7 +2,9 @@ package policy
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
@@ -234,8 +237,121 @@ func fetchRows() []fetchRow {
 			w.Header().Set("Content-Encoding", "gzip")
 			_, _ = w.Write([]byte(rulesBody))
 		}), outcome: dialect.OutcomeNoAnswer, want: unreachable},
+		{name: "gzip inside gzip", serve: serve(encoded("gzip", gzipBytes(gzipBytes([]byte(rulesBody))))), outcome: dialect.OutcomeOK, want: parse, rules: true,
+			check: noWarnings},
+		{name: "deflate (zlib)", serve: serve(encoded("deflate", zlibBytes([]byte(rulesBody)))), outcome: dialect.OutcomeOK, want: parse, rules: true,
+			check: noWarnings},
+		{name: "deflate (raw)", serve: serve(encoded("deflate", flateBytes([]byte(rulesBody)))), outcome: dialect.OutcomeOK, want: parse, rules: true,
+			check: noWarnings},
+		{name: "UTF-16LE with BOM", serve: serve(encoded("", utf16Bytes(rulesBody, false))), outcome: dialect.OutcomeOK, want: parse, rules: true,
+			check: warns("UTF-16 body converted to UTF-8")},
+		{name: "UTF-16BE with BOM", serve: serve(encoded("", utf16Bytes(rulesBody, true))), outcome: dialect.OutcomeOK, want: parse, rules: true,
+			check: warns("UTF-16 body converted to UTF-8")},
+		{name: "br, not asked for", serve: serve(encoded("br", []byte(rulesBody))), outcome: dialect.OutcomeOK, want: parse, rules: true,
+			check: warns(`Content-Encoding "br" not decoded: the body was parsed as it came`)},
+		{name: "3 layers of gzip", serve: serve(encoded("gzip", gzipBytes(gzipBytes(gzipBytes([]byte(rulesBody)))))), outcome: dialect.OutcomeOK, want: parse,
+			check: warns("body still gzip-compressed after 2 layers: parsed as it came")},
+		{name: "302 with a Location Go cannot parse", serve: serve(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "http://[::1")
+			w.WriteHeader(http.StatusFound)
+		}), outcome: dialect.OutcomeOtherStatus, want: server,
+			check: func(t *testing.T, p *Policy, base string) {
+				if f := p.Fetch(); !strings.Contains(p.Reason(), "302 Found without a usable Location") || f.Err != `Location "http://[::1" cannot be parsed` {
+					t.Errorf("reason %q, error %q", p.Reason(), f.Err)
+				}
+			}},
+		{name: "302 with an endless body", serve: serve(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				w.Header().Set("Location", "/moved")
+				w.WriteHeader(http.StatusFound)
+				trickle(w, r) // the body of an answer the fetch does not use
+				return
+			}
+			text(200, rulesBody)(w, r)
+		}), outcome: dialect.OutcomeOK, want: parse, rules: true, redirects: 1},
 	}
 	return rows
+}
+
+// encoded serves body with the given Content-Encoding ("" for none).
+func encoded(coding string, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if coding != "" {
+			w.Header().Set("Content-Encoding", coding)
+		}
+		_, _ = w.Write(body)
+	}
+}
+
+func gzipBytes(b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return out.Bytes()
+}
+
+func zlibBytes(b []byte) []byte {
+	var out bytes.Buffer
+	zw := zlib.NewWriter(&out)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return out.Bytes()
+}
+
+func flateBytes(b []byte) []byte {
+	var out bytes.Buffer
+	zw, _ := flate.NewWriter(&out, flate.BestCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return out.Bytes()
+}
+
+// utf16Bytes is s in UTF-16 with a byte-order mark.
+func utf16Bytes(s string, bigEndian bool) []byte {
+	var out []byte
+	put := func(u uint16) {
+		if bigEndian {
+			out = append(out, byte(u>>8), byte(u))
+		} else {
+			out = append(out, byte(u), byte(u>>8))
+		}
+	}
+	put(0xFEFF)
+	for _, u := range utf16.Encode([]rune(s)) {
+		put(u)
+	}
+	return out
+}
+
+// trickle writes a byte every 20 ms until the client goes away.
+func trickle(w http.ResponseWriter, r *http.Request) {
+	fl := w.(http.Flusher)
+	for {
+		if _, err := w.Write([]byte("x")); err != nil {
+			return
+		}
+		fl.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func noWarnings(t *testing.T, p *Policy, _ string) {
+	if w := p.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+func warns(want string) func(t *testing.T, p *Policy, _ string) {
+	return func(t *testing.T, p *Policy, _ string) {
+		if w := p.Warnings(); len(w) != 1 || w[0] != want {
+			t.Errorf("warnings %q, want [%q]", w, want)
+		}
+	}
 }
 
 // TestFetchOutcomes: every fetch-outcome row, for every dialect.

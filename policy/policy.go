@@ -54,6 +54,10 @@ func (p *Policy) Dialect() *dialect.Dialect { return p.dialect }
 // Fetch returns what the latest robots.txt fetch gave.
 func (p *Policy) Fetch() FetchInfo { return p.fetch }
 
+// Warnings returns what the latest fetch could not decode, or converted,
+// before parsing (Fetch().Warnings): nil for an ordinary body.
+func (p *Policy) Warnings() []string { return p.fetch.Warnings }
+
 // Decision returns what the dialect concluded from the latest fetch.
 func (p *Policy) Decision() dialect.Decision { return p.decision }
 

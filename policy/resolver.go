@@ -356,14 +356,14 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 		r.storePut(ctx, p)
 	}
 	level := slog.LevelDebug
-	if !p.failSince.IsZero() {
+	if !p.failSince.IsZero() || len(res.Warnings) > 0 {
 		level = slog.LevelWarn
 	}
 	r.log.LogAttrs(ctx, level, "robots.txt fetched",
 		slog.String("authority", authority), slog.String("dialect", r.cfg.dialect.Name()),
 		slog.Int("status", res.Status), slog.String("outcome", res.Outcome.String()),
 		slog.String("action", p.decision.Action.String()), slog.Time("expires", p.expires),
-		slog.String("reason", p.Reason()))
+		slog.String("reason", p.Reason()), slog.Any("warnings", res.Warnings))
 	return p
 }
 

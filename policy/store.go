@@ -94,26 +94,27 @@ func storeKey(d *dialect.Dialect, authority string) string {
 // storedPolicy is the serialised form of a Policy. Times are Unix
 // nanoseconds (0 = none).
 type storedPolicy struct {
-	V               int    `json:"v"`
-	Authority       string `json:"authority"`
-	Dialect         string `json:"dialect"`
-	URL             string `json:"url"`
-	FinalURL        string `json:"final_url"`
-	Redirects       int    `json:"redirects,omitempty"`
-	Status          int    `json:"status"`
-	Err             string `json:"err,omitempty"`
-	Outcome         uint8  `json:"outcome"`
-	FetchTime       int64  `json:"fetch_time"`
-	Bytes           int    `json:"bytes"`
-	Truncated       bool   `json:"truncated,omitempty"`
-	MaxAge          int64  `json:"max_age"`
-	Action          uint8  `json:"action"`
-	Retry           int64  `json:"retry,omitempty"`
-	Expires         int64  `json:"expires"`
-	FailSince       int64  `json:"fail_since,omitempty"`
-	HasLastGood     bool   `json:"has_last_good,omitempty"`
-	LastGood        []byte `json:"last_good,omitempty"`
-	LastGoodFetched int64  `json:"last_good_fetched,omitempty"`
+	V               int      `json:"v"`
+	Authority       string   `json:"authority"`
+	Dialect         string   `json:"dialect"`
+	URL             string   `json:"url"`
+	FinalURL        string   `json:"final_url"`
+	Redirects       int      `json:"redirects,omitempty"`
+	Status          int      `json:"status"`
+	Err             string   `json:"err,omitempty"`
+	Outcome         uint8    `json:"outcome"`
+	FetchTime       int64    `json:"fetch_time"`
+	Bytes           int      `json:"bytes"`
+	Truncated       bool     `json:"truncated,omitempty"`
+	MaxAge          int64    `json:"max_age"`
+	Warnings        []string `json:"warnings,omitempty"`
+	Action          uint8    `json:"action"`
+	Retry           int64    `json:"retry,omitempty"`
+	Expires         int64    `json:"expires"`
+	FailSince       int64    `json:"fail_since,omitempty"`
+	HasLastGood     bool     `json:"has_last_good,omitempty"`
+	LastGood        []byte   `json:"last_good,omitempty"`
+	LastGoodFetched int64    `json:"last_good_fetched,omitempty"`
 }
 
 const storedVersion = 1
@@ -148,6 +149,7 @@ func encodePolicy(p *Policy) ([]byte, error) {
 		Bytes:     p.fetch.Bytes,
 		Truncated: p.fetch.Truncated,
 		MaxAge:    int64(p.fetch.MaxAge),
+		Warnings:  p.fetch.Warnings,
 		Action:    uint8(p.decision.Action),
 		Retry:     int64(p.decision.Retry),
 		Expires:   unixNano(p.expires),
@@ -180,7 +182,7 @@ func decodePolicy(b []byte, d *dialect.Dialect, tokens []string) (*Policy, error
 		fetch: FetchInfo{
 			URL: sp.URL, FinalURL: sp.FinalURL, Redirects: sp.Redirects, Status: sp.Status, Err: sp.Err,
 			Outcome: dialect.Outcome(sp.Outcome), Time: fromUnixNano(sp.FetchTime), Bytes: sp.Bytes,
-			Truncated: sp.Truncated, MaxAge: time.Duration(sp.MaxAge),
+			Truncated: sp.Truncated, MaxAge: time.Duration(sp.MaxAge), Warnings: sp.Warnings,
 		},
 		decision: dialect.Decision{
 			Outcome: dialect.Outcome(sp.Outcome), Action: dialect.Action(sp.Action), Retry: time.Duration(sp.Retry),
