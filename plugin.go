@@ -261,6 +261,8 @@ func (p *Plugin) stop(r *colly.Request, b Block, pol *policy.Policy) {
 		p.stats.record(b.Authority, HostStats{Deferred: 1})
 	case Skipped:
 		p.stats.record(b.Authority, HostStats{Skipped: 1})
+	case Canceled:
+		p.stats.record(b.Authority, HostStats{Canceled: 1})
 	}
 	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
 		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))

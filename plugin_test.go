@@ -650,7 +650,8 @@ func TestPluginContextCancelWhileWaiting(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cc.test": {Robots: "User-agent: *\nCrawl-delay: 10\n"}})
 	var blocks blockLog
 	ctx, cancel := context.WithCancel(context.Background())
-	c := newCollector(true, colly.StdlibContext(ctx), WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
+	p := New(WithTransport(f.Transport()), WithOnBlocked(blocks.add))
+	c := newCollector(true, colly.StdlibContext(ctx), p.Option())
 	c.Visit("http://cc.test/1")
 	c.Visit("http://cc.test/2")
 	time.AfterFunc(300*time.Millisecond, cancel)
@@ -661,6 +662,10 @@ func TestPluginContextCancelWhileWaiting(t *testing.T) {
 	}
 	if bs := blocks.all(); len(bs) != 2 || bs[0].Kind != Canceled || bs[1].Kind != Canceled {
 		t.Errorf("blocks %v", bs)
+	}
+	// Every stop is counted too, per authority and in the totals.
+	if s, tot := p.Stats()["http://cc.test"], p.Totals(); s.Canceled != 2 || tot.Canceled != 2 || tot.Allowed != 0 {
+		t.Errorf("stats %+v, totals %+v: want 2 canceled", s, tot)
 	}
 }
 

@@ -16,6 +16,7 @@ type HostStats struct {
 	Disallowed int64 // stopped by robots.txt (rules or fetch outcome), redirect hops included
 	Deferred   int64 // handed back while robots.txt was unreachable
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
+	Canceled   int64 // stopped because the request's context ended while the plugin held it
 	// Waited is the time allowed requests were held in OnRequest: waiting
 	// for the retry of an unreachable robots.txt and for the host's turn
 	// (not the robots.txt fetch itself, nor the final gate at send time).
@@ -41,6 +42,7 @@ type stats struct {
 // an update racing with the authority's fold goes to the totals instead.
 type hostCounters struct {
 	allowed, disallowed, deferred, skipped atomic.Int64
+	canceled                               atomic.Int64
 	waited                                 atomic.Int64
 	touched                                atomic.Int64 // stats.tick at the latest update
 	mu                                     sync.Mutex
@@ -50,7 +52,7 @@ type hostCounters struct {
 func (c *hostCounters) snapshot() HostStats {
 	return HostStats{
 		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
-		Skipped: c.skipped.Load(), Waited: time.Duration(c.waited.Load()),
+		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Waited: time.Duration(c.waited.Load()),
 	}
 }
 
@@ -60,6 +62,7 @@ func (c *hostCounters) add(s HostStats) {
 	c.disallowed.Add(s.Disallowed)
 	c.deferred.Add(s.Deferred)
 	c.skipped.Add(s.Skipped)
+	c.canceled.Add(s.Canceled)
 	c.waited.Add(int64(s.Waited))
 }
 
@@ -166,6 +169,7 @@ func (p *Plugin) Totals() HostStats {
 		t.Disallowed += s.Disallowed
 		t.Deferred += s.Deferred
 		t.Skipped += s.Skipped
+		t.Canceled += s.Canceled
 		t.Waited += s.Waited
 		return true
 	})
