@@ -3,6 +3,7 @@ package robots
 import (
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
@@ -31,7 +32,19 @@ const (
 	ObeyDelay
 )
 
-func (o OverDelay) String() string { return [...]string{"cap", "skip", "obey"}[o] }
+// String names the choice: "cap", "skip", "obey", or "OverDelay(n)" for a
+// value that is none of them.
+func (o OverDelay) String() string {
+	switch o {
+	case CapDelay:
+		return "cap"
+	case SkipHost:
+		return "skip"
+	case ObeyDelay:
+		return "obey"
+	}
+	return "OverDelay(" + strconv.Itoa(int(o)) + ")"
+}
 
 // Option configures a [Plugin].
 type Option func(*config)

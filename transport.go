@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/gocolly/colly/v2"
 
@@ -32,8 +33,20 @@ const (
 	Canceled
 )
 
+// String names the kind: "disallowed", "deferred", "skipped", "canceled",
+// or "BlockKind(n)" for a value that is none of them.
 func (k BlockKind) String() string {
-	return [...]string{"disallowed", "deferred", "skipped", "canceled"}[k]
+	switch k {
+	case Disallowed:
+		return "disallowed"
+	case Deferred:
+		return "deferred"
+	case Skipped:
+		return "skipped"
+	case Canceled:
+		return "canceled"
+	}
+	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Block reports one request the plugin stopped.
