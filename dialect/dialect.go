@@ -36,11 +36,23 @@
 //     the leading run of [A-Za-z_-] (RFC 9309 §2.2.1 allows only those
 //     characters; "Googlebot/2.1" is read as "Googlebot"). koster1994 compares
 //     each whitespace-separated name whole.
-//   - rfc9309 and coccoc: Crawl-delay belongs to the group it stands in and,
-//     like a rule, ends the list of user-agent lines of that group, so that
-//     "User-agent: a / Crawl-delay: 5 / User-agent: b" gives two groups.
-//     When the crawler's groups hold several valid Crawl-delay lines, the
-//     first in file order counts.
+//   - Only Allow and Disallow lines end a group's user-agent lines, in every
+//     dialect: a Sitemap, Crawl-delay (valid or not) or unknown line between
+//     user-agent lines does not, so "User-agent: a / Crawl-delay: 5 /
+//     User-agent: b / Disallow: /" is one group whose rule binds a and b (RFC
+//     9309 §2.2.4: other records must not interfere with the groups; Google
+//     says so of Sitemap). coccoc reads files so too: its seed ignores empty
+//     lines and never says what ends a group, and with Crawl-delay read per
+//     user-agent line (below) the seed's Crawl-delay example keeps its stated
+//     meaning ("*" 10 s, coccocbot 5 s).
+//   - rfc9309 and coccoc: a valid Crawl-delay belongs to the user-agent lines
+//     above it in its group that have none yet, so that in "User-agent: a /
+//     Crawl-delay: 5 / User-agent: b / Crawl-delay: 7" a and b share the
+//     group's rules and keep 5 s and 7 s; an invalid one is skipped ("b" in
+//     "User-agent: b / Crawl-delay: -1 / User-agent: c / Crawl-delay: 8" gets
+//     8 s). A crawler obeys the first, in file order, of the Crawl-delays of
+//     the user-agent lines that selected its groups (its token's, or the "*"
+//     lines), not a delay written for another name of the same group.
 //   - coccoc and koster1994: an empty Disallow "allows everything": it is kept
 //     as the weakest possible rule, an allow that matches every path, so it
 //     decides (and is reported) only when no other rule matches.
@@ -150,6 +162,25 @@ func (k keyKind) String() string {
 	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused"}[k]
 }
 
+// keySet is a set of key kinds.
+type keySet uint16
+
+func keySetOf(kinds ...keyKind) keySet {
+	var s keySet
+	for _, k := range kinds {
+		s |= 1 << k
+	}
+	return s
+}
+
+func (s keySet) has(k keyKind) bool { return s&(1<<k) != 0 }
+
+// rulesEndAgents: only rule lines end a group's user-agent lines; sitemap,
+// crawl-delay and unknown lines, valid or not, never do (RFC 9309 §2.2.4:
+// "a Sitemaps record MUST NOT terminate a group"; Google: "Rules other than
+// allow, disallow, and user-agent are ignored by the robots.txt parser").
+var rulesEndAgents = keySetOf(keyAllow, keyDisallow)
+
 type agentMatch uint8
 
 const (
@@ -210,8 +241,8 @@ type spec struct {
 	blankLineRecords bool               // records end at blank lines (koster1994)
 
 	// Groups.
-	crawlDelayEndsAgents bool // a crawl-delay line ends a group's user-agent list like a rule
-	agentMatch           agentMatch
+	endsAgents keySet // lines after which a User-agent line opens a new group
+	agentMatch agentMatch
 
 	// Rules.
 	allowLines    bool // Allow lines are honoured
@@ -243,19 +274,19 @@ var standardKeys = map[string]keyKind{
 }
 
 var rfc9309Spec = spec{
-	name:                 "rfc9309",
-	description:          "RFC 9309, read strictly; Crawl-delay read as an extension (seconds, decimals)",
-	keys:                 standardKeys,
-	crawlDelayEndsAgents: true,
-	agentMatch:           matchToken,
-	allowLines:           true,
-	emptyDisallow:        emptyDisallowMatchesNothing,
-	wildcards:            true,
-	encoding:             encRFC3986,
-	robotsTxtFree:        true,
-	crawlDelay:           crawlDelayDecimal,
-	sitemaps:             true,
-	fetch:                rfc9309Fetch,
+	name:          "rfc9309",
+	description:   "RFC 9309, read strictly; Crawl-delay read as an extension (seconds, decimals)",
+	keys:          standardKeys,
+	endsAgents:    rulesEndAgents,
+	agentMatch:    matchToken,
+	allowLines:    true,
+	emptyDisallow: emptyDisallowMatchesNothing,
+	wildcards:     true,
+	encoding:      encRFC3986,
+	robotsTxtFree: true,
+	crawlDelay:    crawlDelayDecimal,
+	sitemaps:      true,
+	fetch:         rfc9309Fetch,
 }
 
 var googleSpec = spec{
@@ -279,6 +310,7 @@ var googleSpec = spec{
 	colonlessTwoWord: true,
 	maxLineBytes:     2083*8 - 1,
 	nulEndsLine:      true,
+	endsAgents:       rulesEndAgents,
 	agentMatch:       matchToken,
 	allowLines:       true,
 	emptyDisallow:    emptyDisallowMatchesNothing,
@@ -291,19 +323,19 @@ var googleSpec = spec{
 }
 
 var coccocSpec = spec{
-	name:                 "coccoc",
-	description:          "Coc Coc's robots: most closely matching user-agent, integer Crawl-delay capped at 10 s",
-	keys:                 standardKeys,
-	crawlDelayEndsAgents: true,
-	agentMatch:           matchLongestPrefix,
-	allowLines:           true,
-	emptyDisallow:        emptyDisallowAllowsAll,
-	wildcards:            true,
-	encoding:             encRFC3986,
-	crawlDelay:           crawlDelayInteger,
-	crawlDelayCap:        10 * time.Second,
-	sitemaps:             true,
-	fetch:                coccocFetch,
+	name:          "coccoc",
+	description:   "Coc Coc's robots: most closely matching user-agent, integer Crawl-delay capped at 10 s",
+	keys:          standardKeys,
+	endsAgents:    rulesEndAgents,
+	agentMatch:    matchLongestPrefix,
+	allowLines:    true,
+	emptyDisallow: emptyDisallowAllowsAll,
+	wildcards:     true,
+	encoding:      encRFC3986,
+	crawlDelay:    crawlDelayInteger,
+	crawlDelayCap: 10 * time.Second,
+	sitemaps:      true,
+	fetch:         coccocFetch,
 }
 
 var koster1994Spec = spec{
@@ -315,6 +347,7 @@ var koster1994Spec = spec{
 		"allow":      keyUnused,
 	},
 	blankLineRecords: true,
+	endsAgents:       rulesEndAgents,
 	agentMatch:       matchNames,
 	allowLines:       false,
 	emptyDisallow:    emptyDisallowAllowsAll,

@@ -281,8 +281,8 @@ func TestCrawlDelayRFC9309(t *testing.T) {
 		{"User-agent: bot\nCrawl-delay: x\nCrawl-delay: 4\nCrawl-delay: 9\n", 4 * time.Second, true},
 		{"User-agent: other\nCrawl-delay: 4\n", 0, false},
 		{"User-agent: *\nCrawl-delay: 7\n", 7 * time.Second, true},
-		{"Crawl-delay: 7\nUser-agent: bot\n", 0, false},
-		// Crawl-delay closes the user-agent list: "a" and "bot" are two groups.
+		// A Crawl-delay belongs to the user-agent lines above it in its
+		// group: "a" and "bot" share one group, each keeps its own delay.
 		{"User-agent: a\nCrawl-delay: 5\nUser-agent: bot\nCrawl-delay: 6\n", 6 * time.Second, true},
 	}
 	for _, c := range cases {
@@ -294,6 +294,64 @@ func TestCrawlDelayRFC9309(t *testing.T) {
 	for _, d := range []*Dialect{Google, Koster1994} {
 		if _, ok := d.ParseString("User-agent: bot\nCrawl-delay: 5\n").For("bot").CrawlDelay(); ok {
 			t.Errorf("%s reads no crawl-delay", d)
+		}
+	}
+}
+
+// A Crawl-delay line, valid or not, does not end a group's user-agent lines
+// (RFC 9309 §2.2.4: other records must not interfere with the groups; Google:
+// only user-agent, allow and disallow lines count); the user-agent lines on
+// both sides of it share the rules that follow.
+func TestCrawlDelayDoesNotEndAgents(t *testing.T) {
+	for _, d := range []*Dialect{RFC9309, CocCoc, Google} {
+		runCases(t, d, []tc{
+			{body: "User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /\n", agents: "a", url: "/x", allow: false, line: 4},
+			{body: "User-agent: a\nCrawl-delay: 5\nUser-agent: b\nDisallow: /\n", agents: "b", url: "/x", allow: false, line: 4},
+			{body: "User-agent: a\nCrawl-delay: x\nUser-agent: b\nDisallow: /\n", agents: "a", url: "/x", allow: false, line: 4},
+			{body: "User-agent: a\nCrawl-delay: -1\nUser-agent: b\nDisallow: /\n", agents: "a", url: "/x", allow: false, line: 4},
+			{body: "User-agent: a\nDisallow: /p\nCrawl-delay: 5\nUser-agent: b\nDisallow: /\n", agents: "a", url: "/x", allow: true, line: -1},
+			{body: "User-agent: a\nCrawl-delay: 5\nSitemap: https://h/s.xml\nUser-agent: b\nDisallow: /\n", agents: "a", url: "/x", allow: false, line: 5},
+		})
+	}
+}
+
+// In the dialects that read Crawl-delay, a Crawl-delay applies to the
+// user-agent lines above it in its group that have none yet (crawler-commons'
+// and texting_robots' reading); the crawler obeys the first in file order of
+// those of the user-agent lines that selected its groups.
+func TestCrawlDelayPerUserAgent(t *testing.T) {
+	cascade := "User-Agent: A\nCrawl-Delay: 4\nUser-Agent: B\nUser-Agent: C\nCrawl-Delay: 6\nUser-Agent: D\n" +
+		"Crawl-Delay: -1.25\nUser-Agent: E\nCrawl-Delay: 8\nUser-Agent: *\nCRAWL-Delay : 9\nUser-Agent: Zero\nCrawl-Delay: 0\n"
+	merged := "User-agent: mybot\nCrawl-delay: 7\nUser-agent: yourbot\nDisallow: /private/\n\nUser-agent: *\nAllow: /\n\n" +
+		"User-agent: yourbot\nDisallow: /login/\n\nUser-agent: *\nCrawl-delay: 3\n"
+	cases := []struct {
+		body, agent string
+		want        time.Duration
+		line        int // 0: no delay
+	}{
+		{cascade, "A", 4 * time.Second, 2},
+		{cascade, "B", 6 * time.Second, 5},
+		{cascade, "C", 6 * time.Second, 5},
+		{cascade, "D", 8 * time.Second, 9}, // -1.25 is no delay: D waits for the next
+		{cascade, "E", 8 * time.Second, 9},
+		{cascade, "other", 9 * time.Second, 11},
+		{cascade, "Zero", 0, 13},
+		{merged, "mybot", 7 * time.Second, 2},
+		{merged, "yourbot", 0, 0},
+		{merged, "other", 3 * time.Second, 13},
+		// The "*" line shares the group, but the delay is written for bot.
+		{"User-agent: bot\nCrawl-delay: 2\nUser-agent: *\nDisallow: /x\n", "other", 0, 0},
+		{"User-agent: *\nCrawl-delay: 2\nUser-agent: bot\nDisallow: /x\n", "bot", 0, 0},
+		// Several of the crawler's lines: the first Crawl-delay in file order.
+		{"User-agent: bot\nCrawl-delay: 2\n\nUser-agent: bot\nCrawl-delay: 1\n", "bot", 2 * time.Second, 2},
+	}
+	for _, d := range []*Dialect{RFC9309, CocCoc} {
+		for _, c := range cases {
+			rs := d.ParseString(c.body).For(c.agent)
+			got, ok := rs.CrawlDelay()
+			if got != c.want || ok != (c.line != 0) || rs.CrawlDelayLine() != c.line {
+				t.Errorf("%s: %s in %q: crawl-delay %v %v line %d, want %v line %d", d, c.agent, c.body, got, ok, rs.CrawlDelayLine(), c.want, c.line)
+			}
 		}
 	}
 }

@@ -21,6 +21,10 @@ type Robots struct {
 	warnings []Warning
 	bytes    int
 	cut      bool
+	// The first valid Crawl-delay before any User-agent line (delayLine 0:
+	// none): for the crawlers whose user-agent lines give them none.
+	delay     time.Duration
+	delayLine int
 	// Room for the first group and its user-agent line, so that a small
 	// file costs fewer allocations.
 	group1 [1]Group
@@ -34,7 +38,8 @@ type Group struct {
 	Agents []Agent // the user-agent lines, in file order
 	Rules  []Rule  // the rules, in file order
 	// CrawlDelay is the first valid Crawl-delay of the group, as the dialect
-	// reads it; CrawlDelayLine is 0 when there is none.
+	// reads it; CrawlDelayLine is 0 when there is none. What a crawler obeys
+	// is the delay of the user-agent lines that name it: Agent.CrawlDelay.
 	CrawlDelay     time.Duration
 	CrawlDelayLine int
 }
@@ -43,8 +48,13 @@ type Group struct {
 type Agent struct {
 	Value string // as written (one of several names in koster1994)
 	Line  int
-	token string // what is compared with the crawler's token
-	star  bool
+	// CrawlDelay is the first valid Crawl-delay that follows this
+	// user-agent line in its group, as the dialect reads it;
+	// CrawlDelayLine is 0 when there is none.
+	CrawlDelay     time.Duration
+	CrawlDelayLine int
+	token          string // what is compared with the crawler's token
+	star           bool
 }
 
 // Rule is one allow or disallow line.
@@ -224,6 +234,9 @@ func (p *parser) line(l *line) {
 	if l.key == "" {
 		return
 	}
+	if p.open && s.endsAgents.has(l.kind) {
+		p.rules = true // a User-agent line now opens a new group
+	}
 	switch l.kind {
 	case keyUserAgent:
 		if p.skip {
@@ -244,7 +257,6 @@ func (p *parser) line(l *line) {
 			}
 			return
 		}
-		p.rules = true
 		p.addRule(l)
 	case keyCrawlDelay:
 		p.crawlDelay(l)
@@ -366,13 +378,17 @@ func (p *parser) crawlDelay(l *line) {
 		r.warn(l.num, "Crawl-delay before any User-agent line: ignored")
 		return
 	}
-	if s.crawlDelayEndsAgents {
-		p.rules = true
-	}
 	d, ok := s.parseCrawlDelay(l.value)
 	if !ok {
 		r.warn(l.num, fmt.Sprintf("Crawl-delay %q is not a number of seconds: ignored", l.value))
 		return
+	}
+	// The delay belongs to the user-agent lines above it in the group that
+	// have none yet: the group's user-agent lines may go on after it.
+	for i := p.spans[len(p.spans)-1].a0; i < len(r.agents); i++ {
+		if a := &r.agents[i]; a.CrawlDelayLine == 0 {
+			a.CrawlDelay, a.CrawlDelayLine = d, l.num
+		}
 	}
 	g := &r.groups[len(r.groups)-1]
 	if g.CrawlDelayLine == 0 {

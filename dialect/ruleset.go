@@ -98,18 +98,23 @@ func itoa(n int) string {
 // group(s) apply; if there are none, no rules apply. Empty tokens are
 // skipped.
 //
+// The crawl delay is that of the user-agent lines that selected the groups
+// (the token's, or the "*" lines): the first in file order of their
+// Crawl-delays ([Agent.CrawlDelay]); when they have none, the first valid
+// Crawl-delay before any User-agent line, if there is one.
+//
 // For does the indexing work; call it once per crawler and file and keep the
 // result.
 func (r *Robots) For(tokens ...string) *Ruleset {
 	s := &r.d.s
 	var chosen []int
-	token := ""
+	token, best := "", -1
 	for _, t := range tokens {
 		t = strings.TrimSpace(t)
 		if t == "" {
 			continue
 		}
-		chosen = r.groupsFor(t)
+		chosen, best = r.groupsFor(t)
 		if len(chosen) > 0 {
 			token = t
 			break
@@ -148,43 +153,64 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			// Groups are in file order, so the rules stay in file order.
 			rs.rules = append(rs.rules, g.Rules...)
 		}
-		if g.CrawlDelayLine != 0 && rs.delayLine == 0 {
-			rs.crawlDelay, rs.delayLine = g.CrawlDelay, g.CrawlDelayLine
+		for i := range g.Agents {
+			a := &g.Agents[i]
+			if a.CrawlDelayLine == 0 || rs.delayLine != 0 && a.CrawlDelayLine >= rs.delayLine {
+				continue
+			}
+			if token == "" && a.star || token != "" && s.matchAgent(a, token) == best {
+				rs.crawlDelay, rs.delayLine = a.CrawlDelay, a.CrawlDelayLine
+			}
 		}
+	}
+	if rs.delayLine == 0 && r.delayLine != 0 {
+		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
 	}
 	rs.m.build(s, rs.rules)
 	return rs
 }
 
-// groupsFor returns the indices of the groups that match token t.
-func (r *Robots) groupsFor(t string) []int {
-	var out []int
-	best := 0
-	for i := range r.groups {
-		for _, a := range r.groups[i].Agents {
-			if a.star || a.token == "" {
-				continue
-			}
-			switch r.d.s.agentMatch {
-			case matchLongestPrefix:
-				n := len(a.token)
-				if n > len(t) || n < best || !strings.EqualFold(t[:n], a.token) {
-					continue
-				}
-				if n > best {
-					best, out = n, out[:0]
-				}
-			default:
-				if !strings.EqualFold(a.token, t) {
-					continue
-				}
-			}
-			out = append(out, i)
-			goto next
-		}
-	next:
+// matchAgent returns how closely the user-agent entry a names the crawler
+// token t: -1 when it does not; else 0, or in matchLongestPrefix the length
+// of a's token (the longest wins).
+func (s *spec) matchAgent(a *Agent, t string) int {
+	if a.star || a.token == "" {
+		return -1
 	}
-	return out
+	switch s.agentMatch {
+	case matchLongestPrefix:
+		n := len(a.token)
+		if n > len(t) || !strings.EqualFold(t[:n], a.token) {
+			return -1
+		}
+		return n
+	default:
+		if !strings.EqualFold(a.token, t) {
+			return -1
+		}
+		return 0
+	}
+}
+
+// groupsFor returns the indices of the groups that match token t best, and
+// how closely they match (see matchAgent).
+func (r *Robots) groupsFor(t string) (out []int, best int) {
+	s := &r.d.s
+	best = -1
+	for i := range r.groups {
+		m := -1
+		for j := range r.groups[i].Agents {
+			m = max(m, s.matchAgent(&r.groups[i].Agents[j], t))
+		}
+		if m < 0 || m < best {
+			continue
+		}
+		if m > best {
+			best, out = m, out[:0]
+		}
+		out = append(out, i)
+	}
+	return out, best
 }
 
 // Dialect returns the dialect the rules were read with.
