@@ -32,10 +32,17 @@
 //   - Bodies are cut at 500 KiB (512,000 bytes) in every dialect; a line cut
 //     in the middle by that limit is dropped whole, so that a half rule never
 //     applies, and a warning says so.
-//   - rfc9309 and coccoc: a user-agent value is reduced to its product token,
-//     the leading run of [A-Za-z_-] (RFC 9309 §2.2.1 allows only those
-//     characters; "Googlebot/2.1" is read as "Googlebot"). koster1994 compares
-//     each whitespace-separated name whole.
+//   - rfc9309 and coccoc: a user-agent value, and a crawler's token, are
+//     each reduced to a product token, their leading run of [A-Za-z0-9_-]:
+//     "Googlebot/2.1" is read as "Googlebot", "MJ12bot" whole. (RFC 9309
+//     §2.2.1 allows only letters, '_' and '-' in a product token; digits are
+//     kept so that "MJ12bot" is not read as "MJ", which would also match
+//     "MJ99bot".) google keeps Google's parser: the value's leading run of
+//     [A-Za-z_-] ("MJ12bot" is read as "MJ") compared with the crawler's
+//     token whole, so a token with other characters names no group.
+//     koster1994 compares each whitespace-separated name of the value with
+//     the crawler's token whole, case-insensitively, digits and all (seed
+//     004). [Dialect.AgentToken] says what a dialect compares of a token.
 //   - Only Allow and Disallow lines end a group's user-agent lines, in every
 //     dialect: a Sitemap, Crawl-delay (valid or not) or unknown line between
 //     user-agent lines does not, so "User-agent: a / Crawl-delay: 5 /
@@ -184,16 +191,54 @@ var rulesEndAgents = keySetOf(keyAllow, keyDisallow)
 type agentMatch uint8
 
 const (
-	// matchToken: the value's product token (leading [A-Za-z_-] run) equals
-	// the crawler's token, case-insensitively; "*" counts when alone or
-	// followed by whitespace.
+	// matchToken: the value's product token (its leading run of
+	// spec.agentChars) equals the crawler's token, case-insensitively; "*"
+	// counts when alone or followed by whitespace.
 	matchToken agentMatch = iota
-	// matchLongestPrefix: the longest token that equals or prefixes the
-	// crawler's token wins; groups with that same value are merged.
+	// matchLongestPrefix: as matchToken, but the longest product token that
+	// equals or prefixes the crawler's token wins; groups with that same
+	// token are merged.
 	matchLongestPrefix
 	// matchNames: the value is a whitespace-separated list of names, each
 	// compared whole, case-insensitively.
 	matchNames
+)
+
+// byteSet is a set of bytes.
+type byteSet [256]bool
+
+// newByteSet returns the set of the bytes of chars, with the ASCII letters
+// and, when digits is set, the ASCII digits.
+func newByteSet(digits bool, chars string) *byteSet {
+	s := new(byteSet)
+	for c := 'A'; c <= 'Z'; c++ {
+		s[c], s[c+'a'-'A'] = true, true
+	}
+	if digits {
+		for c := '0'; c <= '9'; c++ {
+			s[c] = true
+		}
+	}
+	for i := 0; i < len(chars); i++ {
+		s[chars[i]] = true
+	}
+	return s
+}
+
+// prefixLen returns the length of the leading run of members of s in v.
+func (s *byteSet) prefixLen(v string) int {
+	i := 0
+	for i < len(v) && s[v[i]] {
+		i++
+	}
+	return i
+}
+
+var (
+	// lettersToken: RFC 9309 §2.2.1 and Google's parser: [A-Za-z_-].
+	lettersToken = newByteSet(false, "_-")
+	// digitsToken: [A-Za-z0-9_-], so that "MJ12bot" is not read as "MJ".
+	digitsToken = newByteSet(true, "_-")
 )
 
 type encoding uint8
@@ -243,6 +288,13 @@ type spec struct {
 	// Groups.
 	endsAgents keySet // lines after which a User-agent line opens a new group
 	agentMatch agentMatch
+	// agentChars (matchToken, matchLongestPrefix): a user-agent value's
+	// product token is its leading run of these; so is the crawler's token
+	// unless crawlerTokenWhole.
+	agentChars *byteSet
+	// crawlerTokenWhole: the crawler's token is compared whole (google, as
+	// Google's parser), so one holding other characters names no group.
+	crawlerTokenWhole bool
 
 	// Rules.
 	allowLines    bool // Allow lines are honoured
@@ -279,6 +331,7 @@ var rfc9309Spec = spec{
 	keys:          standardKeys,
 	endsAgents:    rulesEndAgents,
 	agentMatch:    matchToken,
+	agentChars:    digitsToken,
 	allowLines:    true,
 	emptyDisallow: emptyDisallowMatchesNothing,
 	wildcards:     true,
@@ -307,19 +360,21 @@ var googleSpec = spec{
 		{"site-map", keySitemap, true},
 		{"crawl-delay", keyUnused, false},
 	},
-	colonlessTwoWord: true,
-	maxLineBytes:     2083*8 - 1,
-	nulEndsLine:      true,
-	endsAgents:       rulesEndAgents,
-	agentMatch:       matchToken,
-	allowLines:       true,
-	emptyDisallow:    emptyDisallowMatchesNothing,
-	wildcards:        true,
-	encoding:         encGoogle,
-	indexHTML:        true,
-	crawlDelay:       crawlDelayNone,
-	sitemaps:         true,
-	fetch:            googleFetch,
+	colonlessTwoWord:  true,
+	maxLineBytes:      2083*8 - 1,
+	nulEndsLine:       true,
+	endsAgents:        rulesEndAgents,
+	agentMatch:        matchToken,
+	agentChars:        lettersToken,
+	crawlerTokenWhole: true,
+	allowLines:        true,
+	emptyDisallow:     emptyDisallowMatchesNothing,
+	wildcards:         true,
+	encoding:          encGoogle,
+	indexHTML:         true,
+	crawlDelay:        crawlDelayNone,
+	sitemaps:          true,
+	fetch:             googleFetch,
 }
 
 var coccocSpec = spec{
@@ -328,6 +383,7 @@ var coccocSpec = spec{
 	keys:          standardKeys,
 	endsAgents:    rulesEndAgents,
 	agentMatch:    matchLongestPrefix,
+	agentChars:    digitsToken,
 	allowLines:    true,
 	emptyDisallow: emptyDisallowAllowsAll,
 	wildcards:     true,

@@ -356,6 +356,93 @@ func TestCrawlDelayPerUserAgent(t *testing.T) {
 	}
 }
 
+// Product tokens with digits: rfc9309 and coccoc compare the leading run of
+// [A-Za-z0-9_-] of the user-agent value and of the crawler's token; google
+// keeps Google's parser (the value's leading [A-Za-z_-] run, the crawler's
+// token whole); koster1994 compares names whole.
+func TestAgentTokensWithDigits(t *testing.T) {
+	mj := "User-agent: *\nDisallow: /star\n\nUser-agent: MJ12bot\nDisallow: /mj\n"
+	gb := "User-agent: *\nDisallow: /star\n\nUser-agent: Googlebot/2.1\nDisallow: /g\n"
+	for _, d := range []*Dialect{RFC9309, CocCoc} {
+		runCases(t, d, []tc{
+			{body: mj, agents: "MJ12bot", url: "/mj", allow: false, line: 5},
+			{body: mj, agents: "mj12BOT", url: "/mj", allow: false, line: 5},
+			{body: mj, agents: "MJ12bot", url: "/star", allow: true, line: -1},
+			{body: mj, agents: "MJ", url: "/star", allow: false, line: 2},
+			{body: mj, agents: "MJ12bot/1.4.8", url: "/mj", allow: false, line: 5},
+			{body: gb, agents: "Googlebot", url: "/g", allow: false, line: 5},
+			{body: gb, agents: "Googlebot/2.1", url: "/g", allow: false, line: 5},
+			{body: gb, agents: "Googlebot 2.1", url: "/g", allow: false, line: 5},
+		})
+	}
+	runCases(t, CocCoc, []tc{
+		// The longest matching value wins, digits included.
+		{body: "User-agent: bot\nDisallow: /a\n\nUser-agent: bot2\nDisallow: /b\n", agents: "bot2-web", url: "/b", allow: false, line: 5},
+		{body: "User-agent: bot\nDisallow: /a\n\nUser-agent: bot2\nDisallow: /b\n", agents: "bot2-web", url: "/a", allow: true, line: -1},
+	})
+	runCases(t, Google, []tc{
+		{body: mj, agents: "MJ", url: "/mj", allow: false, line: 5},
+		{body: mj, agents: "MJ12bot", url: "/star", allow: false, line: 2},
+		{body: gb, agents: "Googlebot", url: "/g", allow: false, line: 5},
+		{body: gb, agents: "Googlebot/2.1", url: "/star", allow: false, line: 2},
+	})
+	runCases(t, Koster1994, []tc{
+		{body: mj, agents: "mj12bot", url: "/mj", allow: false, line: 5},
+		{body: mj, agents: "MJ", url: "/star", allow: false, line: 2},
+		{body: gb, agents: "googlebot/2.1", url: "/g", allow: false, line: 5},
+		{body: gb, agents: "Googlebot", url: "/star", allow: false, line: 2},
+	})
+}
+
+func TestAgentToken(t *testing.T) {
+	type want struct {
+		compared string
+		whole    bool
+	}
+	cases := []struct {
+		token                       string
+		rfc, google, coccoc, koster want
+	}{
+		{"examplebot", want{"examplebot", true}, want{"examplebot", true}, want{"examplebot", true}, want{"examplebot", true}},
+		{"Foo_Bar-baz", want{"Foo_Bar-baz", true}, want{"Foo_Bar-baz", true}, want{"Foo_Bar-baz", true}, want{"Foo_Bar-baz", true}},
+		{"MJ12bot", want{"MJ12bot", true}, want{"", false}, want{"MJ12bot", true}, want{"MJ12bot", true}},
+		{"Googlebot/2.1", want{"Googlebot", false}, want{"", false}, want{"Googlebot", false}, want{"Googlebot/2.1", true}},
+		{"Foo Bar", want{"Foo", false}, want{"", false}, want{"Foo", false}, want{"", false}},
+		{" examplebot ", want{"examplebot", false}, want{"examplebot", false}, want{"examplebot", false}, want{"examplebot", false}},
+		{"/bot", want{"", false}, want{"", false}, want{"", false}, want{"/bot", true}},
+		{"*", want{"", false}, want{"", false}, want{"", false}, want{"", false}},
+		{"", want{"", false}, want{"", false}, want{"", false}, want{"", false}},
+		{"\u00e9bot", want{"", false}, want{"", false}, want{"", false}, want{"\u00e9bot", true}},
+	}
+	for _, c := range cases {
+		for _, d := range []struct {
+			d *Dialect
+			w want
+		}{{RFC9309, c.rfc}, {Google, c.google}, {CocCoc, c.coccoc}, {Koster1994, c.koster}} {
+			got, whole := d.d.AgentToken(c.token)
+			if got != d.w.compared || whole != d.w.whole {
+				t.Errorf("%s.AgentToken(%q) = %q, %v; want %q, %v", d.d, c.token, got, whole, d.w.compared, d.w.whole)
+			}
+		}
+	}
+}
+
+// For(token) selects what For(compared) selects, compared being what
+// AgentToken says the dialect compares.
+func TestForComparesAgentToken(t *testing.T) {
+	body := "User-agent: *\nDisallow: /star\n\nUser-agent: MJ12bot\nUser-agent: Googlebot/2.1\nUser-agent: Foo Bar\nUser-agent: /x\nDisallow: /own\n"
+	for _, d := range All() {
+		r := d.ParseString(body)
+		for _, tok := range []string{"MJ12bot", "MJ", "Googlebot", "Googlebot/2.1", "Foo", "Foo Bar", "Bar", "/x", "*", " MJ12bot "} {
+			compared, _ := d.AgentToken(tok)
+			a, b := r.For(tok), r.For(compared)
+			if a.Token() == "" != (b.Token() == "") || a.Check("/own").Allowed != b.Check("/own").Allowed || a.Check("/star").Allowed != b.Check("/star").Allowed {
+				t.Errorf("%s: For(%q) and For(%q) differ", d, tok, compared)
+			}
+		}
+	}
+}
+
 func TestSitemapsPerDialect(t *testing.T) {
 	body := "Sitemap: https://a.example/1.xml\nUser-agent: *\nDisallow: /x\nSitemap: https://a.example/2.xml\n\nsitemap: https://a.example/3.xml\n"
 	for _, d := range All() {
@@ -456,7 +543,10 @@ func TestProductToken(t *testing.T) {
 		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120 Safari/537": "",
 		"": "", "   ": "", "123bot": "",
 		"Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116": "bingbot",
-		"curl/8.5.0":                 "curl",
+		"curl/8.5.0":     "curl",
+		"MJ12bot/v1.4.8": "MJ12bot",
+		"Mozilla/5.0 (compatible; MJ12bot/v1.4.8; http://mj12bot.com/)": "MJ12bot",
+		"12345": "", "360Spider": "",
 		"Mozilla/5.0 (compatible; (": "",
 	} {
 		if got := ProductToken(in); got != want {

@@ -283,26 +283,12 @@ func (p *parser) addAgents(l *line) {
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
 		a.star = true
 	} else {
-		a.token = productToken(v)
+		a.token = v[:p.s.agentChars.prefixLen(v)]
 		if a.token == "" {
 			p.r.warn(l.num, fmt.Sprintf("user-agent %q has no product token", v))
 		}
 	}
 	p.r.agents = append(p.r.agents, a)
-}
-
-// productToken returns the leading run of [A-Za-z_-] of v.
-func productToken(v string) string {
-	i := 0
-	for i < len(v) {
-		c := v[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-' {
-			i++
-			continue
-		}
-		break
-	}
-	return v[:i]
 }
 
 func (p *parser) addRule(l *line) {

@@ -94,7 +94,8 @@ func itoa(n int) string {
 // For returns the rules in force for a crawler that names itself with the
 // given product tokens, most specific first ("examplebot-news",
 // "examplebot"). The first token that has a group of its own decides (how a
-// group's user-agent matches a token is the dialect's); if none has, the "*"
+// group's user-agent matches a token is the dialect's, and of each token the
+// dialect compares what [Dialect.AgentToken] returns); if none has, the "*"
 // group(s) apply; if there are none, no rules apply. Empty tokens are
 // skipped.
 //
@@ -109,14 +110,15 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	s := &r.d.s
 	var chosen []int
 	token, best := "", -1
+	compared := ""
 	for _, t := range tokens {
-		t = strings.TrimSpace(t)
-		if t == "" {
+		c, _ := r.d.AgentToken(t)
+		if c == "" {
 			continue
 		}
-		chosen, best = r.groupsFor(t)
+		chosen, best = r.groupsFor(c)
 		if len(chosen) > 0 {
-			token = t
+			token, compared = strings.TrimSpace(t), c
 			break
 		}
 	}
@@ -158,7 +160,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			if a.CrawlDelayLine == 0 || rs.delayLine != 0 && a.CrawlDelayLine >= rs.delayLine {
 				continue
 			}
-			if token == "" && a.star || token != "" && s.matchAgent(a, token) == best {
+			if token == "" && a.star || token != "" && s.matchAgent(a, compared) == best {
 				rs.crawlDelay, rs.delayLine = a.CrawlDelay, a.CrawlDelayLine
 			}
 		}

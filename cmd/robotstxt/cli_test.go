@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ const cliRobots = "User-agent: *\nDisallow: /private\nAllow: /private/press\nCra
 func TestCheckArgsAndExitCodes(t *testing.T) {
 	p := writeRobots(t, cliRobots)
 	var out bytes.Buffer
-	code, err := run([]string{"check", "-agent", "examplebot", "-explain", p, "https://example.com/private/x", "https://example.com/private/press/1", "/other"}, nil, &out)
+	code, err := run([]string{"check", "-agent", "examplebot", "-explain", p, "https://example.com/private/x", "https://example.com/private/press/1", "/other"}, nil, &out, io.Discard)
 	if err != nil || code != 1 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -34,7 +35,7 @@ func TestCheckArgsAndExitCodes(t *testing.T) {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
 	out.Reset()
-	code, err = run([]string{"check", "-agent", "examplebot", p, "/a", "/b"}, nil, &out)
+	code, err = run([]string{"check", "-agent", "examplebot", p, "/a", "/b"}, nil, &out, io.Discard)
 	if err != nil || code != 0 || out.String() != "allowed\t/a\nallowed\t/b\n" {
 		t.Errorf("all allowed: code %d err %v out %q", code, err, out.String())
 	}
@@ -44,7 +45,7 @@ func TestCheckStdinAndDialects(t *testing.T) {
 	p := writeRobots(t, cliRobots)
 	in := "/drafts/1\r\n\n/private\n"
 	var out bytes.Buffer
-	code, err := run([]string{"check", "-dialect", "koster1994", "-agent", "newsbot-x,newsbot", p}, strings.NewReader(in), &out)
+	code, err := run([]string{"check", "-dialect", "koster1994", "-agent", "newsbot-x,newsbot", p}, strings.NewReader(in), &out, io.Discard)
 	if err != nil || code != 1 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -79,7 +80,7 @@ func TestUsageErrors(t *testing.T) {
 func TestInspectJSON(t *testing.T) {
 	p := writeRobots(t, cliRobots+"Bogus line\n")
 	var out bytes.Buffer
-	code, err := run([]string{"inspect", "-agent", "examplebot", p}, nil, &out)
+	code, err := run([]string{"inspect", "-agent", "examplebot", p}, nil, &out, io.Discard)
 	if err != nil || code != 0 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -107,10 +108,53 @@ func TestInspectJSON(t *testing.T) {
 		t.Errorf("inspect = %+v", got)
 	}
 	out.Reset()
-	if _, err := run([]string{"inspect", "-dialect", "google", "-agent", "nobot", writeRobots(t, "User-agent: other\nDisallow: /\n")}, nil, &out); err != nil {
+	if _, err := run([]string{"inspect", "-dialect", "google", "-agent", "nobot", writeRobots(t, "User-agent: other\nDisallow: /\n")}, nil, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `"agent_group": []`) || !strings.Contains(out.String(), `"crawl_delay_seconds": null`) {
 		t.Errorf("no group / no delay must be [] and null:\n%s", out.String())
+	}
+}
+
+// An -agent token the dialect does not compare whole gets one warning line on
+// stderr; stdout and the exit status are what they are without it.
+func TestAgentTokenWarnings(t *testing.T) {
+	p := writeRobots(t, "User-agent: *\nDisallow: /private\n\nUser-agent: MJ12bot\nDisallow: /mj\n")
+	cases := []struct {
+		dialect, agents string
+		code            int
+		stdout          string
+		warnings        []string // one line each, in token order
+	}{
+		{"rfc9309", "MJ12bot", 1, "disallowed\t/mj\nallowed\t/private\n", nil},
+		{"rfc9309", "MJ12bot/1.4.8,examplebot", 1, "disallowed\t/mj\nallowed\t/private\n",
+			[]string{`robotstxt: warning: -agent "MJ12bot/1.4.8": the rfc9309 dialect compares only "MJ12bot"`}},
+		{"google", "MJ12bot,Foo/1.0", 1, "allowed\t/mj\ndisallowed\t/private\n", []string{
+			`robotstxt: warning: -agent "MJ12bot": the google dialect matches it to no user-agent line`,
+			`robotstxt: warning: -agent "Foo/1.0": the google dialect matches it to no user-agent line`}},
+		{"koster1994", "mj12bot", 1, "disallowed\t/mj\nallowed\t/private\n", nil},
+	}
+	for _, c := range cases {
+		for _, cmd := range []string{"check", "inspect"} {
+			args := []string{cmd, "-dialect", c.dialect, "-agent", c.agents, p}
+			if cmd == "check" {
+				args = append(args, "/mj", "/private")
+			}
+			var out, stderr bytes.Buffer
+			code := runMain(args, strings.NewReader(""), &out, &stderr)
+			var lines []string
+			if s := stderr.String(); s != "" {
+				lines = strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+			}
+			if strings.Join(lines, "\n") != strings.Join(c.warnings, "\n") {
+				t.Errorf("%s %s -agent %s: stderr %q, want %q", cmd, c.dialect, c.agents, stderr.String(), c.warnings)
+			}
+			if cmd == "check" && (code != c.code || out.String() != c.stdout) {
+				t.Errorf("check %s -agent %s: exit %d stdout %q, want %d %q", c.dialect, c.agents, code, out.String(), c.code, c.stdout)
+			}
+			if cmd == "inspect" && (code != 0 || !json.Valid(out.Bytes())) {
+				t.Errorf("inspect %s -agent %s: exit %d stdout %q", c.dialect, c.agents, code, out.String())
+			}
+		}
 	}
 }

@@ -30,7 +30,11 @@
 //
 // Agents are product tokens, most specific first; the first that has a group
 // of its own decides. With no -agent (or an empty one) only the "*" group(s)
-// apply. -dialect is one of rfc9309 (default), google, coccoc,
+// apply. A token the dialect does not compare whole (see
+// dialect.Dialect.AgentToken: "Googlebot/2.1" is compared as "Googlebot" in
+// rfc9309, and names no group in google) gets one warning line on standard
+// error, "robotstxt: warning: -agent ...", which changes neither the output
+// nor the exit status. -dialect is one of rfc9309 (default), google, coccoc,
 // koster1994.
 package main
 
@@ -67,7 +71,7 @@ func main() {
 // runMain runs the command and writes an error as one line on stderr (a
 // usage error points to -h for the usage text).
 func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	code, err := run(args, stdin, stdout)
+	code, err := run(args, stdin, stdout, stderr)
 	if err != nil {
 		msg := "robotstxt: " + strings.ReplaceAll(err.Error(), "\n", " ")
 		if errors.Is(err, errUsage) {
@@ -78,16 +82,17 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-// run executes one command and returns the exit status.
-func run(args []string, stdin io.Reader, stdout io.Writer) (int, error) {
+// run executes one command and returns the exit status; warnings go to
+// stderr.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	if len(args) == 0 {
 		return 2, fmt.Errorf("%w: no command", errUsage)
 	}
 	switch args[0] {
 	case "check":
-		return check(args[1:], stdin, stdout)
+		return check(args[1:], stdin, stdout, stderr)
 	case "inspect":
-		return inspect(args[1:], stdout)
+		return inspect(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return 0, nil
@@ -128,6 +133,21 @@ func parseFlags(name string, args []string, explain *bool) (*common, error) {
 	}
 	c.file, c.rest = fs.Arg(0), fs.Args()[1:]
 	return c, nil
+}
+
+// warnAgents writes one line to stderr for each agent token the dialect does
+// not compare whole.
+func warnAgents(c *common, stderr io.Writer) {
+	for _, a := range c.agents {
+		compared, whole := c.d.AgentToken(a)
+		switch {
+		case whole:
+		case compared == "":
+			fmt.Fprintf(stderr, "robotstxt: warning: -agent %q: the %s dialect matches it to no user-agent line\n", a, c.d)
+		default:
+			fmt.Fprintf(stderr, "robotstxt: warning: -agent %q: the %s dialect compares only %q\n", a, c.d, compared)
+		}
+	}
 }
 
 // source is what FILE gave: parsed rules, or (for a fetched file) an outcome
@@ -217,12 +237,13 @@ func readFile(name string) ([]byte, error) {
 	return b, nil
 }
 
-func check(args []string, stdin io.Reader, stdout io.Writer) (int, error) {
+func check(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	var explain bool
 	c, err := parseFlags("check", args, &explain)
 	if err != nil {
 		return 2, err
 	}
+	warnAgents(c, stderr)
 	src, err := load(c)
 	if err != nil {
 		return 2, err
@@ -309,7 +330,7 @@ type inspectOutput struct {
 	Fetch             *jsonFetch    `json:"fetch,omitempty"`
 }
 
-func inspect(args []string, stdout io.Writer) (int, error) {
+func inspect(args []string, stdout, stderr io.Writer) (int, error) {
 	c, err := parseFlags("inspect", args, nil)
 	if err != nil {
 		return 2, err
@@ -317,6 +338,7 @@ func inspect(args []string, stdout io.Writer) (int, error) {
 	if len(c.rest) > 0 {
 		return 2, fmt.Errorf("%w: inspect takes no URLs", errUsage)
 	}
+	warnAgents(c, stderr)
 	src, err := load(c)
 	if err != nil {
 		return 2, err

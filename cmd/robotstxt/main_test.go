@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -42,7 +43,7 @@ func status(code int, body string) http.HandlerFunc {
 func TestCheckFetchedFile(t *testing.T) {
 	srv, uas := fetchServer(t, status(200, cliRobots))
 	var out bytes.Buffer
-	code, err := run([]string{"check", "-agent", "examplebot", "-explain", srv.URL + "/robots.txt", srv.URL + "/private/x", "/private/press/1", "/other"}, nil, &out)
+	code, err := run([]string{"check", "-agent", "examplebot", "-explain", srv.URL + "/robots.txt", srv.URL + "/private/x", "/private/press/1", "/other"}, nil, &out, io.Discard)
 	if err != nil || code != 1 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -57,7 +58,7 @@ func TestCheckFetchedFile(t *testing.T) {
 	}
 	// Without -explain, two fields; the bare authority names the same file.
 	out.Reset()
-	code, err = run([]string{"check", srv.URL, "/private", "/a"}, nil, &out)
+	code, err = run([]string{"check", srv.URL, "/private", "/a"}, nil, &out, io.Discard)
 	if err != nil || code != 1 || out.String() != "disallowed\t/private\nallowed\t/a\n" {
 		t.Errorf("code %d err %v out %q", code, err, out.String())
 	}
@@ -84,7 +85,7 @@ func TestCheckFetchOutcome(t *testing.T) {
 	for _, c := range cases {
 		srv, _ := fetchServer(t, c.h)
 		var out bytes.Buffer
-		code, err := run([]string{"check", "-dialect", c.dialect, "-agent", "examplebot", "-explain", srv.URL + "/robots.txt", "/private/x"}, nil, &out)
+		code, err := run([]string{"check", "-dialect", c.dialect, "-agent", "examplebot", "-explain", srv.URL + "/robots.txt", "/private/x"}, nil, &out, io.Discard)
 		if err != nil || code != c.code || !regexp.MustCompile(c.line).MatchString(out.String()) {
 			t.Errorf("%s: code %d err %v output %q; want %d %s", c.dialect, code, err, out.String(), c.code, c.line)
 		}
@@ -104,7 +105,7 @@ func TestInspectFetchedFile(t *testing.T) {
 		status(200, cliRobots)(w, r)
 	})
 	var out bytes.Buffer
-	code, err := run([]string{"inspect", "-agent", "examplebot", srv.URL + "/robots.txt"}, nil, &out)
+	code, err := run([]string{"inspect", "-agent", "examplebot", srv.URL + "/robots.txt"}, nil, &out, io.Discard)
 	if err != nil || code != 0 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -123,7 +124,7 @@ func TestInspectFetchedFile(t *testing.T) {
 
 	srv2, _ := fetchServer(t, status(503, cliRobots))
 	out.Reset()
-	code, err = run([]string{"inspect", "-dialect", "google", srv2.URL + "/robots.txt"}, nil, &out)
+	code, err = run([]string{"inspect", "-dialect", "google", srv2.URL + "/robots.txt"}, nil, &out, io.Discard)
 	if err != nil || code != 0 {
 		t.Fatalf("code %d err %v", code, err)
 	}
@@ -137,7 +138,7 @@ func TestInspectFetchedFile(t *testing.T) {
 	}
 	// A local file has no fetch object.
 	out.Reset()
-	if _, err := run([]string{"inspect", writeRobots(t, cliRobots)}, nil, &out); err != nil || strings.Contains(out.String(), `"fetch"`) {
+	if _, err := run([]string{"inspect", writeRobots(t, cliRobots)}, nil, &out, io.Discard); err != nil || strings.Contains(out.String(), `"fetch"`) {
 		t.Errorf("local file: %v %s", err, out.String())
 	}
 }
@@ -145,12 +146,12 @@ func TestInspectFetchedFile(t *testing.T) {
 func TestFetchedFileErrors(t *testing.T) {
 	for _, file := range []string{"http://127.0.0.1:1/other.txt", "https://example.com/robots.txt?x=1", "http:///robots.txt"} {
 		var out bytes.Buffer
-		code, err := run([]string{"check", file, "/a"}, nil, &out)
+		code, err := run([]string{"check", file, "/a"}, nil, &out, io.Discard)
 		if code != 2 || err == nil {
 			t.Errorf("%s: code %d err %v", file, code, err)
 		}
 	}
-	_, err := run([]string{"check", "http://127.0.0.1:1/other.txt", "/a"}, nil, &bytes.Buffer{})
+	_, err := run([]string{"check", "http://127.0.0.1:1/other.txt", "/a"}, nil, &bytes.Buffer{}, io.Discard)
 	if !errors.Is(err, errUsage) {
 		t.Errorf("wrong path is a usage error: %v", err)
 	}
