@@ -69,7 +69,10 @@ func WithDialect(d *dialect.Dialect) Option {
 
 // WithAgents sets the crawler's product tokens, most specific first
 // ("examplebot-news", "examplebot"); the first that has a group of its own
-// in a robots.txt decides. Default: the token [dialect.ProductToken] derives
+// in a robots.txt decides. A token the dialect does not compare whole
+// ([dialect.Dialect.AgentToken]: "USpider/1.0", a name with a space) is
+// logged as a warning when the resolver is made. Default: the token
+// [dialect.ProductToken] derives
 // from the User-Agent header; with none, only the "*" groups apply.
 func WithAgents(tokens ...string) Option {
 	return func(c *config) {
@@ -250,6 +253,12 @@ func NewResolver(opts ...Option) *Resolver {
 	log := cfg.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	for _, t := range cfg.tokens {
+		if c, whole := cfg.dialect.AgentToken(t); !whole {
+			log.Warn("robots: the dialect does not compare this agent token whole; give the product token alone",
+				slog.String("token", t), slog.String("compared", c), slog.String("dialect", cfg.dialect.Name()))
+		}
 	}
 	return &Resolver{
 		cfg:    cfg,

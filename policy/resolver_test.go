@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -366,4 +368,21 @@ func mustPolicyURL(t *testing.T, r *Resolver, raw string) *Policy {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// A token the dialect does not compare whole is warned about once, at
+// construction, with what is compared instead.
+func TestAgentTokenWarning(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	NewResolver(WithLogger(log), WithAgents("examplebot", "USpider/1.0"))
+	out := buf.String()
+	if strings.Count(out, "does not compare this agent token whole") != 1 || !strings.Contains(out, "token=USpider/1.0") || !strings.Contains(out, "compared=USpider") {
+		t.Errorf("log %q: want one warning for USpider/1.0, compared as USpider", out)
+	}
+	buf.Reset()
+	NewResolver(WithLogger(log), WithAgents("examplebot", "MJ12bot"))
+	if buf.Len() != 0 {
+		t.Errorf("warned for whole tokens: %q", buf.String())
+	}
 }
