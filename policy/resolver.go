@@ -72,8 +72,8 @@ func WithDialect(d *dialect.Dialect) Option {
 // in a robots.txt decides. A token the dialect does not compare whole
 // ([dialect.Dialect.AgentToken]: "USpider/1.0", a name with a space) is
 // logged as a warning when the resolver is made. Default: the token
-// [dialect.ProductToken] derives
-// from the User-Agent header; with none, only the "*" groups apply.
+// [dialect.ProductToken] derives from the User-Agent header; with none,
+// only the "*" groups apply.
 func WithAgents(tokens ...string) Option {
 	return func(c *config) {
 		c.tokens, c.tokensSet = nil, true
