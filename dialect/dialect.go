@@ -60,6 +60,11 @@
 //     8 s). A crawler obeys the first, in file order, of the Crawl-delays of
 //     the user-agent lines that selected its groups (its token's, or the "*"
 //     lines), not a delay written for another name of the same group.
+//   - rfc9309 and coccoc: a valid Crawl-delay before the first User-agent
+//     line, which no source places, is the file's: it applies to every
+//     crawler that gets none from its user-agent lines, also when no group
+//     applies (the first such line counts). A site that writes one asks it of
+//     every crawler; ignoring it would be the impolite reading.
 //   - coccoc and koster1994: an empty Disallow "allows everything": it is kept
 //     as the weakest possible rule, an allow that matches every path, so it
 //     decides (and is reported) only when no other rule matches.

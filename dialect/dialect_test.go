@@ -281,6 +281,7 @@ func TestCrawlDelayRFC9309(t *testing.T) {
 		{"User-agent: bot\nCrawl-delay: x\nCrawl-delay: 4\nCrawl-delay: 9\n", 4 * time.Second, true},
 		{"User-agent: other\nCrawl-delay: 4\n", 0, false},
 		{"User-agent: *\nCrawl-delay: 7\n", 7 * time.Second, true},
+		{"Crawl-delay: 7\nUser-agent: bot\n", 7 * time.Second, true},
 		// A Crawl-delay belongs to the user-agent lines above it in its
 		// group: "a" and "bot" share one group, each keeps its own delay.
 		{"User-agent: a\nCrawl-delay: 5\nUser-agent: bot\nCrawl-delay: 6\n", 6 * time.Second, true},
@@ -439,6 +440,45 @@ func TestForComparesAgentToken(t *testing.T) {
 			if a.Token() == "" != (b.Token() == "") || a.Check("/own").Allowed != b.Check("/own").Allowed || a.Check("/star").Allowed != b.Check("/star").Allowed {
 				t.Errorf("%s: For(%q) and For(%q) differ", d, tok, compared)
 			}
+		}
+	}
+}
+
+// A valid Crawl-delay before the first User-agent line applies to every
+// crawler whose user-agent lines give it none, also when no group applies
+// (rfc9309 and coccoc; google and koster1994 read no Crawl-delay).
+func TestCrawlDelayBeforeAnyGroup(t *testing.T) {
+	friend := "Crawl-delay: 4\nUser-agent: *\nDisallow: /blah\nUser-agent: friend\nAllow: /\nCrawl-delay: 1\n"
+	cases := []struct {
+		body, agent string
+		want        time.Duration
+		line        int // 0: no delay
+	}{
+		{friend, "other", 4 * time.Second, 1},
+		{friend, "friend", 1 * time.Second, 6},
+		{"Disallow: /path\nAllow: /path/exception\nCrawl-delay: 7\n", "bot", 7 * time.Second, 3},
+		{"Crawl-delay: x\nCrawl-delay: 3\nCrawl-delay: 5\nUser-agent: a\nDisallow: /\n", "other", 3 * time.Second, 2},
+		{"Crawl-delay: 4\n\nUser-agent: a\nDisallow: /\n", "a", 4 * time.Second, 1},
+		{"Crawl-delay: 4\n\nUser-agent: a\nCrawl-delay: 0\n", "a", 0, 4},
+		// After the first User-agent line a Crawl-delay is a group's.
+		{"User-agent: a\nDisallow: /\n\nCrawl-delay: 4\n", "other", 0, 0},
+	}
+	for _, d := range []*Dialect{RFC9309, CocCoc} {
+		for _, c := range cases {
+			r := d.ParseString(c.body)
+			rs := r.For(c.agent)
+			got, ok := rs.CrawlDelay()
+			if got != c.want || ok != (c.line != 0) || rs.CrawlDelayLine() != c.line {
+				t.Errorf("%s: %s in %q: crawl-delay %v %v line %d, want %v line %d", d, c.agent, c.body, got, ok, rs.CrawlDelayLine(), c.want, c.line)
+			}
+		}
+		if w := d.ParseString(friend).Warnings(); len(w) != 0 {
+			t.Errorf("%s: a Crawl-delay before any group is used, not warned about: %v", d, w)
+		}
+	}
+	for _, d := range []*Dialect{Google, Koster1994} {
+		if _, ok := d.ParseString(friend).For("other").CrawlDelay(); ok {
+			t.Errorf("%s reads no crawl-delay", d)
 		}
 	}
 }

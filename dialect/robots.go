@@ -360,13 +360,21 @@ func (p *parser) crawlDelay(l *line) {
 	if s.crawlDelay == crawlDelayNone {
 		return
 	}
-	if !p.open || p.skip {
-		r.warn(l.num, "Crawl-delay before any User-agent line: ignored")
-		return
-	}
 	d, ok := s.parseCrawlDelay(l.value)
 	if !ok {
 		r.warn(l.num, fmt.Sprintf("Crawl-delay %q is not a number of seconds: ignored", l.value))
+		return
+	}
+	if len(r.groups) == 0 && !p.skip {
+		// Before the first User-agent line: the file's, for the crawlers
+		// whose user-agent lines give them none.
+		if r.delayLine == 0 {
+			r.delay, r.delayLine = d, l.num
+		}
+		return
+	}
+	if !p.open || p.skip {
+		r.warn(l.num, "Crawl-delay outside a group: ignored")
 		return
 	}
 	// The delay belongs to the user-agent lines above it in the group that
