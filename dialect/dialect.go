@@ -85,6 +85,13 @@
 //     a query is encoded when a URI is built; the crawler compares the URL
 //     it sends. Percent-encoding both sides would also change the length of
 //     rules and so which one wins.
+//   - rfc9309 and coccoc: the printable ASCII characters RFC 3986 has no
+//     place for in a URI (" < > \ ^ ` { | }) are percent-encoded in rules and
+//     URLs alike before they are compared, as octets outside ASCII are (RFC
+//     9309 §2.2.2), so that "Disallow: /a<d.html" blocks "/a%3Cd.html" and
+//     "/a<d.html" both. An encoded rule ranks by its encoded length ("/a<"
+//     counts as "/a%3C"). "[" and "]" are reserved characters and compare as
+//     written, like the others.
 //   - /robots.txt is exempt from the rules only in rfc9309 (RFC 9309 §2.5);
 //     google (as Google's parser), coccoc and koster1994 check it like any
 //     path. (The plugin always fetches robots.txt itself.)
@@ -250,9 +257,10 @@ type encoding uint8
 
 const (
 	// encRFC3986: rule and URL both normalised: %XX of unreserved characters
-	// decoded, other %xx upper-cased, octets outside printable ASCII
-	// percent-encoded; in URLs a literal '*' or '$' is encoded so that only
-	// %2A / %24 in a rule match it.
+	// decoded, other %xx upper-cased, octets outside printable ASCII and the
+	// characters outside RFC 3986's grammar (outsideURI) percent-encoded; in
+	// URLs a literal '*' or '$' is encoded so that only %2A / %24 in a rule
+	// match it.
 	encRFC3986 encoding = iota
 	// encGoogle: only the rule is touched: octets >= 0x80 percent-encoded
 	// and %xx upper-cased; the URL is compared as given.

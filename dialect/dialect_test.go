@@ -90,6 +90,45 @@ func TestReservedCharactersComparedAsWritten(t *testing.T) {
 	}
 }
 
+// rfc9309 and coccoc: the printable ASCII characters RFC 3986 has no place
+// for (" < > \\ ^ ` { | }) are percent-encoded in rules and URLs alike before
+// they are compared, so that the raw and the encoded form are one path, as
+// for octets outside ASCII. Reserved characters ([ ] included) still compare
+// as written; google and koster1994 compare such characters as written.
+func TestCharactersOutsideURIGrammar(t *testing.T) {
+	lt := "User-agent: *\nDisallow: /a<d.html\n"
+	cpython := "User-agent: *\nDisallow: /a%3cd.html\n"
+	for _, d := range []*Dialect{RFC9309, CocCoc} {
+		cases := []tc{
+			{body: lt, agents: "bot", url: "/a%3Cd.html", allow: false, line: 2},
+			{body: lt, agents: "bot", url: "/a%3cd.html", allow: false, line: 2},
+			{body: lt, agents: "bot", url: "/a<d.html", allow: false, line: 2},
+			{body: lt, agents: "bot", url: "/a%3Ed.html", allow: true, line: -1},
+			{body: cpython, agents: "bot", url: "/a<d.html", allow: false, line: 2},
+			// Each character, raw in the rule and encoded in the URL, and the
+			// other way round.
+			{body: "User-agent: *\nDisallow: /q\"<>\\^`{|}\n", agents: "bot", url: "/q%22%3C%3E%5C%5E%60%7B%7C%7D", allow: false, line: 2},
+			{body: "User-agent: *\nDisallow: /q%22%3c%3E%5c%5E%60%7b%7C%7d\n", agents: "bot", url: "/q\"<>\\^`{|}", allow: false, line: 2},
+			{body: "User-agent: *\nDisallow: /x|y$\n", agents: "bot", url: "/x%7Cy", allow: false, line: 2},
+			{body: "User-agent: *\nDisallow: /*{id}\n", agents: "bot", url: "/a/%7Bid%7D/b", allow: false, line: 2},
+			// Encoded, the two rules are as long: Allow wins the tie.
+			{body: "User-agent: *\nDisallow: /a%3C\nAllow: /a<\n", agents: "bot", url: "/a<b", allow: true, line: 3},
+			// Reserved characters are not touched.
+			{body: "User-agent: *\nDisallow: /a[1]\n", agents: "bot", url: "/a%5B1%5D", allow: true, line: -1},
+			{body: "User-agent: *\nDisallow: /a[1]\n", agents: "bot", url: "/a[1]", allow: false, line: 2},
+		}
+		runCases(t, d, cases)
+	}
+	runCases(t, Google, []tc{
+		{body: lt, agents: "bot", url: "/a%3Cd.html", allow: true, line: -1},
+		{body: lt, agents: "bot", url: "/a<d.html", allow: false, line: 2},
+	})
+	runCases(t, Koster1994, []tc{
+		{body: lt, agents: "bot", url: "/a%3Cd.html", allow: true, line: -1},
+		{body: lt, agents: "bot", url: "/a<d.html", allow: false, line: 2},
+	})
+}
+
 // A NUL byte is an ordinary byte of the value outside the google dialect.
 func TestNULOnlyEndsGoogleLines(t *testing.T) {
 	body := "User-agent: *\nDisallow: /a\x00junk\n"

@@ -1,5 +1,7 @@
 package dialect
 
+import "strings"
+
 const upperHex = "0123456789ABCDEF"
 
 func unhex(c byte) (byte, bool) {
@@ -20,17 +22,33 @@ func unreserved(c byte) bool {
 		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// rfcPlain[url][c] reports whether appendRFC3986 copies byte c unchanged
-// (in a URL when url is 1, in a rule when it is 0): printable ASCII other
-// than '%', and other than '$' (in a rule, a '$' is copied only at the end)
-// and, in a URL, '*'.
-var rfcPlain = func() (t [2][256]bool) {
-	for c := 0x21; c < 0x7F; c++ {
-		t[0][c] = c != '%' && c != '$'
-		t[1][c] = c != '%' && c != '$' && c != '*'
+// outsideURI holds the printable ASCII characters that RFC 3986 has no
+// place for in a URI: they are percent-encoded before comparison, as octets
+// outside ASCII are.
+const outsideURI = "\"<>\\^`{|}"
+
+// rfcPlain[url][c] is 1 when appendRFC3986 copies byte c unchanged (in a URL
+// when url is 1, in a rule when it is 0), else 0: printable ASCII other than
+// '%' and the characters outsideURI, and other than '$' (in a rule, a '$' is
+// copied only at the end) and, in a URL, '*'. (Bytes, not bools, so that
+// rfcURLSpecial can AND eight of them.)
+var rfcPlain = func() (t [2][256]uint8) {
+	for c := byte(0x21); c < 0x7F; c++ {
+		if c == '%' || c == '$' || strings.IndexByte(outsideURI, c) >= 0 {
+			continue
+		}
+		t[0][c] = 1
+		t[1][c] = b2u(c != '*')
 	}
 	return t
 }()
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 func b2i(b bool) int {
 	if b {
@@ -43,7 +61,7 @@ func b2i(b bool) int {
 func needsRFCNormal(s string, url bool) bool {
 	plain := &rfcPlain[b2i(url)]
 	for i := 0; i < len(s); i++ {
-		if !plain[s[i]] && (url || s[i] != '$' || i != len(s)-1) {
+		if plain[s[i]] == 0 && (url || s[i] != '$' || i != len(s)-1) {
 			return true
 		}
 	}
@@ -52,45 +70,24 @@ func needsRFCNormal(s string, url bool) bool {
 
 // rfcURLSpecial returns the index of the first byte of the URL path s that
 // appendRFC3986 does not copy unchanged, or -1. It runs on every rfc9309
-// and coccoc check, so it looks at eight bytes at a time.
+// and coccoc check, so it looks at eight bytes at a time: the AND of their
+// table entries is 0 when one of them is special. (Eight independent table
+// loads are faster than testing a word for twelve byte values.)
 func rfcURLSpecial(s string) int {
+	plain := &rfcPlain[1]
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		if urlSpecialIn(load64(s, i)) {
+		w := s[i : i+8]
+		if plain[w[0]]&plain[w[1]]&plain[w[2]]&plain[w[3]]&plain[w[4]]&plain[w[5]]&plain[w[6]]&plain[w[7]] == 0 {
 			break
 		}
 	}
-	plain := &rfcPlain[1]
 	for ; i < len(s); i++ {
-		if !plain[s[i]] {
+		if plain[s[i]] == 0 {
 			return i
 		}
 	}
 	return -1
-}
-
-const (
-	ones8 = 0x0101010101010101
-	high8 = 0x8080808080808080
-)
-
-// load64 returns s[i:i+8] as a little-endian word (one load on amd64).
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-}
-
-// urlSpecialIn reports whether one of the eight bytes of x is not copied
-// unchanged in a URL (rfcPlain[1] false): below 0x21, above 0x7E, '$', '%'
-// or '*'. Each test below is exact about whether some byte qualifies (a
-// borrow or carry only ever starts at a byte that does).
-func urlSpecialIn(x uint64) bool {
-	below := (x - ones8*0x21) &^ x       // a byte < 0x21
-	above := (x + ones8*(0x7F-0x7E)) | x // a byte > 0x7E
-	d, p, a := x^(ones8*'$'), x^(ones8*'%'), x^(ones8*'*')
-	zero := (d-ones8)&^d | (p-ones8)&^p | (a-ones8)&^a // a byte equal to one of them
-	return (below|above|zero)&high8 != 0
 }
 
 // rfcURLLen returns len(appendRFC3986URL(nil, s, i)).
@@ -100,7 +97,7 @@ func rfcURLLen(s string, i int) int {
 	for ; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case plain[c]:
+		case plain[c] != 0:
 			n++
 		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
 			h, _ := unhex(s[i+1])
@@ -120,7 +117,8 @@ func rfcURLLen(s string, i int) int {
 
 // appendRFC3986 appends s in the form RFC 9309 §2.2.2 compares: %XX of an
 // unreserved character decoded, other %xx upper-cased, a '%' not followed by
-// two hex digits written %25, octets outside printable ASCII percent-encoded.
+// two hex digits written %25, octets outside printable ASCII and the
+// characters outsideURI percent-encoded.
 // In a URL (url true) a literal '*' or '$' is encoded, so that only "%2A" or
 // "%24" in a rule matches it; in a rule a '$' other than the last byte is
 // literal and encoded for the same reason.
@@ -146,7 +144,7 @@ func appendRFC3986From(b []byte, s string, i int, url bool) []byte {
 				j = len(s)
 			}
 		}
-		for j < len(s) && plain[s[j]] {
+		for j < len(s) && plain[s[j]] != 0 {
 			j++
 		}
 		b = append(b, s[i:j]...)
@@ -174,8 +172,8 @@ func appendRFC3986From(b []byte, s string, i int, url bool) []byte {
 		case c == '$' && !url && j == len(s)-1:
 			b = append(b, '$')
 		default:
-			// Outside printable ASCII; or '*' or '$' in a URL; or a '$'
-			// inside a rule.
+			// Outside printable ASCII or outsideURI; or '*' or '$' in a
+			// URL; or a '$' inside a rule.
 			b = append(b, '%', upperHex[c>>4], upperHex[c&15])
 		}
 	}

@@ -8,7 +8,7 @@ import (
 // rfcURLSpecialBytewise is rfcURLSpecial one byte at a time: the reference.
 func rfcURLSpecialBytewise(s string) int {
 	for i := 0; i < len(s); i++ {
-		if !rfcPlain[1][s[i]] {
+		if rfcPlain[1][s[i]] == 0 {
 			return i
 		}
 	}
@@ -16,9 +16,9 @@ func rfcURLSpecialBytewise(s string) int {
 }
 
 // TestRFCURLSpecialEveryByte puts every byte value at every position of
-// paths of 0 to 40 bytes (so in every lane of the eight-byte words and in
-// the tail), alone and after another special byte, and compares the
-// word-at-a-time scan with the bytewise one.
+// paths of 0 to 40 bytes (so in every lane of the eight-byte blocks and in
+// the tail), alone and before another special byte, and compares the
+// block-at-a-time scan with the bytewise one.
 func TestRFCURLSpecialEveryByte(t *testing.T) {
 	for n := 0; n <= 40; n++ {
 		base := []byte(strings.Repeat("a", n))

@@ -19,6 +19,7 @@ func FuzzParseCheck(f *testing.F) {
 	f.Add([]byte("User-agent: *\r\nDisallow: /%7euser/%e3%83%84\r\nAllow: /*$\r\n"), "examplebot", "/~user/\u30c4")
 	f.Add([]byte("\xEF\xBB\xBFUser-agent: *\rDisallow: /a$b\rDisallow: /$\r"), "*", "/a$b")
 	f.Add([]byte("User-agent: googlebot-news\nDisallow: /n\nUser-agent: googlebot\nCrawl-delay: 5\nDisallow: /g*\n"), "googlebot-news-x", "/n%")
+	f.Add([]byte("Crawl-delay: 3\nUser-agent: MJ12bot\nCrawl-delay: x\nUser-agent: b\nDisallow: /a<d\"{x}|^`\\\nAllow: /a%3C%7b\n"), "MJ12bot/1.4", "/a%3Cd%22%7Bx%7D%7C%5E%60%5C")
 	f.Fuzz(func(t *testing.T, body []byte, agent, path string) {
 		fuzzOne(t, body, agent, path)
 	})
