@@ -98,6 +98,53 @@
 //   - Crawl-delay values above one year are read as one year, so that the
 //     duration cannot overflow; the plugin's WithMaxCrawlDelay then applies.
 //   - google: a NUL byte ends a line's content, as in Google's parser.
+//
+// # Other parsers' Crawl-delay and Sitemap cases
+//
+// The project's conformance data from other parsers (crawl_delay.jsonl and
+// sitemaps.jsonl: texting_robots, crawler-commons, temoto/robotstxt,
+// CPython, ...) holds except in these cases, by choice. google reads no
+// Crawl-delay (Google says so) and koster1994 reads neither Crawl-delay nor
+// Sitemap (the 1994 standard has neither), so every case of those lines
+// fails there by design. The others, in rfc9309 and coccoc (and, for
+// Sitemap, google):
+//
+//   - Keys are read exactly (in any case); google alone accepts misspellings,
+//     and only Google's: "crawl delay" and "crawldelay"
+//     (texting_robots:test_forgiveness_crawl_delay_variations/2 and /3,
+//     temoto/robotstxt:TestCrawlDelays/1), "site-map" and "site map"
+//     (texting_robots:test_forgiveness_sitemap_variations/1; google reads
+//     "site-map", not "site map", as Google's parser does) are unknown keys.
+//   - Lines are not unwrapped from HTML: "Crawl-Delay: 10<BR>" holds no
+//     number and "User-agent: *<BR>" is no "*" line
+//     (crawler-commons:testHtmlMarkupInRobotsTxt/1 and /2).
+//   - A crawler's token is a product token, reduced as [Dialect.AgentToken]
+//     says, not a User-Agent header searched for a name: "Mozilla delaybot
+//     99.9" is compared as "Mozilla" (crawler-commons:testHeritrixCases/2).
+//     [ProductToken] derives a token from a header.
+//   - A Crawl-delay above one year is read as one year
+//     (texting_robots:test_robot_excessive_crawl_delay/1 wants more than
+//     3e38 s).
+//   - coccoc reads Crawl-delay as its seed says, integer seconds up to 10:
+//     capped are texting_robots:test_robot_retrieve_crawl_delay/1 to /3,
+//     test_robot_starts_with_crawl_delay/1, test_robot_handles_random_nulls/1,
+//     test_forgiveness_crawl_delay_variations/1,
+//     test_real_robot_against_hn_robots/1,
+//     test_real_robot_against_ipwatchdog/1,
+//     test_real_robot_against_sgppto/1 and
+//     crawler-commons:testCrawlDelayGroupMerging/3; rounded up are
+//     texting_robots:test_robot_crawl_delay_not_integer/2,
+//     test_repcpp_no_leading_user_agent/1,
+//     test_repcpp_well_formed_crawl_delay/1 and
+//     crawler-commons:testFloatingPointCrawlDelay/1.
+//   - Sitemap values are kept as written, one per Sitemap line, in file
+//     order, as Google's parser keeps them (google's answer is that parser's
+//     in every case): a relative value is not resolved, for the body comes without its
+//     URL and resolving is the caller's (crawler-commons:testRelativeSitemap/1);
+//     a value that is no URL, or not UTF-8, is kept
+//     (texting_robots:test_robot_crawl_evil_utf8/1); the same URL on two lines
+//     is listed twice (crawler-commons:testSitemapDedup/1); a bare URL line is
+//     no Sitemap line (crawler-commons:testSitemap/1).
 package dialect
 
 import (

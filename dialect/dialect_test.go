@@ -522,6 +522,36 @@ func TestCrawlDelayBeforeAnyGroup(t *testing.T) {
 	}
 }
 
+// The choices where other parsers' Crawl-delay and Sitemap cases differ (see
+// the package doc): keys are read exactly, HTML is not unwrapped, Sitemap
+// values are kept as written, one per line.
+func TestPeerCaseChoices(t *testing.T) {
+	for _, d := range []*Dialect{RFC9309, CocCoc} {
+		for _, body := range []string{
+			"User-agent: bot\ncrawl delay: 4\n",
+			"User-agent: bot\ncrawldelay: 4\n",
+			"User-agent: bot<BR>\nCrawl-Delay: 4<BR>\n",
+		} {
+			if got, ok := d.ParseString(body).For("bot").CrawlDelay(); ok {
+				t.Errorf("%s %q: crawl-delay %v, want none", d, body, got)
+			}
+		}
+		runCases(t, d, []tc{
+			{body: "User-agent: *<BR>\nDisallow: /<BR>\n", agents: "bot", url: "/x", allow: true, line: -1},
+		})
+	}
+	body := "sitemap: /rel.xml\nsite map: /c\nhttp://h/bare.xml\nsitemap: http://h/s.xml\nSitemap: http://h/s.xml\nSitemap: A\xc2\xc3\xb1B\n"
+	for _, d := range []*Dialect{RFC9309, CocCoc, Google} {
+		var got []string
+		for _, sm := range d.ParseString(body).Sitemaps() {
+			got = append(got, sm.URL+"@"+itoa(sm.Line))
+		}
+		if want := "/rel.xml@1 http://h/s.xml@4 http://h/s.xml@5 A\xc2\xc3\xb1B@6"; strings.Join(got, " ") != want {
+			t.Errorf("%s: sitemaps %q, want %q", d, strings.Join(got, " "), want)
+		}
+	}
+}
+
 func TestSitemapsPerDialect(t *testing.T) {
 	body := "Sitemap: https://a.example/1.xml\nUser-agent: *\nDisallow: /x\nSitemap: https://a.example/2.xml\n\nsitemap: https://a.example/3.xml\n"
 	for _, d := range All() {
