@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/politecrawl/robots/internal/ascii"
 )
 
 // Fuzzing Append and String (issue "Hardening"). Two targets: FuzzParsed
@@ -251,10 +253,11 @@ func knownIssueOf(u *url.URL, got string) string {
 		// An IPv6 zone is written with a bare "%" (and lower-cased): the
 		// result does not parse back ("invalid URL escape").
 		return "ipv6-zone"
-	case !isASCII(host) && !ldh(got):
+	case !isASCII(host) && !idnaLDH(host):
 		// StrictDomainName(false) lets IDNA mapping turn non-ASCII
 		// characters into URL delimiters or spaces: "a＠b" gives
-		// "http://a@b" (the host is b), "a／b" gives "http://a/b".
+		// "http://a@b" (the host is b), "a／b" gives "http://a/b",
+		// "a：80" gives "http://a:80" (a default port).
 		return "idna-maps-to-delimiter"
 	case isASCII(host) && !validParsedHost(host):
 		// A hand-built Host with bytes url.Parse would reject ("a@b",
@@ -264,15 +267,16 @@ func knownIssueOf(u *url.URL, got string) string {
 	return ""
 }
 
-// ldh reports whether the host part of authority a (after "://", before a
-// port) holds only letters, digits, '-', '.' and '_'.
-func ldh(a string) bool {
-	_, hp, _ := strings.Cut(a, "://")
-	if i := strings.LastIndexByte(hp, ':'); i >= 0 {
-		hp = hp[:i]
+// idnaLDH reports whether the IDNA form of the host of hostPort (as
+// Append converts it) holds only letters, digits, '-', '.' and '_'.
+func idnaLDH(hostPort string) bool {
+	host, _, _ := splitHostPort(hostPort)
+	a, err := idnaProfile.ToASCII(host)
+	if err != nil {
+		return true // Append fails: nothing to excuse
 	}
-	for i := 0; i < len(hp); i++ {
-		c := hp[i]
+	for i := 0; i < len(a); i++ {
+		c := ascii.Lower(a[i])
 		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
 			return false
 		}
