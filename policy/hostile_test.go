@@ -1,0 +1,1043 @@
+package policy_test
+
+// Hostile servers (issue "Hardening"): what the resolver decides when
+// robots.txt is served slowly, endlessly, hugely, compressed into a bomb,
+// through redirect loops, broken connections, a certificate it cannot
+// check or a body that is not robots.txt at all; how long it takes to
+// decide; and that memory stays bounded where the case is about size.
+//
+// Every fetch here is bounded by hostileTotal (WithTimeouts' total, 2 s),
+// or sizeTotal for the cases about size. The time bounds are generous on
+// purpose (other tests and fuzzers share the machine): "decided by the
+// timeout" means at least hostileTotal and well under the default 30 s;
+// "fast" means under 1.5 s, where only an event (not the timeout) can have
+// decided. Cases waiting for a fix have a skip field: delete that line
+// once the fix is in.
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
+)
+
+const (
+	// hostileTotal is the total timeout of every fetch in this file.
+	hostileTotal = 2 * time.Second
+	// hostileFast bounds the time to decide where the answer must not wait
+	// for the timeout.
+	hostileFast = 1500 * time.Millisecond
+	// hostileSlack is what a decision cut by the timeout may take past it.
+	hostileSlack = 5 * time.Second
+	// hostileMaxHeap bounds the heap growth (peak, and total allocated)
+	// of one fetch in the cases about size.
+	hostileMaxHeap = 64 << 20
+	// sizeTotal is the total timeout of the cases about size.
+	sizeTotal = 10 * time.Second
+	// hostileDrip is the pace of a drip-fed body: one byte per tick.
+	hostileDrip = 50 * time.Millisecond
+	// hostileRules is the robots.txt of the cases that need rules: /private
+	// is disallowed by line 2.
+	hostileRules = "User-agent: *\nDisallow: /private\n"
+	// rulesParsed is the Reason of a policy that parsed hostileRules.
+	rulesParsed = "200 OK, 33 bytes parsed"
+)
+
+// hostileRow is one hostile server and what the resolver must decide.
+type hostileRow struct {
+	name string
+	// skip, when set, is the t.Skip reason of a case whose fix has not
+	// landed yet ("waiting for a fix: ..."): remove the line with the fix.
+	skip    string
+	dialect *dialect.Dialect // nil: rfc9309
+	// serve starts what answers (closed when the case ends) and returns
+	// the base URL to ask, "scheme://host:port".
+	serve func(t *testing.T) string
+	// client, when set, returns the client robots.txt is fetched with; by
+	// default a plain transport of the case's own.
+	client func(t *testing.T, base string) *http.Client
+
+	action  dialect.Action
+	outcome dialect.Outcome
+	reason  string // Reason() contains it
+	// private: whether /private/x is allowed (a served hostileRules
+	// disallows it).
+	private bool
+	// total is the fetch's total timeout (0: hostileTotal). The cases about
+	// size, whose time is not the point, get sizeTotal, so that a loaded
+	// machine or the race detector cannot turn them into "no answer".
+	total time.Duration
+	// within bounds the time to decide; atLeast is a lower bound (0: none).
+	within, atLeast time.Duration
+	// memory: the case is about size. It runs alone (not in parallel), and
+	// its peak heap growth and total allocation are measured, logged and
+	// bounded by hostileMaxHeap.
+	memory bool
+	check  func(t *testing.T, p *policy.Policy)
+}
+
+func hostileRows() []hostileRow {
+	const (
+		parse    = dialect.ActionParse
+		allowAll = dialect.ActionAllowAll
+		disallow = dialect.ActionDisallowAll
+	)
+	timedOut := hostileTotal + hostileSlack
+	rows := []hostileRow{
+		// Slow bodies: the total timeout cuts them; no answer.
+		{name: "200 drip-fed 1 byte per 50ms, endless", serve: hostileHTTP(drip(200, "")),
+			action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (timeout), complete disallow",
+			within: timedOut, atLeast: hostileTotal},
+		{name: "200 stalls after the headers", serve: hostileHTTP(stall(200, "")),
+			action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (timeout), complete disallow",
+			within: timedOut, atLeast: hostileTotal},
+		{name: "200 stalls after half a body", serve: hostileHTTP(stall(200, hostileRules)),
+			action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (timeout), complete disallow",
+			within: timedOut, atLeast: hostileTotal},
+
+		// Unused bodies that trickle: at most a small bound of them is read,
+		// for a short time.
+		{name: "302 to a good robots.txt with a trickling body",
+			serve: func(t *testing.T) string {
+				target := hostileHTTP(text(200, hostileRules))(t)
+				return hostileHTTP(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Location", target+"/robots.txt")
+					drip(http.StatusFound, "")(w, r)
+				})(t)
+			},
+			action: parse, outcome: dialect.OutcomeOK, reason: rulesParsed, within: hostileFast,
+			check: func(t *testing.T, p *policy.Policy) {
+				if f := p.Fetch(); f.Redirects != 1 {
+					t.Errorf("%d redirects, want 1", f.Redirects)
+				}
+			}},
+		{name: "404 with a trickling body",
+			serve:  hostileHTTP(drip(http.StatusNotFound, "")),
+			action: allowAll, outcome: dialect.Outcome4xx, reason: "404 Not Found, no restrictions", private: true, within: hostileFast},
+		{name: "503 with a trickling body",
+			serve:  hostileHTTP(drip(http.StatusServiceUnavailable, "")),
+			action: disallow, outcome: dialect.Outcome5xx, reason: "503 Service Unavailable, complete disallow", within: hostileFast},
+
+		// A Location Go cannot parse is a 3xx without a usable Location, not
+		// "no answer".
+		{name: "302 to http://[::1",
+			serve:  hostileHTTP(redirectTo(http.StatusFound, "http://[::1")),
+			action: disallow, outcome: dialect.OutcomeOtherStatus, reason: "302 Found without a usable Location, complete disallow", within: hostileFast},
+		{name: "302 to http://%zz/",
+			serve:  hostileHTTP(redirectTo(http.StatusFound, "http://%zz/")),
+			action: disallow, outcome: dialect.OutcomeOtherStatus, reason: "302 Found without a usable Location, complete disallow", within: hostileFast},
+		{name: "301 to http://exa mple.com/",
+			serve:  hostileHTTP(redirectTo(http.StatusMovedPermanently, "http://exa mple.com/")),
+			action: disallow, outcome: dialect.OutcomeOtherStatus, reason: "301 Moved Permanently without a usable Location, complete disallow", within: hostileFast},
+		{name: "coccoc: 302 to http://[::1", dialect: dialect.CocCoc,
+			serve:  hostileHTTP(redirectTo(http.StatusFound, "http://[::1")),
+			action: allowAll, outcome: dialect.OutcomeOtherStatus, reason: "302 Found without a usable Location, no restrictions", private: true, within: hostileFast},
+		{name: "coccoc: 302 to http://%zz/", dialect: dialect.CocCoc,
+			serve:  hostileHTTP(redirectTo(http.StatusFound, "http://%zz/")),
+			action: allowAll, outcome: dialect.OutcomeOtherStatus, reason: "302 Found without a usable Location, no restrictions", private: true, within: hostileFast},
+		{name: "coccoc: 301 to http://exa mple.com/", dialect: dialect.CocCoc,
+			serve:  hostileHTTP(redirectTo(http.StatusMovedPermanently, "http://exa mple.com/")),
+			action: allowAll, outcome: dialect.OutcomeOtherStatus, reason: "301 Moved Permanently without a usable Location, no restrictions", private: true, within: hostileFast},
+
+		// Huge bodies: cut at 500 KiB, memory bounded.
+		{name: "100 MB body", serve: hostileHTTP(hugeBody(100 << 20)), memory: true,
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK, 512000 bytes parsed (cut at 512000)", total: sizeTotal, within: sizeTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				cutAtLimit(t, p)
+				// The rules before the cut apply, the one after it does not.
+				if v := p.CheckPath("/d/00000100"); v.Allowed {
+					t.Errorf("/d/00000100 allowed, though a rule before the cut disallows it: %s", v)
+				}
+				if v := p.CheckPath("/late"); !v.Allowed {
+					t.Errorf("/late disallowed by a rule after the cut: %s", v)
+				}
+			}},
+		{name: "1 GiB gzip bomb", serve: hostileHTTP(gzipBomb(1<<30, 1)), memory: true,
+			action: parse, outcome: dialect.OutcomeOK, reason: "bytes parsed (cut at 512000)", total: sizeTotal, within: sizeTotal,
+			check: cutAtLimit},
+		{name: "1 GiB gzip bomb inside gzip", serve: hostileHTTP(gzipBomb(1<<30, 2)), memory: true,
+			action: parse, outcome: dialect.OutcomeOK, reason: "bytes parsed (cut at 512000)", total: sizeTotal, within: sizeTotal,
+			check: cutAtLimit},
+		{name: "gzip inside gzip: both layers decoded", serve: hostileHTTP(gzipLayers(hostileRules, 2)),
+			action: parse, outcome: dialect.OutcomeOK, reason: rulesParsed, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				if ws := p.Warnings(); len(ws) != 0 {
+					t.Errorf("warnings %q, want none", ws)
+				}
+			}},
+		{name: "gzip inside gzip inside gzip: parsed as it came, with a warning", serve: hostileHTTP(gzipLayers(hostileRules, 3)),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", private: true, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				ws := p.Warnings()
+				if len(ws) != 1 || !strings.Contains(ws[0], "gzip") {
+					t.Errorf("warnings %q, want one about the gzip layer left", ws)
+				}
+			}},
+
+		// Redirects.
+		{name: "redirect loop a→b→a", serve: redirectLoop,
+			action: allowAll, outcome: dialect.OutcomeRedirectLimit, reason: "more than 5 redirects, no restrictions", private: true, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) { wantRedirects(t, p, 5) }},
+		{name: "redirect to itself", serve: hostileHTTP(redirectTo(http.StatusMovedPermanently, "/robots.txt")),
+			action: allowAll, outcome: dialect.OutcomeRedirectLimit, reason: "more than 5 redirects, no restrictions", private: true, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) { wantRedirects(t, p, 5) }},
+		{name: "6 hops", serve: hostileHTTP(hops(6)),
+			action: allowAll, outcome: dialect.OutcomeRedirectLimit, reason: "more than 5 redirects, no restrictions", private: true, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) { wantRedirects(t, p, 5) }},
+		{name: "5 hops then rules", serve: hostileHTTP(hops(5)),
+			action: parse, outcome: dialect.OutcomeOK, reason: rulesParsed, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) { wantRedirects(t, p, 5) }},
+		{name: "302 to ftp://", serve: hostileHTTP(redirectTo(http.StatusFound, "ftp://example.com/robots.txt")),
+			action: disallow, outcome: dialect.OutcomeOtherStatus, reason: "302 Found without a usable Location, complete disallow", within: hostileTotal},
+
+		// Connections that break.
+		{name: "closed before the status line", serve: rawHTTP(func(c net.Conn) {}),
+			action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (connection closed early), complete disallow", within: hostileTotal},
+		{name: "closed after the headers", serve: rawHTTP(func(c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n")
+		}), action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (connection closed early), complete disallow", within: hostileTotal},
+		{name: "closed mid-body (Content-Length 1000, 10 bytes sent)", serve: rawHTTP(func(c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nUser-agent")
+		}), action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (connection closed early), complete disallow", within: hostileTotal},
+		{name: "closed mid-chunk", serve: rawHTTP(func(c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n22\r\nUser-agent: *\r\n")
+		}), action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (connection closed early), complete disallow", within: hostileTotal},
+		{name: "reset (RST) mid-body", serve: rawHTTP(func(c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\nUser-agent")
+			time.Sleep(20 * time.Millisecond) // let the headers and bytes be read before the reset
+			_ = c.(*net.TCPConn).SetLinger(0)
+		}), action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "no answer (", within: hostileTotal},
+
+		// TLS.
+		{name: "self-signed certificate, default client", serve: selfSigned,
+			action: disallow, outcome: dialect.OutcomeNoAnswer, reason: "certificate", within: hostileTotal},
+
+		// Bodies that are not robots.txt: parsed leniently.
+		{name: "binary garbage", serve: hostileHTTP(binary(nil)),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK, 8192 bytes parsed", private: true, within: hostileTotal},
+		{name: "binary garbage around a group", serve: hostileHTTP(binary([]byte("\n" + hostileRules + "\n"))),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", within: hostileTotal},
+		{name: "HTML page (soft 404)", serve: hostileHTTP(text(200, softNotFound)),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", private: true, within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				if p.Robots() == nil || len(p.Robots().Warnings()) == 0 {
+					t.Errorf("no parser warnings for an HTML page")
+				}
+			}},
+		{name: "one 600 KiB line", serve: hostileHTTP(text(200, "User-agent: * Disallow: /"+strings.Repeat("x", 600<<10))),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK, 512000 bytes parsed (cut at 512000)", private: true, total: sizeTotal, within: sizeTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				if f := p.Fetch(); !f.Truncated || f.Bytes != dialect.MaxBodyBytes+1 {
+					t.Errorf("read %d bytes, truncated %v", f.Bytes, f.Truncated)
+				}
+				// The line cut at 500 KiB is dropped whole: nothing is used.
+				if n, cut := p.Robots().Size(); n != 0 || !cut {
+					t.Errorf("robots.txt used %d bytes, cut %v; want 0, true", n, cut)
+				}
+			}},
+		{name: "a 600 KiB line after a group", serve: hostileHTTP(text(200, hostileRules+"Disallow: /"+strings.Repeat("x", 600<<10)+"\n")),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK, 512000 bytes parsed (cut at 512000)", total: sizeTotal, within: sizeTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				// The cut line is dropped whole, not applied cut.
+				if n, cut := p.Robots().Size(); n != len(hostileRules) || !cut {
+					t.Errorf("robots.txt used %d bytes, cut %v; want %d, true", n, cut, len(hostileRules))
+				}
+				if v := p.CheckPath("/" + strings.Repeat("x", 500<<10)); !v.Allowed {
+					t.Errorf("the line cut at 500 KiB applied: %s", v)
+				}
+			}},
+		// NUL bytes in rules and as lines of their own: rfc9309 keeps a NUL
+		// as an octet of the path ("/private\x00/tail" is not "/private"),
+		// google ends the line's content at it.
+		{name: "NUL bytes", serve: hostileHTTP(text(200, nulBody)),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", private: true, within: hostileTotal,
+			check: nulChecks(map[string]bool{"/plain": false, "/public": true, "/a": true, "/a%00b": false})},
+		{name: "google: NUL bytes", dialect: dialect.Google, serve: hostileHTTP(text(200, nulBody)),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", within: hostileTotal,
+			check: nulChecks(map[string]bool{"/plain": false, "/public": true, "/a": false})},
+		// A NUL in "User-agent: *\x00junk": rfc9309 reads the value whole,
+		// which is not "*", so the group applies to nobody; google cuts it
+		// to "*".
+		{name: "NUL in the user-agent line", serve: hostileHTTP(text(200, "User-agent: *\x00junk\nDisallow: /private\n")),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", private: true, within: hostileTotal},
+		{name: "google: NUL in the user-agent line", dialect: dialect.Google, serve: hostileHTTP(text(200, "User-agent: *\x00junk\nDisallow: /private\n")),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", within: hostileTotal},
+
+		// Found while writing this suite (see the skip reasons).
+		{name: "binary garbage that starts like gzip (1f 8b)",
+			skip:   "waiting for a fix: a body that starts with the gzip magic but is no gzip stream, sent without Content-Encoding, is read as 'no answer (invalid gzip body)' (complete disallow) instead of being parsed as it came",
+			serve:  hostileHTTP(text(200, "\x1f\x8b"+strings.Repeat("garbage\n", 100)+hostileRules)),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", within: hostileTotal},
+		{name: "UTF-16 body longer than 500 KiB",
+			skip:   "waiting for a fix: a UTF-16 body over 500 KiB is cut before it is converted, and the cut is lost: FetchInfo.Truncated, Robots().Size() and Reason() do not say so, and the line cut in the middle is applied (ending in U+FFFD)",
+			serve:  hostileHTTP(text(200, string(utf16LE(utf16Body)))),
+			action: parse, outcome: dialect.OutcomeOK, reason: "200 OK", within: hostileTotal,
+			check: func(t *testing.T, p *policy.Policy) {
+				// Cut on the raw bytes (at 255,999.5 characters, in the
+				// /qqq... line) or on the converted ones (then 260 KB are
+				// not cut): either is fine, a silent cut is not.
+				f := p.Fetch()
+				_, cut := p.Robots().Size()
+				late := p.CheckPath("/late")
+				t.Logf("truncated %v, cut %v, /late %s", f.Truncated, cut, late)
+				switch {
+				case f.Truncated:
+					if !cut || !strings.Contains(p.Reason(), "(cut at 512000)") {
+						t.Errorf("cut not reported: Robots().Size() cut %v, reason %q", cut, p.Reason())
+					}
+					if v := p.CheckPath("/" + strings.Repeat("q", 55) + "%EF%BF%BD"); !v.Allowed {
+						t.Errorf("the line cut in the middle applied: %s", v)
+					}
+				case late.Allowed:
+					t.Errorf("/late, after the cut, is allowed, but the body is not reported as cut")
+				}
+			}},
+
+		// A host's gate (package hostlimit) holds robots.txt past the total
+		// timeout: the wait there is not counted.
+		{name: "200 behind a gate paused past the total timeout", serve: hostileHTTP(text(200, hostileRules)),
+			client: func(t *testing.T, base string) *http.Client {
+				lim := hostlimit.New(hostlimit.Config{})
+				lim.Pause(base, hostileTotal+300*time.Millisecond)
+				return &http.Client{Transport: lim.Transport(plainTransport(t))}
+			},
+			action: parse, outcome: dialect.OutcomeOK, reason: rulesParsed,
+			// The pause starts before the clock of the case: the lower bound
+			// is the total timeout, which a counted wait would have hit.
+			within: hostileTotal + 300*time.Millisecond + hostileSlack, atLeast: hostileTotal},
+	}
+	for i := range rows {
+		if rows[i].dialect == nil {
+			rows[i].dialect = dialect.RFC9309
+		}
+		if rows[i].total == 0 {
+			rows[i].total = hostileTotal
+		}
+	}
+	return rows
+}
+
+// TestHostileFetch runs every hostile row: the cases about size one at a
+// time while the others wait (their heap figures are the process's), then
+// the others in parallel.
+func TestHostileFetch(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	for _, row := range hostileRows() {
+		t.Run(row.name, func(t *testing.T) {
+			if row.skip != "" {
+				t.Skip(row.skip)
+			}
+			if !row.memory {
+				t.Parallel()
+			}
+			base := row.serve(t)
+			var client *http.Client
+			if row.client != nil {
+				client = row.client(t, base)
+			} else {
+				client = &http.Client{Transport: plainTransport(t)}
+			}
+			r := policy.NewResolver(policy.WithHTTPClient(client), policy.WithDialect(row.dialect),
+				policy.WithTimeouts(time.Second, time.Second, row.total), policy.WithUserAgent("ExampleBot/1.0"))
+			u, err := url.Parse(base + "/private/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			var mem *heapWatch
+			if row.memory {
+				mem = watchHeap()
+			}
+			start := time.Now()
+			p, err := r.Policy(context.Background(), u)
+			took := time.Since(start)
+			if mem != nil {
+				mem.stop(t)
+			}
+			if err != nil {
+				t.Fatalf("Policy: %v", err)
+			}
+			t.Logf("decided in %s: %s", took.Round(time.Millisecond), p.Reason())
+
+			f := p.Fetch()
+			if p.Action() != row.action || f.Outcome != row.outcome {
+				t.Errorf("action %s, outcome %s; want %s, %s (%s)", p.Action(), f.Outcome, row.action, row.outcome, p.Reason())
+			}
+			if !strings.Contains(p.Reason(), row.reason) {
+				t.Errorf("reason %q, want it to contain %q", p.Reason(), row.reason)
+			}
+			if v := p.Check(u); v.Allowed != row.private {
+				t.Errorf("/private/x allowed %v, want %v: %s", v.Allowed, row.private, v)
+			}
+			if took > row.within {
+				t.Errorf("decided in %s, want under %s", took, row.within)
+			}
+			if took < row.atLeast {
+				t.Errorf("decided in %s, want at least %s", took, row.atLeast)
+			}
+			if mem != nil {
+				runtime.KeepAlive(p)
+				mem.check(t)
+			}
+			if row.check != nil {
+				row.check(t, p)
+			}
+		})
+	}
+}
+
+// TestHostileCacheBytes: what a policy of a big robots.txt holds in memory
+// is what the resolver counts against WithCacheBytes (Resolver.Bytes),
+// within half again (it is an estimate): the cache's memory bound holds
+// against hosts that serve 500 KiB of anything.
+func TestHostileCacheBytes(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	long := strings.Repeat("x", 600<<10)
+	for _, tc := range []struct {
+		name, skip string
+		serve      http.HandlerFunc
+	}{
+		{name: "600 KiB of rules", serve: text(200, distinctRules(600<<10))},
+		{name: "600 KiB of one rule repeated", serve: text(200, hostileRules+strings.Repeat("Disallow: /d/0123456789\n", 600<<10/24))},
+		{name: "600 KiB of comments", serve: text(200, hostileRules+strings.Repeat("# "+strings.Repeat("c", 97)+"\n", 600<<10/100))},
+		{name: "one 600 KiB line",
+			skip:  "waiting for a fix: a policy keeps the whole body read (up to 500 KiB) but counts only the bytes the parser used, so a body whose cut last line is dropped (one long line, a gzip bomb) is counted at about 1 KB against WithCacheBytes",
+			serve: text(200, hostileRules+"Disallow: /"+long)},
+		{name: "gzip of 600 KiB of zeros",
+			skip:  "waiting for a fix: a policy keeps the whole body read (up to 500 KiB) but counts only the bytes the parser used, so a body whose cut last line is dropped (one long line, a gzip bomb) is counted at about 1 KB against WithCacheBytes",
+			serve: gzipLayers(hostileRules+strings.Repeat("\x00", 600<<10), 1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.skip != "" {
+				t.Skip(tc.skip)
+			}
+			base := hostileHTTP(tc.serve)(t)
+			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
+				policy.WithTimeouts(0, 0, sizeTotal))
+			u, err := url.Parse(base + "/private/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := testutil.HeapInUse()
+			p, err := r.Policy(context.Background(), u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := int64(testutil.HeapInUse()) - int64(before)
+			counted := r.Bytes()
+			t.Logf("%s: holds %.2f MiB, counted %.2f MiB", p.Reason(), mib(held), mib(counted))
+			if held > counted+counted/2+64<<10 {
+				t.Errorf("the policy holds %d bytes, the resolver counts %d", held, counted)
+			}
+			runtime.KeepAlive(p)
+			runtime.KeepAlive(r)
+		})
+	}
+}
+
+// TestHostileConcurrentFirstRequests: 1,000 goroutines ask for the policy
+// of one authority at once, before anything is cached: robots.txt is
+// fetched once and they all get the same *Policy, whatever it says and
+// whether or not a host gate (package hostlimit) is in the way.
+func TestHostileConcurrentFirstRequests(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	const callers = 1000
+	for _, tc := range []struct {
+		name   string
+		status int
+		gate   bool
+		action dialect.Action
+	}{
+		{"200", 200, false, dialect.ActionParse},
+		{"503", 503, false, dialect.ActionDisallowAll},
+		{"200 through a hostlimit gate", 200, true, dialect.ActionParse},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fetches atomic.Int64
+			base := hostileHTTP(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/robots.txt" {
+					fetches.Add(1)
+				}
+				time.Sleep(200 * time.Millisecond) // every caller arrives while the fetch is in flight
+				text(tc.status, hostileRules)(w, r)
+			})(t)
+			var rt http.RoundTripper = plainTransport(t)
+			if tc.gate {
+				rt = hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 50 * time.Millisecond }}).Transport(rt)
+			}
+			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: rt}), policy.WithTimeouts(0, 0, hostileTotal))
+
+			got := make([]*policy.Policy, callers)
+			errs := make([]error, callers)
+			begin := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range callers {
+				u, err := url.Parse(base + "/page/" + strconv.Itoa(i))
+				if err != nil {
+					t.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-begin
+					got[i], errs[i] = r.Policy(context.Background(), u)
+				}()
+			}
+			start := time.Now()
+			close(begin)
+			wg.Wait()
+			t.Logf("%d callers answered in %s; robots.txt fetched %d time(s)", callers, time.Since(start).Round(time.Millisecond), fetches.Load())
+			if n := fetches.Load(); n != 1 {
+				t.Errorf("robots.txt fetched %d times, want 1", n)
+			}
+			for i := range callers {
+				if errs[i] != nil {
+					t.Fatalf("caller %d: %v", i, errs[i])
+				}
+				if got[i] != got[0] {
+					t.Fatalf("caller %d got another *Policy (%s) than caller 0 (%s)", i, got[i], got[0])
+				}
+			}
+			if got[0].Action() != tc.action {
+				t.Errorf("action %s, want %s (%s)", got[0].Action(), tc.action, got[0].Reason())
+			}
+		})
+	}
+}
+
+// TestHostileCancellation: a caller whose context ends while robots.txt is
+// being fetched gets ctx.Err() at once; the fetch goes on and its policy
+// serves the callers still waiting and the later ones.
+func TestHostileCancellation(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	var fetches atomic.Int64
+	arrived, release := make(chan struct{}), make(chan struct{})
+	base := hostileHTTP(func(w http.ResponseWriter, r *http.Request) {
+		if fetches.Add(1) == 1 {
+			close(arrived)
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		text(200, hostileRules)(w, r)
+	})(t)
+	released := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(released) // before the server closes, whatever happens
+	r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
+		policy.WithTimeouts(0, 0, 10*time.Second))
+	u, err := url.Parse(base + "/private/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Already done: no fetch is started for it.
+	done, cancelDone := context.WithCancel(context.Background())
+	cancelDone()
+	if _, err := r.Policy(done, u); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ctx done before the call: err %v, want context.Canceled", err)
+	}
+	if n := fetches.Load(); n != 0 {
+		t.Fatalf("a caller whose ctx was done started a fetch")
+	}
+
+	type answer struct {
+		p   *policy.Policy
+		err error
+		at  time.Time // when Policy returned
+	}
+	ask := func(ctx context.Context) <-chan answer {
+		ch := make(chan answer, 1)
+		go func() {
+			p, err := r.Policy(ctx, u)
+			ch <- answer{p, err, time.Now()}
+		}()
+		return ch
+	}
+	patient := ask(context.Background())
+	<-arrived // the fetch is in flight
+
+	ctx, cancel := context.WithCancel(context.Background())
+	canceled := ask(ctx)
+	deadline, cancelDeadline := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelDeadline()
+	dl, _ := deadline.Deadline()
+	timedOut := ask(deadline)
+
+	time.Sleep(50 * time.Millisecond)
+	cancelAt := time.Now()
+	cancel()
+	a := <-canceled
+	if !errors.Is(a.err, context.Canceled) || a.p != nil {
+		t.Errorf("canceled caller: policy %v, err %v; want context.Canceled", a.p, a.err)
+	}
+	if d := a.at.Sub(cancelAt); d > hostileFast {
+		t.Errorf("canceled caller returned %s after its cancel, want under %s", d, hostileFast)
+	}
+	b := <-timedOut
+	if !errors.Is(b.err, context.DeadlineExceeded) {
+		t.Errorf("caller with a 100ms deadline: err %v, want context.DeadlineExceeded", b.err)
+	}
+	if late := b.at.Sub(dl); late < 0 || late > hostileFast {
+		t.Errorf("caller with a 100ms deadline returned %s after it", late)
+	}
+	t.Logf("canceled caller out %s after its cancel; 100ms-deadline caller out %s after its deadline",
+		a.at.Sub(cancelAt).Round(time.Millisecond), b.at.Sub(dl).Round(time.Millisecond))
+
+	select {
+	case c := <-patient:
+		t.Fatalf("the patient caller returned before robots.txt was answered: %v %v", c.p, c.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	released()
+	c := <-patient
+	if c.err != nil || c.p.Action() != dialect.ActionParse {
+		t.Fatalf("patient caller: %v %v", c.p, c.err)
+	}
+	later, err := r.Policy(context.Background(), u)
+	if err != nil || later != c.p {
+		t.Errorf("later caller: %v %v; want the cached policy", later, err)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("robots.txt fetched %d times, want 1", n)
+	}
+}
+
+// --- servers ---
+
+// hostileHTTP returns a serve function for a loopback HTTP server running h,
+// closed when the case ends (h must return once the client has gone).
+func hostileHTTP(h http.HandlerFunc) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.Start()
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+}
+
+// plainTransport returns a transport of the case's own (no proxy), whose
+// idle connections are closed when the case ends.
+func plainTransport(t *testing.T) *http.Transport {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+func text(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// pace waits d, or returns false when the client has gone.
+func pace(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// drip answers status, sends first, then one byte per hostileDrip for as
+// long as the client reads.
+func drip(status int, first string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, first)
+		rc := http.NewResponseController(w)
+		for {
+			if _, err := io.WriteString(w, "#"); err != nil {
+				return
+			}
+			if rc.Flush() != nil || !pace(r, hostileDrip) {
+				return
+			}
+		}
+	}
+}
+
+// stall answers status, sends first, then nothing until the client goes.
+func stall(status int, first string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, first)
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+	}
+}
+
+// redirectTo answers status with the Location loc, written as it is.
+func redirectTo(status int, loc string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Location"] = []string{loc}
+		w.WriteHeader(status)
+	}
+}
+
+// hops redirects /robots.txt through n hops, then answers hostileRules.
+func hops(n int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		i := 0
+		if s, ok := strings.CutPrefix(r.URL.Path, "/hop/"); ok {
+			i, _ = strconv.Atoi(s)
+		}
+		if i < n {
+			http.Redirect(w, r, "/hop/"+strconv.Itoa(i+1), http.StatusFound)
+			return
+		}
+		text(200, hostileRules)(w, r)
+	}
+}
+
+// redirectLoop starts two servers whose robots.txt redirect to each other.
+func redirectLoop(t *testing.T) string {
+	var b string
+	a := hostileHTTP(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, b+"/robots.txt", http.StatusFound)
+	})(t)
+	b = hostileHTTP(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, a+"/robots.txt", http.StatusFound)
+	})(t)
+	return a
+}
+
+// hugeBody streams a robots.txt of size bytes without holding it: the
+// rules of hostileRules, then "Disallow: /d/NNNNNNNN" lines, and at the end
+// (far past 500 KiB) "Disallow: /late".
+func hugeBody(size int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		const last = "Disallow: /late\n"
+		bw := bufio.NewWriterSize(w, 32<<10)
+		n, _ := bw.WriteString(hostileRules)
+		line := []byte("Disallow: /d/00000000\n")
+		for i := 0; n+len(line)+len(last) <= size; i++ {
+			s := strconv.Itoa(i)
+			copy(line[len(line)-1-len(s):], s)
+			m, err := bw.Write(line)
+			if err != nil {
+				return // the client hung up
+			}
+			n += m
+		}
+		if pad := size - n - len(last); pad > 0 {
+			_, _ = bw.WriteString(strings.Repeat("#", pad-1) + "\n")
+		}
+		_, _ = bw.WriteString(last)
+		_ = bw.Flush()
+	}
+}
+
+// gzipBomb streams, with Content-Encoding: gzip, hostileRules followed by
+// size zero bytes, gzip-compressed layers times (flushed every 64 KiB of
+// zeros: about 1.6 MB of gzip per GiB for one layer), compressed as it is
+// sent: the server never holds the decoded body, and stops compressing once
+// the client hangs up.
+func gzipBomb(size int64, layers int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		pr, pw := io.Pipe()
+		go func() {
+			var zws []*gzip.Writer
+			var dst io.Writer = pw
+			for range layers {
+				zw := gzip.NewWriter(dst)
+				zws = append(zws, zw)
+				dst = zw
+			}
+			_, err := io.WriteString(dst, hostileRules)
+			zeros := make([]byte, 64<<10)
+			for left := size; err == nil && left > 0; left -= int64(len(zeros)) {
+				_, err = dst.Write(zeros[:min(left, int64(len(zeros)))])
+				// Flush every layer, innermost first, so that the bytes go
+				// out as they are made (an outer layer would otherwise
+				// wait for a block's worth of the inner one's output).
+				for i := len(zws) - 1; i >= 0 && err == nil; i-- {
+					err = zws[i].Flush()
+				}
+			}
+			for i := len(zws) - 1; i >= 0 && err == nil; i-- {
+				err = zws[i].Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		// Send what comes at once (the response's buffer would hold back
+		// many flushed chunks), so that the client gets its 500 KiB early
+		// and a hang-up is seen at the next write.
+		rc := http.NewResponseController(w)
+		buf := make([]byte, 32<<10)
+		var err error
+		for err == nil {
+			var n int
+			n, err = pr.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					err = werr
+				} else if ferr := rc.Flush(); ferr != nil {
+					err = ferr
+				}
+			}
+		}
+		pr.CloseWithError(err) // the client hung up (or the body is done): stop compressing
+	}
+}
+
+// gzipLayers serves body gzip-compressed layers times, with
+// Content-Encoding: gzip (once).
+func gzipLayers(body string, layers int) http.HandlerFunc {
+	b := []byte(body)
+	for range layers {
+		b = gzipBytes(b)
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(b)
+	}
+}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// binary serves 8 KiB of pseudo-random bytes, with middle in the middle.
+func binary(middle []byte) http.HandlerFunc {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 8<<10)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	copy(b[len(b)/2:], middle)
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(b)
+	}
+}
+
+const softNotFound = `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Page not found</title>
+<style>body { font-family: sans-serif; } .x:hover { color: red; }</style></head>
+<body>
+<h1>Sorry, this page does not exist: /robots.txt</h1>
+<p>Disallowed: you may not see this page. <a href="/">Home</a></p>
+<script>var user_agent = navigator.userAgent; if (a < b) { disallow = true; }</script>
+</body>
+</html>
+`
+
+// nulBody holds NUL bytes in rules and as a line of its own.
+const nulBody = "User-agent: *\n" +
+	"Disallow: /private\x00/tail\n" +
+	"\x00\x00\x00\x00\n" +
+	"Disallow: /a\x00b\n" +
+	"Disallow: /plain\n"
+
+// nulChecks checks whether each path is allowed.
+func nulChecks(allowed map[string]bool) func(t *testing.T, p *policy.Policy) {
+	return func(t *testing.T, p *policy.Policy) {
+		for path, want := range allowed {
+			if v := p.CheckPath(path); v.Allowed != want {
+				t.Errorf("%s allowed %v, want %v: %s", path, v.Allowed, want, v)
+			}
+		}
+	}
+}
+
+// distinctRules returns hostileRules followed by "Disallow: /d/NNNNNNNN"
+// lines, size bytes in all or a little more.
+func distinctRules(size int) string {
+	var b strings.Builder
+	b.WriteString(hostileRules)
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "Disallow: /d/%08d\n", i)
+	}
+	return b.String()
+}
+
+// utf16Body is a robots.txt of about 260,000 characters: over 500 KiB in
+// UTF-16. Its character 255,999 (where the first 512,001 bytes of its
+// UTF-16 form end, after the byte-order mark) is in a "Disallow: /qqq..."
+// line; "Disallow: /late" ends it.
+var utf16Body = hostileRules + strings.Repeat("# "+strings.Repeat("p", 97)+"\n", 2559) +
+	"Disallow: /" + strings.Repeat("q", 100) + "\nDisallow: /late\n"
+
+// utf16LE returns s in UTF-16, little-endian, after a byte-order mark.
+func utf16LE(s string) []byte {
+	b := []byte{0xFF, 0xFE}
+	for _, c := range utf16.Encode([]rune(s)) {
+		b = append(b, byte(c), byte(c>>8))
+	}
+	return b
+}
+
+// rawHTTP starts a TCP server that reads one request per connection, runs
+// answer on the connection, and closes it: for answers net/http's server
+// would not send.
+func rawHTTP(answer func(c net.Conn)) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer c.Close()
+					_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+					if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+						return
+					}
+					answer(c)
+				}()
+			}
+		}()
+		t.Cleanup(func() {
+			l.Close()
+			wg.Wait()
+		})
+		return "http://" + l.Addr().String()
+	}
+}
+
+// selfSigned starts an HTTPS server whose certificate the client's default
+// roots do not know.
+func selfSigned(t *testing.T) string {
+	srv := httptest.NewUnstartedServer(text(200, hostileRules))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake errors
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// --- checks ---
+
+func cutAtLimit(t *testing.T, p *policy.Policy) {
+	t.Helper()
+	if f := p.Fetch(); !f.Truncated || f.Bytes != dialect.MaxBodyBytes+1 {
+		t.Errorf("read %d bytes, truncated %v; want %d, true", f.Bytes, f.Truncated, dialect.MaxBodyBytes+1)
+	}
+	if p.Robots() == nil {
+		t.Fatalf("no robots.txt parsed")
+	}
+	if n, cut := p.Robots().Size(); !cut || n > dialect.MaxBodyBytes {
+		t.Errorf("parsed %d bytes, cut %v", n, cut)
+	}
+	if v := p.CheckPath("/private/x"); v.Allowed || v.Rule == nil || v.Rule.Line != 2 {
+		t.Errorf("/private/x: %s, want line 2", v)
+	}
+}
+
+func wantRedirects(t *testing.T, p *policy.Policy, n int) {
+	t.Helper()
+	if f := p.Fetch(); f.Redirects != n {
+		t.Errorf("%d redirects followed, want %d (final URL %s)", f.Redirects, n, f.FinalURL)
+	}
+}
+
+// heapWatch measures the heap while a fetch runs: the peak of the heap's
+// live and unswept objects, sampled every millisecond, and the bytes
+// allocated, against the live heap after a collection at the start.
+type heapWatch struct {
+	base, allocBase uint64
+	peak            atomic.Uint64
+	quit, done      chan struct{}
+	alloc           uint64 // bytes allocated between start and stop
+	retained        int64  // live heap growth after a collection at stop
+}
+
+func watchHeap() *heapWatch {
+	h := &heapWatch{quit: make(chan struct{}), done: make(chan struct{})}
+	h.base = testutil.HeapInUse()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.allocBase = ms.TotalAlloc
+	go func() {
+		defer close(h.done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > h.peak.Load() {
+				h.peak.Store(v)
+			}
+			select {
+			case <-h.quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heapWatch) stop(t *testing.T) {
+	close(h.quit)
+	<-h.done
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h.alloc = ms.TotalAlloc - h.allocBase
+	h.retained = int64(testutil.HeapInUse()) - int64(h.base)
+}
+
+func (h *heapWatch) check(t *testing.T) {
+	t.Helper()
+	peak := int64(h.peak.Load()) - int64(h.base)
+	t.Logf("heap: peak growth %.1f MiB, allocated %.1f MiB (client and server), retained after GC %.1f MiB (policy held)",
+		mib(peak), mib(int64(h.alloc)), mib(h.retained))
+	if peak > hostileMaxHeap || h.alloc > hostileMaxHeap {
+		t.Errorf("heap grew by %.1f MiB at peak, %.1f MiB allocated; want under %.0f MiB",
+			mib(peak), mib(int64(h.alloc)), mib(hostileMaxHeap))
+	}
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
