@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,8 +28,8 @@ type Plugin struct {
 	cfg  config
 	lim  Limiter
 	wait func(context.Context, string, time.Duration) (time.Duration, error) // lim's WaitTime
-	base http.RoundTripper                                                   // the transport behind the gate
-	coll http.RoundTripper                                                   // the collectors' transport: robots check, gate, base
+	base atomic.Pointer[roundTripper]                                        // the transport behind the gate
+	coll *checkTransport                                                     // the collectors' transport: robots check, gate, base
 	log  *slog.Logger
 
 	once sync.Once
@@ -37,6 +38,11 @@ type Plugin struct {
 	stats    stats
 	deferred deferredList
 	warned   atomic.Bool
+
+	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
+	attached map[*colly.Collector]bool // collectors whose callbacks are registered
+	pending  sync.Map                  // stop id → *BlockedError, from OnRequest to the transport
+	stopSeq  atomic.Uint64
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach] or
@@ -50,10 +56,12 @@ func New(opts ...Option) *Plugin {
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
-	p.base = p.cfg.transport
-	if p.base == nil {
-		p.base = http.DefaultTransport.(*http.Transport).Clone()
+	base := p.cfg.transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
+	p.base.Store(&roundTripper{base})
+	p.attached = map[*colly.Collector]bool{}
 	p.lim = p.cfg.limiter
 	if p.lim == nil {
 		p.lim = hostlimit.New(hostlimit.Config{
@@ -77,11 +85,29 @@ func WithRobots(opts ...Option) colly.CollectorOption {
 }
 
 // Attach attaches a new plugin configured by opts to an existing collector
-// and returns it.
+// and returns it. If the collector already has a plugin (from WithRobots,
+// say), Attach returns that one and attaches nothing new: one collector
+// never runs two plugins. Options given then are logged as ignored.
 func Attach(c *colly.Collector, opts ...Option) *Plugin {
+	if q := pluginOf(c); q != nil {
+		if len(opts) > 0 {
+			q.log.Warn("robots: the collector already has a plugin; Attach returned it and ignored the options given")
+		}
+		q.Attach(c) // a clone sharing the transport gets the callbacks
+		return q
+	}
 	p := New(opts...)
 	p.Attach(c)
 	return p
+}
+
+// pluginOf returns the plugin whose transport c uses, or nil.
+func pluginOf(c *colly.Collector) *Plugin {
+	tr, _ := collyTransport(c)
+	if ct, ok := tr.(*checkTransport); ok {
+		return ct.p
+	}
+	return nil
 }
 
 // Option returns a Colly option that attaches p.
@@ -97,14 +123,78 @@ func (p *Plugin) Option() colly.CollectorOption { return p.Attach }
 //
 // Colly applies COLLY_IGNORE_ROBOTSTXT after the options of NewCollector; if
 // it turns Colly's own check back on, the plugin logs a warning.
+//
+// The collector's own transport is kept behind the plugin's check and gate
+// when [WithTransport] is not given: a proxy set with SetProxy or
+// SetProxyFunc before Attach stays in use. A transport set on the
+// collector after Attach (SetProxy, SetProxyFunc, WithTransport, SetClient)
+// is adopted the same way at the next request, with a warning, so that no
+// request goes out unchecked or unspaced. Attaching p to a collector it is
+// attached to already does nothing; attaching it to a collector that has
+// another plugin does nothing either (the first keeps the collector) and
+// logs a warning.
 func (p *Plugin) Attach(c *colly.Collector) {
 	if v, ok := os.LookupEnv("COLLY_IGNORE_ROBOTSTXT"); ok && !collyYes(v) && p.warned.CompareAndSwap(false, true) {
 		p.log.Warn("robots: COLLY_IGNORE_ROBOTSTXT=" + v + " turns Colly's own robots.txt check back on after the options; it runs before the plugin and its blocks are not reported (unset it)")
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.attached[c] {
+		return
+	}
+	tr, readable := collyTransport(c)
+	if ct, ok := tr.(*checkTransport); ok && ct.p != p {
+		p.log.Warn("robots: the collector already has another robots plugin; this one is not attached (one plugin per collector: the first keeps it)")
+		return
+	}
+	switch {
+	case !readable:
+		p.log.Warn("robots: cannot read the collector's transport (a Colly version this plugin does not know): a proxy set on the collector is replaced, and a transport set after Attach is not detected; set it with robots.WithTransport")
+	case tr != nil && tr != http.RoundTripper(p.coll):
+		if p.cfg.transport == nil {
+			p.base.Store(&roundTripper{tr})
+		} else {
+			p.log.Warn("robots: WithTransport replaces the transport the collector had (SetProxy, SetProxyFunc or WithTransport before Attach)")
+		}
+	}
+	p.attached[c] = true
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
 	c.OnError(p.onError)
+}
+
+// roundTripper boxes a transport for an atomic.Pointer.
+type roundTripper struct{ http.RoundTripper }
+
+// ensureTransport puts the plugin's transport back on c when something
+// replaced it since Attach, keeping what replaced it as the transport
+// behind the plugin's check and gate (the user's proxy stays in use).
+//
+// The read is under p.mu, like the write, so that every request's send is
+// ordered after an adoption made by a concurrent request. Colly itself
+// writes the transport without a lock: changing it while requests are in
+// flight races with Colly's own sends; change it between crawls.
+func (p *Plugin) ensureTransport(c *colly.Collector) {
+	cl := collyClient(c)
+	if cl == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tr := cl.Transport
+	if tr == http.RoundTripper(p.coll) {
+		return
+	}
+	if tr != nil {
+		if ct, ok := tr.(*checkTransport); ok {
+			tr = ct.p.base.Load().RoundTripper // another plugin's transport: use what is behind it
+		}
+		p.base.Store(&roundTripper{tr})
+	}
+	p.log.Warn("robots: the collector's transport was replaced after Attach (SetProxy, SetProxyFunc, WithTransport or SetClient); the plugin now checks and spaces requests in front of it (set it with robots.WithTransport to avoid this)",
+		slog.String("transport", fmt.Sprintf("%T", cl.Transport)))
+	cl.Transport = p.coll
 }
 
 // collyYes reads a COLLY_* boolean as Colly does.
@@ -146,6 +236,15 @@ func (p *Plugin) Limiter() Limiter { return p.lim }
 
 // onRequest is the OnRequest hook: verdict, deferral, early wait.
 func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
+	if r.IsAbort() {
+		return // another callback stopped it
+	}
+	if r.Headers != nil {
+		if _, ok := (*r.Headers)[stopHeader]; ok {
+			delete(*r.Headers, stopHeader) // a retried request stopped before
+		}
+	}
+	p.ensureTransport(c)
 	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
 		p.log.Warn("robots: Colly's own robots.txt check is on (COLLY_IGNORE_ROBOTSTXT?); it runs before the plugin")
 	}
@@ -167,7 +266,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 			return // not http(s): no robots.txt applies
 		}
 		if err != nil {
-			p.stop(r, Block{Kind: Canceled, Reason: err.Error()}, nil)
+			p.stopRequest(r, Block{Kind: Canceled, Reason: err.Error()}, nil)
 			return
 		}
 		v = pol.Check(r.URL)
@@ -175,7 +274,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 			break
 		}
 		if v.Reason != dialect.ReasonFetch || !temporary(pol.Action()) {
-			p.stop(r, Block{Kind: Disallowed, Verdict: v, Reason: v.String()}, pol)
+			p.stopRequest(r, Block{Kind: Disallowed, Verdict: v, Reason: v.String()}, pol)
 			return
 		}
 		// robots.txt is unreachable for now: wait for the retry, within
@@ -185,12 +284,12 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		}
 		wait := pol.Expires().Sub(res.Now())
 		if time.Since(start)+wait > p.cfg.deferWait {
-			p.stop(r, Block{Kind: Deferred, Verdict: v, Reason: v.String()}, pol)
+			p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Reason: v.String()}, pol)
 			return
 		}
 		// Sleep in short steps: the resolver's clock may not be the wall clock.
 		if !sleep(ctx, min(max(wait, time.Millisecond), deferPoll)) {
-			p.stop(r, Block{Kind: Canceled, Verdict: v, Reason: ctx.Err().Error()}, pol)
+			p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: ctx.Err().Error()}, pol)
 			return
 		}
 	}
@@ -198,7 +297,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	d, skip := p.delayOf(pol)
 	if skip {
 		cd, _ := pol.CrawlDelay()
-		p.stop(r, Block{Kind: Skipped, Verdict: v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, p.cfg.maxCrawlDelay)}, pol)
+		p.stopRequest(r, Block{Kind: Skipped, Verdict: v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, p.cfg.maxCrawlDelay)}, pol)
 		return
 	}
 	if !start.IsZero() {
@@ -206,7 +305,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	}
 	w, err := p.wait(ctx, authority, d)
 	if err != nil {
-		p.stop(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
+		p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
 		return
 	}
 	p.stats.record(authority, HostStats{Allowed: 1, Waited: waited + w})
@@ -231,17 +330,32 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// stop aborts r (when not nil) and reports b.
-func (p *Plugin) stop(r *colly.Request, b Block, pol *policy.Policy) {
-	if r != nil {
-		r.Abort()
-		b.Request = r
-		if b.URL == "" {
-			b.URL = r.URL.String()
-		}
-		if b.Kind == Deferred {
-			p.keepDeferred(r, pol)
-		}
+// stopHeader carries, from OnRequest to the plugin's transport, the id of
+// the stop decided for a request. The transport fails the request with the
+// stop's BlockedError, so that Colly calls OnError with it and a sync Visit
+// returns it; the header never leaves the process.
+const stopHeader = "X-Politecrawl-Robots-Stop"
+
+// stopRequest reports b for the Colly request r and marks r so that the
+// transport fails it with b's error.
+func (p *Plugin) stopRequest(r *colly.Request, b Block, pol *policy.Policy) {
+	b.Request = r
+	b = p.stop(b, pol, r)
+	if !clientOffsets.ok || r.Headers == nil {
+		r.Abort() // the transport cannot be vouched for: stop silently
+		return
+	}
+	id := strconv.FormatUint(p.stopSeq.Add(1), 36)
+	p.pending.Store(id, &BlockedError{Block: b})
+	r.Headers.Set(stopHeader, id)
+}
+
+// stop completes b (URL, authority, dialect), counts it, logs it, passes it
+// to the OnBlocked callback and returns it. r is the Colly request when
+// known.
+func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
+	if r != nil && b.URL == "" {
+		b.URL = r.URL.String()
 	}
 	if pol != nil {
 		b.Authority = pol.Authority()
@@ -269,4 +383,5 @@ func (p *Plugin) stop(r *colly.Request, b Block, pol *policy.Policy) {
 	if fn := p.cfg.onBlocked; fn != nil {
 		fn(b)
 	}
+	return b
 }

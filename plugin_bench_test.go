@@ -176,8 +176,8 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		b.Run(fmt.Sprintf("plugin/min-delay=%s", delay), func(b *testing.B) {
 			p := New(WithTransport(site), WithAgents("examplebot"), WithMinDelay(delay))
 			c := newCollector(false, p.Option())
-			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext()}
 			req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
+			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}
 			req.Header.Set("User-Agent", c.UserAgent)
 			p.onRequest(c, r) // fetches robots.txt
 			if r.IsAbort() {

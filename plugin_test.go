@@ -54,12 +54,32 @@ func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
 			var fetched sync.Map
 			c.OnResponse(func(r *colly.Response) { fetched.Store(r.Request.URL.Path, true) })
+			// Every stop reaches OnError with a complete *BlockedError, and a
+			// sync Visit returns it, as Colly's own check returns its error.
+			var onError sync.Map
+			c.OnError(func(r *colly.Response, err error) {
+				var be *BlockedError
+				if !errors.As(err, &be) || !errors.Is(err, ErrBlocked) || be.Block.Authority != "http://a.test" || be.Block.Dialect != "rfc9309" || be.Block.Verdict.Rule == nil {
+					t.Errorf("OnError(%s): %v (%+v)", r.Request.URL, err, be)
+				}
+				onError.Store(r.Request.URL.Path, true)
+			})
 			for _, p := range []string{"/", "/private/x", "/private/press/1", "/bot-only", "/public"} {
-				if err := c.Visit("http://a.test" + p); err != nil {
-					t.Fatal(err)
+				err := c.Visit("http://a.test" + p)
+				stopped := p == "/private/x" || p == "/bot-only"
+				if !async && stopped != errors.Is(err, ErrBlocked) {
+					t.Errorf("sync Visit(%s) = %v", p, err)
+				}
+				if async && err != nil {
+					t.Errorf("async Visit(%s) = %v", p, err)
 				}
 			}
 			c.Wait()
+			for _, p := range []string{"/private/x", "/bot-only"} {
+				if _, ok := onError.Load(p); !ok {
+					t.Errorf("%s never reached OnError", p)
+				}
+			}
 			if got := strings.Join(f.Paths("a.test"), " "); got != "/ /private/press/1 /public" {
 				t.Errorf("server saw %q", got)
 			}

@@ -90,14 +90,23 @@ type checkTransport struct{ p *Plugin }
 
 func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
+	if ids := req.Header[stopHeader]; len(ids) > 0 {
+		// Stopped in OnRequest: fail it here so that OnError sees why.
+		closeBody(req)
+		if be, ok := p.pending.LoadAndDelete(ids[0]); ok {
+			return nil, be.(*BlockedError)
+		}
+		return nil, fmt.Errorf("%w: %s header of an unknown stop", ErrBlocked, stopHeader)
+	}
+	base := p.base.Load().RoundTripper
 	res := p.resolver(req.Header.Get("User-Agent"))
 	pol, err := res.Policy(req.Context(), req.URL)
 	if errors.Is(err, policy.ErrUnsupportedURL) {
-		return p.base.RoundTrip(req)
+		return base.RoundTrip(req)
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
-		p.stop(nil, canceledHop(req, err), nil)
+		p.stop(canceledHop(req, err), nil, nil)
 		closeBody(req)
 		return nil, err
 	}
@@ -107,11 +116,11 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		permit, err := p.lim.Acquire(req.Context(), pol.Authority(), d)
 		if err != nil {
 			err = fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
-			p.stop(nil, canceledHop(req, err), pol)
+			p.stop(canceledHop(req, err), pol, nil)
 			closeBody(req)
 			return nil, err
 		}
-		return hostlimit.RoundTrip(p.base, req, permit)
+		return hostlimit.RoundTrip(base, req, permit)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -124,7 +133,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
 	}
 	b.Reason = hopReason(req, b.Reason)
-	p.stop(nil, b, pol)
+	b = p.stop(b, pol, nil)
 	closeBody(req)
 	return nil, &BlockedError{Block: b}
 }
@@ -136,10 +145,11 @@ type robotsTransport struct{ p *Plugin }
 
 func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
+	base := p.base.Load().RoundTripper
 	var buf [128]byte
 	key, err := policy.AppendAuthority(buf[:0], req.URL)
 	if err != nil {
-		return p.base.RoundTrip(req)
+		return base.RoundTrip(req)
 	}
 	host := string(key)
 	hook := gatewait.From(req.Context())
@@ -154,7 +164,7 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
 	}
-	return hostlimit.RoundTrip(p.base, req, permit)
+	return hostlimit.RoundTrip(base, req, permit)
 }
 
 // canceledHop is the report of a request whose context ended while the

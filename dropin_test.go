@@ -1,0 +1,190 @@
+package robots
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/internal/testutil"
+)
+
+// forwardProxy is an HTTP proxy in front of a farm: it counts what passes
+// through it and forwards it to the farm.
+type forwardProxy struct {
+	srv  *httptest.Server
+	seen atomic.Int64
+}
+
+func newForwardProxy(t *testing.T, f *testutil.Farm) *forwardProxy {
+	p := &forwardProxy{}
+	tr := f.Transport()
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.seen.Add(1)
+		out, err := http.NewRequest(r.Method, r.URL.String(), nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		out.Header = r.Header.Clone()
+		resp, err := tr.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(func() { p.srv.Close(); tr.CloseIdleConnections() })
+	return p
+}
+
+func (p *forwardProxy) url() *url.URL { u, _ := url.Parse(p.srv.URL); return u }
+
+// proxyFarm is a site with a Crawl-delay, a disallowed path and a redirect
+// into it: what the plugin must keep enforcing whatever the transport.
+func proxyFarm(t *testing.T) *testutil.Farm {
+	return testutil.NewFarm(t, map[string]*testutil.Site{"px.test": {
+		Robots: "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/old" {
+				http.Redirect(w, r, "/private/moved", http.StatusFound)
+				return true
+			}
+			return false
+		},
+	}})
+}
+
+// crawlThroughProxy visits the site and checks the plugin's guarantees:
+// the disallowed page and the redirect into it never reach the site, pages
+// are spaced by the Crawl-delay, and everything went through the proxy.
+func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *forwardProxy) {
+	t.Helper()
+	for _, path := range []string{"/a", "/private/x", "/b", "/old", "/c"} {
+		c.Visit("http://px.test" + path)
+	}
+	c.Wait()
+	if got := strings.Join(f.Paths("px.test"), " "); got != "/a /b /c /old" {
+		t.Errorf("site saw %q, want /a /b /c /old (nothing under /private)", got)
+	}
+	if g := testutil.MinGap(f.Pages("px.test", true)); g < 100*time.Millisecond {
+		t.Errorf("gap %s below the Crawl-delay", g)
+	}
+	if n := px.seen.Load(); n != int64(len(f.Pages("px.test", true))) {
+		t.Errorf("the proxy saw %d requests, the site %d: the proxy was bypassed", n, len(f.Pages("px.test", true)))
+	}
+}
+
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
+
+// Every ordering of the plugin and Colly's proxy and transport calls keeps
+// the user's proxy in use and every guarantee of the plugin.
+func TestProxyInEveryOrder(t *testing.T) {
+	orders := []struct {
+		name string
+		run  func(c *colly.Collector, px *forwardProxy, opts ...Option)
+		warn string // a warning the plugin must log, if any
+	}{
+		{"SetProxyFunc then Attach", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			c.SetProxyFunc(http.ProxyURL(px.url()))
+			Attach(c, opts...)
+		}, ""},
+		{"SetProxy then Attach", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			_ = c.SetProxy(px.srv.URL)
+			Attach(c, opts...)
+		}, ""},
+		{"Attach then SetProxyFunc", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			Attach(c, opts...)
+			c.SetProxyFunc(http.ProxyURL(px.url()))
+		}, "transport was replaced after Attach"},
+		{"Attach then SetProxy", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			Attach(c, opts...)
+			_ = c.SetProxy(px.srv.URL)
+		}, "transport was replaced after Attach"},
+		{"Attach then WithTransport", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			Attach(c, opts...)
+			c.WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())})
+		}, "transport was replaced after Attach"},
+		{"Attach then SetClient", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			Attach(c, opts...)
+			c.SetClient(&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(px.url())}})
+		}, "transport was replaced after Attach"},
+		{"WithTransport option", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+			Attach(c, append(opts, WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())}))...)
+		}, ""},
+	}
+	for _, o := range orders {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/async=%v", o.name, async), func(t *testing.T) {
+				f := proxyFarm(t)
+				px := newForwardProxy(t, f)
+				var logs logBuffer
+				c := newCollector(async)
+				o.run(c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+				crawlThroughProxy(t, c, f, px)
+				if o.warn != "" && strings.Count(logs.String(), o.warn) != 1 {
+					t.Errorf("log %q: want one warning %q", logs.String(), o.warn)
+				}
+			})
+		}
+	}
+}
+
+// A second plugin never doubles the work: robots.Attach on a collector that
+// has one returns it, the same plugin attached twice registers nothing
+// more, and another plugin's Attach leaves the collector to the first.
+func TestOnePluginPerCollector(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"two.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
+	var logs logBuffer
+	first := New(WithTransport(f.Transport()), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	c := newCollector(false, first.Option())
+	if p := Attach(c); p != first {
+		t.Fatal("Attach on a collector with a plugin returned a new one")
+	}
+	first.Attach(c)
+	other := New(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	other.Attach(c)
+	var requests atomic.Int64
+	c.OnRequest(func(*colly.Request) { requests.Add(1) })
+	for i := range 3 {
+		c.Visit(fmt.Sprintf("http://two.test/%d", i))
+	}
+	c.Wait()
+	if n := len(f.Pages("two.test", true)); n != 4 {
+		t.Errorf("site saw %d requests, want robots.txt once and 3 pages", n)
+	}
+	if s := first.Totals(); s.Allowed != 3 {
+		t.Errorf("first plugin allowed %d, want 3 (its hook ran once per request)", s.Allowed)
+	}
+	if other.Resolver() != nil || other.Totals().Allowed != 0 {
+		t.Error("the second plugin did work")
+	}
+	if !strings.Contains(logs.String(), "already has another robots plugin") {
+		t.Errorf("no warning for the second plugin: %q", logs.String())
+	}
+}
