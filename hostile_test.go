@@ -7,6 +7,7 @@ package robots_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -119,10 +120,18 @@ func TestHostile429Forever(t *testing.T) {
 			}
 			var statuses atomic.Int64
 			var errsMu sync.Mutex
-			failed := map[string]string{} // path → error, for errors other than the 429s
+			failed := map[string]string{}   // path → error, for errors other than the 429s
+			stoppedErr := map[string]bool{} // paths whose stop reached OnError
 			c.OnError(func(r *colly.Response, err error) {
 				if r != nil && r.StatusCode == http.StatusTooManyRequests {
 					statuses.Add(1)
+					return
+				}
+				if errors.Is(err, robots.ErrBlocked) {
+					// A stop reaches OnError too; it must also be reported.
+					errsMu.Lock()
+					stoppedErr[r.Request.URL.Path] = true
+					errsMu.Unlock()
 					return
 				}
 				errsMu.Lock()
@@ -184,6 +193,9 @@ func TestHostile429Forever(t *testing.T) {
 				}
 				if _, ok := failed[path]; ok && reported[path] {
 					t.Errorf("%s reported, and failed in net/http: %s", path, failed[path])
+				}
+				if reported[path] != stoppedErr[path] {
+					t.Errorf("%s: reported %v, reached OnError with ErrBlocked %v; want both or neither", path, reported[path], stoppedErr[path])
 				}
 			}
 			if len(failed) > 0 {
