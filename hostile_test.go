@@ -319,7 +319,6 @@ func TestHostileRedirectToStalledRobots(t *testing.T) {
 // TestHostileRedirectToStalledRobotsAuthority: the report of that hop, and
 // the statistics, name the authority it was stopped for.
 func TestHostileRedirectToStalledRobotsAuthority(t *testing.T) {
-	t.Skip("waiting for a fix: a hop canceled at the transport while its robots.txt is fetched is reported with an empty Block.Authority and counted in Stats() under \"\"")
 	testutil.CheckGoroutines(t)
 	p, bs, _, target := stalledRedirect(t, 1500*time.Millisecond)
 	if len(bs) != 1 || bs[0].Authority != target {

@@ -170,7 +170,8 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // canceledHop is the report of a request whose context ended while the
 // transport held it.
 func canceledHop(req *http.Request, err error) Block {
-	return Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
+	a, _ := policy.Authority(req.URL)
+	return Block{Kind: Canceled, URL: req.URL.String(), Authority: a, Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
 }
 
 // hopReason is reason, said of a redirect hop when req is one.

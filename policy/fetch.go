@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/gatewait"
@@ -301,12 +302,10 @@ func readBody(resp *http.Response) ([]byte, []string, error) {
 	}
 	br := bufio.NewReader(rd)
 	// A gzip stream inside the decoded body (a server that compresses
-	// twice, or serves robots.txt.gz as the file) is decoded too.
-	for layers < maxLayers {
-		magic, _ := br.Peek(2)
-		if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
-			break
-		}
+	// twice, or serves robots.txt.gz as the file) is decoded too, when its
+	// header is one: a body that only starts with the magic bytes is
+	// parsed as it came.
+	for layers < maxLayers && gzipHeader(br) {
 		dec, err := decoder("gzip", br)
 		if err != nil {
 			return nil, nil, err
@@ -314,13 +313,16 @@ func readBody(resp *http.Response) ([]byte, []string, error) {
 		br = bufio.NewReader(dec)
 		layers++
 	}
-	body, err := io.ReadAll(io.LimitReader(br, dialect.MaxBodyBytes+1))
+	// A UTF-16 body is converted as it is read, so that the size limit
+	// applies to the UTF-8 text parsed.
+	var src io.Reader = br
+	if bom, _ := br.Peek(2); len(bom) == 2 && (bom[0] == 0xFE && bom[1] == 0xFF || bom[0] == 0xFF && bom[1] == 0xFE) {
+		src = transform.NewReader(br, unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder())
+		warnings = append(warnings, "UTF-16 body converted to UTF-8")
+	}
+	body, err := io.ReadAll(io.LimitReader(src, dialect.MaxBodyBytes+1))
 	if err != nil {
 		return nil, nil, err
-	}
-	if u, ok := fromUTF16(body); ok {
-		body = u
-		warnings = append(warnings, "UTF-16 body converted to UTF-8")
 	}
 	if len(body) >= 2 && body[0] == 0x1f && body[1] == 0x8b {
 		warnings = append(warnings, "body still gzip-compressed after "+strconv.Itoa(maxLayers)+" layers: parsed as it came")
@@ -370,17 +372,11 @@ func decoder(coding string, rd io.Reader) (io.Reader, error) {
 	return nil, nil
 }
 
-// fromUTF16 converts a body that starts with a UTF-16 byte-order mark to
-// UTF-8.
-func fromUTF16(b []byte) ([]byte, bool) {
-	if len(b) < 2 || !(b[0] == 0xFE && b[1] == 0xFF || b[0] == 0xFF && b[1] == 0xFE) {
-		return nil, false
-	}
-	u, err := unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder().Bytes(b)
-	if err != nil {
-		return nil, false
-	}
-	return u, true
+// gzipHeader reports whether br starts with a gzip member header: the
+// magic bytes, the deflate method and no reserved flag.
+func gzipHeader(br *bufio.Reader) bool {
+	h, _ := br.Peek(4)
+	return len(h) == 4 && h[0] == 0x1f && h[1] == 0x8b && h[2] == 8 && h[3]&0xE0 == 0
 }
 
 // maxAge returns the Cache-Control max-age of a response, -1 if none; a

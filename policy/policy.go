@@ -36,8 +36,11 @@ type robotsCopy struct {
 // the rules in force.
 func (p *Policy) footprint() int64 {
 	n := int(unsafe.Sizeof(*p)) + len(p.authority) + len(p.fetch.URL) + len(p.fetch.FinalURL) + len(p.fetch.Err)
-	if p.lastGood != nil {
-		n += int(unsafe.Sizeof(*p.lastGood)) + p.lastGood.robots.Footprint()
+	if lg := p.lastGood; lg != nil {
+		// The copy holds the whole body read, which can be longer than what
+		// the parser used (a long last line cut at the limit).
+		used, _ := lg.robots.Size()
+		n += int(unsafe.Sizeof(*lg)) + lg.robots.Footprint() - used + len(lg.body)
 	}
 	if p.rules != nil {
 		n += p.rules.Footprint()
@@ -144,7 +147,8 @@ func (p *Policy) Reason() string {
 	until := p.expires.UTC().Format(time.RFC3339)
 	switch p.decision.Action {
 	case dialect.ActionParse:
-		s += ", " + strconv.Itoa(min(p.fetch.Bytes, dialect.MaxBodyBytes)) + " bytes parsed"
+		used, _ := p.lastGood.robots.Size()
+		s += ", " + strconv.Itoa(used) + " bytes parsed"
 		if p.fetch.Truncated {
 			s += " (cut at " + strconv.Itoa(dialect.MaxBodyBytes) + ")"
 		}
