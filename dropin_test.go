@@ -16,6 +16,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
@@ -161,7 +162,7 @@ func TestProxyInEveryOrder(t *testing.T) {
 func TestOnePluginPerCollector(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"two.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
 	var logs logBuffer
-	first := New(WithTransport(f.Transport()), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	first := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	c := newCollector(false, first.Option())
 	if p := Attach(c); p != first {
 		t.Fatal("Attach on a collector with a plugin returned a new one")
@@ -188,3 +189,69 @@ func TestOnePluginPerCollector(t *testing.T) {
 		t.Errorf("no warning for the second plugin: %q", logs.String())
 	}
 }
+
+// Polite by default: a host whose policy gives no Crawl-delay (and every
+// host under google, which reads none) is spaced by the default delay;
+// WithMinDelay stays a floor; 0 turns the default off.
+func TestDefaultDelay(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{
+		"plain.test":  {Robots: "User-agent: *\nDisallow: /private\n"},
+		"slow.test":   {Robots: "User-agent: *\nCrawl-delay: 0.3\n"},
+		"google.test": {Robots: "User-agent: *\nCrawl-delay: 5\n"},
+	})
+	cases := []struct {
+		name string
+		opts []Option
+		host string
+		want time.Duration
+	}{
+		{"no Crawl-delay: the default", nil, "plain.test", DefaultDelay},
+		{"a Crawl-delay wins over the default", nil, "slow.test", 300 * time.Millisecond},
+		{"google reads no Crawl-delay: the default", []Option{WithDialect(dialect.Google)}, "google.test", DefaultDelay},
+		{"WithDefaultDelay", []Option{WithDefaultDelay(150 * time.Millisecond)}, "plain.test", 150 * time.Millisecond},
+		{"WithMinDelay is a floor under the default", []Option{WithDefaultDelay(150 * time.Millisecond), WithMinDelay(400 * time.Millisecond)}, "plain.test", 400 * time.Millisecond},
+		{"0 turns it off", []Option{WithDefaultDelay(0)}, "plain.test", 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(append([]Option{WithTransport(f.Transport())}, tc.opts...)...)
+			c := newCollector(false, p.Option())
+			if err := c.Visit("http://" + tc.host + "/a"); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Limiter().(interface{ Delay(string) time.Duration }).Delay("http://" + tc.host); got != tc.want {
+				t.Errorf("delay %s, want %s", got, tc.want)
+			}
+		})
+	}
+	// And the server sees it: two pages of a host without Crawl-delay.
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(150*time.Millisecond))
+	c := newCollector(true, p.Option())
+	c.Visit("http://plain.test/1")
+	c.Visit("http://plain.test/2")
+	c.Wait()
+	if g := testutil.MinGap(f.Pages("plain.test", true)[len(f.Pages("plain.test", true))-2:]); g < 150*time.Millisecond {
+		t.Errorf("pages %s apart, want the default delay", g)
+	}
+}
+
+// Out-of-range option values are logged once when the plugin is made, and
+// the default is used.
+func TestOptionProblemsAreLogged(t *testing.T) {
+	var logs logBuffer
+	p := New(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
+		WithStatsCapacity(-1), WithSpacing(7), WithMinDelay(-time.Second), WithDefaultDelay(-1),
+		WithDeferWait(-time.Second), WithMaxCrawlDelay(0, OverDelay(9)))
+	out := logs.String()
+	for _, want := range []string{"WithStatsCapacity(-1)", "WithSpacing(Spacing(7))", "WithMinDelay(-1s)", "WithDefaultDelay(-1ns)",
+		"WithDeferWait(-1s)", "WithMaxCrawlDelay(0s, OverDelay(9)): the delay", "WithMaxCrawlDelay(0s, OverDelay(9)): not a choice"} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("log does not say %q once: %s", want, out)
+		}
+	}
+	if p.cfg.statsCap != DefaultStatsCapacity || p.cfg.spacing != EndToStart || p.cfg.defaultDelay != DefaultDelay ||
+		p.cfg.deferWait != DefaultDeferWait || p.cfg.maxCrawlDelay != DefaultMaxCrawlDelay || p.cfg.overDelay != CapDelay {
+		t.Errorf("defaults not kept: %+v", p.cfg)
+	}
+}
+

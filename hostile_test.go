@@ -110,7 +110,7 @@ func TestHostile429Forever(t *testing.T) {
 			var blocks hostileBlocks
 			// WithMinDelay keeps one page in flight (end-to-start spacing), so
 			// that each 429 is seen before the next page is let through.
-			p := robots.New(robots.WithTransport(tr), robots.WithOnBlocked(blocks.add),
+			p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add),
 				robots.WithMinDelay(time.Millisecond), robots.WithRetryAfter(0, tc.base, tc.max))
 			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
 			defer cancel()
@@ -234,7 +234,7 @@ func TestHostileConcurrentFirstCrawl(t *testing.T) {
 		_, _ = io.WriteString(w, "<html><body>ok</body></html>")
 	})
 	var blocks hostileBlocks
-	p := robots.New(robots.WithTransport(tr), robots.WithOnBlocked(blocks.add))
+	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add))
 	c := colly.NewCollector(colly.UserAgent(hostileUA), colly.Async(true), p.Option())
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 50}); err != nil {
 		t.Fatal(err)
@@ -286,7 +286,7 @@ func stalledRedirect(t *testing.T, deadline time.Duration) (p *robots.Plugin, bs
 	var blocks hostileBlocks
 	// The robots.txt fetch outlasts the deadline (and ends when the test
 	// does, with the stalled server).
-	p = robots.New(robots.WithTransport(tr), robots.WithOnBlocked(blocks.add), robots.WithTimeouts(0, 0, 10*time.Second))
+	p = robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add), robots.WithTimeouts(0, 0, 10*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	c := colly.NewCollector(colly.UserAgent(hostileUA), colly.StdlibContext(ctx), p.Option())

@@ -82,7 +82,7 @@ func (p *Plugin) delayOf(pol *policy.Policy) (time.Duration, bool) {
 	d := p.cfg.minDelay
 	cd, ok := pol.CrawlDelay()
 	if !ok {
-		return d, false
+		return max(d, p.cfg.defaultDelay), false
 	}
 	if cd > p.cfg.maxCrawlDelay {
 		switch p.cfg.overDelay {
@@ -104,5 +104,5 @@ func (p *Plugin) cachedDelay(host string) time.Duration {
 			return d
 		}
 	}
-	return p.cfg.minDelay
+	return max(p.cfg.minDelay, p.cfg.defaultDelay)
 }

@@ -158,7 +158,7 @@ func TestPluginThroughLimiterSeam(t *testing.T) {
 				},
 			}})
 			lim := newLockstepLimiter()
-			p := New(WithLimiter(lim), WithTransport(f.Transport()))
+			p := New(WithLimiter(lim), WithTransport(f.Transport()), WithDefaultDelay(0))
 			if p.Limiter() != Limiter(lim) {
 				t.Fatalf("Limiter() = %T, want the given one", p.Limiter())
 			}

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -14,6 +15,9 @@ import (
 const (
 	DefaultMaxCrawlDelay = 30 * time.Second
 	DefaultDeferWait     = 30 * time.Second
+	// DefaultDelay spaces a host whose robots.txt gives no Crawl-delay (as
+	// StormCrawler's default does).
+	DefaultDelay = time.Second
 	// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
 	// default.
 	DefaultStatsCapacity = 100_000
@@ -56,6 +60,7 @@ type config struct {
 	logger        *slog.Logger
 	limiter       Limiter
 	minDelay      time.Duration
+	defaultDelay  time.Duration
 	maxCrawlDelay time.Duration
 	overDelay     OverDelay
 	spacing       Spacing
@@ -66,6 +71,13 @@ type config struct {
 	backoffBase   time.Duration
 	backoffMax    time.Duration
 	statsCap      int
+	problems      []string // out-of-range option values, logged once by New
+}
+
+// problem records an option value out of range; New logs it once and the
+// default stays in force.
+func (c *config) problem(format string, args ...any) {
+	c.problems = append(c.problems, "robots: "+fmt.Sprintf(format, args...))
 }
 
 // WithPolicy passes options to the plugin's robots.txt resolver
@@ -128,8 +140,10 @@ func WithStoreTimeout(d time.Duration) Option { return WithPolicy(policy.WithSto
 func WithClock(clock policy.Clock) Option { return WithPolicy(policy.WithClock(clock)) }
 
 // WithLogger sets where the plugin logs stopped requests and warnings, and
-// where its resolver logs fetches and Store errors (default: nowhere;
-// WithPolicy(policy.WithLogger(l2)) gives the resolver a logger of its own).
+// where its resolver logs fetches and Store errors (default: warnings and
+// errors to slog's default handler, on stderr unless the program set
+// another; the rest nowhere). WithPolicy(policy.WithLogger(l2)) gives the
+// resolver a logger of its own.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -143,16 +157,39 @@ func WithLogger(l *slog.Logger) Option {
 // authority.
 func WithStatsCapacity(n int) Option {
 	return func(c *config) {
-		if n > 0 {
-			c.statsCap = n
+		if n <= 0 {
+			c.problem("WithStatsCapacity(%d): must be above 0; using %d", n, DefaultStatsCapacity)
+			return
 		}
+		c.statsCap = n
+	}
+}
+
+// WithDefaultDelay sets the time between two requests to a host whose
+// policy gives no Crawl-delay for the crawler (default [DefaultDelay], 1 s;
+// 0 turns it off). It applies under every dialect that reads none, google
+// included, and while robots.txt is unavailable.
+func WithDefaultDelay(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.problem("WithDefaultDelay(%s): a delay cannot be negative; using %s", d, DefaultDelay)
+			return
+		}
+		c.defaultDelay = d
 	}
 }
 
 // WithMinDelay sets the least time between two requests to one host
-// (default 0). robots.txt can raise it with Crawl-delay, never lower it.
+// (default 0), whatever the policy: a floor under the Crawl-delay and the
+// default delay, which can raise it, never lower it.
 func WithMinDelay(d time.Duration) Option {
-	return func(c *config) { c.minDelay = max(d, 0) }
+	return func(c *config) {
+		if d < 0 {
+			c.problem("WithMinDelay(%s): a delay cannot be negative; using 0", d)
+			return
+		}
+		c.minDelay = d
+	}
 }
 
 // WithMaxCrawlDelay sets the largest Crawl-delay honoured as it is (default
@@ -160,8 +197,14 @@ func WithMinDelay(d time.Duration) Option {
 // (default [CapDelay]).
 func WithMaxCrawlDelay(d time.Duration, over OverDelay) Option {
 	return func(c *config) {
-		if d > 0 {
+		if d <= 0 {
+			c.problem("WithMaxCrawlDelay(%s, %s): the delay must be above 0; using %s", d, over, DefaultMaxCrawlDelay)
+		} else {
 			c.maxCrawlDelay = d
+		}
+		if over > ObeyDelay {
+			c.problem("WithMaxCrawlDelay(%s, %s): not a choice; using %s", d, over, CapDelay)
+			return
 		}
 		c.overDelay = over
 	}
@@ -173,7 +216,13 @@ func WithMaxCrawlDelay(d time.Duration, over OverDelay) Option {
 // or [StartToStart] (between sends; more throughput). It does not apply to
 // a limiter given with [WithLimiter].
 func WithSpacing(s Spacing) Option {
-	return func(c *config) { c.spacing = s }
+	return func(c *config) {
+		if s != EndToStart && s != StartToStart {
+			c.problem("WithSpacing(%s): not a spacing; using %s", s, EndToStart)
+			return
+		}
+		c.spacing = s
+	}
 }
 
 // WithTransport sets the HTTP transport the collector's requests and the
@@ -198,7 +247,13 @@ func WithOnBlocked(fn func(Block)) Option {
 // aborted, reported as [Deferred] and kept for [Plugin.RetryDeferred].
 // Default [DefaultDeferWait]; 0 hands such requests back at once.
 func WithDeferWait(d time.Duration) Option {
-	return func(c *config) { c.deferWait = max(d, 0) }
+	return func(c *config) {
+		if d < 0 {
+			c.problem("WithDeferWait(%s): a wait cannot be negative; using %s", d, DefaultDeferWait)
+			return
+		}
+		c.deferWait = d
+	}
 }
 
 // WithRetryAfter sets, for the default limiter, the longest pause taken
@@ -209,6 +264,10 @@ func WithDeferWait(d time.Duration) Option {
 // does).
 func WithRetryAfter(maxPause, backoffBase, backoffMax time.Duration) Option {
 	return func(c *config) {
+		if backoffBase < 0 || backoffMax < 0 {
+			c.problem("WithRetryAfter(%s, %s, %s): a backoff cannot be negative; using the defaults for it", maxPause, backoffBase, backoffMax)
+			backoffBase, backoffMax = max(backoffBase, 0), max(backoffMax, 0)
+		}
 		c.retryAfterCap, c.backoffBase, c.backoffMax = maxPause, backoffBase, backoffMax
 	}
 }

@@ -48,13 +48,16 @@ type Plugin struct {
 // New returns a plugin configured by opts; attach it with [Plugin.Attach] or
 // [Plugin.Option].
 func New(opts ...Option) *Plugin {
-	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity}}
+	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity, defaultDelay: DefaultDelay}}
 	for _, o := range opts {
 		o(&p.cfg)
 	}
 	p.log = p.cfg.logger
 	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
+		p.log = slog.New(warnings{slog.Default().Handler()})
+	}
+	for _, msg := range p.cfg.problems {
+		p.log.Warn(msg)
 	}
 	base := p.cfg.transport
 	if base == nil {

@@ -121,7 +121,7 @@ func BenchmarkPluginOverhead(b *testing.B) {
 			defer tr.CloseIdleConnections()
 			var c *colly.Collector
 			if with {
-				c = newCollector(false, WithRobots(WithTransport(tr)))
+				c = newCollector(false, WithRobots(WithTransport(tr), WithDefaultDelay(0)))
 			} else {
 				c = newCollector(false)
 				c.WithTransport(tr)
@@ -174,7 +174,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 	})
 	for _, delay := range []time.Duration{0, time.Nanosecond} {
 		b.Run(fmt.Sprintf("plugin/min-delay=%s", delay), func(b *testing.B) {
-			p := New(WithTransport(site), WithAgents("examplebot"), WithMinDelay(delay))
+			p := New(WithTransport(site), WithDefaultDelay(0), WithAgents("examplebot"), WithMinDelay(delay))
 			c := newCollector(false, p.Option())
 			req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
 			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}

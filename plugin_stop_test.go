@@ -24,7 +24,7 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"g.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	clock := testutil.NewStepClock()
 	var blocks blockLog
-	p := New(WithTransport(f.Transport()), WithDialect(dialect.Google), WithClock(clock),
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(dialect.Google), WithClock(clock),
 		WithMinDelay(1500*time.Millisecond), WithTimeouts(0, 0, 600*time.Millisecond), WithOnBlocked(blocks.add))
 	c := newCollector(false, p.Option())
 	if err := c.Visit("http://g.test/a"); err != nil {
@@ -66,7 +66,7 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		})
 		clock := testutil.NewStepClock()
 		var blocks blockLog
-		p := New(WithTransport(f.Transport()), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
+		p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
 			WithRetryAfter(0, time.Millisecond, time.Millisecond))
 		c := newCollector(async, p.Option())
 		var onErr []error
@@ -119,7 +119,7 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var blocks blockLog
-	p := New(WithTransport(f.Transport()), WithOnBlocked(blocks.add))
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
 	c := newCollector(false, p.Option(), colly.StdlibContext(ctx))
 	if err := c.Visit("http://slow.test/first"); err != nil { // slow.test's next turn is 1 s away
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 				"a.test": {Robots: "User-agent: *\nDisallow: /private\n\nUser-agent: examplebot\nDisallow: /bot-only\nAllow: /private/press\nDisallow: /private\n"},
 			})
 			var blocks blockLog
-			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
+			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add)))
 			var fetched sync.Map
 			c.OnResponse(func(r *colly.Response) { fetched.Store(r.Request.URL.Path, true) })
 			// Every stop reaches OnError with a complete *BlockedError, and a
@@ -119,7 +119,7 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 				}
 				t.Parallel()
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"d.test": {Robots: tc.robots}})
-				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDialect(tc.d)))
+				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d)))
 				c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: tc.workers})
 				for i := 0; i < tc.n; i++ {
 					c.Visit(fmt.Sprintf("http://d.test/p%d", i))
@@ -192,7 +192,7 @@ func TestPluginHostsProceedSideBySide(t *testing.T) {
 		sites[fmt.Sprintf("h%d.test", i)] = &testutil.Site{Robots: "User-agent: *\nCrawl-delay: 0.2\n"}
 	}
 	f := testutil.NewFarm(t, sites)
-	c := newCollector(true, WithRobots(WithTransport(f.Transport())))
+	c := newCollector(true, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0)))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	start := time.Now()
 	for j := 0; j < 10; j++ {
@@ -227,7 +227,7 @@ func TestPluginRobots503(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.d.Name(), async), func(t *testing.T) {
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"e.test": {RobotsStatus: 503}})
 				var blocks blockLog
-				p := New(WithTransport(f.Transport()), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
+				p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
 					WithRetryAfter(0, time.Millisecond, time.Millisecond))
 				c := newCollector(async, p.Option())
 				for i := 0; i < 3; i++ {
@@ -263,7 +263,7 @@ func TestPluginDeferredRequestsAreRetried(t *testing.T) {
 	site := &testutil.Site{RobotsStatus: 503, Robots: "User-agent: *\nDisallow: /no\n"}
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"r.test": site})
 	clock := testutil.NewStepClock()
-	p := New(WithTransport(f.Transport()), WithDeferWait(0), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(0), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
 	c := newCollector(false, p.Option())
 	c.Visit("http://r.test/yes")
 	c.Visit("http://r.test/no")
@@ -301,7 +301,7 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 		f.ServeHTTP(w, r)
 	})
 	clock := testutil.NewStepClock()
-	p := New(WithTransport(f.Transport()), WithDeferWait(time.Hour), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Hour), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
 	c := newCollector(true, p.Option())
 	go func() {
 		time.Sleep(50 * time.Millisecond)
@@ -380,7 +380,7 @@ func TestPluginRetryAfter(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				c := newCollector(async, colly.StdlibContext(ctx),
-					WithRobots(WithTransport(f.Transport()), WithRetryAfter(tc.maxRA, base, 0)))
+					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithRetryAfter(tc.maxRA, base, 0)))
 				c.Visit("http://ra.test/a")
 				c.Visit("http://ra.test/b")
 				c.Wait()
@@ -417,7 +417,7 @@ func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
 			}}
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"rd.test": site, "other.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 			var blocks blockLog
-			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithOnBlocked(blocks.add)))
+			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add)))
 			var (
 				mu   sync.Mutex
 				errs []error
@@ -453,7 +453,7 @@ func TestPluginRedirectIntoDisallowedPath(t *testing.T) {
 func TestPluginCrawlDelayAboveMax(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 120\n"}})
 	var blocks blockLog
-	c := newCollector(false, WithRobots(WithTransport(f.Transport()), WithMaxCrawlDelay(time.Minute, SkipHost), WithOnBlocked(blocks.add)))
+	c := newCollector(false, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithMaxCrawlDelay(time.Minute, SkipHost), WithOnBlocked(blocks.add)))
 	c.Visit("http://slow.test/a")
 	c.Visit("http://slow.test/b")
 	c.Wait()
@@ -465,7 +465,7 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 		t.Errorf("blocks %v", bs)
 	}
 	// Capped: the limiter gets the largest honoured delay.
-	p := New(WithMaxCrawlDelay(50*time.Millisecond, CapDelay), WithMinDelay(10*time.Millisecond), WithTransport(f.Transport()))
+	p := New(WithMaxCrawlDelay(50*time.Millisecond, CapDelay), WithMinDelay(10*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
 	c2 := newCollector(false, p.Option())
 	c2.Visit("http://slow.test/c")
 	c2.Wait()
@@ -478,7 +478,7 @@ func TestPluginMinDelayNeverLowered(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"m.test": {Robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
-			p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()))
+			p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
 			c := newCollector(async, p.Option())
 			for i := 0; i < 3; i++ {
 				c.Visit(fmt.Sprintf("http://m.test/%d", i))
@@ -512,7 +512,7 @@ func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
 			t.Run(fmt.Sprintf("crawl-delay=%s/rule=%s/async=%v", tc.plugin, tc.rule, async), func(t *testing.T) {
 				t.Parallel()
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"lr.test": {Robots: "User-agent: *\nCrawl-delay: " + tc.crawlDelay + "\n"}})
-				c := newCollector(async, WithRobots(WithTransport(f.Transport())))
+				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0)))
 				if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Delay: tc.rule}); err != nil {
 					t.Fatal(err)
 				}
@@ -584,7 +584,7 @@ func TestPluginWarnsWithoutProductToken(t *testing.T) {
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"tk.test": {Robots: "User-agent: *\nDisallow: /star\n\nUser-agent: examplebot\nDisallow: /bot\n"}})
 				var buf lockedBuffer
 				log := slog.New(slog.NewJSONHandler(&buf, nil))
-				p := New(append([]Option{WithTransport(f.Transport()), WithLogger(log)}, tc.opts...)...)
+				p := New(append([]Option{WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(log)}, tc.opts...)...)
 				o := []colly.CollectorOption{colly.UserAgent(tc.ua), p.Option()}
 				if async {
 					o = append(o, colly.Async(true))
@@ -630,7 +630,7 @@ func TestPluginCloneAndAttach(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cl.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	var blocks blockLog
 	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"))
-	p := Attach(c, WithTransport(f.Transport()), WithOnBlocked(blocks.add))
+	p := Attach(c, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
 	clone := c.Clone()
 	var cloneErr error
 	clone.OnError(func(_ *colly.Response, err error) { cloneErr = err })
@@ -657,9 +657,9 @@ func TestPluginCloneAndAttach(t *testing.T) {
 
 func TestPluginTokensFromUserAgent(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"ua.test": {Robots: "User-agent: examplebot\nDisallow: /\n"}})
-	c := newCollector(false, WithRobots(WithTransport(f.Transport())))
+	c := newCollector(false, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0)))
 	c.Visit("http://ua.test/x")
-	c2 := colly.NewCollector(colly.UserAgent("otherbot/2"), WithRobots(WithTransport(f.Transport())))
+	c2 := colly.NewCollector(colly.UserAgent("otherbot/2"), WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0)))
 	c2.Visit("http://ua.test/y")
 	if got := strings.Join(f.Paths("ua.test"), " "); got != "/y" {
 		t.Errorf("server saw %q", got)
@@ -670,7 +670,7 @@ func TestPluginContextCancelWhileWaiting(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cc.test": {Robots: "User-agent: *\nCrawl-delay: 10\n"}})
 	var blocks blockLog
 	ctx, cancel := context.WithCancel(context.Background())
-	p := New(WithTransport(f.Transport()), WithOnBlocked(blocks.add))
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
 	c := newCollector(true, colly.StdlibContext(ctx), p.Option())
 	c.Visit("http://cc.test/1")
 	c.Visit("http://cc.test/2")
@@ -696,7 +696,7 @@ func TestPluginStatsCapacity(t *testing.T) {
 	}
 	f := testutil.NewFarm(t, sites)
 	for _, async := range []bool{false, true} {
-		p := New(WithTransport(f.Transport()), WithStatsCapacity(10))
+		p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithStatsCapacity(10))
 		c := newCollector(async, p.Option())
 		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})
 		for i := 0; i < 50; i++ {
