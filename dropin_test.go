@@ -254,4 +254,3 @@ func TestOptionProblemsAreLogged(t *testing.T) {
 		t.Errorf("defaults not kept: %+v", p.cfg)
 	}
 }
-
