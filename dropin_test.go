@@ -2,12 +2,14 @@ package robots
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -252,5 +254,78 @@ func TestOptionProblemsAreLogged(t *testing.T) {
 	if p.cfg.statsCap != DefaultStatsCapacity || p.cfg.spacing != EndToStart || p.cfg.defaultDelay != DefaultDelay ||
 		p.cfg.deferWait != DefaultDeferWait || p.cfg.maxCrawlDelay != DefaultMaxCrawlDelay || p.cfg.overDelay != CapDelay {
 		t.Errorf("defaults not kept: %+v", p.cfg)
+	}
+}
+
+// The crawler's name is fixed once, from the collector's User-Agent: a
+// request carrying another (extensions.RandomUserAgent) changes nothing.
+func TestCrawlerNameFixedOnce(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"name.test": {Robots: "User-agent: examplebot\nDisallow: /\n"}})
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0))
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+	c.OnRequest(func(r *colly.Request) {
+		r.Headers.Set("User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/120.0")
+	})
+	if err := c.Visit("http://name.test/page"); !errors.Is(err, ErrBlocked) {
+		t.Errorf("Visit = %v, want the examplebot group to stop it", err)
+	}
+	if got := p.Resolver().Agents(); len(got) != 1 || got[0] != "ExampleBot" {
+		t.Errorf("agents %q, want [ExampleBot]", got)
+	}
+}
+
+// Responses Colly serves from its disk cache wait for no turn: a re-run of
+// a crawl from the cache sends nothing and waits for nothing.
+func TestCollyCacheHitsWaitForNothing(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"cache.test": {Robots: "User-agent: *\nCrawl-delay: 1\n"}})
+	dir := t.TempDir()
+	crawl := func() *Plugin {
+		p := New(WithTransport(f.Transport()))
+		c := newCollector(false, colly.CacheDir(dir), p.Option())
+		c.AllowURLRevisit = false
+		for i := range 3 {
+			if err := c.Visit(fmt.Sprintf("http://cache.test/%d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	crawl() // fills the cache, 1 s apart
+	pages := len(f.Pages("cache.test", false))
+	p := crawl()
+	if n := len(f.Pages("cache.test", false)); n != pages {
+		t.Errorf("the re-run sent %d page requests, want none", n-pages)
+	}
+	if s := p.Totals(); s.Allowed != 3 || s.Waited != 0 {
+		t.Errorf("re-run: %+v, want 3 allowed and no wait", s)
+	}
+}
+
+// Close releases the idle connections the plugin's transport keeps, and
+// their goroutines (counted while the sites are still up, so that nothing
+// else closes the connections).
+func TestCloseReleasesConnections(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"c1.test": {}, "c2.test": {}})
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0))
+	c := newCollector(true, p.Option())
+	before := runtime.NumGoroutine()
+	for _, h := range []string{"c1.test", "c2.test"} {
+		for i := range 3 {
+			c.Visit(fmt.Sprintf("http://%s/%d", h, i))
+		}
+	}
+	c.Wait()
+	if n := runtime.NumGoroutine(); n <= before {
+		t.Fatalf("%d goroutines after the crawl, %d before: no idle connection to release?", n, before)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Close, %d before the crawl", n, before)
 	}
 }

@@ -2,11 +2,14 @@ package robots
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +44,7 @@ type Plugin struct {
 
 	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
 	attached map[*colly.Collector]bool // collectors whose callbacks are registered
+	first    *colly.Collector          // the first: its User-Agent names the crawler
 	pending  sync.Map                  // stop id → *BlockedError, from OnRequest to the transport
 	stopSeq  atomic.Uint64
 }
@@ -161,6 +165,9 @@ func (p *Plugin) Attach(c *colly.Collector) {
 		}
 	}
 	p.attached[c] = true
+	if p.first == nil {
+		p.first = c
+	}
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
@@ -210,9 +217,21 @@ func collyYes(v string) bool {
 }
 
 // resolver returns the plugin's resolver, created on first use so that the
-// collector's User-Agent (set by later options or the environment) is known.
-func (p *Plugin) resolver(userAgent string) *policy.Resolver {
+// User-Agent of the collector it was first attached to (set by later
+// options or COLLY_USER_AGENT) is known. The crawler's name is fixed then,
+// once: never from a request's header (extensions.RandomUserAgent changes
+// those), and a User-Agent set on the collector later does not change it.
+func (p *Plugin) resolver() *policy.Resolver {
+	if r := p.res.Load(); r != nil {
+		return r
+	}
 	p.once.Do(func() {
+		p.mu.Lock()
+		var userAgent string
+		if p.first != nil {
+			userAgent = p.first.UserAgent
+		}
+		p.mu.Unlock()
 		// The plugin's defaults first: the user's policy options override them.
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
@@ -227,6 +246,16 @@ func (p *Plugin) resolver(userAgent string) *policy.Resolver {
 		p.res.Store(r)
 	})
 	return p.res.Load()
+}
+
+// Close releases what the plugin holds open once crawling is over: the
+// idle keep-alive connections of its transport (and their goroutines).
+// The plugin stays usable; a later request opens new connections.
+func (p *Plugin) Close() error {
+	if ci, ok := p.base.Load().RoundTripper.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+	return nil
 }
 
 // Resolver returns the plugin's robots.txt resolver (nil before the first
@@ -255,7 +284,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res := p.resolver(c.UserAgent)
+	res := p.resolver()
 	var (
 		start  time.Time // of the first deferral
 		waited time.Duration
@@ -305,6 +334,13 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	}
 	if !start.IsZero() {
 		waited = time.Since(start)
+	}
+	if cachedByColly(c, r) {
+		// Colly answers from its disk cache without a request: no turn to
+		// wait for. (If the cached answer is a 5xx, Colly asks the site,
+		// and the transport's gate still spaces that request.)
+		p.stats.record(authority, HostStats{Allowed: 1, Waited: waited})
+		return
 	}
 	w, err := p.wait(ctx, authority, d)
 	if err != nil {
@@ -387,4 +423,16 @@ func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
 		fn(b)
 	}
 	return b
+}
+
+// cachedByColly reports whether Colly will answer r from its disk cache
+// (colly.CacheDir): the file it would read exists and has not expired.
+func cachedByColly(c *colly.Collector, r *colly.Request) bool {
+	if c.CacheDir == "" || r.Method != http.MethodGet || r.Headers != nil && r.Headers.Get("Cache-Control") == "no-cache" {
+		return false
+	}
+	sum := sha1.Sum([]byte(r.URL.String()))
+	hash := hex.EncodeToString(sum[:])
+	fi, err := os.Stat(filepath.Join(c.CacheDir, hash[:2], hash))
+	return err == nil && (c.CacheExpiration <= 0 || time.Since(fi.ModTime()) <= c.CacheExpiration)
 }

@@ -70,7 +70,7 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 		fixed := testutil.Retained(func() any { // a plugin and collector that crawled nothing
 			p := New(WithTransport(tr))
 			c := newCollector(true, p.Option())
-			p.resolver(c.UserAgent) // created on the first request
+			p.resolver() // created on the first request
 			return [2]any{p, c}
 		})
 		p := New(WithTransport(tr))

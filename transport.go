@@ -99,7 +99,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%w: %s header of an unknown stop", ErrBlocked, stopHeader)
 	}
 	base := p.base.Load().RoundTripper
-	res := p.resolver(req.Header.Get("User-Agent"))
+	res := p.resolver()
 	pol, err := res.Policy(req.Context(), req.URL)
 	if errors.Is(err, policy.ErrUnsupportedURL) {
 		return base.RoundTrip(req)
