@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
-
-	"github.com/politecrawl/robots/policy"
 )
 
 // maxDeferred bounds the requests kept for RetryDeferred.
@@ -30,21 +28,21 @@ type deferredList struct {
 func (p *Plugin) onError(r *colly.Response, err error) {
 	var be *BlockedError
 	if r != nil && r.Request != nil && errors.As(err, &be) && be.Block.Kind == Deferred {
-		p.keepDeferred(r.Request, be.Block.Verdict.Policy)
+		p.keepDeferred(r.Request, be.Block.Until)
 	}
 }
 
-// keepDeferred adds r, deferred by pol, to the requests kept for
-// RetryDeferred, unless maxDeferred are kept already (then it says so in
-// the log).
-func (p *Plugin) keepDeferred(r *colly.Request, pol *policy.Policy) {
+// keepDeferred adds r, deferred until the given time, to the requests
+// kept for RetryDeferred, unless maxDeferred are kept already (then it
+// says so in the log).
+func (p *Plugin) keepDeferred(r *colly.Request, until time.Time) {
 	d := &p.deferred
 	d.mu.Lock()
 	full := len(d.reqs) >= maxDeferred
 	if !full {
 		d.reqs = append(d.reqs, r)
-		if pol != nil && pol.Expires().After(d.until) {
-			d.until = pol.Expires()
+		if until.After(d.until) {
+			d.until = until
 		}
 	}
 	d.mu.Unlock()
@@ -65,10 +63,11 @@ func (p *Plugin) Deferred() []*colly.Request {
 	return reqs
 }
 
-// DeferredUntil returns when robots.txt is next fetched for every request
-// kept for [Plugin.RetryDeferred]: the latest retry time among the policies
-// that deferred them (by the resolver's clock, see [WithClock]), and false
-// when none is kept. Retrying earlier defers a request again.
+// DeferredUntil returns when retrying helps every request kept for
+// [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
+// files that deferred them (by the resolver's clock, see [WithClock]) and
+// the ends of the 429/503 pauses of the hosts that did; false when none is
+// kept. Retrying earlier defers a request again.
 func (p *Plugin) DeferredUntil() (time.Time, bool) {
 	d := &p.deferred
 	d.mu.Lock()
@@ -88,7 +87,7 @@ func (p *Plugin) DeferredUntil() (time.Time, bool) {
 func (p *Plugin) RetryDeferred() int {
 	reqs := p.Deferred()
 	for _, r := range reqs {
-		if err := r.Retry(); err != nil {
+		if err := r.Retry(); err != nil && !errors.Is(err, ErrBlocked) { // a stop again is reported already
 			p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
 		}
 	}

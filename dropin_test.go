@@ -329,3 +329,41 @@ func TestCloseReleasesConnections(t *testing.T) {
 		t.Errorf("%d goroutines after Close, %d before the crawl", n, before)
 	}
 }
+
+// A host that answers 429 with a pause longer than WithDeferWait hands its
+// requests back as Deferred at once, kept for RetryDeferred, instead of
+// holding a sync collector for the whole pause per page.
+func TestLongPauseDefersRequests(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"busy.test": {
+		Robots: "User-agent: *\nAllow: /\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return true
+		},
+	}})
+	var blocks blockLog
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Second), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.Option())
+	start := time.Now()
+	for i := range 4 {
+		err := c.Visit(fmt.Sprintf("http://busy.test/%d", i))
+		if i > 0 && !errors.Is(err, ErrBlocked) {
+			t.Errorf("page %d: Visit = %v, want it deferred", i, err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the crawl took %s: the pause was waited out", d)
+	}
+	if n := len(f.Pages("busy.test", false)); n != 1 {
+		t.Errorf("site saw %d pages, want only the first (then paused)", n)
+	}
+	bs := blocks.all()
+	if len(bs) != 3 || bs[0].Kind != Deferred || !strings.Contains(bs[0].Reason, "paused until") {
+		t.Fatalf("blocks %v, want 3 deferred", bs)
+	}
+	until, ok := p.DeferredUntil()
+	if !ok || until.Before(start.Add(9*time.Minute)) || len(p.Deferred()) != 3 {
+		t.Errorf("DeferredUntil %s, %v: want the pause's end (10 min, the Retry-After cap), 3 kept", until, ok)
+	}
+}

@@ -53,10 +53,12 @@ func WithLimiter(l Limiter) Option {
 
 // Optional methods of a Limiter the plugin uses when they are there.
 type (
-	// waitTimer tells how long a Wait blocked (hostlimit.Limiter.WaitTime),
-	// which saves the plugin two clock reads per request.
-	waitTimer interface {
-		WaitTime(ctx context.Context, host string, delay time.Duration) (time.Duration, error)
+	// waitMaxer tells how long a Wait blocked, and does not wait out a
+	// pause longer than maxPause (hostlimit.Limiter.WaitMax): it saves the
+	// plugin two clock reads per request and lets it hand back the
+	// requests of a host that keeps answering 429/503.
+	waitMaxer interface {
+		WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error)
 	}
 	// hostStatser gives a host's limiter statistics for [Plugin.Stats].
 	hostStatser interface {
@@ -64,10 +66,13 @@ type (
 	}
 )
 
-// waitTimeOf returns l's WaitTime, or Wait timed by the clock.
-func waitTimeOf(l Limiter) func(context.Context, string, time.Duration) (time.Duration, error) {
-	if wt, ok := l.(waitTimer); ok {
-		return wt.WaitTime
+// waitFunc returns the plugin's early wait on l: WaitMax with the longest
+// pause worth waiting in OnRequest, or Wait timed by the clock.
+func waitFunc(l Limiter, maxPause time.Duration) func(context.Context, string, time.Duration) (time.Duration, error) {
+	if wm, ok := l.(waitMaxer); ok {
+		return func(ctx context.Context, host string, d time.Duration) (time.Duration, error) {
+			return wm.WaitMax(ctx, host, d, maxPause)
+		}
 	}
 	return func(ctx context.Context, host string, d time.Duration) (time.Duration, error) {
 		start := time.Now()

@@ -243,8 +243,12 @@ func WithOnBlocked(fn func(Block)) Option {
 
 // WithDeferWait sets how long a request may wait in OnRequest for a
 // robots.txt that is temporarily unreachable (a 5xx or no answer that the
-// dialect reads as "disallow all, retry later") before it is handed back:
-// aborted, reported as [Deferred] and kept for [Plugin.RetryDeferred].
+// dialect reads as "disallow all, retry later"), or for the end of its
+// host's 429/503 pause, before it is handed back: stopped, reported as
+// [Deferred] and kept for [Plugin.RetryDeferred]. (A pause is judged when
+// the request arrives, with a limiter that has WaitMax, as
+// [hostlimit.Limiter] does; a pause of a second or less is always waited
+// out.)
 // Default [DefaultDeferWait]; 0 hands such requests back at once.
 func WithDeferWait(d time.Duration) Option {
 	return func(c *config) {

@@ -78,7 +78,9 @@ func New(opts ...Option) *Plugin {
 			BackoffMax:    p.cfg.backoffMax,
 		})
 	}
-	p.wait = waitTimeOf(p.lim)
+	// A pause of a second or less is always waited out: handing a request
+	// back for it would cost more than it saves.
+	p.wait = waitFunc(p.lim, max(p.cfg.deferWait, time.Second))
 	p.stats.capacity = p.cfg.statsCap
 	p.coll = &checkTransport{p: p}
 	return p
@@ -316,7 +318,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		}
 		wait := pol.Expires().Sub(res.Now())
 		if time.Since(start)+wait > p.cfg.deferWait {
-			p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Reason: v.String()}, pol)
+			p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Until: pol.Expires(), Reason: v.String()}, pol)
 			return
 		}
 		// Sleep in short steps: the resolver's clock may not be the wall clock.
@@ -343,6 +345,11 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		return
 	}
 	w, err := p.wait(ctx, authority, d)
+	if pe := (*hostlimit.PausedError)(nil); err != nil && errors.As(err, &pe) {
+		p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Until: pe.Until,
+			Reason: "the host answers 429/503 and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"}, pol)
+		return
+	}
 	if err != nil {
 		p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
 		return

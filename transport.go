@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -58,6 +59,10 @@ type Block struct {
 	// Verdict says which rule (and line) or which fetch outcome decided, for
 	// Disallowed and Deferred.
 	Verdict policy.Verdict
+	// Until is, for Deferred, when retrying can help: the retry time of
+	// robots.txt (by the resolver's clock, see WithClock), or the end of
+	// the host's 429/503 pause.
+	Until time.Time
 	// Redirect is true when the URL is a redirect target: the redirect was
 	// not followed.
 	Redirect bool
@@ -127,7 +132,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case !v.Allowed:
 		b.Kind, b.Verdict, b.Reason = Disallowed, v, v.String()
 		if v.Reason == dialect.ReasonFetch && temporary(pol.Action()) {
-			b.Kind = Deferred
+			b.Kind, b.Until = Deferred, pol.Expires()
 		}
 	default: // skip
 		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"

@@ -438,6 +438,26 @@ func (l *Limiter) Wait(ctx context.Context, host string, delay time.Duration) er
 
 // WaitTime is [Limiter.Wait] that also returns how long it blocked.
 func (l *Limiter) WaitTime(ctx context.Context, host string, delay time.Duration) (time.Duration, error) {
+	return l.WaitMax(ctx, host, delay, -1)
+}
+
+// PausedError is the error of [Limiter.WaitMax] for a host paused for
+// longer than the caller would wait.
+type PausedError struct {
+	Host  string
+	Until time.Time // when the pause ends
+}
+
+func (e *PausedError) Error() string {
+	return "hostlimit: " + e.Host + " is paused after 429/503 responses until " + e.Until.UTC().Format(time.RFC3339)
+}
+
+// WaitMax is [Limiter.WaitTime] that does not wait out a pause (429, 503,
+// [Limiter.Pause]) ending more than maxPause from now: it then returns at
+// once a *[PausedError]. A negative maxPause waits out any pause. It is
+// decided when WaitMax is called; a pause that starts while it waits is
+// waited out.
+func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -445,6 +465,9 @@ func (l *Limiter) WaitTime(ctx context.Context, host string, delay time.Duration
 	defer s.mu.Unlock()
 	if delay >= 0 {
 		l.setDelay(h, delay)
+	}
+	if maxPause >= 0 && h.pauseUntil-now > int64(maxPause) {
+		return 0, &PausedError{Host: host, Until: l.epoch.Add(time.Duration(h.pauseUntil))}
 	}
 	if h.early.head == nil {
 		if at, event := l.readyAt(h, true); !event && at <= now {

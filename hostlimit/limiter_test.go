@@ -835,3 +835,25 @@ func TestLimiterBytesPerHost(t *testing.T) {
 	}
 	runtime.KeepAlive(l)
 }
+
+// WaitMax does not wait out a pause longer than asked: it says when the
+// pause ends; a shorter one is waited out.
+func TestLimiterWaitMax(t *testing.T) {
+	l := New(Config{})
+	ctx := context.Background()
+	const host = "http://paused.test"
+	l.Pause(host, time.Hour)
+	start := time.Now()
+	_, err := l.WaitMax(ctx, host, 0, time.Minute)
+	var pe *PausedError
+	if !errors.As(err, &pe) || pe.Host != host || pe.Until.Before(start.Add(59*time.Minute)) || time.Since(start) > time.Second {
+		t.Fatalf("WaitMax over an hour's pause: %v after %s", err, time.Since(start))
+	}
+	const short = "http://short.test"
+	paused := time.Now()
+	l.Pause(short, 50*time.Millisecond)
+	w, err := l.WaitMax(ctx, short, 0, time.Minute)
+	if err != nil || w <= 0 || time.Since(paused) < 50*time.Millisecond {
+		t.Fatalf("WaitMax over a short pause: waited %s, %v, returned %s after the pause began", w, err, time.Since(paused))
+	}
+}
