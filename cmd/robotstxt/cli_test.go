@@ -128,10 +128,12 @@ func TestAgentTokenWarnings(t *testing.T) {
 	}{
 		{"rfc9309", "MJ12bot", 1, "disallowed\t/mj\nallowed\t/private\n", nil},
 		{"rfc9309", "MJ12bot/1.4.8,examplebot", 1, "disallowed\t/mj\nallowed\t/private\n",
-			[]string{`robotstxt: warning: -agent "MJ12bot/1.4.8": the rfc9309 dialect compares only "MJ12bot"`}},
+			[]string{`robotstxt: warning: -agent "MJ12bot/1.4.8": read as a User-Agent; using its product token "MJ12bot"`}},
 		{"google", "MJ12bot,Foo/1.0", 1, "allowed\t/mj\ndisallowed\t/private\n", []string{
 			`robotstxt: warning: -agent "MJ12bot": the google dialect matches it to no user-agent line`,
-			`robotstxt: warning: -agent "Foo/1.0": the google dialect matches it to no user-agent line`}},
+			`robotstxt: warning: -agent "Foo/1.0": read as a User-Agent; using its product token "Foo"`}},
+		{"rfc9309", "MJ12 bot", 1, "allowed\t/mj\ndisallowed\t/private\n",
+			[]string{`robotstxt: warning: -agent "MJ12 bot": the rfc9309 dialect compares only "MJ12"`}},
 		{"koster1994", "mj12bot", 1, "disallowed\t/mj\nallowed\t/private\n", nil},
 	}
 	for _, c := range cases {

@@ -1,41 +1,92 @@
 // Command robotstxt checks URLs against a robots.txt file as a chosen crawler
-// reads it, and shows what it read.
+// reads it, shows what it read, and shows what changes for a Colly crawler
+// that moves from Colly's own robots.txt check to this module's.
 //
 // Usage:
 //
-//	robotstxt check   [-dialect D] -agent A[,B...] [-explain] FILE [URL...]
-//	robotstxt inspect [-dialect D] -agent A[,B...] FILE
+//	robotstxt check   [-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]
+//	robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
+//	robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
+//	robotstxt COMMAND -h
+//
+// Flags may come before or after FILE and the URLs; "--" ends them. COMMAND
+// -h (or -help, --help, "robotstxt help COMMAND") lists the command's flags
+// on standard output.
 //
 // check prints one line per URL, in order: "allowed<TAB>URL" or
 // "disallowed<TAB>URL", with -explain a third field naming the deciding rule
-// and its line ("line 4: Disallow: /private") or "no matching rule". URLs
-// come from the arguments, or one per line on standard input when there are
-// none (blank lines are skipped, a trailing CR is dropped). The exit status
-// is 0 when every URL is allowed, 1 when any is disallowed, 2 on a usage or
-// I/O error.
+// and its line ("line 4: Disallow: /private") or "no matching rule". The exit
+// status is 0 when every URL is allowed, 1 when any is disallowed, 2 on a
+// usage or I/O error.
 //
 // inspect prints JSON: the dialect, the user-agent values of the group(s) in
 // force, the crawl delay in seconds (null when the dialect reads none), the
 // Sitemap URLs in file order, the rules in force with their lines, and the
 // warnings.
 //
+// diff is the migration report for a Colly user: for each URL, the verdict of
+// Colly v2.3.0's built-in robots.txt check (github.com/temoto/robotstxt, called
+// as Colly calls it, for a collector whose UserAgent is -user-agent) and the
+// dialect's (this module's plugin on the same collector), and it prints only
+// the URLs whose verdict changes:
+//
+//	URL<TAB>colly: allowed|disallowed (-)<TAB>DIALECT: allowed|disallowed (WHY)
+//
+// WHY is what check -explain gives. temoto/robotstxt does not say which rule
+// decided, so the colly field names none ("-"); it names a cause only when
+// robots.txt decided as a whole. Both sides see the URL as Colly sends it
+// (parsed by the WHATWG URL parser as Colly's Visit parses it, a path joined
+// to FILE's scheme and host, or to http://example.com for a local FILE);
+// Colly's side then matches temoto's rules against the escaped path and the
+// query as url.Values.Encode re-encodes it (keys sorted), as Colly does.
+// Colly passes its whole UserAgent to temoto, which picks the group whose
+// name is the longest prefix of it (so "Mozilla/5.0 (compatible; ExampleBot/1.0)"
+// selects "*", never "examplebot"); the dialect side uses -agent, or, as the
+// plugin does by default, the product token of -user-agent. -user-agent
+// defaults to the first -agent value as given, or to Colly's default
+// ("colly - https://github.com/gocolly/colly") without -agent. A robots.txt
+// that temoto rejects (one bad Crawl-delay, a rule before any User-agent) or
+// that Colly cannot fetch is said on standard error, and every URL counts as
+// disallowed on Colly's side: Colly's Visit returns that error and fetches
+// nothing. A 5xx robots.txt, which temoto reads as "disallow all", allows
+// everything in Colly, whose check asks only for a group and finds none. The
+// last line on standard error is "robotstxt: N of M URLs change verdict". The
+// exit status is 0 when no verdict changes, 1 when some do, 2 on a usage or
+// I/O error.
+//
+// URLs come from the arguments, or one per line on standard input when there
+// are none (blank lines are skipped, a trailing CR is dropped). Each is an
+// absolute path ("/a/b?c", taken as given: "//x" is the path //x and a stray
+// "%" is a character of it; an empty argument is "/") or an http(s) URL
+// ("https://example.com/a/b?c", scheme in any case); any other is a usage
+// error naming it, and on standard input its line.
+//
 // FILE is a local file or the http(s) URL of a robots.txt
-// ("https://example.com/robots.txt"), fetched as the chosen dialect's
-// crawler fetches it (package github.com/politecrawl/robots/policy: at most five
-// redirects, 500 KiB, the dialect's rules for 4xx, 5xx and no answer). When
-// the fetch outcome decides instead of rules, check -explain names it
-// ("robots.txt: 503 Service Unavailable, complete disallow until
-// 2026-11-23T14:05:00Z") and inspect adds a "fetch" object (URL, status,
+// ("https://example.com/robots.txt"; a FILE with any other scheme is a usage
+// error, so a local name holding a colon is written ./NAME), fetched as the
+// chosen dialect's crawler fetches it (package
+// github.com/politecrawl/robots/policy: at most five redirects, 500 KiB,
+// the dialect's rules for 4xx, 5xx and no answer). A fetch that gives no rules
+// to parse is said in one line on standard error ("robotstxt:
+// http://127.0.0.1:1/robots.txt: no answer (connection refused), complete
+// disallow until 2026-11-23T14:05:00Z"); the verdicts and the exit status are
+// the dialect's, as without it. With -explain, a URL that the fetch outcome
+// decides says so ("robots.txt: 503 Service Unavailable, complete disallow
+// until 2026-11-23T14:05:00Z"), and inspect adds a "fetch" object (URL, status,
 // outcome, action, reason, retry time) to its JSON.
 //
 // Agents are product tokens, most specific first; the first that has a group
-// of its own decides. With no -agent (or an empty one) only the "*" group(s)
-// apply. A token the dialect does not compare whole (see
-// dialect.Dialect.AgentToken: "Googlebot/2.1" is compared as "Googlebot" in
-// rfc9309, and names no group in google) gets one warning line on standard
-// error, "robotstxt: warning: -agent ...", which changes neither the output
-// nor the exit status. -dialect is one of rfc9309 (default), google, coccoc,
-// koster1994.
+// of its own decides. Commas inside parentheses do not separate agents. With
+// no -agent (or an empty one) only the "*" group(s) apply (diff: see above).
+// An agent holding "/" or "(" is read as a User-Agent ("USpider/1.0",
+// "Mozilla/5.0 (compatible; USpider/1.0; +https://example.com/bot)") and
+// reduced to the product token dialect.ProductToken finds in it ("USpider");
+// the first agent given so is then the User-Agent of a robots.txt fetch.
+// A reduced agent, or a token the dialect does not compare whole (see
+// dialect.Dialect.AgentToken: "MJ12bot" names no group in google), gets one
+// warning line on standard error, "robotstxt: warning: -agent ...", once per
+// agent given; it changes neither the output nor the exit status. -dialect
+// is one of rfc9309 (default), google, coccoc, koster1994.
 package main
 
 import (
@@ -57,8 +108,17 @@ import (
 )
 
 const usage = `usage:
-  robotstxt check   [-dialect D] -agent A[,B...] [-explain] FILE [URL...]
-  robotstxt inspect [-dialect D] -agent A[,B...] FILE
+  robotstxt check   [-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]
+  robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
+  robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
+  robotstxt COMMAND -h      (the command's flags)
+FILE: a robots.txt file, or the http(s) URL of one (fetched).
+URL: an absolute path (/...) or an http(s) URL; with none, one per line on
+standard input. Flags may come before or after FILE and the URLs; -- ends them.
+check: allowed|disallowed<TAB>URL per URL; exit 1 when any is disallowed.
+inspect: JSON of the group(s), crawl delay, sitemaps, rules and warnings.
+diff: the URLs whose verdict changes from Colly v2.3.0's own check
+(temoto/robotstxt) to the dialect's; exit 1 when any does.
 dialects: rfc9309 (default), google, coccoc, koster1994`
 
 // errUsage marks errors that are the caller's.
@@ -82,6 +142,64 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
+// A command is one of check, inspect and diff.
+type command struct {
+	name     string
+	synopsis string // the arguments, after "robotstxt NAME"
+	about    string // what -h says after the synopsis
+	explain  bool   // takes -explain
+	ua       bool   // takes -user-agent
+	urls     bool   // takes URLs after FILE
+	run      func(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+}
+
+// commands are the commands, in the order the usage names them.
+var commands = []*command{
+	{
+		name:     "check",
+		synopsis: "[-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]",
+		about: `Prints "allowed<TAB>URL" or "disallowed<TAB>URL" per URL, in order; exit
+status 0 when every URL is allowed, 1 when any is disallowed, 2 on a usage
+or I/O error.`,
+		explain: true, urls: true, run: check,
+	},
+	{
+		name:     "inspect",
+		synopsis: "[-dialect D] [-agent A[,B...]] FILE",
+		about: `Prints JSON: the dialect, the user-agent values of the group(s) in force,
+the crawl delay in seconds (null when the dialect reads none), the Sitemap
+URLs, the rules in force with their lines, the warnings, and for a fetched
+FILE what the fetch gave.`,
+		run: inspect,
+	},
+	{
+		name:     "diff",
+		synopsis: "[-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]",
+		about: `The migration report for a Colly user: prints only the URLs whose verdict
+changes from Colly v2.3.0's own robots.txt check (temoto/robotstxt, as Colly
+calls it with its whole UserAgent) to the dialect's (this module's plugin):
+  URL<TAB>colly: allowed|disallowed (-)<TAB>DIALECT: allowed|disallowed (WHY)
+WHY is what check -explain gives; temoto/robotstxt does not say which rule
+decided, so Colly's side names none ("-"). Both sides see the URL as Colly
+sends it (WHATWG-parsed; a path joins FILE's host, or http://example.com);
+Colly's side re-sorts the query. A robots.txt temoto rejects, or that Colly
+cannot fetch, is said on stderr and counts as disallowed on Colly's side
+(its Visit returns the error). The last stderr line is "N of M URLs change
+verdict"; exit status 0 when none does, 1 when some do, 2 on a usage or I/O
+error.`,
+		ua: true, urls: true, run: diffCmd,
+	},
+}
+
+func lookupCommand(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
 // run executes one command and returns the exit status; warnings go to
 // stderr.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -89,65 +207,372 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) 
 		return 2, fmt.Errorf("%w: no command", errUsage)
 	}
 	switch args[0] {
-	case "check":
-		return check(args[1:], stdin, stdout, stderr)
-	case "inspect":
-		return inspect(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && args[0] == "help" {
+			if cmd := lookupCommand(args[1]); cmd != nil {
+				cmd.help(stdout)
+				return 0, nil
+			}
+			return 2, fmt.Errorf("%w: unknown command %q", errUsage, args[1])
+		}
 		fmt.Fprintln(stdout, usage)
 		return 0, nil
 	}
-	return 2, fmt.Errorf("%w: unknown command %q", errUsage, args[0])
-}
-
-type common struct {
-	d      *dialect.Dialect
-	agents []string
-	file   string
-	rest   []string
-}
-
-func parseFlags(name string, args []string, explain *bool) (*common, error) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dn := fs.String("dialect", "rfc9309", "dialect: "+strings.Join(dialect.Names(), ", "))
-	agent := fs.String("agent", "", "product tokens, comma-separated, most specific first")
-	if explain != nil {
-		fs.BoolVar(explain, "explain", false, "name the deciding rule")
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		return 2, fmt.Errorf("%w: unknown command %q", errUsage, args[0])
 	}
-	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	c, help, err := cmd.parse(args[1:])
+	if help {
+		cmd.help(stdout)
+		return 0, nil
+	}
+	if err != nil {
+		return 2, err
+	}
+	for _, w := range c.warnings {
+		fmt.Fprintln(stderr, w)
+	}
+	return cmd.run(c, stdin, stdout, stderr)
+}
+
+// common holds a command's parsed flags and arguments.
+type common struct {
+	d         *dialect.Dialect
+	agents    []string // product tokens, most specific first
+	agentSet  bool     // -agent was given a token
+	userAgent string   // the User-Agent of a fetch: the first agent given as one, or -user-agent
+	collyUA   string   // diff: the collector's UserAgent
+	explain   bool
+	file      string
+	rest      []string
+	warnings  []string // one line each, for stderr
+}
+
+// flags declares the command's flags on a new FlagSet.
+func (cmd *command) flags() (fs *flag.FlagSet, dn, agent, ua *string, explain *bool) {
+	fs = flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dn = fs.String("dialect", "rfc9309", "the dialect `D`, how robots.txt is read and fetched:\n"+strings.Join(dialect.Names(), ", "))
+	agent = fs.String("agent", "", "the crawler's product tokens `A[,B...]`, most specific first; the first that\nhas a group of its own decides; a User-Agent (\"Name/1.0\", a whole header)\nis reduced to its product token, with a warning")
+	if cmd.explain {
+		explain = fs.Bool("explain", false, "add a third field: the deciding rule and its line, or the fetch outcome")
+	}
+	if cmd.ua {
+		ua = fs.String("user-agent", "", "the collector's UserAgent `UA`, which Colly's check passes whole to\ntemoto/robotstxt (default: the first -agent value as given, or Colly's\ndefault \"colly - https://github.com/gocolly/colly\"); without -agent the\ndialect side uses its product token, as the plugin does")
+	}
+	return fs, dn, agent, ua, explain
+}
+
+// help writes the command's usage and flags to w.
+func (cmd *command) help(w io.Writer) {
+	fs, _, _, _, _ := cmd.flags()
+	fmt.Fprintf(w, "usage: robotstxt %s %s\n\n%s\n\n", cmd.name, cmd.synopsis, cmd.about)
+	fmt.Fprintln(w, "FILE is a robots.txt file or the http(s) URL of one (fetched as the dialect's")
+	fmt.Fprintln(w, "crawler fetches it).")
+	if cmd.urls {
+		fmt.Fprintln(w, "URL is an absolute path (/...) or an http(s) URL; with none, URLs are read one")
+		fmt.Fprintln(w, "per line from standard input.")
+	}
+	if cmd.urls {
+		fmt.Fprint(w, "Flags may come before or after FILE and the URLs; -- ends them.\n\n")
+	} else {
+		fmt.Fprint(w, "Flags may come before or after FILE; -- ends them.\n\n")
+	}
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// isBoolFlag reports whether f takes no value.
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// parseArgs sets the flags of fs found anywhere in args ("-name", "--name",
+// "-name=value", "-name value"; a bool flag takes no separate value) and
+// returns the other arguments in order. "--" ends the flags; "-" alone is an
+// argument. help is true when -h, -help or --help was given.
+func parseArgs(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(pos, args[i+1:]...), false, nil
+		}
+		if len(a) < 2 || a[0] != '-' {
+			pos = append(pos, a)
+			continue
+		}
+		name := a[1:]
+		if name[0] == '-' {
+			name = name[1:]
+		}
+		name, value, hasValue := strings.Cut(name, "=")
+		if name == "" || name[0] == '-' || name[0] == '=' {
+			return nil, false, fmt.Errorf("%w: bad flag syntax: %s", errUsage, a)
+		}
+		if (name == "h" || name == "help") && !hasValue {
+			return nil, true, nil
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			return nil, false, fmt.Errorf("%w: flag provided but not defined: -%s", errUsage, name)
+		}
+		if !hasValue {
+			if isBoolFlag(f) {
+				value = "true"
+			} else {
+				if i+1 == len(args) {
+					return nil, false, fmt.Errorf("%w: flag needs an argument: -%s", errUsage, name)
+				}
+				i++
+				value = args[i]
+			}
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, false, fmt.Errorf("%w: invalid value %q for flag -%s: %v", errUsage, value, name, errors.Unwrap(err))
+		}
+	}
+	return pos, false, nil
+}
+
+// parse reads the command's flags and arguments.
+func (cmd *command) parse(args []string) (c *common, help bool, err error) {
+	fs, dn, agent, ua, explain := cmd.flags()
+	pos, help, err := parseArgs(fs, args)
+	if help || err != nil {
+		return nil, help, err
 	}
 	d, err := dialect.Lookup(*dn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, false, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	c := &common{d: d}
-	for _, a := range strings.Split(*agent, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			c.agents = append(c.agents, a)
+	c = &common{d: d}
+	if explain != nil {
+		c.explain = *explain
+	}
+	c.setAgents(*agent)
+	if cmd.ua {
+		c.collyUA = *ua
+		if c.collyUA == "" {
+			c.collyUA = firstAgent(*agent)
+		}
+		if c.collyUA == "" {
+			c.collyUA = defaultCollyUA
+		}
+		if !c.agentSet {
+			// The plugin's default: the product token of the collector's
+			// User-Agent.
+			if t := dialect.ProductToken(c.collyUA); t != "" {
+				c.agents = []string{t}
+			}
+		}
+		c.userAgent = c.collyUA
+	}
+	if len(pos) == 0 {
+		return nil, false, fmt.Errorf("%w: FILE is required", errUsage)
+	}
+	c.file, c.rest = pos[0], pos[1:]
+	if !cmd.urls && len(c.rest) > 0 {
+		return nil, false, fmt.Errorf("%w: %s takes no URLs", errUsage, cmd.name)
+	}
+	for _, u := range c.rest {
+		if err := checkTarget(u); err != nil {
+			return nil, false, fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	if fs.NArg() == 0 {
-		return nil, fmt.Errorf("%w: FILE is required", errUsage)
-	}
-	c.file, c.rest = fs.Arg(0), fs.Args()[1:]
-	return c, nil
+	return c, false, nil
 }
 
-// warnAgents writes one line to stderr for each agent token the dialect does
-// not compare whole.
-func warnAgents(c *common, stderr io.Writer) {
-	for _, a := range c.agents {
-		compared, whole := c.d.AgentToken(a)
+// splitAgents splits an -agent value at the commas that are not inside
+// parentheses (a User-Agent comment may hold one: "(KHTML, like Gecko)") and
+// drops empty agents.
+func splitAgents(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			switch s[i] {
+			case '(':
+				depth++
+				continue
+			case ')':
+				depth = max(depth-1, 0)
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		if a := strings.TrimSpace(s[start:i]); a != "" {
+			out = append(out, a)
+		}
+		start = i + 1
+	}
+	return out
+}
+
+// firstAgent is the first agent of an -agent value, as given.
+func firstAgent(s string) string {
+	if as := splitAgents(s); len(as) > 0 {
+		return as[0]
+	}
+	return ""
+}
+
+// setAgents reads -agent: each agent given as a User-Agent is reduced to its
+// product token, and each agent that is reduced or that the dialect does not
+// compare whole gets one warning.
+func (c *common) setAgents(s string) {
+	seen := map[string]bool{}
+	for i, a := range splitAgents(s) {
+		token, reduced := a, false
+		if strings.ContainsAny(a, "/(") {
+			if t := dialect.ProductToken(a); t != "" && t != a {
+				token, reduced = t, true
+			}
+		}
+		if i == 0 && reduced {
+			c.userAgent = a
+		}
+		c.agentSet = true
+		if !seen[token] {
+			seen[token] = true
+			c.agents = append(c.agents, token)
+		}
+		if seen["\x00"+a] {
+			continue
+		}
+		seen["\x00"+a] = true
+		compared, whole := c.d.AgentToken(token)
+		var msg string
 		switch {
+		case reduced && whole:
+			msg = fmt.Sprintf("read as a User-Agent; using its product token %q", token)
+		case reduced && compared == "":
+			msg = fmt.Sprintf("read as a User-Agent; using its product token %q, which the %s dialect matches to no user-agent line", token, c.d)
+		case reduced:
+			msg = fmt.Sprintf("read as a User-Agent; using its product token %q, of which the %s dialect compares only %q", token, c.d, compared)
 		case whole:
+			continue
 		case compared == "":
-			fmt.Fprintf(stderr, "robotstxt: warning: -agent %q: the %s dialect matches it to no user-agent line\n", a, c.d)
+			msg = fmt.Sprintf("the %s dialect matches it to no user-agent line", c.d)
 		default:
-			fmt.Fprintf(stderr, "robotstxt: warning: -agent %q: the %s dialect compares only %q\n", a, c.d, compared)
+			msg = fmt.Sprintf("the %s dialect compares only %q", c.d, compared)
+		}
+		c.warnings = append(c.warnings, fmt.Sprintf("robotstxt: warning: -agent %q: %s", a, msg))
+	}
+}
+
+// schemeOf returns the scheme of s when s starts with one (RFC 3986: a
+// letter, then letters, digits, '+', '-', '.', then ':').
+func schemeOf(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		switch b := s[i]; {
+		case 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z':
+		case i > 0 && ('0' <= b && b <= '9' || b == '+' || b == '-' || b == '.'):
+		case i > 0 && b == ':':
+			return s[:i], true
+		default:
+			return "", false
 		}
 	}
+	return "", false
+}
+
+// isHTTP reports whether scheme is http or https, in any case.
+func isHTTP(scheme string) bool {
+	return strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")
+}
+
+// targetError says why a URL argument is not one.
+type targetError struct{ url, why string }
+
+func (e *targetError) Error() string { return fmt.Sprintf("URL %q: %s", e.url, e.why) }
+
+// checkTarget accepts a URL argument: an absolute path ("" is "/"), taken as
+// given, or an http(s) URL with a host; its path is taken as given too. Its
+// errors are *targetError.
+func checkTarget(s string) error {
+	if s == "" || s[0] == '/' {
+		return nil
+	}
+	scheme, ok := schemeOf(s)
+	if !ok {
+		return &targetError{s, "not an absolute path (/...) or an http(s) URL"}
+	}
+	if !isHTTP(scheme) {
+		return &targetError{s, fmt.Sprintf("scheme %q is not http or https", strings.ToLower(scheme))}
+	}
+	rest, ok := strings.CutPrefix(s[len(scheme)+1:], "//")
+	if !ok {
+		return &targetError{s, "no host"}
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	u, err := url.Parse("http://" + rest)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return &targetError{s, err.Error()}
+	}
+	if u.Hostname() == "" {
+		return &targetError{s, "no host"}
+	}
+	return nil
+}
+
+// pathOf is the path and query of a URL argument that checkTarget accepted,
+// as the dialects compare it: an absolute path as given, an http(s) URL's
+// after its authority; without the fragment.
+func pathOf(s string) string {
+	if s == "" || s[0] == '/' {
+		if i := strings.IndexByte(s, '#'); i >= 0 {
+			s = s[:i]
+		}
+		return s
+	}
+	return dialect.PathOf(s)
+}
+
+// eachURL calls one for each URL argument, or for each line of stdin when
+// there are none; it stops at the first error (of one, or a line that is no
+// URL).
+func eachURL(c *common, stdin io.Reader, one func(u string) error) error {
+	if len(c.rest) > 0 {
+		for _, u := range c.rest {
+			if err := one(u); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		u := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.TrimSpace(u) == "" {
+			continue
+		}
+		if err := checkTarget(u); err != nil {
+			var te *targetError
+			errors.As(err, &te)
+			return fmt.Errorf("%w: URL %q (line %d of standard input): %s", errUsage, te.url, n, te.why)
+		}
+		if err := one(u); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading URLs from standard input: %w", err)
+	}
+	return nil
 }
 
 // source is what FILE gave: parsed rules, or (for a fetched file) an outcome
@@ -155,42 +580,72 @@ func warnAgents(c *common, stderr io.Writer) {
 type source struct {
 	robots *dialect.Robots // the rules read (empty when the fetch outcome decides)
 	policy *policy.Policy  // for a fetched FILE
+	body   []byte          // a local FILE's bytes, when asked for
+	base   *url.URL        // a fetched FILE's scheme and authority
 }
 
-// verdict says whether rawURL is allowed, and why.
-func (s *source) verdict(rs *dialect.Ruleset, rawURL string, explain bool) (bool, string) {
+// verdict says whether the path and query path are allowed, and why.
+func (s *source) verdict(rs *dialect.Ruleset, path string, explain bool) (bool, string) {
 	if s.policy != nil {
-		v := s.policy.CheckPath(dialect.PathOf(rawURL))
+		v := s.policy.CheckPath(path)
 		if !explain {
 			return v.Allowed, ""
 		}
 		return v.Allowed, v.String()
 	}
-	v := rs.CheckURL(rawURL)
+	v := rs.Check(path)
 	if !explain {
 		return v.Allowed, ""
 	}
 	return v.Allowed, v.String()
 }
 
-func load(c *common) (*source, error) {
-	if strings.HasPrefix(c.file, "http://") || strings.HasPrefix(c.file, "https://") {
-		return fetchSource(c)
+// load reads or fetches FILE. A fetch that gives no rules to parse is said
+// on stderr. whole keeps a local file's bytes, all of them.
+func load(c *common, stderr io.Writer, whole bool) (*source, error) {
+	if scheme, ok := schemeOf(c.file); ok && len(scheme) > 1 {
+		if !isHTTP(scheme) {
+			return nil, fmt.Errorf("%w: FILE %s: scheme %q: only http and https robots.txt URLs are fetched (a local file whose name holds a colon is ./NAME)", errUsage, c.file, strings.ToLower(scheme))
+		}
+		src, err := fetchSource(c)
+		if err != nil {
+			return nil, err
+		}
+		if p := src.policy; p.Action() != dialect.ActionParse {
+			fmt.Fprintf(stderr, "robotstxt: %s: %s\n", p.Fetch().URL, strings.TrimPrefix(p.Reason(), "robots.txt: "))
+		}
+		return src, nil
 	}
-	body, err := readFile(c.file)
+	limit := int64(dialect.MaxBodyBytes + 1)
+	if whole {
+		limit = maxWholeBytes + 1
+	}
+	body, err := readFile(c.file, limit)
 	if err != nil {
 		return nil, err
 	}
-	return &source{robots: c.d.Parse(body)}, nil
+	src := &source{robots: c.d.Parse(body)}
+	if whole {
+		src.body = body
+	}
+	return src, nil
 }
 
-// cliUserAgent is the User-Agent header of a fetch: the first agent's name,
-// so that a server that answers per crawler shows that crawler's file.
-func cliUserAgent(agents []string) string {
-	if len(agents) == 0 {
+// maxWholeBytes bounds a file read whole (Colly reads robots.txt with no
+// bound; this is a CLI's).
+const maxWholeBytes = 64 << 20
+
+// cliUserAgent is the User-Agent header of a fetch: the agent given as a
+// User-Agent, or the first agent's name, so that a server that answers per
+// crawler shows that crawler's file.
+func cliUserAgent(c *common) string {
+	if c.userAgent != "" {
+		return c.userAgent
+	}
+	if len(c.agents) == 0 {
 		return policy.DefaultUserAgent
 	}
-	return agents[0] + " (robotstxt; +https://github.com/politecrawl/robots)"
+	return c.agents[0] + " (robotstxt; +https://github.com/politecrawl/robots)"
 }
 
 // fetchSource fetches the robots.txt that FILE names, with the dialect's
@@ -203,20 +658,20 @@ func fetchSource(c *common) (*source, error) {
 	if p := u.EscapedPath(); p != "" && p != "/" && p != "/robots.txt" || u.RawQuery != "" {
 		return nil, fmt.Errorf("%w: FILE %s: a URL must name the robots.txt of its authority (scheme://host[:port]/robots.txt)", errUsage, c.file)
 	}
-	r := policy.NewResolver(policy.WithDialect(c.d), policy.WithAgents(c.agents...), policy.WithUserAgent(cliUserAgent(c.agents)))
+	r := policy.NewResolver(policy.WithDialect(c.d), policy.WithAgents(c.agents...), policy.WithUserAgent(cliUserAgent(c)))
 	p, err := r.Policy(context.Background(), u)
 	if err != nil {
 		return nil, fmt.Errorf("fetching %s: %w", c.file, err)
 	}
-	src := &source{robots: p.Robots(), policy: p}
+	src := &source{robots: p.Robots(), policy: p, base: &url.URL{Scheme: u.Scheme, Host: u.Host}}
 	if src.robots == nil {
 		src.robots = c.d.Parse(nil)
 	}
 	return src, nil
 }
 
-// readFile reads at most one byte more than the dialects parse.
-func readFile(name string) ([]byte, error) {
+// readFile reads at most limit bytes of the file.
+func readFile(name string, limit int64) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -224,12 +679,12 @@ func readFile(name string) ([]byte, error) {
 	defer f.Close()
 	// Size the buffer from the file, so that reading it does not grow (and
 	// copy, and fault in) a chain of ever larger buffers.
-	n := int64(dialect.MaxBodyBytes + 1)
+	n := limit
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < n {
 		n = st.Size()
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
-	_, err = buf.ReadFrom(io.LimitReader(f, dialect.MaxBodyBytes+1))
+	_, err = buf.ReadFrom(io.LimitReader(f, limit))
 	b := buf.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", name, err)
@@ -237,14 +692,8 @@ func readFile(name string) ([]byte, error) {
 	return b, nil
 }
 
-func check(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	var explain bool
-	c, err := parseFlags("check", args, &explain)
-	if err != nil {
-		return 2, err
-	}
-	warnAgents(c, stderr)
-	src, err := load(c)
+func check(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	src, err := load(c, stderr, false)
 	if err != nil {
 		return 2, err
 	}
@@ -252,8 +701,8 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	code := 0
-	one := func(u string) {
-		allowed, why := src.verdict(rs, u, explain)
+	err = eachURL(c, stdin, func(u string) error {
+		allowed, why := src.verdict(rs, pathOf(u), c.explain)
 		if allowed {
 			w.WriteString("allowed\t")
 		} else {
@@ -261,29 +710,14 @@ func check(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error
 			code = 1
 		}
 		w.WriteString(u)
-		if explain {
+		if c.explain {
 			w.WriteByte('\t')
 			w.WriteString(why)
 		}
-		w.WriteByte('\n')
-	}
-	if len(c.rest) > 0 {
-		for _, u := range c.rest {
-			one(u)
-		}
-		return code, nil
-	}
-	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		u := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.TrimSpace(u) == "" {
-			continue
-		}
-		one(u)
-	}
-	if err := sc.Err(); err != nil {
-		return 2, fmt.Errorf("reading URLs from standard input: %w", err)
+		return w.WriteByte('\n')
+	})
+	if err != nil {
+		return 2, err
 	}
 	return code, nil
 }
@@ -330,16 +764,8 @@ type inspectOutput struct {
 	Fetch             *jsonFetch    `json:"fetch,omitempty"`
 }
 
-func inspect(args []string, stdout, stderr io.Writer) (int, error) {
-	c, err := parseFlags("inspect", args, nil)
-	if err != nil {
-		return 2, err
-	}
-	if len(c.rest) > 0 {
-		return 2, fmt.Errorf("%w: inspect takes no URLs", errUsage)
-	}
-	warnAgents(c, stderr)
-	src, err := load(c)
+func inspect(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
+	src, err := load(c, stderr, false)
 	if err != nil {
 		return 2, err
 	}
