@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -365,5 +366,41 @@ func TestLongPauseDefersRequests(t *testing.T) {
 	until, ok := p.DeferredUntil()
 	if !ok || until.Before(start.Add(9*time.Minute)) || len(p.Deferred()) != 3 {
 		t.Errorf("DeferredUntil %s, %v: want the pause's end (10 min, the Retry-After cap), 3 kept", until, ok)
+	}
+}
+
+// WithMaxRate caps the crawl over all hosts (pages and robots.txt alike),
+// and each host's own spacing still holds under it.
+func TestMaxRate(t *testing.T) {
+	sites := map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 0.3\n"}}
+	for _, h := range []string{"a.test", "b.test", "c.test"} {
+		sites[h] = &testutil.Site{}
+	}
+	f := testutil.NewFarm(t, sites)
+	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithMaxRate(10, 1))
+	c := newCollector(true, p.Option())
+	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})
+	for h := range sites {
+		for i := range 3 {
+			c.Visit(fmt.Sprintf("http://%s/%d", h, i))
+		}
+	}
+	c.Wait()
+	var all []testutil.Hit
+	for h := range sites {
+		all = append(all, f.Pages(h, true)...)
+	}
+	slices.SortFunc(all, func(a, b testutil.Hit) int { return a.At.Compare(b.At) })
+	if len(all) != 16 {
+		t.Fatalf("%d requests, want 12 pages and 4 robots.txt", len(all))
+	}
+	// 16 requests at 10 per second with a burst of 1: 15 intervals of
+	// 100 ms between their scheduled times (the token bucket books times,
+	// so allow the send of the first to be late by up to 50 ms).
+	if span := all[len(all)-1].At.Sub(all[0].At); span < 1450*time.Millisecond {
+		t.Errorf("16 requests in %s: the cap of 10/s did not hold", span)
+	}
+	if g := testutil.MinGap(f.Pages("slow.test", true)); g < 300*time.Millisecond {
+		t.Errorf("slow.test gap %s under its Crawl-delay", g)
 	}
 }

@@ -5,10 +5,12 @@ go 1.24.0
 require (
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/jimsmart/grobotstxt v1.0.3
+	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.47.0
 	golang.org/x/sync v0.19.0
 	golang.org/x/text v0.31.0
+	golang.org/x/time v0.14.0
 )
 
 require (
@@ -22,7 +24,6 @@ require (
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
-	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect

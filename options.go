@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
 )
@@ -71,7 +73,8 @@ type config struct {
 	backoffBase   time.Duration
 	backoffMax    time.Duration
 	statsCap      int
-	problems      []string // out-of-range option values, logged once by New
+	maxRate       *rate.Limiter // nil: no crawler-wide cap
+	problems      []string      // out-of-range option values, logged once by New
 }
 
 // problem records an option value out of range; New logs it once and the
@@ -176,6 +179,23 @@ func WithDefaultDelay(d time.Duration) Option {
 			return
 		}
 		c.defaultDelay = d
+	}
+}
+
+// WithMaxRate caps the crawler's requests over all hosts at r per second
+// on average, with bursts of up to burst requests (a token bucket,
+// golang.org/x/time/rate): what Crawlee calls maxRequestsPerMinute. Pages,
+// redirect hops and robots.txt fetches all count; each takes its token at
+// the transport, before its host's gate, so the per-host spacing still
+// holds under the cap. Default: no cap. r ≤ 0 or burst < 1 is logged and
+// ignored.
+func WithMaxRate(r rate.Limit, burst int) Option {
+	return func(c *config) {
+		if r <= 0 || burst < 1 {
+			c.problem("WithMaxRate(%v, %d): the rate must be above 0 and the burst at least 1; no cap", float64(r), burst)
+			return
+		}
+		c.maxRate = rate.NewLimiter(r, burst)
 	}
 }
 

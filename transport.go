@@ -118,6 +118,11 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
+		if err := p.takeToken(req); err != nil {
+			p.stop(canceledHop(req, err), pol, nil)
+			closeBody(req)
+			return nil, err
+		}
 		permit, err := p.lim.Acquire(req.Context(), pol.Authority(), d)
 		if err != nil {
 			err = fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
@@ -161,7 +166,11 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if hook != nil {
 		hook.Pause()
 	}
-	permit, err := p.lim.Acquire(req.Context(), host, p.cachedDelay(host))
+	err = p.takeToken(req)
+	var permit hostlimit.Permit
+	if err == nil {
+		permit, err = p.lim.Acquire(req.Context(), host, p.cachedDelay(host))
+	}
 	if hook != nil {
 		hook.Resume()
 	}
@@ -170,6 +179,18 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
 	}
 	return hostlimit.RoundTrip(base, req, permit)
+}
+
+// takeToken waits for a token of the crawler-wide cap (WithMaxRate), if
+// there is one.
+func (p *Plugin) takeToken(req *http.Request) error {
+	if p.cfg.maxRate == nil {
+		return nil
+	}
+	if err := p.cfg.maxRate.Wait(req.Context()); err != nil {
+		return fmt.Errorf("robots: gave up waiting for the crawler-wide rate: %w", err)
+	}
+	return nil
 }
 
 // canceledHop is the report of a request whose context ended while the
