@@ -345,16 +345,23 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		return
 	}
 	w, err := p.wait(ctx, authority, d)
-	if pe := (*hostlimit.PausedError)(nil); err != nil && errors.As(err, &pe) {
+	if err != nil {
+		p.waitFailed(r, v, pol, err)
+		return
+	}
+	p.stats.record(authority, HostStats{Allowed: 1, Waited: waited + w})
+}
+
+// waitFailed stops r after its early wait failed: deferred when its host
+// is paused for longer than WithDeferWait, else canceled.
+func (p *Plugin) waitFailed(r *colly.Request, v policy.Verdict, pol *policy.Policy, err error) {
+	var pe *hostlimit.PausedError
+	if errors.As(err, &pe) {
 		p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Until: pe.Until,
 			Reason: "the host answers 429/503 and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"}, pol)
 		return
 	}
-	if err != nil {
-		p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
-		return
-	}
-	p.stats.record(authority, HostStats{Allowed: 1, Waited: waited + w})
+	p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
 }
 
 // deferPoll is how often a deferred request looks at the policy again.

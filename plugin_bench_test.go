@@ -172,9 +172,18 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			resp.Body.Close()
 		}
 	})
-	for _, delay := range []time.Duration{0, time.Nanosecond} {
-		b.Run(fmt.Sprintf("plugin/min-delay=%s", delay), func(b *testing.B) {
-			p := New(WithTransport(site), WithDefaultDelay(0), WithAgents("examplebot"), WithMinDelay(delay))
+	for _, tc := range []struct {
+		name string
+		opts []Option
+	}{
+		{"plugin/min-delay=0s", []Option{WithDefaultDelay(0)}},
+		{"plugin/min-delay=1ns", []Option{WithDefaultDelay(0), WithMinDelay(time.Nanosecond)}},
+		// The defaults' path (a default delay, here 1 ns so that no
+		// iteration waits) with a crawler-wide cap that never binds.
+		{"plugin/default-delay+max-rate", []Option{WithDefaultDelay(time.Nanosecond), WithMaxRate(1e9, 1e6)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			p := New(append([]Option{WithTransport(site), WithAgents("examplebot")}, tc.opts...)...)
 			c := newCollector(false, p.Option())
 			req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
 			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}
