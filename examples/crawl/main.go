@@ -1,17 +1,58 @@
 // Command crawl crawls one site politely with Colly and the robots plugin:
-// robots.txt as the chosen dialect reads it, Crawl-delay honoured, every
-// stopped request printed with its reason.
+// robots.txt as the chosen dialect reads it, Crawl-delay honoured, every page
+// fetched or stopped printed with its reason, progress shown while it runs.
 //
-//	go run ./examples/crawl [-dialect D] [-agent UA] [-max N] [-min-delay D] URL
+// Usage:
+//
+//	go run ./examples/crawl [flags] URL
+//
+// Flags (before URL):
+//
+//	-agent A[,B...]  the crawler's robots.txt product tokens, most specific
+//	                 first (default "PoliteCrawl"); the first that has a group
+//	                 of its own decides. A User-Agent given here ("Name/1.0",
+//	                 a whole header: anything holding '/' or '(') is reduced to
+//	                 its product token, with a warning, as robotstxt check does.
+//	-user-agent UA   the User-Agent header of every request, robots.txt
+//	                 included (default "Mozilla/5.0 (compatible; A/0.1;
+//	                 +https://github.com/politecrawl/robots)", A the first
+//	                 product token).
+//	-dialect D       how robots.txt is read and fetched: rfc9309 (default),
+//	                 google, coccoc, koster1994.
+//	-max N           follow at most N links (default 50).
+//	-min-delay D     least time between two requests to one host (default 1s);
+//	                 a Crawl-delay can raise it.
+//	-progress        a progress line on standard error at most once a second
+//	                 (default true; -progress=false turns it off).
+//	-v               log robots.txt fetches on standard error.
+//
+// Standard output has one line per page: "fetched  STATUS URL", "stopped  URL:
+// REASON" (robots.txt disallows it, or it waited too long) or "error    URL:
+// ERROR". Standard error has, at most once a second, a progress line from the
+// plugin's Totals and Stats:
+//
+//	crawl: 12s: 31 fetched (1.0/s), 4 stopped, 0 errors; hosts: 1, 1 waiting
+//
+// (the rate is that of the last interval; a host is waiting while requests
+// queue at its gate or a 429/503 pause holds it), and at the end a summary:
+// the totals and one line per host. An interrupt (Ctrl-C) stops the crawl;
+// the summary is still printed. The exit status is 0, or 2 on a usage error,
+// or 130 when interrupted.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
+	"os/signal"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,52 +62,233 @@ import (
 	"github.com/politecrawl/robots/dialect"
 )
 
+const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-max N] [-min-delay D] [-progress=false] [-v] URL"
+
 func main() {
-	dialectName := flag.String("dialect", "rfc9309", "robots.txt dialect: "+strings.Join(dialect.Names(), ", "))
-	agent := flag.String("agent", "Mozilla/5.0 (compatible; PoliteCrawl/0.1; +https://github.com/politecrawl/robots)", "User-Agent header (its product token selects the robots.txt group)")
-	maxPages := flag.Int("max", 50, "follow at most this many links")
-	minDelay := flag.Duration("min-delay", time.Second, "least time between two requests to one host")
-	verbose := flag.Bool("v", false, "log robots.txt fetches")
-	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: crawl [-dialect D] [-agent UA] [-max N] [-min-delay D] URL")
-		os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// progressEvery is the least time between two progress lines.
+var progressEvery = time.Second
+
+// lockedWriter serialises the lines written by Colly's goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) printf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, format, args...)
+}
+
+// agentTokens reads -agent: product tokens separated by commas (not those
+// inside parentheses); one given as a User-Agent is reduced to its product
+// token, with a warning.
+func agentTokens(s string) (tokens, warnings []string) {
+	var agents []string
+	depth, start := 0, 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) {
+			if c := s[i]; c == '(' {
+				depth++
+			} else if c == ')' {
+				depth = max(depth-1, 0)
+			}
+			if s[i] != ',' || depth > 0 {
+				continue
+			}
+		}
+		if a := strings.TrimSpace(s[start:i]); a != "" {
+			agents = append(agents, a)
+		}
+		start = i + 1
 	}
-	start, err := url.Parse(flag.Arg(0))
-	if err != nil || (start.Scheme != "http" && start.Scheme != "https") {
-		fmt.Fprintln(os.Stderr, "crawl: need an http(s) URL")
-		os.Exit(2)
+	for _, a := range agents {
+		t := a
+		if strings.ContainsAny(a, "/(") {
+			if pt := dialect.ProductToken(a); pt != "" && pt != a {
+				t = pt
+				w := fmt.Sprintf("-agent %q: read as a User-Agent; using its product token %q", a, t)
+				if !slices.Contains(warnings, w) {
+					warnings = append(warnings, w)
+				}
+			}
+		}
+		if !slices.Contains(tokens, t) {
+			tokens = append(tokens, t)
+		}
+	}
+	return tokens, warnings
+}
+
+// totals is what the crawl has done so far.
+type totals struct {
+	fetched, errors int64
+	stopped         int64 // Totals: disallowed, deferred, skipped, canceled
+	hosts, waiting  int
+}
+
+func snapshot(p *robots.Plugin, fetched, errs *atomic.Int64, now time.Time) totals {
+	t := p.Totals()
+	s := totals{
+		fetched: fetched.Load(),
+		errors:  errs.Load(),
+		stopped: t.Disallowed + t.Deferred + t.Skipped + t.Canceled,
+	}
+	for _, h := range p.Stats() {
+		s.hosts++
+		if h.Limiter.Queued > 0 || h.Limiter.PausedUntil.After(now) {
+			s.waiting++
+		}
+	}
+	return s
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fs.PrintDefaults()
+	}
+	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
+	userAgent := fs.String("user-agent", "", "the User-Agent header `UA` (default \"Mozilla/5.0 (compatible; A/0.1; +https://github.com/politecrawl/robots)\", A the first token)")
+	dialectName := fs.String("dialect", "rfc9309", "robots.txt dialect `D`: "+strings.Join(dialect.Names(), ", "))
+	maxPages := fs.Int("max", 50, "follow at most `N` links")
+	minDelay := fs.Duration("min-delay", time.Second, "least time `D` between two requests to one host")
+	showProgress := fs.Bool("progress", true, "a progress line on standard error at most once a second")
+	verbose := fs.Bool("v", false, "log robots.txt fetches")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	start, err := url.Parse(fs.Arg(0))
+	if err != nil || (start.Scheme != "http" && start.Scheme != "https") || start.Host == "" {
+		fmt.Fprintln(stderr, "crawl: need an http(s) URL")
+		return 2
 	}
 	d, err := dialect.Lookup(*dialectName)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "crawl:", err)
-		os.Exit(2)
+		fmt.Fprintln(stderr, "crawl:", err)
+		return 2
+	}
+	tokens, warnings := agentTokens(*agent)
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "crawl: warning:", w)
+	}
+	if len(tokens) == 0 {
+		fmt.Fprintln(stderr, "crawl: -agent: give the crawler's product token")
+		return 2
+	}
+	ua := *userAgent
+	if ua == "" {
+		ua = "Mozilla/5.0 (compatible; " + tokens[0] + "/0.1; +https://github.com/politecrawl/robots)"
 	}
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	out := &lockedWriter{w: stdout}
+	errOut := &lockedWriter{w: stderr}
 
 	p := robots.New(
 		robots.WithDialect(d),
+		robots.WithAgents(tokens...),
 		robots.WithMinDelay(*minDelay),
 		robots.WithLogger(log),
-		robots.WithOnBlocked(func(b robots.Block) { fmt.Printf("stopped  %s: %s\n", b.URL, b.Reason) }),
+		robots.WithOnBlocked(func(b robots.Block) { out.printf("stopped  %s: %s\n", b.URL, b.Reason) }),
 	)
-	c := colly.NewCollector(colly.UserAgent(*agent), colly.AllowedDomains(start.Hostname()), colly.Async(true), p.Option())
+	defer p.Close()
+	c := colly.NewCollector(colly.UserAgent(ua), colly.AllowedDomains(start.Hostname()), colly.Async(true), colly.StdlibContext(ctx), p.Option())
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
-	var n atomic.Int64
-	c.OnResponse(func(r *colly.Response) { fmt.Printf("fetched  %d %s\n", r.StatusCode, r.Request.URL) })
-	c.OnError(func(r *colly.Response, err error) { fmt.Printf("error    %s: %v\n", r.Request.URL, err) })
+	var links, fetched, errs atomic.Int64
+	c.OnResponse(func(r *colly.Response) {
+		fetched.Add(1)
+		out.printf("fetched  %d %s\n", r.StatusCode, r.Request.URL)
+	})
+	c.OnError(func(r *colly.Response, err error) {
+		if errors.Is(err, robots.ErrBlocked) {
+			return // reported by WithOnBlocked
+		}
+		errs.Add(1)
+		out.printf("error    %s: %v\n", r.Request.URL, err)
+	})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		if n.Add(1) <= int64(*maxPages) {
+		if links.Add(1) <= int64(*maxPages) {
 			e.Request.Visit(e.Attr("href"))
 		}
 	})
-	c.Visit(start.String())
-	c.Wait()
-	for a, s := range p.Stats() {
-		fmt.Printf("%s: allowed %d, disallowed %d, deferred %d, skipped %d, waited %s\n", a, s.Allowed, s.Disallowed, s.Deferred, s.Skipped, s.Waited.Round(time.Millisecond))
+
+	began := time.Now()
+	done := make(chan struct{})
+	var progress sync.WaitGroup
+	if *showProgress {
+		progress.Add(1)
+		go func() {
+			defer progress.Done()
+			tick := time.NewTicker(progressEvery)
+			defer tick.Stop()
+			var last totals
+			lastAt := began
+			for {
+				select {
+				case <-done:
+					return
+				case now := <-tick.C:
+					s := snapshot(p, &fetched, &errs, now)
+					if s == last && s.waiting == 0 {
+						continue // nothing to say
+					}
+					rate := float64(s.fetched-last.fetched) / now.Sub(lastAt).Seconds()
+					errOut.printf("crawl: %s: %d fetched (%.1f/s), %d stopped, %d errors; hosts: %d, %d waiting\n",
+						now.Sub(began).Round(time.Second), s.fetched, rate, s.stopped, s.errors, s.hosts, s.waiting)
+					last, lastAt = s, now
+				}
+			}
+		}()
 	}
+	if err := c.Visit(start.String()); err != nil {
+		out.printf("error    %s: %v\n", start, err)
+	}
+	c.Wait()
+	close(done)
+	progress.Wait()
+
+	elapsed := time.Since(began)
+	s := snapshot(p, &fetched, &errs, time.Now())
+	t := p.Totals()
+	how := "done"
+	if ctx.Err() != nil {
+		how = "interrupted"
+	}
+	errOut.printf("crawl: %s in %s: %d fetched (%.1f/s), %d stopped (%d disallowed, %d deferred, %d skipped, %d canceled), %d errors; requests waited %s in all\n",
+		how, elapsed.Round(time.Millisecond), s.fetched, float64(s.fetched)/elapsed.Seconds(),
+		s.stopped, t.Disallowed, t.Deferred, t.Skipped, t.Canceled, s.errors, t.Waited.Round(time.Millisecond))
+	stats := p.Stats()
+	hosts := make([]string, 0, len(stats))
+	for a := range stats {
+		hosts = append(hosts, a)
+	}
+	slices.Sort(hosts)
+	for _, a := range hosts {
+		h := stats[a]
+		errOut.printf("crawl: %s: allowed %d, disallowed %d, deferred %d, skipped %d, canceled %d, waited %s\n",
+			a, h.Allowed, h.Disallowed, h.Deferred, h.Skipped, h.Canceled, h.Waited.Round(time.Millisecond))
+	}
+	if ctx.Err() != nil {
+		return 130
+	}
+	return 0
 }
