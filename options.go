@@ -63,6 +63,7 @@ type config struct {
 	limiter       Limiter
 	minDelay      time.Duration
 	defaultDelay  time.Duration
+	delayFactor   float64
 	maxCrawlDelay time.Duration
 	overDelay     OverDelay
 	spacing       Spacing
@@ -196,6 +197,20 @@ func WithMaxRate(r rate.Limit, burst int) Option {
 			return
 		}
 		c.maxRate = rate.NewLimiter(r, burst)
+	}
+}
+
+// WithDelayFactor makes the default limiter space each host by at least
+// f times its recent response time (Heritrix's delay factor, Scrapy's
+// AutoThrottle): a server that slows down is asked less often. Default 0,
+// off. It does not apply to a limiter given with [WithLimiter].
+func WithDelayFactor(f float64) Option {
+	return func(c *config) {
+		if f < 0 || f != f {
+			c.problem("WithDelayFactor(%v): must be 0 or more; off", f)
+			return
+		}
+		c.delayFactor = f
 	}
 }
 

@@ -73,6 +73,7 @@ func New(opts ...Option) *Plugin {
 	if p.lim == nil {
 		p.lim = hostlimit.New(hostlimit.Config{
 			Spacing:       p.cfg.spacing,
+			DelayFactor:   p.cfg.delayFactor,
 			MaxRetryAfter: p.cfg.retryAfterCap,
 			BackoffBase:   p.cfg.backoffBase,
 			BackoffMax:    p.cfg.backoffMax,

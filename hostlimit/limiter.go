@@ -99,6 +99,15 @@ type Config struct {
 	// 1 second. It affects efficiency, never the spacing.
 	WaitClaim time.Duration
 
+	// DelayFactor, when above 0, makes a host's delay at least DelayFactor
+	// times its recent response time: the time from the send (Permit.Sent,
+	// else the grant) to the release of its requests, averaged with a
+	// weight of 0.3 for the latest (Heritrix's delay factor, Scrapy's
+	// AutoThrottle), so that a server that slows down is asked less
+	// often. It applies to the delay in force at each grant, release and
+	// send mark, as a delay set by SetDelay does.
+	DelayFactor float64
+
 	// OnEvict, when not nil, is called with the final statistics of each
 	// host whose state the sweep drops. It is called without any lock held,
 	// from the goroutine that triggered the sweep.
@@ -144,6 +153,7 @@ type Config struct {
 type Limiter struct {
 	spacing       Spacing
 	delayFn       func(string) time.Duration
+	factor        float64
 	maxRetryAfter int64 // ns; < 0: no cap
 	backoffBase   int64
 	backoffMax    int64
@@ -178,6 +188,7 @@ type limiterShard struct {
 // Times are nanoseconds since Limiter.epoch (monotonic).
 type limHost struct {
 	delay      int64 // current delay, ≥ 0
+	rtt        int64 // recent response time (EWMA of send-to-release), for DelayFactor
 	lastEnd    int64 // latest Release
 	lastSent   int64 // latest send mark
 	nextOK     int64 // earliest grant allowed by delays in force at earlier ends/sends
@@ -250,6 +261,7 @@ func New(cfg Config) *Limiter {
 	l := &Limiter{
 		spacing:       cfg.Spacing,
 		delayFn:       cfg.Delay,
+		factor:        max(cfg.DelayFactor, 0),
 		maxRetryAfter: limOrDefault(cfg.MaxRetryAfter, defaultMaxRetryAfter),
 		backoffBase:   limOrDefault(cfg.BackoffBase, defaultBackoffBase),
 		backoffMax:    limOrDefault(cfg.BackoffMax, defaultBackoffMax),
@@ -294,6 +306,15 @@ func limClampDur(d time.Duration) int64 {
 }
 
 func (l *Limiter) now() int64 { return int64(time.Since(l.epoch)) }
+
+// delayOf returns h's delay in force: its delay, raised to DelayFactor
+// times its recent response time.
+func (l *Limiter) delayOf(h *limHost) int64 {
+	if l.factor == 0 || h.rtt == 0 {
+		return h.delay
+	}
+	return max(h.delay, limClampDur(time.Duration(l.factor*float64(h.rtt))))
+}
 
 func (l *Limiter) shard(host string) *limiterShard {
 	return &l.shards[maphash.String(l.seed, host)%limiterShards]
@@ -345,7 +366,7 @@ func (l *Limiter) lockHost(host string) (*limiterShard, *limHost, int64) {
 // emptying) before it can be reached.
 func (l *Limiter) readyAt(h *limHost, early bool) (at int64, event bool) {
 	at = max(h.pauseUntil, h.nextOK)
-	if d := h.delay; d > 0 {
+	if d := l.delayOf(h); d > 0 {
 		if l.spacing == EndToStart {
 			event = h.inFlight > 0
 			at = max(at, h.lastEnd+d)
@@ -484,7 +505,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 }
 
 func (l *Limiter) passEarly(h *limHost, now int64) {
-	if h.delay > 0 {
+	if l.delayOf(h) > 0 {
 		h.claimUntil = now + l.claim
 	}
 	h.notify()
@@ -524,8 +545,9 @@ type permit struct {
 	h     *limHost
 	sent  bool // guarded by s.mu
 	done  bool // guarded by s.mu
-	track bool // StartToStart with a delay at grant: Sent matters
-	rc    io.ReadCloser
+	track  bool // StartToStart with a delay at grant: Sent matters
+	sentAt int64
+	rc     io.ReadCloser
 }
 
 // Acquire blocks until the host's gate admits one more request, then
@@ -568,7 +590,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, p *permit, delay tim
 }
 
 func (l *Limiter) grant(s *limiterShard, h *limHost, p *permit) {
-	*p = permit{l: l, s: s, h: h, track: l.spacing == StartToStart && h.delay > 0}
+	*p = permit{l: l, s: s, h: h, track: l.spacing == StartToStart && l.delayOf(h) > 0, sentAt: l.now()}
 	h.inFlight++
 	h.unsent++
 	h.grants++
@@ -585,7 +607,8 @@ func (p *permit) Sent() {
 	}
 	p.s.mu.Lock()
 	if !p.sent && !p.done {
-		p.markSent(p.l.now())
+		p.sentAt = p.l.now()
+		p.markSent(p.sentAt)
 	}
 	p.s.mu.Unlock()
 }
@@ -596,7 +619,7 @@ func (p *permit) markSent(now int64) {
 	h.unsent--
 	h.lastSent = max(h.lastSent, now)
 	if p.l.spacing == StartToStart {
-		h.nextOK = max(h.nextOK, now+h.delay)
+		h.nextOK = max(h.nextOK, now+p.l.delayOf(h))
 	}
 	h.notify()
 }
@@ -634,8 +657,15 @@ func (p *permit) Release() {
 	h.inFlight--
 	h.lastEnd = max(h.lastEnd, now)
 	h.lastUsed = now
+	if p.l.factor > 0 {
+		if rt := now - p.sentAt; h.rtt == 0 {
+			h.rtt = rt
+		} else {
+			h.rtt = (7*h.rtt + 3*rt) / 10
+		}
+	}
 	if p.l.spacing == EndToStart {
-		h.nextOK = max(h.nextOK, now+h.delay)
+		h.nextOK = max(h.nextOK, now+p.l.delayOf(h))
 	}
 	h.notify()
 }
@@ -780,7 +810,7 @@ func parseRetryAfterLim(v string, now time.Time) (time.Duration, bool) {
 
 // Stats is a snapshot of one host's limiter state and counters.
 type Stats struct {
-	Delay       time.Duration // current delay
+	Delay       time.Duration // current delay (raised by DelayFactor when set)
 	Grants      int64         // permits granted
 	Waits       int64         // Wait and Acquire calls that had to block (cancelled ones included)
 	WaitTime    time.Duration // total time those calls blocked (early Wait + gate)
@@ -793,7 +823,7 @@ type Stats struct {
 
 func (l *Limiter) statsOf(h *limHost, now int64) Stats {
 	st := Stats{
-		Delay:     time.Duration(h.delay),
+		Delay:     time.Duration(l.delayOf(h)),
 		Grants:    h.grants,
 		Waits:     h.waits,
 		WaitTime:  time.Duration(h.waitNanos),
@@ -912,7 +942,7 @@ func (l *Limiter) idle(h *limHost, now int64) bool {
 	return h.inFlight == 0 && h.gate.head == nil && h.early.head == nil &&
 		now-h.lastUsed >= l.idleTTL &&
 		now >= h.pauseUntil && now >= h.nextOK && now >= h.claimUntil &&
-		now >= h.lastEnd+h.delay && now >= h.lastSent+h.delay
+		now >= h.lastEnd+l.delayOf(h) && now >= h.lastSent+l.delayOf(h)
 }
 
 // Transport returns an http.RoundTripper that passes each request to next

@@ -857,3 +857,33 @@ func TestLimiterWaitMax(t *testing.T) {
 		t.Fatalf("WaitMax over a short pause: waited %s, %v, returned %s after the pause began", w, err, time.Since(paused))
 	}
 }
+
+// With a DelayFactor, a host that answers slowly is spaced by a multiple
+// of its response time, measured between the actual events: here each
+// answer takes 100 ms, so with a factor of 2 the next request starts at
+// least 200 ms after the previous one ended (300 ms between arrivals).
+func TestLimiterDelayFactor(t *testing.T) {
+	s := newLimServer(t, func(host string, n int, w http.ResponseWriter, r *http.Request) int {
+		time.Sleep(100 * time.Millisecond)
+		return 0
+	})
+	l := New(Config{DelayFactor: 2})
+	c, _ := limClient(s, l)
+	for range 3 {
+		if _, err := limGet(context.Background(), c, "http://slow.test/"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs := s.records("slow.test")
+	if len(recs) != 3 {
+		t.Fatalf("%d requests", len(recs))
+	}
+	for i := 1; i < len(recs); i++ {
+		if g := recs[i].arrive.Sub(recs[i-1].arrive); g < 300*time.Millisecond {
+			t.Errorf("arrivals %d and %d are %s apart, want ≥ 100 ms answer + 2 × 100 ms", i-1, i, g)
+		}
+	}
+	if st, _ := l.Stats("http://slow.test"); st.Delay < 200*time.Millisecond {
+		t.Errorf("delay in force %s, want ≥ 200 ms", st.Delay)
+	}
+}
