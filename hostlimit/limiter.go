@@ -540,11 +540,11 @@ type Permit interface {
 // of [ReleaseOnClose] (as *permitBody), so that a gated round trip costs
 // one allocation.
 type permit struct {
-	l     *Limiter
-	s     *limiterShard
-	h     *limHost
-	sent  bool // guarded by s.mu
-	done  bool // guarded by s.mu
+	l      *Limiter
+	s      *limiterShard
+	h      *limHost
+	sent   bool // guarded by s.mu
+	done   bool // guarded by s.mu
 	track  bool // StartToStart with a delay at grant: Sent matters
 	sentAt int64
 	rc     io.ReadCloser
