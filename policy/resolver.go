@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -52,6 +53,13 @@ type config struct {
 	storeTimeout                time.Duration
 	clock                       Clock
 	logger                      *slog.Logger
+	problems                    []string // out-of-range option values, logged once by NewResolver
+}
+
+// problem records an option value out of range; NewResolver logs it once
+// and the default stays in force.
+func (c *config) problem(format string, args ...any) {
+	c.problems = append(c.problems, "policy: "+fmt.Sprintf(format, args...))
 }
 
 // Option configures a [Resolver].
@@ -109,6 +117,9 @@ func WithHTTPClient(client *http.Client) Option {
 // included, whatever the client. Zero keeps a default (10 s, 15 s, 30 s).
 func WithTimeouts(connect, header, total time.Duration) Option {
 	return func(c *config) {
+		if connect < 0 || header < 0 || total < 0 {
+			c.problem("WithTimeouts(%s, %s, %s): a timeout cannot be negative; the default is kept for it", connect, header, total)
+		}
 		if connect > 0 {
 			c.connectTimeout = connect
 		}
@@ -125,6 +136,9 @@ func WithTimeouts(connect, header, total time.Duration) Option {
 // Cache-Control max-age (default: the dialect's, 24 h).
 func WithTTL(ttl time.Duration) Option {
 	return func(c *config) {
+		if ttl < 0 {
+			c.problem("WithTTL(%s): cannot be negative; using the dialect's", ttl)
+		}
 		if ttl > 0 {
 			c.ttl = ttl
 		}
@@ -137,6 +151,9 @@ func WithTTL(ttl time.Duration) Option {
 // max-age 0, so as lo.
 func WithMaxAgeBounds(lo, hi time.Duration) Option {
 	return func(c *config) {
+		if lo < 0 || hi < 0 {
+			c.problem("WithMaxAgeBounds(%s, %s): a bound cannot be negative; the default is kept for it", lo, hi)
+		}
 		if lo > 0 {
 			c.minAge = lo
 		}
@@ -150,6 +167,9 @@ func WithMaxAgeBounds(lo, hi time.Duration) Option {
 // (default 10,000); the least recently used is evicted.
 func WithCapacity(n int) Option {
 	return func(c *config) {
+		if n < 0 {
+			c.problem("WithCapacity(%d): cannot be negative; using %d", n, DefaultCapacity)
+		}
 		if n > 0 {
 			c.capacity = n
 		}
@@ -164,6 +184,9 @@ func WithCapacity(n int) Option {
 // when it alone is larger.
 func WithCacheBytes(n int64) Option {
 	return func(c *config) {
+		if n < 0 {
+			c.problem("WithCacheBytes(%d): cannot be negative; using %d", n, DefaultCacheBytes)
+		}
 		if n > 0 {
 			c.cacheBytes = n
 		}
@@ -181,6 +204,9 @@ func WithStore(s Store) Option {
 // [DefaultStoreTimeout], 5 s; d ≤ 0 keeps it).
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
+		if d < 0 {
+			c.problem("WithStoreTimeout(%s): cannot be negative; using %s", d, DefaultStoreTimeout)
+		}
 		if d > 0 {
 			c.storeTimeout = d
 		}
@@ -253,6 +279,9 @@ func NewResolver(opts ...Option) *Resolver {
 	log := cfg.logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	for _, msg := range cfg.problems {
+		log.Warn(msg)
 	}
 	for _, t := range cfg.tokens {
 		if c, whole := cfg.dialect.AgentToken(t); !whole {
