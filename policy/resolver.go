@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -77,9 +78,11 @@ func WithDialect(d *dialect.Dialect) Option {
 
 // WithAgents sets the crawler's product tokens, most specific first
 // ("examplebot-news", "examplebot"); the first that has a group of its own
-// in a robots.txt decides. A token the dialect does not compare whole
-// ([dialect.Dialect.AgentToken]: "USpider/1.0", a name with a space) is
-// logged as a warning when the resolver is made. Default: the token
+// in a robots.txt decides. A User-Agent given as a token ("USpider/1.0",
+// anything holding '/' or '(') is reduced to its product token
+// ([dialect.ProductToken]), and a token the dialect does not compare whole
+// ([dialect.Dialect.AgentToken]: a name with a space) is kept; both are
+// logged as warnings when the resolver is made. Default: the token
 // [dialect.ProductToken] derives from the User-Agent header; with none,
 // only the "*" groups apply.
 func WithAgents(tokens ...string) Option {
@@ -283,7 +286,17 @@ func NewResolver(opts ...Option) *Resolver {
 	for _, msg := range cfg.problems {
 		log.Warn(msg)
 	}
-	for _, t := range cfg.tokens {
+	for i, t := range cfg.tokens {
+		// A User-Agent given as an agent ("USpider/1.0", a whole header) is
+		// reduced to its product token, as the CLI does.
+		if strings.ContainsAny(t, "/(") {
+			if pt := dialect.ProductToken(t); pt != "" && pt != t {
+				log.Warn("robots: an agent given as a User-Agent is read as its product token",
+					slog.String("agent", t), slog.String("token", pt))
+				t = pt
+				cfg.tokens[i] = pt
+			}
+		}
 		if c, whole := cfg.dialect.AgentToken(t); !whole {
 			log.Warn("robots: the dialect does not compare this agent token whole; give the product token alone",
 				slog.String("token", t), slog.String("compared", c), slog.String("dialect", cfg.dialect.Name()))

@@ -377,8 +377,16 @@ func TestAgentTokenWarning(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&buf, nil))
 	NewResolver(WithLogger(log), WithAgents("examplebot", "USpider/1.0"))
 	out := buf.String()
-	if strings.Count(out, "does not compare this agent token whole") != 1 || !strings.Contains(out, "token=USpider/1.0") || !strings.Contains(out, "compared=USpider") {
-		t.Errorf("log %q: want one warning for USpider/1.0, compared as USpider", out)
+	if strings.Count(out, "read as its product token") != 1 || !strings.Contains(out, "agent=USpider/1.0 token=USpider") {
+		t.Errorf("log %q: want one warning for USpider/1.0, read as USpider", out)
+	}
+	if got := NewResolver(WithLogger(log), WithAgents("examplebot", "USpider/1.0")).Agents(); got[1] != "USpider" {
+		t.Errorf("agents %q: USpider/1.0 not reduced", got)
+	}
+	buf.Reset()
+	NewResolver(WithLogger(log), WithAgents("Foo Bar"))
+	if strings.Count(buf.String(), "does not compare this agent token whole") != 1 {
+		t.Errorf("log %q: want one warning for a name with a space", buf.String())
 	}
 	buf.Reset()
 	NewResolver(WithLogger(log), WithAgents("examplebot", "MJ12bot"))
