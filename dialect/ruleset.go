@@ -96,8 +96,8 @@ func itoa(n int) string {
 // "examplebot"). The first token that has a group of its own decides (how a
 // group's user-agent matches a token is the dialect's, and of each token the
 // dialect compares what [Dialect.AgentToken] returns); if none has, the "*"
-// group(s) apply; if there are none, no rules apply. Empty tokens are
-// skipped.
+// group(s) apply; if there are none, no rules apply. A token of which
+// AgentToken compares nothing (an empty one, "*") is skipped.
 //
 // The crawl delay is that of the user-agent lines that selected the groups
 // (the token's, or the "*" lines): the first in file order of their
