@@ -20,14 +20,23 @@ type deferredList struct {
 	until time.Time // the latest retry time of the robots.txt files that deferred them
 }
 
-// onError keeps for [Plugin.RetryDeferred] the Colly request behind a
-// request deferred at the transport (a redirect hop to an authority whose
+// onError completes a stop's error with its Colly request, and keeps for
+// [Plugin.RetryDeferred] the Colly request behind a request deferred at the
+// transport (a redirect hop to an authority whose
 // robots.txt is unreachable for now, or a policy that expired between
 // OnRequest and the send), so that it is not lost: Colly has marked its URL
 // visited.
 func (p *Plugin) onError(r *colly.Response, err error) {
 	var be *BlockedError
-	if r != nil && r.Request != nil && errors.As(err, &be) && be.Block.Kind == Deferred {
+	if r == nil || r.Request == nil || !errors.As(err, &be) {
+		return
+	}
+	if be.Block.Request == nil {
+		// The transport does not know the Colly request; Colly gives it
+		// here, and a sync Visit returns this same error.
+		be.Block.Request = r.Request
+	}
+	if be.Block.Kind == Deferred {
 		p.keepDeferred(r.Request, be.Block.Until)
 	}
 }

@@ -45,8 +45,7 @@ type Plugin struct {
 	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
 	attached map[*colly.Collector]bool // collectors whose callbacks are registered
 	first    *colly.Collector          // the first: its User-Agent names the crawler
-	pending  sync.Map                  // stop id → *BlockedError, from OnRequest to the transport
-	stopSeq  atomic.Uint64
+
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach] or
@@ -384,10 +383,13 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// stopHeader carries, from OnRequest to the plugin's transport, the id of
-// the stop decided for a request. The transport fails the request with the
-// stop's BlockedError, so that Colly calls OnError with it and a sync Visit
-// returns it; the header never leaves the process.
+// stopHeader carries a stop decided in OnRequest to the plugin's
+// transport: "KIND UNTIL REASON" (BlockKind, Block.Until in Unix
+// nanoseconds or 0, the reason in words). The transport fails the request
+// with the stop's BlockedError, so that Colly calls OnError with it and a
+// sync Visit returns it; the header never leaves the process. Carrying the
+// stop in the request itself leaves nothing behind when the request never
+// gets there (another callback aborted it).
 const stopHeader = "X-Politecrawl-Robots-Stop"
 
 // stopRequest reports b for the Colly request r and marks r so that the
@@ -399,9 +401,34 @@ func (p *Plugin) stopRequest(r *colly.Request, b Block, pol *policy.Policy) {
 		r.Abort() // the transport cannot be vouched for: stop silently
 		return
 	}
-	id := strconv.FormatUint(p.stopSeq.Add(1), 36)
-	p.pending.Store(id, &BlockedError{Block: b})
-	r.Headers.Set(stopHeader, id)
+	var until int64
+	if !b.Until.IsZero() {
+		until = b.Until.UnixNano()
+	}
+	r.Headers.Set(stopHeader, strconv.Itoa(int(b.Kind))+" "+strconv.FormatInt(until, 10)+" "+strings.ReplaceAll(b.Reason, "\n", " "))
+	// Colly would answer a GET from its disk cache (colly.CacheDir) without
+	// reaching the transport: make it ask, so that the stop reaches OnError.
+	r.Headers.Set("Cache-Control", "no-cache")
+}
+
+// stoppedError rebuilds, at the transport, the error of a request stopped
+// in OnRequest from its stopHeader value v.
+func (p *Plugin) stoppedError(req *http.Request, v string) *BlockedError {
+	kind, rest, _ := strings.Cut(v, " ")
+	until, reason, _ := strings.Cut(rest, " ")
+	k, _ := strconv.Atoi(kind)
+	b := Block{Kind: BlockKind(k), URL: req.URL.String(), Reason: reason}
+	if n, _ := strconv.ParseInt(until, 10, 64); n != 0 {
+		b.Until = time.Unix(0, n)
+	}
+	b.Authority, _ = policy.Authority(req.URL)
+	if res := p.res.Load(); res != nil {
+		b.Dialect = res.Dialect().Name()
+		if pol := res.Cached(b.Authority); pol != nil && (b.Kind == Disallowed || b.Kind == Deferred) {
+			b.Verdict = pol.Check(req.URL)
+		}
+	}
+	return &BlockedError{Block: b}
 }
 
 // stop completes b (URL, authority, dialect), counts it, logs it, passes it

@@ -66,9 +66,11 @@ type Block struct {
 	// Redirect is true when the URL is a redirect target: the redirect was
 	// not followed.
 	Redirect bool
-	// Request is the Colly request that was aborted in OnRequest; nil for a
-	// request stopped at the transport (a redirect hop, or a request of a
-	// cloned collector the plugin was not attached to).
+	// Request is the Colly request that was stopped. In the error that
+	// reaches OnError and Visit it is filled in by the plugin's OnError
+	// hook (a hook registered before the plugin's may see it nil); it stays
+	// nil in the report of a request of a cloned collector the plugin was
+	// not attached to, and in the WithOnBlocked report of a redirect hop.
 	Request *colly.Request
 	// Reason is the explanation in words.
 	Reason string
@@ -95,13 +97,10 @@ type checkTransport struct{ p *Plugin }
 
 func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
-	if ids := req.Header[stopHeader]; len(ids) > 0 {
+	if v := req.Header[stopHeader]; len(v) > 0 {
 		// Stopped in OnRequest: fail it here so that OnError sees why.
 		closeBody(req)
-		if be, ok := p.pending.LoadAndDelete(ids[0]); ok {
-			return nil, be.(*BlockedError)
-		}
-		return nil, fmt.Errorf("%w: %s header of an unknown stop", ErrBlocked, stopHeader)
+		return nil, p.stoppedError(req, v[0])
 	}
 	base := p.base.Load().RoundTripper
 	res := p.resolver()
