@@ -274,9 +274,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		return // another callback stopped it
 	}
 	if r.Headers != nil {
-		if _, ok := (*r.Headers)[stopHeader]; ok {
-			delete(*r.Headers, stopHeader) // a retried request stopped before
-		}
+		delete(*r.Headers, stopHeader) // a retried request stopped before
 	}
 	p.ensureTransport(c)
 	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
