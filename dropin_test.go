@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -94,18 +92,6 @@ func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *f
 	}
 }
 
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
-
 // Every ordering of the plugin and Colly's proxy and transport calls keeps
 // the user's proxy in use and every guarantee of the plugin.
 func TestProxyInEveryOrder(t *testing.T) {
@@ -147,7 +133,7 @@ func TestProxyInEveryOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/async=%v", o.name, async), func(t *testing.T) {
 				f := proxyFarm(t)
 				px := newForwardProxy(t, f)
-				var logs logBuffer
+				var logs lockedBuffer
 				c := newCollector(async)
 				o.run(c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 				crawlThroughProxy(t, c, f, px)
@@ -164,7 +150,7 @@ func TestProxyInEveryOrder(t *testing.T) {
 // more, and another plugin's Attach leaves the collector to the first.
 func TestOnePluginPerCollector(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"two.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
-	var logs logBuffer
+	var logs lockedBuffer
 	first := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	c := newCollector(false, first.Option())
 	if p := Attach(c); p != first {
@@ -241,7 +227,7 @@ func TestDefaultDelay(t *testing.T) {
 // Out-of-range option values are logged once when the plugin is made, and
 // the default is used.
 func TestOptionProblemsAreLogged(t *testing.T) {
-	var logs logBuffer
+	var logs lockedBuffer
 	p := New(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		WithStatsCapacity(-1), WithSpacing(7), WithMinDelay(-time.Second), WithDefaultDelay(-1),
 		WithDeferWait(-time.Second), WithMaxCrawlDelay(0, OverDelay(9)))

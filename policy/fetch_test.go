@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"compress/zlib"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -283,28 +284,25 @@ func encoded(coding string, body []byte) http.HandlerFunc {
 	}
 }
 
-func gzipBytes(b []byte) []byte {
+// compressed is b written through the compressor w makes.
+func compressed(b []byte, w func(io.Writer) io.WriteCloser) []byte {
 	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
+	zw := w(&out)
 	_, _ = zw.Write(b)
 	_ = zw.Close()
 	return out.Bytes()
+}
+
+func gzipBytes(b []byte) []byte {
+	return compressed(b, func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) })
 }
 
 func zlibBytes(b []byte) []byte {
-	var out bytes.Buffer
-	zw := zlib.NewWriter(&out)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	return out.Bytes()
+	return compressed(b, func(w io.Writer) io.WriteCloser { return zlib.NewWriter(w) })
 }
 
 func flateBytes(b []byte) []byte {
-	var out bytes.Buffer
-	zw, _ := flate.NewWriter(&out, flate.BestCompression)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	return out.Bytes()
+	return compressed(b, func(w io.Writer) io.WriteCloser { zw, _ := flate.NewWriter(w, flate.BestCompression); return zw })
 }
 
 // utf16Bytes is s in UTF-16 with a byte-order mark.
