@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -46,17 +47,24 @@ func Append(b []byte, u *url.URL) ([]byte, error) {
 	if !ok || host == "" {
 		return b, fmt.Errorf("%w: %q has no usable host", ErrUnsupported, u.Redacted())
 	}
+	start := len(b)
 	b = append(b, scheme...)
 	b = append(b, "://"...)
-	if ascii.IsASCII(host) {
-		b = ascii.AppendLower(b, host)
-	} else {
+	name := host
+	if !ascii.IsASCII(host) {
 		a, err := idnaProfile.ToASCII(host)
 		if err != nil || a == "" || !utf8.ValidString(host) {
-			return b[:0], fmt.Errorf("%w: host %q is not a valid internationalised domain name", ErrUnsupported, host)
+			return b[:start], fmt.Errorf("%w: host %q is not a valid internationalised domain name", ErrUnsupported, host)
 		}
-		b = ascii.AppendLower(b, a)
+		name = a
 	}
+	// A host must not smuggle URL delimiters into the authority: a
+	// hand-built Host "a@b", or IDNA mapping a fullwidth "＠" or "／" to
+	// '@' or '/', would make "http://a@b" name host b.
+	if !validHost(name) {
+		return b[:start], fmt.Errorf("%w: host %q holds characters a host name cannot", ErrUnsupported, host)
+	}
+	b = ascii.AppendLower(b, name)
 	// Leading zeros never change a port number.
 	for len(port) > 1 && port[0] == '0' {
 		port = port[1:]
@@ -76,6 +84,32 @@ func String(u *url.URL) (string, error) {
 		return "", err
 	}
 	return string(b), nil
+}
+
+// validHost reports whether host (ASCII) is a name, an IPv4 address or a
+// bracketed IPv6 literal (with an optional zone): no URL delimiter, space
+// or control byte.
+func validHost(host string) bool {
+	if host[0] == '[' {
+		for i := 1; i < len(host)-1; i++ {
+			c := host[i]
+			if !(c == ':' || c == '.' || c == '%' || isAlnum(c) || c == '-' || c == '_' || c == '~') {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(isAlnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || strings.IndexByte("!$&'()*+,;=", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // splitHostPort splits u.Host into the host (brackets kept for IPv6) and the
