@@ -1,0 +1,171 @@
+// Package redistest starts real redis-server processes for tests: each on a
+// free loopback port, with no persistence, in a temporary directory, stopped
+// when the test ends. No system service is needed, only the redis-server
+// binary (Debian's package redis-server; .ci/run installs it).
+//
+// Without the binary a test is skipped, except under CI=true, where it
+// fails: CI must never pass by skipping the fleet tests.
+package redistest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is one redis-server process. Stop and Start may be called to kill
+// it and bring it back on the same port (empty: nothing persists).
+type Server struct {
+	Addr string // host:port on loopback
+	Port int
+
+	bin, dir string
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+}
+
+// Binary returns the path of redis-server, or "" when none is installed.
+func Binary() string {
+	if p, err := exec.LookPath("redis-server"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/bin/redis-server", "/usr/local/bin/redis-server"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// Start starts a redis-server for t and stops it when t ends. It skips t
+// when redis-server is not installed, or fails it under CI=true.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := Binary()
+	if bin == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("redistest: redis-server is not installed (CI=true: a missing Redis is a failure; apt-get install -y redis-server)")
+		}
+		t.Skip("redistest: redis-server is not installed (apt-get install -y redis-server)")
+	}
+	s := &Server{bin: bin, dir: t.TempDir()}
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var port int
+		port, err = freePort()
+		if err != nil {
+			break
+		}
+		s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err = s.Start(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the server's address as a redis:// URL for database 0.
+func (s *Server) URL() string { return "redis://" + s.Addr + "/0" }
+
+// Start (re)starts the server on its port; it is an error if it runs.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return errors.New("redistest: the server runs already")
+	}
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir,
+		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning")
+	logf, err := os.Create(filepath.Join(s.dir, "redis-"+strconv.Itoa(s.Port)+".log"))
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("redistest: starting %s: %w", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if Ping(s.Addr) == nil {
+			s.cmd, s.done = cmd, done
+			return nil
+		}
+		select {
+		case <-done:
+			b, _ := os.ReadFile(logf.Name())
+			return fmt.Errorf("redistest: redis-server on port %d exited: %s", s.Port, strings.TrimSpace(string(b)))
+		default:
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-done
+			return fmt.Errorf("redistest: redis-server on port %d did not answer PING within 10 s", s.Port)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills the server (SIGKILL: as a crash would) and waits for it to
+// exit. Stopping a stopped server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Kill()
+	<-s.done
+	s.cmd, s.done = nil, nil
+}
+
+// Ping sends PING to addr and reads the answer, in under a second.
+func Ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(line) != "+PONG" {
+		return fmt.Errorf("redistest: PING answered %q", line)
+	}
+	return nil
+}
+
+// freePort returns a loopback port nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
