@@ -22,7 +22,10 @@
 // inspect prints JSON: the dialect, the user-agent values of the group(s) in
 // force, the crawl delay in seconds (null when the dialect reads none), the
 // Sitemap URLs in file order, the rules in force with their lines, and the
-// warnings.
+// warnings. The Sitemap values of a local file are kept as written (a
+// relative one gets a warning line on standard error); those of a fetched
+// FILE are resolved against its URL and listed once each, with a warning
+// line for each value resolved or left out.
 //
 // diff is the migration report for a Colly user: for each URL, the verdict of
 // Colly v2.3.0's built-in robots.txt check (github.com/temoto/robotstxt, called
@@ -787,8 +790,20 @@ func inspect(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
 		out.CrawlDelaySeconds = &s
 		out.CrawlDelayLine = rs.CrawlDelayLine()
 	}
-	for _, s := range r.Sitemaps() {
-		out.Sitemaps = append(out.Sitemaps, s.URL)
+	if src.policy != nil {
+		// Fetched: resolved against the robots.txt URL, each once.
+		out.Sitemaps = append(out.Sitemaps, src.policy.Sitemaps()...)
+		for _, w := range src.policy.SitemapWarnings() {
+			fmt.Fprintln(stderr, "robotstxt: warning: "+w)
+		}
+	} else {
+		// A local file has no URL: the values are kept as written.
+		for _, s := range r.Sitemaps() {
+			out.Sitemaps = append(out.Sitemaps, s.URL)
+			if u, err := url.Parse(strings.TrimSpace(s.URL)); err == nil && !u.IsAbs() {
+				fmt.Fprintf(stderr, "robotstxt: warning: line %d: relative Sitemap %q kept as written (a local file has no URL to resolve it against)\n", s.Line, s.URL)
+			}
+		}
 	}
 	for _, ru := range rs.Rules() {
 		out.Rules = append(out.Rules, jsonRule{Line: ru.Line, Allow: ru.Allow, Pattern: ru.Pattern, Rule: ru.String(), Note: ru.Note})
