@@ -1,0 +1,409 @@
+// Package redisfleet makes politeness a property of a fleet of crawler
+// processes sharing one Redis: one robots.txt fetch per host for the fleet,
+// one per-host pace, shared Retry-After pauses.
+//
+// A [Fleet] is one process's handle on the shared state: make it with
+// [New] over a go-redis client, then take from it
+//
+//   - [Fleet.Store], a policy.Store on Redis (with the fetch lock of
+//     policy.FetchLocker): a policy fetched by one process serves all of
+//     them until it expires, and only one process fetches a given
+//     robots.txt at a time while the others wait for its result;
+//   - [Fleet.Limiter], a per-host limiter behind the plugin's
+//     robots.Limiter seam, with the guarantee of package hostlimit extended
+//     to the fleet: end-to-start by default (at most one request in flight
+//     per host fleet-wide while its delay is above zero, the next sent no
+//     earlier than the delay after the previous one ended), start-to-start
+//     as an option, 429/503 pauses shared by every process.
+//
+// Pass both to the plugin with robots.WithStore and robots.WithLimiter.
+//
+// # Time
+//
+// Every spacing decision is taken inside one Lua script on the Redis
+// server, reading the server's clock (TIME): processes never compare their
+// own clocks, so clock skew between machines does not matter, and a grant
+// costs one round trip. The server's clock is its wall clock: a step of it
+// (a manual change; NTP slews, it does not step) shortens or lengthens the
+// gaps by the size of the step.
+//
+// # Keys and versions
+//
+// Every key starts with the prefix ([WithPrefix], default "robots:") and
+// the format version ("v1:"): two releases of this package that store
+// different formats use different keys and never read each other's state.
+// Values carry the version too; one of another version reads as a miss.
+// The key schema is documented in keys.go and by [Fleet.Key].
+//
+// # Failure behaviour
+//
+//   - Redis unreachable at start: [New] returns an error wrapping
+//     [ErrUnavailable] (it sends PING).
+//   - Redis slow: every call has a timeout ([WithCallTimeout], default 2 s).
+//     For the timeout to cut a call that is stuck on the network, the
+//     client must have ContextTimeoutEnabled (as [ParseURL] sets);
+//     otherwise the client's ReadTimeout and WriteTimeout bound it.
+//   - Redis lost mid-crawl: by default ([WaitForRedis]) the limiter retries
+//     with backoff (50 ms doubling to 2 s) until Redis answers or the
+//     caller's context ends, logging one warning per outage: no request
+//     goes out unspaced. With [FallBackLocal] it spaces requests with an
+//     in-process hostlimit.Limiter while Redis is away (logging a warning):
+//     each process keeps its own pace then, so the fleet may ask a host
+//     up to once per delay per process. A permit's release that cannot
+//     reach Redis is retried in the background until its lease ends.
+//     The Store reads a failed Get as a miss and the resolver fetches.
+//   - Redis restarted empty: the state of the hosts is gone. A script that
+//     finds the fleet's epoch key missing knows the data was lost and
+//     holds every host whose state is missing for one lease from then,
+//     the time within which requests granted before the loss end or are
+//     re-registered by their holders' lease renewal.
+//   - A process killed while it holds a host: its permit has a lease
+//     ([WithLease], default 10 s), renewed every third of it while the
+//     request runs; once it is not renewed the lease ends, and the host is
+//     granted again no earlier than the delay after the lease's end.
+//
+// Redis Cluster is not supported: the limiter's scripts read keys of a
+// host and the fleet's epoch key together. A single server, with replicas
+// or Sentinel, is.
+package redisfleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// FormatVersion is the version of the keys and values this package writes.
+// It is part of every key ("robots:v1:...") and of every stored value.
+const FormatVersion = 1
+
+// Defaults of the options.
+const (
+	DefaultPrefix      = "robots:"
+	DefaultCallTimeout = 2 * time.Second
+	DefaultLease       = 10 * time.Second
+	DefaultIdleTTL     = 10 * time.Minute
+)
+
+// ErrUnavailable is wrapped by the errors of calls that could not reach
+// Redis (refused, reset, timed out), as opposed to errors Redis answered.
+var ErrUnavailable = errors.New("redisfleet: Redis is unavailable")
+
+// OnRedisDown says what the limiter does while Redis cannot be reached.
+type OnRedisDown int
+
+const (
+	// WaitForRedis, the default, holds every request that needs a grant
+	// until Redis answers again (or the caller's context ends), retrying
+	// with backoff: no request goes out unspaced, and none goes out at all
+	// while Redis is away.
+	WaitForRedis OnRedisDown = iota
+	// FallBackLocal spaces requests with an in-process hostlimit.Limiter
+	// while Redis is away, with a warning: requests go on, each process
+	// keeping its own pace.
+	FallBackLocal
+)
+
+// String returns "wait" or "local".
+func (o OnRedisDown) String() string {
+	if o == FallBackLocal {
+		return "local"
+	}
+	return "wait"
+}
+
+type config struct {
+	prefix      string
+	callTimeout time.Duration
+	lease       time.Duration
+	idleTTL     time.Duration
+	onDown      OnRedisDown
+	logger      *slog.Logger
+}
+
+// Option configures a [Fleet].
+type Option func(*config)
+
+// WithPrefix sets the prefix of every key (default "robots:"). Processes
+// that share a fleet must use the same prefix; fleets that must not share
+// state (two crawls, two tests) use different ones on one Redis.
+func WithPrefix(p string) Option {
+	return func(c *config) { c.prefix = p }
+}
+
+// WithCallTimeout bounds every Redis call (default 2 s; d ≤ 0 keeps it).
+// A call that times out counts as Redis being unavailable.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.callTimeout = d
+		}
+	}
+}
+
+// WithLease sets the lease of a limiter permit and of a robots.txt fetch
+// lock (default 10 s; d ≤ 0 keeps it, values under 100 ms count as 100 ms).
+// A live holder renews it every third of the lease, so the lease bounds
+// only how long a dead process holds a host or a fetch.
+func WithLease(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.lease = max(d, 100*time.Millisecond)
+		}
+	}
+}
+
+// WithIdleTTL sets how long the state of a host nobody uses is kept in
+// Redis, counted from when its last pause or spacing ends (default
+// 10 minutes; d ≤ 0 keeps it; at least twice the lease).
+func WithIdleTTL(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.idleTTL = d
+		}
+	}
+}
+
+// WithOnRedisDown sets what the limiter does while Redis cannot be reached
+// (default [WaitForRedis]).
+func WithOnRedisDown(o OnRedisDown) Option {
+	return func(c *config) { c.onDown = o }
+}
+
+// WithLogger sets where warnings go (Redis lost and back, fallback to the
+// local gate); default: slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// A Fleet is one process's handle on a fleet's shared state in Redis. It
+// holds one Pub/Sub connection, on which the processes wake each other when
+// a host or a robots.txt fetch frees. It is safe for concurrent use. Close
+// it when done.
+type Fleet struct {
+	rdb    redis.UniversalClient
+	cfg    config
+	log    *slog.Logger
+	prefix string // cfg.prefix + "v1:"
+	procID string // random, unique to this Fleet: prefix of its tokens
+	seq    atomic.Uint64
+
+	ps      *redis.PubSub
+	psDone  chan struct{}
+	closed  atomic.Bool
+	subMu   sync.Mutex
+	subs    map[string]map[chan struct{}]struct{}
+	down    atomic.Bool // an outage is being reported (one warning per outage)
+	closeMu sync.Once
+}
+
+// New returns a Fleet on client, after checking with PING (bounded by the
+// call timeout and ctx) that Redis answers: an unreachable Redis is an
+// error wrapping [ErrUnavailable]. It subscribes to the fleet's wake-up
+// channel and marks the fleet's epoch (see the package doc). client may
+// be a *redis.Client, a failover client or any redis.UniversalClient
+// talking to one server; see [ParseURL] for its options.
+func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fleet, error) {
+	if client == nil {
+		return nil, errors.New("redisfleet: New: nil client")
+	}
+	cfg := config{
+		prefix:      DefaultPrefix,
+		callTimeout: DefaultCallTimeout,
+		lease:       DefaultLease,
+		idleTTL:     DefaultIdleTTL,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.idleTTL = max(cfg.idleTTL, 2*cfg.lease)
+	log := cfg.logger
+	if log == nil {
+		log = slog.Default()
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	f := &Fleet{
+		rdb:    client,
+		cfg:    cfg,
+		log:    log,
+		prefix: cfg.prefix + fmt.Sprintf("v%d:", FormatVersion),
+		procID: hex.EncodeToString(id[:]),
+		subs:   make(map[string]map[chan struct{}]struct{}),
+		psDone: make(chan struct{}),
+	}
+	cctx, cancel := context.WithTimeout(ctx, cfg.callTimeout)
+	defer cancel()
+	if err := client.Ping(cctx).Err(); err != nil {
+		return nil, f.callError("New: PING", err)
+	}
+	// "0": the epoch of a fleet that starts on an empty Redis; a script
+	// that finds the key missing later knows the data was lost.
+	if err := client.SetNX(cctx, f.Key(kindEpoch, ""), "0", 0).Err(); err != nil {
+		return nil, f.callError("New: epoch", err)
+	}
+	f.ps = client.Subscribe(cctx, f.Key(kindWake, ""))
+	if _, err := f.ps.Receive(cctx); err != nil {
+		f.ps.Close()
+		return nil, f.callError("New: SUBSCRIBE", err)
+	}
+	go f.dispatch(f.ps.Channel())
+	return f, nil
+}
+
+// ParseURL parses a redis:// or rediss:// URL (redis.ParseURL) into client
+// options with ContextTimeoutEnabled set, so that the fleet's call timeout
+// cuts a call stuck on the network.
+func ParseURL(url string) (*redis.Options, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisfleet: %w", err)
+	}
+	o.ContextTimeoutEnabled = true
+	return o, nil
+}
+
+// Client returns the fleet's go-redis client.
+func (f *Fleet) Client() redis.UniversalClient { return f.rdb }
+
+// Prefix returns the prefix of every key of the fleet, version included
+// ("robots:v1:").
+func (f *Fleet) Prefix() string { return f.prefix }
+
+// CallTimeout returns the bound of every Redis call.
+func (f *Fleet) CallTimeout() time.Duration { return f.cfg.callTimeout }
+
+// Lease returns the lease of permits and fetch locks.
+func (f *Fleet) Lease() time.Duration { return f.cfg.lease }
+
+// Close stops the fleet's Pub/Sub subscription. It does not close the
+// client. Limiters and Stores of a closed Fleet still work, without wake-ups
+// (their waits then end on their timers).
+func (f *Fleet) Close() error {
+	var err error
+	f.closeMu.Do(func() {
+		f.closed.Store(true)
+		err = f.ps.Close()
+		<-f.psDone
+	})
+	return err
+}
+
+// token returns a token unique across the fleet: the Fleet's random id and
+// a counter.
+func (f *Fleet) token() string {
+	return f.procID + "-" + fmt.Sprint(f.seq.Add(1))
+}
+
+// dispatch routes wake-up messages (payload: a key) to the local waiters
+// subscribed to that key.
+func (f *Fleet) dispatch(ch <-chan *redis.Message) {
+	defer close(f.psDone)
+	for m := range ch {
+		f.wake(m.Payload)
+	}
+}
+
+// wake signals every local waiter of key (without blocking).
+func (f *Fleet) wake(key string) {
+	f.subMu.Lock()
+	for c := range f.subs[key] {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	f.subMu.Unlock()
+}
+
+// subscribe registers a local waiter for the wake-ups of key; cancel
+// removes it.
+func (f *Fleet) subscribe(key string) (<-chan struct{}, func()) {
+	c := make(chan struct{}, 1)
+	f.subMu.Lock()
+	m := f.subs[key]
+	if m == nil {
+		m = make(map[chan struct{}]struct{})
+		f.subs[key] = m
+	}
+	m[c] = struct{}{}
+	f.subMu.Unlock()
+	return c, func() {
+		f.subMu.Lock()
+		delete(m, c)
+		if len(m) == 0 && f.subs[key] != nil && len(f.subs[key]) == 0 {
+			delete(f.subs, key)
+		}
+		f.subMu.Unlock()
+	}
+}
+
+// Notify publishes a wake-up for key on the fleet's channel: every
+// process's waiters subscribed to key re-check their state. It is how a
+// process tells the others that something they wait for may have happened;
+// a lost notification costs only latency (every wait is also bounded by a
+// timer).
+func (f *Fleet) Notify(ctx context.Context, key string) error {
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
+	defer cancel()
+	if err := f.rdb.Publish(cctx, f.Key(kindWake, ""), key).Err(); err != nil {
+		return f.callError("PUBLISH", err)
+	}
+	return nil
+}
+
+// Subscribe returns a channel that receives a value (coalesced, never
+// blocking the sender) after each wake-up for key from any process of the
+// fleet ([Fleet.Notify], or the limiter and the fetch lock for their own
+// keys), and a func that ends the subscription. It costs no Redis call.
+func (f *Fleet) Subscribe(key string) (<-chan struct{}, func()) { return f.subscribe(key) }
+
+// callError wraps an error of a Redis call: a reply error (redis.Error) as
+// it is, anything else (network, timeout) as [ErrUnavailable].
+func (f *Fleet) callError(op string, err error) error {
+	if isReplyError(err) {
+		return fmt.Errorf("redisfleet: %s: %w", op, err)
+	}
+	return fmt.Errorf("redisfleet: %s: %w: %w", op, ErrUnavailable, err)
+}
+
+// isReplyError reports whether err is an answer of Redis (a script error,
+// WRONGTYPE...), not a failure to reach it. LOADING, READONLY, MASTERDOWN
+// and the like mean the server cannot serve now: they count as
+// unavailable.
+func isReplyError(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
+		return false
+	}
+	msg := re.Error()
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY", "MAXCLIENTS"} {
+		if strings.HasPrefix(msg, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// outage logs the start of an outage once; recovered logs its end.
+func (f *Fleet) outage(op string, err error) {
+	if f.down.CompareAndSwap(false, true) {
+		f.log.Warn("redisfleet: Redis is unavailable", slog.String("op", op), slog.Any("error", err),
+			slog.String("on_redis_down", f.cfg.onDown.String()))
+	}
+}
+
+func (f *Fleet) recovered() {
+	if f.down.Load() && f.down.CompareAndSwap(true, false) {
+		f.log.Info("redisfleet: Redis answers again")
+	}
+}

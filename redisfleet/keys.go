@@ -1,0 +1,124 @@
+package redisfleet
+
+// The key schema, in one place. P is the fleet's prefix with the format
+// version ([Fleet.Prefix], default "robots:v1:"). Times stored in Redis
+// are microseconds of the Redis server's clock (TIME), as integers;
+// durations are microseconds unless the name says otherwise.
+//
+//	P epoch                 string  "0" when the fleet started on an empty
+//	                                Redis (set by New, NX); a Redis-clock
+//	                                time (µs) when a script found the key
+//	                                missing: the data was lost then, and
+//	                                hosts without state are held for one
+//	                                lease from that time. No expiry.
+//	P wake                  channel Pub/Sub wake-ups; the payload is the
+//	                                key whose state changed (a host hash
+//	                                key, a fetch lock key, or any key a
+//	                                caller passes to Fleet.Notify).
+//	P policy:<store key>    string  a serialised policy (policy.Store):
+//	                                "robots-policy/v1\n" then the bytes the
+//	                                resolver gave; PX = its TTL.
+//	P fetch:<store key>     string  the robots.txt fetch lock: the holder's
+//	                                token; PX = the lease, renewed by the
+//	                                holder every third of it.
+//	P host:{<host>}         hash    the limiter state of one host (below);
+//	                                PX = idle TTL past its last pending time.
+//	P hold:{<host>}         zset    the permits that block the host:
+//	                                member = token, score = lease end (µs).
+//	                                End-to-start: granted, not released;
+//	                                start-to-start: granted, not sent.
+//
+// <host> is the authority as the plugin gives it ("https://example.com",
+// policy.Authority); the braces make the two keys of a host one hash slot.
+//
+// Fields of P host:{<host>} (all integers; a missing field is 0):
+//
+//	d      delay in force, µs (the latest one passed by Wait or Acquire)
+//	m      spacing mode of the latest writer: 0 end-to-start, 1 start-to-start
+//	next   earliest grant allowed by earlier events: release (or send) + the
+//	       delay in force then, an expired lease's end + delay, the end of
+//	       the recovery window after a data loss
+//	le     latest release (end), µs
+//	ls     latest send mark, µs
+//	pause  429/503 pause until, µs
+//	fail   429/503 responses in a row
+//	claim  an early waiter was let through and heads for the gate, until µs
+//	wake   some waiter was told to come back no later than this, µs: an
+//	       event before it publishes a wake-up for the host hash key
+//	g, pc  grants and pauses started (counters)
+//	lp     the latest pause computed, µs
+//
+// A host may be asked now (the next Acquire is granted at once) when, with
+// now = TIME in µs and d = field d:
+//
+//	now >= max(next, pause) and,
+//	if d > 0: no member of hold:{<host>} has a score > now, and
+//	          now >= le + d (m = 0) or now >= ls + d (m = 1).
+//
+// [HostReadyLua] is that test as a Lua function for other scripts (the
+// queue frontier's).
+
+// Key kinds.
+const (
+	kindEpoch = "epoch"
+	kindWake  = "wake"
+	kindPol   = "policy"
+	kindFetch = "fetch"
+	kindHost  = "host"
+	kindHold  = "hold"
+)
+
+// Key returns the key of the given kind for id: P+kind when id is empty,
+// else P+kind+":"+id, with id in braces for the per-host kinds ("host",
+// "hold"). Other packages' keys in the fleet (the frontier's) should be
+// made with it too, with kinds of their own, so that they share the prefix
+// and the version.
+func (f *Fleet) Key(kind, id string) string {
+	switch {
+	case id == "":
+		return f.prefix + kind
+	case kind == kindHost || kind == kindHold:
+		return f.prefix + kind + ":{" + id + "}"
+	}
+	return f.prefix + kind + ":" + id
+}
+
+// HostKeys returns the two keys of host's limiter state: the hash and the
+// zset of blocking permits (see keys.go).
+func (f *Fleet) HostKeys(host string) (hash, hold string) {
+	return f.Key(kindHost, host), f.Key(kindHold, host)
+}
+
+// HostReadyLua defines, for a Lua script run on the fleet's Redis, the
+// function
+//
+//	robots_host_ready_at(hkey, zkey, now) -> at, held
+//
+// where hkey and zkey are a host's keys ([Fleet.HostKeys]) and now is the
+// server's time in µs (from TIME). It returns the earliest time (µs) at
+// which the host's limiter grants a permit by what is known now, and
+// held = 1 when a live permit blocks the host (then at is at least the end
+// of the earliest lease, and the real time depends on a release). A lease
+// that has ended counts as a release at its end. A host
+// with no state returns 0, 0. It only reads. Include it at the top of the
+// script.
+const HostReadyLua = `
+local function robots_host_ready_at(hkey, zkey, now)
+  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls')
+  local d = tonumber(s[1]) or 0
+  local at = math.max(tonumber(s[3]) or 0, tonumber(s[4]) or 0)
+  if d <= 0 then return at, 0 end
+  if (tonumber(s[2]) or 0) == 1 then
+    at = math.max(at, (tonumber(s[6]) or 0) + d)
+  else
+    at = math.max(at, (tonumber(s[5]) or 0) + d)
+  end
+  local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', now, 'WITHSCORES')
+  for i = 2, #gone, 2 do at = math.max(at, tonumber(gone[i]) + d) end
+  local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if #first > 0 then
+    return math.max(at, tonumber(first[2])), 1
+  end
+  return at, 0
+end
+`
