@@ -199,6 +199,10 @@ func WithCacheBytes(n int64) Option {
 // WithStore puts a shared [Store] behind the memory cache. Each Get and Put
 // is bounded by [WithStoreTimeout]; a Store that fails or times out is
 // logged and read as a miss (robots.txt is then fetched), never as a policy.
+// A Store that is also a [FetchLocker] makes its users fetch each
+// robots.txt once between them: one fetches, the others wait for its
+// result (at most twice the total timeout plus four Store timeouts, then
+// they fetch too).
 func WithStore(s Store) Option {
 	return func(c *config) { c.store = s }
 }
@@ -390,13 +394,16 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 		return prev
 	}
 	if r.cfg.store != nil {
-		if sp := r.storeGet(ctx, authority); sp != nil {
-			if r.clock.Now().Before(sp.expires) {
-				r.cache.put(authority, sp)
+		if sp := r.storeCurrent(ctx, authority, &prev); sp != nil {
+			return sp
+		}
+		if fl, ok := r.cfg.store.(FetchLocker); ok {
+			sp, unlock := r.lockFetch(ctx, fl, authority, &prev)
+			if sp != nil {
 				return sp
 			}
-			if prev == nil || sp.fetch.Time.After(prev.fetch.Time) {
-				prev = sp // another process fetched more recently
+			if unlock != nil {
+				defer unlock() // after the Put below
 			}
 		}
 	}
@@ -473,6 +480,72 @@ func (r *Resolver) lifetime(maxAge time.Duration) time.Duration {
 		return r.cfg.ttl
 	}
 	return min(max(maxAge, r.cfg.minAge), r.cfg.maxAge)
+}
+
+// storeCurrent returns the Store's policy of authority when it is current
+// (and caches it); else it makes *prev the Store's policy if that one is
+// more recent than *prev, and returns nil.
+func (r *Resolver) storeCurrent(ctx context.Context, authority string, prev **Policy) *Policy {
+	sp := r.storeGet(ctx, authority)
+	if sp == nil {
+		return nil
+	}
+	if r.clock.Now().Before(sp.expires) {
+		r.cache.put(authority, sp)
+		return sp
+	}
+	if *prev == nil || sp.fetch.Time.After((*prev).fetch.Time) {
+		*prev = sp // another process fetched more recently
+	}
+	return nil
+}
+
+// fetchLease is the lease the resolver asks of a FetchLocker: a whole
+// fetch and its Store calls.
+func (r *Resolver) fetchLease() time.Duration {
+	return r.cfg.totalTimeout + 2*r.cfg.storeTimeout
+}
+
+// lockFetch makes this resolver the one of the Store's users that fetches
+// authority's robots.txt, or waits for the one that does. It returns the
+// policy another holder stored (current), or nil and the unlock func of
+// the lock this resolver now holds (nil when the lock failed: the caller
+// fetches without it). It waits for others at most twice the lease in
+// all; past that it fetches too, with a warning.
+func (r *Resolver) lockFetch(ctx context.Context, fl FetchLocker, authority string, prev **Policy) (*Policy, func()) {
+	key := storeKey(r.cfg.dialect, authority)
+	lease := r.fetchLease()
+	deadline := time.Now().Add(2 * lease)
+	for {
+		sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
+		unlock, ok, err := fl.LockFetch(sctx, key, lease)
+		cancel()
+		if err != nil {
+			r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store fetch lock failed; fetching without it",
+				slog.String("authority", authority), slog.Any("error", err))
+			return nil, nil
+		}
+		if ok {
+			// Another holder may have stored a policy between the miss and
+			// the lock.
+			if sp := r.storeCurrent(ctx, authority, prev); sp != nil {
+				unlock()
+				return sp, nil
+			}
+			return nil, unlock
+		}
+		wctx, cancel := context.WithDeadline(ctx, deadline)
+		err = fl.WaitFetch(wctx, key)
+		cancel()
+		if sp := r.storeCurrent(ctx, authority, prev); sp != nil {
+			return sp, nil
+		}
+		if err != nil {
+			r.log.LogAttrs(ctx, slog.LevelWarn, "robots: gave up waiting for another fetch of robots.txt; fetching",
+				slog.String("authority", authority), slog.Any("error", err))
+			return nil, nil
+		}
+	}
 }
 
 func (r *Resolver) storeGet(ctx context.Context, authority string) *Policy {

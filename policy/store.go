@@ -27,12 +27,42 @@ type Store interface {
 	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
+// FetchLocker is an optional interface of a [Store]: a lock per key, so
+// that of several resolvers sharing the Store (in several processes) only
+// one fetches a given robots.txt at a time while the others wait for its
+// result. The resolver uses it, when its Store has it, inside its own
+// single flight: after a Store miss it takes the lock, looks in the Store
+// again (another holder may have just finished), fetches, puts the policy
+// and unlocks; a resolver that does not get the lock waits with WaitFetch
+// and reads the Store. A lock error is logged and the resolver fetches
+// without it.
+type FetchLocker interface {
+	// LockFetch tries once to take the fetch lock of key (a Store key) for
+	// lease, without waiting. acquired reports whether the caller holds it;
+	// then it must call unlock (idempotent) when its policy is in the Store
+	// or its fetch is abandoned. The lock ends by itself after lease if the
+	// holder dies; an implementation may renew it while the holder lives.
+	LockFetch(ctx context.Context, key string, lease time.Duration) (unlock func(), acquired bool, err error)
+	// WaitFetch blocks until the fetch lock of key is free (unlocked, its
+	// lease over, or never taken), or ctx is done (it then returns an error
+	// wrapping ctx.Err()). It must not poll in a tight loop.
+	WaitFetch(ctx context.Context, key string) error
+}
+
 // MemoryStore is a [Store] in memory, for tests and as an example of the
-// interface. It keeps every item until it expires.
+// interface. It keeps every item until it expires. It is also a
+// [FetchLocker].
 type MemoryStore struct {
 	clock Clock
 	mu    sync.Mutex
 	m     map[string]memoryItem
+	locks map[string]*memoryLock
+}
+
+type memoryLock struct {
+	expires time.Time     // by the store's clock
+	timer   *time.Timer   // ends the lease on the real clock
+	done    chan struct{} // closed when the lock ends
 }
 
 type memoryItem struct {
@@ -46,7 +76,65 @@ func NewMemoryStore(clock Clock) *MemoryStore {
 	if clock == nil {
 		clock = systemClock{}
 	}
-	return &MemoryStore{clock: clock, m: make(map[string]memoryItem)}
+	return &MemoryStore{clock: clock, m: make(map[string]memoryItem), locks: make(map[string]*memoryLock)}
+}
+
+// LockFetch implements [FetchLocker]. The lease runs on the real clock
+// (and is also over once the store's clock passes it).
+func (s *MemoryStore) LockFetch(ctx context.Context, key string, lease time.Duration) (func(), bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if lk := s.locks[key]; lk != nil {
+		if s.clock.Now().Before(lk.expires) {
+			return nil, false, nil
+		}
+		s.endLock(key, lk)
+	}
+	lk := &memoryLock{expires: s.clock.Now().Add(lease), done: make(chan struct{})}
+	lk.timer = time.AfterFunc(lease, func() {
+		s.mu.Lock()
+		s.endLock(key, lk)
+		s.mu.Unlock()
+	})
+	s.locks[key] = lk
+	return func() {
+		s.mu.Lock()
+		s.endLock(key, lk)
+		s.mu.Unlock()
+	}, true, nil
+}
+
+// endLock ends lk, the lock of key, if it is still in force; s.mu is held.
+func (s *MemoryStore) endLock(key string, lk *memoryLock) {
+	if s.locks[key] != lk {
+		return
+	}
+	delete(s.locks, key)
+	lk.timer.Stop()
+	close(lk.done)
+}
+
+// WaitFetch implements [FetchLocker].
+func (s *MemoryStore) WaitFetch(ctx context.Context, key string) error {
+	s.mu.Lock()
+	lk := s.locks[key]
+	if lk != nil && !s.clock.Now().Before(lk.expires) {
+		s.endLock(key, lk)
+		lk = nil
+	}
+	s.mu.Unlock()
+	if lk == nil {
+		return ctx.Err()
+	}
+	select {
+	case <-lk.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Get implements [Store].
