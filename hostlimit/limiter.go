@@ -689,6 +689,29 @@ func (l *Limiter) setDelay(h *limHost, d time.Duration) {
 	}
 }
 
+// Ready tells when host may next be asked, by what is known now: at is
+// the earliest instant at which a new caller would pass [Limiter.Wait] and
+// be granted a permit (its delay since the last release or send, a pause, a
+// gap owed under an earlier higher delay); busy reports that this also
+// needs an event first: a permit in flight (EndToStart) or not yet sent
+// (StartToStart) while the delay is above zero, or callers already queued
+// in Wait or Acquire, who come first. A host with no state (never used, or
+// evicted) is ready: Ready returns the zero Time and false. An at that is
+// not after time.Now() means now. Ready creates no state and reserves
+// nothing: it is a hint for a scheduler choosing among hosts (a queue
+// frontier), and the gate still decides. Safe for concurrent use.
+func (l *Limiter) Ready(host string) (at time.Time, busy bool) {
+	s := l.shard(host)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.hosts[host]
+	if h == nil {
+		return time.Time{}, false
+	}
+	t, event := l.readyAt(h, true)
+	return l.epoch.Add(time.Duration(max(t, 0))), event || h.early.head != nil
+}
+
 // Delay returns host's current delay: the value in its state, or the one
 // Config.Delay would give a new state. It creates no state.
 func (l *Limiter) Delay(host string) time.Duration {
