@@ -1,0 +1,195 @@
+package redisfleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots/policy"
+)
+
+// valueHeader starts every stored policy value: the format version. A value
+// with another header reads as a miss.
+var valueHeader = []byte(fmt.Sprintf("robots-policy/v%d\n", FormatVersion))
+
+// maxLockWait bounds one sleep of WaitFetch between two looks at the lock,
+// in case a wake-up is lost.
+const maxLockWait = time.Second
+
+// Store is a [policy.Store] on Redis, and a [policy.FetchLocker]: a policy
+// fetched by one process serves every process of the fleet until it
+// expires, and one process at a time fetches a given robots.txt while the
+// others wait for its result. Get from an unreachable Redis returns an
+// error (the resolver then fetches); a value written by another format
+// version is a miss. Make one with [Fleet.Store]. It is safe for
+// concurrent use.
+type Store struct{ f *Fleet }
+
+var (
+	_ policy.Store       = (*Store)(nil)
+	_ policy.FetchLocker = (*Store)(nil)
+)
+
+// Store returns the fleet's policy store.
+func (f *Fleet) Store() *Store { return &Store{f: f} }
+
+func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.f.cfg.callTimeout)
+}
+
+// Get implements [policy.Store]: one GET.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	b, err := s.f.rdb.Get(cctx, s.f.Key(kindPol, key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.f.callError("store get", err)
+	}
+	if !bytes.HasPrefix(b, valueHeader) {
+		return nil, false, nil // another format version: a miss
+	}
+	return b[len(valueHeader):], true, nil
+}
+
+// Put implements [policy.Store]: one SET with the TTL in milliseconds (at
+// least 1 ms). A ttl ≤ 0 stores nothing.
+func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if ttl <= 0 {
+		return nil
+	}
+	v := make([]byte, 0, len(valueHeader)+len(value))
+	v = append(append(v, valueHeader...), value...)
+	cctx, cancel := s.ctx(ctx)
+	defer cancel()
+	if err := s.f.rdb.Set(cctx, s.f.Key(kindPol, key), v, max(ttl, time.Millisecond)).Err(); err != nil {
+		return s.f.callError("store put", err)
+	}
+	return nil
+}
+
+// unlockScript deletes a fetch lock held by ARGV[1] and publishes its key.
+var unlockScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('PUBLISH', ARGV[2], KEYS[1])
+  return 1
+end
+return 0`)
+
+// renewScript extends a fetch lock held by ARGV[1] to ARGV[2] ms.
+var renewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`)
+
+// LockFetch implements [policy.FetchLocker]: SET NX with the lease (one
+// round trip). While the lock is held, a timer renews it every third of the
+// lease; unlock stops the renewal, deletes the lock if this holder still
+// has it and wakes the waiters of every process (one round trip).
+func (s *Store) LockFetch(ctx context.Context, key string, lease time.Duration) (func(), bool, error) {
+	lease = max(lease, 100*time.Millisecond)
+	k := s.f.Key(kindFetch, key)
+	tok := s.f.token()
+	cctx, cancel := s.ctx(ctx)
+	ok, err := s.f.rdb.SetNX(cctx, k, tok, lease).Result()
+	cancel()
+	if err != nil {
+		return nil, false, s.f.callError("fetch lock", err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	lk := &fetchLock{s: s, key: k, token: tok, lease: lease}
+	lk.mu.Lock()
+	lk.timer = time.AfterFunc(lease/3, lk.renew)
+	lk.mu.Unlock()
+	return lk.unlock, true, nil
+}
+
+type fetchLock struct {
+	s          *Store
+	key, token string
+	lease      time.Duration
+	mu         sync.Mutex
+	timer      *time.Timer
+	done       bool
+}
+
+func (lk *fetchLock) renew() {
+	ctx, cancel := lk.s.ctx(context.Background())
+	held, err := renewScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.lease.Milliseconds()).Int()
+	cancel()
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.done || (err == nil && held == 0) {
+		return // unlocked, or the lock is no longer ours
+	}
+	lk.timer.Reset(lk.lease / 3)
+}
+
+func (lk *fetchLock) unlock() {
+	lk.mu.Lock()
+	if lk.done {
+		lk.mu.Unlock()
+		return
+	}
+	lk.done = true
+	lk.timer.Stop()
+	lk.mu.Unlock()
+	ctx, cancel := lk.s.ctx(context.Background())
+	defer cancel()
+	// On failure the lease ends the lock; the waiters' timers see it.
+	_ = unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.Key(kindWake, "")).Err()
+}
+
+// WaitFetch implements [policy.FetchLocker]: it reads the lock's remaining
+// lease (PTTL) and sleeps until the lock's holder publishes its unlock, or
+// the lease would end, or one second has passed (a guard against a lost
+// wake-up), then looks again. An unreachable Redis is an error wrapping
+// [ErrUnavailable].
+func (s *Store) WaitFetch(ctx context.Context, key string) error {
+	k := s.f.Key(kindFetch, key)
+	wake, cancelSub := s.f.subscribe(k)
+	defer cancelSub()
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for {
+		cctx, cancel := s.ctx(ctx)
+		ttl, err := s.f.rdb.PTTL(cctx, k).Result()
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return s.f.callError("fetch lock wait", err)
+		}
+		if ttl < 0 { // -2: no lock; -1: no expiry, which this package never sets
+			return nil
+		}
+		d := min(ttl+time.Millisecond, maxLockWait)
+		if t == nil {
+			t = time.NewTimer(d)
+		} else {
+			t.Reset(d)
+		}
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
