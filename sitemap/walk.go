@@ -1,0 +1,560 @@
+package sitemap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of the walker's [Config].
+const (
+	DefaultMaxIndexDepth = 5               // index nesting: a root index is depth 0, its children depth 1, ...
+	DefaultMaxSitemaps   = 1000            // sitemap documents fetched per walk (per announcing host)
+	DefaultRetries       = 2               // retries of a 5xx, 429 or network error, after the first attempt
+	DefaultRetryWait     = time.Second     // first wait before a retry without Retry-After; doubled each time
+	DefaultMaxRetryAfter = time.Minute     // the longest Retry-After waited out; a longer one ends the document
+	DefaultMaxRedirects  = 5               // redirect hops followed per fetch
+	DefaultDocTimeout    = 5 * time.Minute // one document: waiting for the host's turn, retries and reading included
+)
+
+// Filter and rejection reasons a [Report] counts entries under.
+const (
+	// Filtered: the caller's choices.
+	ReasonNotModified = "not modified since"       // Config.Since, by a known lastmod
+	ReasonPredicate   = "refused by the predicate" // Config.Keep said false
+	ReasonURLCap      = "URL cap reached"          // Config.MaxURLs page URLs were handed over already
+	// Rejected: the sitemap's fault.
+	ReasonOtherHost   = "other host"                      // not on the host whose robots.txt announced the sitemap
+	ReasonOutsideDir  = "outside the sitemap's directory" // Config.StrictDirectory
+	ReasonAlreadyRead = "sitemap already read"            // an index listing itself, A→B→A, or the same child twice
+	ReasonSitemapCap  = "sitemaps per host cap"           // Config.MaxSitemaps documents were fetched already
+	ReasonTooDeep     = "index nesting too deep"          // Config.MaxIndexDepth
+	ReasonNoURL       = "unreadable URL"                  // a loc that does not parse as a URL
+)
+
+// ErrDisallowed is wrapped by the error of a sitemap the walker did not
+// fetch because Config.Allow refused it (robots.txt disallows it).
+var ErrDisallowed = errors.New("sitemap: disallowed")
+
+// DisallowedError is the error of a sitemap that Config.Allow refused.
+type DisallowedError struct {
+	URL    string
+	Reason string // Allow's reason, e.g. "line 4: Disallow: /private"
+}
+
+func (e *DisallowedError) Error() string {
+	return "sitemap: " + e.URL + " not fetched: disallowed: " + e.Reason
+}
+func (e *DisallowedError) Unwrap() error { return ErrDisallowed }
+
+// FetchError is the error of a sitemap whose fetch failed: no answer, or a
+// status other than 2xx, after the retries a 5xx, 429 or network error
+// gets.
+type FetchError struct {
+	URL      string
+	Status   int   // the last answer's status; 0 when there was none
+	Attempts int   // requests made
+	Err      error // the last attempt's error, when there was no answer
+}
+
+func (e *FetchError) Error() string {
+	s := "sitemap: fetching " + e.URL + ": "
+	if e.Err != nil {
+		s += e.Err.Error()
+	} else {
+		s += strconv.Itoa(e.Status) + " " + http.StatusText(e.Status)
+	}
+	if e.Attempts > 1 {
+		s += " (" + strconv.Itoa(e.Attempts) + " attempts)"
+	}
+	return s
+}
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// Config configures a [Walker]. The zero value is usable: every zero field
+// means its default.
+type Config struct {
+	// Client fetches the sitemaps (default http.DefaultClient). The walker
+	// makes its own shallow copy whose CheckRedirect counts hops (at most
+	// MaxRedirects), then asks Client's CheckRedirect, if any.
+	Client *http.Client
+	// UserAgent is the User-Agent header of the sitemap requests (default:
+	// the client's transport's, Go's "Go-http-client/1.1").
+	UserAgent string
+	// Allow, when set, is asked before each sitemap fetch: false stops the
+	// fetch, and the sitemap's report has a *DisallowedError with reason. It
+	// is called from the walking goroutine and may block (e.g. fetch
+	// robots.txt) until ctx ends.
+	Allow func(ctx context.Context, u *url.URL) (ok bool, reason string)
+	// Limits bound each document as it is read ([NewReader]).
+	Limits Limits
+	// MaxIndexDepth bounds index nesting (default DefaultMaxIndexDepth): a
+	// child deeper is not fetched; its index counts it under ReasonTooDeep
+	// in Rejected.
+	MaxIndexDepth int
+	// MaxSitemaps bounds the documents one Walk fetches (default
+	// DefaultMaxSitemaps); a child past it is not fetched: its index counts
+	// it under ReasonSitemapCap in Rejected when it is listed past the
+	// bound, and a child queued before the bound that finds it spent has a
+	// report with a *LimitError ("sitemaps").
+	MaxSitemaps int
+	// MaxURLs bounds the page URLs one Walk hands over (0: no bound). When
+	// it is reached the walk ends: the document stops being read (its
+	// report's Cut says so) and the child sitemaps not yet read are counted
+	// under ReasonURLCap in their index's Filtered.
+	MaxURLs int
+	// Since, when set, filters out page URLs and index children whose
+	// lastmod is known and before Since (an unknown lastmod passes).
+	Since time.Time
+	// Keep, when set, is asked for each page URL in scope and not filtered
+	// by Since; false filters it out (ReasonPredicate).
+	Keep func(Page) bool
+	// StrictDirectory applies the sitemaps.org rule that a sitemap lists
+	// only URLs under its own directory (scheme, host and path up to the
+	// last '/'), to page URLs and index children alike. Without it the
+	// scope is the host whose robots.txt announced the walk's sitemaps
+	// (sitemaps.org cross-submission, at host level).
+	StrictDirectory bool
+	// Retries is how many times a 5xx, 429 or network error is retried
+	// (default DefaultRetries; negative: none). A retry waits the answer's
+	// Retry-After (a longer one than MaxRetryAfter ends the document with
+	// its error), else RetryWait, doubled each time.
+	Retries       int
+	RetryWait     time.Duration
+	MaxRetryAfter time.Duration
+	// MaxRedirects bounds the redirect hops of one fetch (default
+	// DefaultMaxRedirects).
+	MaxRedirects int
+	// DocTimeout bounds each document, from the first attempt to the end of
+	// reading it (default DefaultDocTimeout).
+	DocTimeout time.Duration
+	// OnReport, when set, is called with each document's report as soon as
+	// it is final, from the walking goroutine.
+	OnReport func(Report)
+}
+
+// Page is one page URL a sitemap listed, as handed to the walk's callback.
+type Page struct {
+	Entry
+	Sitemap string // the URL of the sitemap that listed it
+}
+
+// Report says what became of one sitemap document. For a urlset (or text,
+// RSS, Atom) Found = Handed + the Filtered counts + the Rejected counts of
+// the walker (the reader's rejections are of entries never found); for an
+// index Found = Children + Filtered + Rejected.
+type Report struct {
+	URL    string // as listed (or given)
+	Parent string // the index that listed it; "" for a root
+	Scope  string // the authority whose robots.txt announced the walk's sitemaps
+	Depth  int    // 0 for a root
+	Format Format
+	Status int   // HTTP status of the last answer; 0 when none
+	Bytes  int64 // decompressed bytes read
+	// Found counts the entries read; Handed the page URLs the callback
+	// took; Children the child sitemaps of an index queued for reading.
+	Found, Handed, Children int
+	// Filtered counts entries left out by the caller's choices, by reason
+	// (ReasonNotModified, ReasonPredicate, ReasonURLCap, or the reason the
+	// callback returned); Rejected those the sitemap should not have
+	// listed, by reason (ReasonOtherHost, ..., and the reader's own).
+	Filtered, Rejected map[string]int
+	Warnings           []string // the reader's lenient readings
+	// Cut is why reading stopped early without an error: ReasonURLCap when
+	// MaxURLs was reached in this document (the entries after it were not
+	// read, the children not yet read are counted in their parent's
+	// Filtered); "" otherwise.
+	Cut string
+	// Err is nil when the document was read to its end. Otherwise: a
+	// *DisallowedError, a *FetchError, a *LimitError (the reader's limits,
+	// and "index depth" or "sitemaps" for a child that was not fetched),
+	// ErrNotSitemap, a syntax error, or the context's error. The entries
+	// read before it were handed over.
+	Err error
+}
+
+// Walker fetches sitemaps and hands their page URLs over as they are read.
+// A Walker holds only its configuration: it is safe for concurrent use, and
+// each Walk keeps its own visited set and counts.
+type Walker struct {
+	cfg    Config
+	client *http.Client
+}
+
+// NewWalker returns a walker configured by cfg.
+func NewWalker(cfg Config) *Walker {
+	if cfg.MaxIndexDepth <= 0 {
+		cfg.MaxIndexDepth = DefaultMaxIndexDepth
+	}
+	if cfg.MaxSitemaps <= 0 {
+		cfg.MaxSitemaps = DefaultMaxSitemaps
+	}
+	switch {
+	case cfg.Retries == 0:
+		cfg.Retries = DefaultRetries
+	case cfg.Retries < 0:
+		cfg.Retries = 0
+	}
+	if cfg.RetryWait <= 0 {
+		cfg.RetryWait = DefaultRetryWait
+	}
+	if cfg.MaxRetryAfter <= 0 {
+		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if cfg.MaxRedirects <= 0 {
+		cfg.MaxRedirects = DefaultMaxRedirects
+	}
+	if cfg.DocTimeout <= 0 {
+		cfg.DocTimeout = DefaultDocTimeout
+	}
+	base := cfg.Client
+	if base == nil {
+		base = http.DefaultClient
+	}
+	cl := *base
+	user, max := base.CheckRedirect, cfg.MaxRedirects
+	cl.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > max {
+			return fmt.Errorf("more than %d redirects", max)
+		}
+		if user != nil {
+			return user(req, via)
+		}
+		return nil
+	}
+	return &Walker{cfg: cfg, client: &cl}
+}
+
+// Walk reads the sitemaps at roots, announced by the robots.txt of scope
+// ("scheme://host[:port]"; "" takes each root's own authority), and their
+// children, depth first in document order, one document at a time. It calls
+// fn with each page URL in scope, as it is read: fn returns nil when it took
+// the URL (counted as handed over), or an error whose text is the reason it
+// filtered it out. fn is called from Walk's goroutine. Walk returns the
+// reports in the order the documents were finished (a child's before its
+// parent's), at most about MaxSitemaps plus the roots.
+//
+// Scope: an index child or a page URL must be on scope's host (host name,
+// case-insensitive, and port, a scheme's default port counting as none;
+// http and https alike), else it is rejected (ReasonOtherHost); with
+// StrictDirectory also under its sitemap's directory. A root is fetched
+// whatever its host (cross-submission). Each sitemap URL is read once per
+// Walk. Walk ends early when ctx ends: the document being read reports the
+// context's error.
+func (w *Walker) Walk(ctx context.Context, scope string, roots []string, fn func(Page) error) []Report {
+	ws := &walkState{w: w, fn: fn, visited: map[string]bool{}}
+	for _, root := range roots {
+		sc := scope
+		if sc == "" {
+			if u, err := url.Parse(root); err == nil {
+				sc = u.Scheme + "://" + u.Host
+			}
+		}
+		ws.scope, ws.scopeHost, ws.rootHost = sc, walkHostKeyOf(sc), walkHostKeyOf(root)
+		ws.doc(ctx, root, "", 0)
+	}
+	return ws.reports
+}
+
+// walk is one Walk's state.
+type walkState struct {
+	w         *Walker
+	fn        func(Page) error
+	scope     string
+	scopeHost string
+	rootHost  string          // of the root being walked
+	visited   map[string]bool // sitemap URLs fetched or refused
+	fetched   int
+	handed    int
+	capped    bool // MaxURLs reached: nothing more is fetched
+	reports   []Report
+}
+
+func (ws *walkState) report(r Report) {
+	if r.Err == nil && len(r.Filtered) == 0 {
+		r.Filtered = nil
+	}
+	ws.reports = append(ws.reports, r)
+	if ws.w.cfg.OnReport != nil {
+		ws.w.cfg.OnReport(r)
+	}
+}
+
+// child is a child sitemap of an index, kept while the index is read.
+type walkChild struct {
+	loc     string
+	lastmod time.Time
+}
+
+// doc reads the sitemap at loc and, for an index, its children.
+func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
+	cfg := &ws.w.cfg
+	r := Report{URL: loc, Parent: parent, Scope: ws.scope, Depth: depth, Filtered: map[string]int{}, Rejected: map[string]int{}}
+	ws.visited[loc] = true
+	u, err := url.Parse(loc)
+	switch {
+	case err != nil:
+		r.Err = fmt.Errorf("sitemap: %q is no URL: %w", loc, err)
+	case depth > cfg.MaxIndexDepth:
+		r.Err = &LimitError{Limit: "index depth", Max: int64(cfg.MaxIndexDepth)}
+	case ws.fetched >= cfg.MaxSitemaps:
+		r.Err = &LimitError{Limit: "sitemaps", Max: int64(cfg.MaxSitemaps)}
+	case ctx.Err() != nil:
+		r.Err = ctx.Err()
+	case ws.capped:
+		r.Cut = ReasonURLCap // a root after the cap was reached: not fetched
+		ws.report(r)
+		return
+	}
+	if r.Err == nil && cfg.Allow != nil {
+		if ok, why := cfg.Allow(ctx, u); !ok {
+			r.Err = &DisallowedError{URL: loc, Reason: why}
+		}
+	}
+	if r.Err != nil {
+		ws.report(r)
+		return
+	}
+	ws.fetched++
+	dctx, cancel := context.WithTimeout(ctx, cfg.DocTimeout)
+	defer cancel()
+	body, status, err := ws.w.fetch(dctx, loc)
+	r.Status = status
+	if err != nil {
+		r.Err = err
+		ws.report(r)
+		return
+	}
+	defer body.Close()
+	rd := NewReader(body, loc, cfg.Limits)
+	var children []walkChild
+	dir := walkDir(u)
+	for {
+		if err := ctx.Err(); err != nil {
+			r.Err = err // nothing more is handed over
+			break
+		}
+		e, err := rd.Next()
+		if err != nil {
+			if err != io.EOF {
+				r.Err = err
+				if dctx.Err() != nil && ctx.Err() == nil {
+					r.Err = fmt.Errorf("sitemap: %s: %w after %s", loc, dctx.Err(), cfg.DocTimeout)
+				}
+			}
+			break
+		}
+		r.Found++
+		isIndex := rd.Format() == FormatIndex
+		if why := ws.scopeCheck(e.Loc, dir, isIndex); why != "" {
+			r.Rejected[why]++
+			continue
+		}
+		if !cfg.Since.IsZero() && !e.LastMod.IsZero() && e.LastMod.Before(cfg.Since) {
+			r.Filtered[ReasonNotModified]++
+			continue
+		}
+		if isIndex {
+			if ws.visited[e.Loc] {
+				r.Rejected[ReasonAlreadyRead]++
+				continue
+			}
+			if depth+1 > cfg.MaxIndexDepth {
+				r.Rejected[ReasonTooDeep]++
+				continue
+			}
+			if len(children) >= cfg.MaxSitemaps-ws.fetched {
+				r.Rejected[ReasonSitemapCap]++ // not kept: the list stays bounded
+				continue
+			}
+			ws.visited[e.Loc] = true // listed twice in one index: read once
+			r.Children++
+			children = append(children, walkChild{e.Loc, e.LastMod})
+			continue
+		}
+		p := Page{Entry: e, Sitemap: loc}
+		if cfg.Keep != nil && !cfg.Keep(p) {
+			r.Filtered[ReasonPredicate]++
+			continue
+		}
+		if err := ws.fn(p); err != nil {
+			r.Filtered[err.Error()]++
+			continue
+		}
+		r.Handed++
+		ws.handed++
+		if cfg.MaxURLs > 0 && ws.handed >= cfg.MaxURLs {
+			ws.capped = true
+			r.Cut = ReasonURLCap
+			break
+		}
+	}
+	r.Format, r.Bytes, r.Warnings = rd.Format(), rd.Bytes(), rd.Warnings()
+	for k, n := range rd.Rejected() {
+		r.Rejected[k] += n
+	}
+	body.Close()
+	cancel()
+	for _, c := range children {
+		if ws.capped {
+			r.Filtered[ReasonURLCap]++
+			r.Children--
+			continue
+		}
+		ws.doc(ctx, c.loc, loc, depth+1)
+	}
+	ws.report(r)
+}
+
+// scopeCheck says why loc, listed by the sitemap in directory dir, is out
+// of the walk's scope, or "" when it is in. An index child may also be on
+// the host of the root sitemap (an index kept on a CDN listing its
+// siblings there); a page URL must be on the scope's host.
+func (ws *walkState) scopeCheck(loc, dir string, isChild bool) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return ReasonNoURL
+	}
+	if h := walkHostKey(u); h != ws.scopeHost && (!isChild || h != ws.rootHost) {
+		return ReasonOtherHost
+	}
+	if ws.w.cfg.StrictDirectory && !strings.HasPrefix(loc, dir) {
+		return ReasonOutsideDir
+	}
+	return ""
+}
+
+// walkDir is the sitemaps.org directory of a sitemap URL: scheme, host and
+// path up to its last '/'.
+func walkDir(u *url.URL) string {
+	p := u.EscapedPath()
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		p = p[:i+1]
+	} else {
+		p = "/"
+	}
+	return u.Scheme + "://" + u.Host + p
+}
+
+// walkHostKeyOf is walkHostKey of an authority or URL string; "" when it does not
+// parse.
+func walkHostKeyOf(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return walkHostKey(u)
+}
+
+// walkHostKey is the host name, lower-cased, and the port unless it is the
+// scheme's default.
+func walkHostKey(u *url.URL) string {
+	h, port := strings.ToLower(u.Hostname()), u.Port()
+	switch {
+	case port == "",
+		port == "80" && strings.EqualFold(u.Scheme, "http"),
+		port == "443" && strings.EqualFold(u.Scheme, "https"):
+		return h
+	}
+	return h + ":" + port
+}
+
+// fetch GETs loc, retrying a 5xx, 429 or network error, and returns the
+// body of a 2xx answer.
+func (w *Walker) fetch(ctx context.Context, loc string) (io.ReadCloser, int, error) {
+	cfg := &w.cfg
+	wait := cfg.RetryWait
+	fe := &FetchError{URL: loc}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sitemap: %w", err)
+		}
+		if cfg.UserAgent != "" {
+			req.Header.Set("User-Agent", cfg.UserAgent)
+		}
+		// Asked for explicitly, a gzip Content-Encoding is left to the
+		// reader, which decides from the bytes and bounds what it inflates.
+		req.Header.Set("Accept-Encoding", "gzip")
+		fe.Attempts++
+		res, err := w.client.Do(req)
+		var after time.Duration
+		retry := false
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, 0, ctx.Err()
+			}
+			fe.Err, fe.Status = err, 0
+			retry = walkTransient(err)
+		case res.StatusCode >= 200 && res.StatusCode < 300:
+			return res.Body, res.StatusCode, nil
+		default:
+			io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
+			res.Body.Close()
+			fe.Err, fe.Status = nil, res.StatusCode
+			retry = res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500
+			if retry {
+				var ok bool
+				if after, ok = walkRetryAfter(res.Header.Get("Retry-After"), time.Now()); ok && after > cfg.MaxRetryAfter {
+					fe.Err = fmt.Errorf("%d %s with Retry-After %s, longer than the %s waited out", res.StatusCode, http.StatusText(res.StatusCode), after.Round(time.Second), cfg.MaxRetryAfter)
+					return nil, res.StatusCode, fe
+				}
+			}
+		}
+		if !retry || fe.Attempts > cfg.Retries {
+			return nil, fe.Status, fe
+		}
+		if after <= 0 {
+			after, wait = wait, 2*wait
+		}
+		t := time.NewTimer(after)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fe.Status, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// walkTransient reports whether a request error is worth a retry: a network
+// error or a cut answer, not a refusal by the client (a redirect limit, a
+// robots.txt stop at the transport).
+func walkTransient(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// walkRetryAfter reads a Retry-After value: seconds, or an HTTP date (then the
+// time from now).
+func walkRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		if n > int64(24*time.Hour/time.Second) {
+			n = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
