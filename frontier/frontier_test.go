@@ -1,0 +1,349 @@
+package frontier_test
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
+)
+
+// req serialises a GET of u as Colly's queue does.
+func req(t testing.TB, u string) []byte {
+	t.Helper()
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := (&colly.Request{URL: pu, Method: "GET", Ctx: colly.NewContext()}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// urlOf decodes a handed-out request with a real collector, as Colly's
+// loop does, and returns its URL and lease.
+func urlOf(t testing.TB, b []byte) (string, string) {
+	t.Helper()
+	r, err := colly.NewCollector().UnmarshalRequest(b)
+	if err != nil {
+		t.Fatalf("Colly cannot read what GetRequest handed out: %v", err)
+	}
+	return r.URL.String(), frontier.LeaseOf(r.Ctx)
+}
+
+// fakeReady is a Readiness set by hand, for the choice among hosts.
+type fakeReady struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+func (r *fakeReady) Ready(host string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.at[host], false
+}
+
+func (r *fakeReady) set(host string, at time.Time) {
+	r.mu.Lock()
+	r.at[host] = at
+	r.mu.Unlock()
+}
+
+func TestAddRequest(t *testing.T) {
+	f := frontier.New(frontier.Config{MaxSize: 2})
+	cases := []struct {
+		in   []byte
+		want error
+	}{
+		{req(t, "http://a.example/1"), nil},
+		{req(t, "http://a.example/1"), frontier.ErrSeen},
+		{[]byte(`{"URL":"http://a.example/1","Method":"POST","Body":"eA=="}`), nil}, // another method and a body: another request
+		{req(t, "http://b.example/1"), frontier.ErrFull},
+		{[]byte(`not json`), frontier.ErrBadRequest},
+		{[]byte(`{"URL":"/relative"}`), frontier.ErrBadRequest},
+		{[]byte(`{"URL":"http://%zz"}`), frontier.ErrBadRequest},
+		{make([]byte, frontier.MaxRequestBytes+1), frontier.ErrBadRequest},
+	}
+	for i, c := range cases {
+		if err := f.AddRequest(c.in); !errors.Is(err, c.want) {
+			t.Errorf("case %d: AddRequest = %v, want %v", i, err, c.want)
+		}
+	}
+	if !errors.Is(frontier.ErrFull, colly.ErrQueueFull) {
+		t.Error("ErrFull does not wrap colly.ErrQueueFull")
+	}
+	if n, _ := f.QueueSize(); n != 2 {
+		t.Fatalf("QueueSize = %d, want 2", n)
+	}
+	st := f.Stats()
+	if st.Added != 2 || st.Seen != 1 || st.Rejected != 4 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestPerHostOrder: FIFO within a host, the oldest ready request across
+// hosts, one request per host out at a time, and a host is free again
+// once its request is done.
+func TestPerHostOrder(t *testing.T) {
+	f := frontier.New(frontier.Config{MaxWait: 50 * time.Millisecond})
+	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3", "http://b.example/1", "http://c.example/1", "http://b.example/2"} {
+		if err := f.AddRequest(req(t, u)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var leases []string
+	for _, want := range []string{"http://a.example/1", "http://b.example/1", "http://c.example/1"} {
+		b, err := f.GetRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, id := urlOf(t, b)
+		if got != want || id == "" {
+			t.Fatalf("got %s (lease %q), want %s", got, id, want)
+		}
+		leases = append(leases, id)
+	}
+	f.Done(leases[1]) // b is free: its next comes before a's, which is still out
+	if b, _ := f.GetRequest(); b == nil {
+		t.Fatal("nothing handed out")
+	} else if got, _ := urlOf(t, b); got != "http://b.example/2" {
+		t.Fatalf("got %s, want http://b.example/2", got)
+	}
+	f.Done(leases[0])
+	f.Done(leases[0]) // twice: ignored
+	for _, want := range []string{"http://a.example/2"} {
+		b, _ := f.GetRequest()
+		if got, id := urlOf(t, b); got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		} else {
+			leases = append(leases, id)
+		}
+	}
+	// Only a.example/3 is left and a is out: after MaxWait it is handed
+	// out anyway (early), never nothing.
+	start := time.Now()
+	b, err := f.GetRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := urlOf(t, b); got != "http://a.example/3" {
+		t.Fatalf("got %s", got)
+	}
+	if waited := time.Since(start); waited < 50*time.Millisecond {
+		t.Fatalf("handed out after %v, before MaxWait", waited)
+	}
+	if _, err := f.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
+		t.Fatalf("empty: %v", err)
+	}
+	st := f.Stats()
+	if st.Handed != 6 || st.Early != 1 || st.Done != 2 || st.Leased != 4 || st.Queued != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestWaitsForSoonest: with no host ready, GetRequest waits until the
+// soonest is, and wakes early when a request is done or added.
+func TestWaitsForSoonest(t *testing.T) {
+	r := &fakeReady{at: map[string]time.Time{}}
+	f := frontier.New(frontier.Config{Ready: r, MaxWait: 5 * time.Second})
+	now := time.Now()
+	r.set("http://a.example", now.Add(300*time.Millisecond))
+	r.set("http://b.example", now.Add(150*time.Millisecond))
+	f.AddRequest(req(t, "http://a.example/1"))
+	f.AddRequest(req(t, "http://b.example/1"))
+	b, _ := f.GetRequest()
+	got, _ := urlOf(t, b)
+	if got != "http://b.example/1" || time.Since(now) < 150*time.Millisecond {
+		t.Fatalf("got %s after %v, want b after 150ms", got, time.Since(now))
+	}
+	// A new host, ready now, ends the wait for a.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		f.AddRequest(req(t, "http://c.example/1"))
+	}()
+	b, _ = f.GetRequest()
+	if got, _ := urlOf(t, b); got != "http://c.example/1" {
+		t.Fatalf("got %s, want the new host's", got)
+	}
+	if st := f.Stats(); st.Early != 0 {
+		t.Fatalf("early hand-outs: %+v", st)
+	}
+}
+
+func TestHold(t *testing.T) {
+	f := frontier.New(frontier.Config{Hold: 30 * time.Millisecond, MaxWait: time.Second})
+	f.AddRequest(req(t, "http://a.example/1"))
+	f.AddRequest(req(t, "http://a.example/2"))
+	if _, err := f.GetRequest(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	b, _ := f.GetRequest() // a/1 is never done: counted done after Hold
+	if got, _ := urlOf(t, b); got != "http://a.example/2" {
+		t.Fatal(got)
+	}
+	if d := time.Since(start); d >= time.Second {
+		t.Fatalf("waited %v: Hold did not free the host", d)
+	}
+	if st := f.Stats(); st.Expired != 1 || st.Early != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// crawl runs a colly queue with threads over a farm's hosts through the
+// plugin, with storage s (nil: Colly's InMemoryQueueStorage), and returns
+// the farm.
+func crawl(t testing.TB, threads int, hosts []string, pages int, delay string, s func(*robots.Plugin, *colly.Collector) queue.Storage) (*testutil.Farm, time.Duration) {
+	sites := map[string]*testutil.Site{}
+	for _, h := range hosts {
+		sites[h] = &testutil.Site{Robots: "User-agent: *\nCrawl-delay: " + delay + "\n"}
+	}
+	farm := testutil.NewFarm(t, sites)
+	tr := farm.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
+	c := colly.NewCollector(p.Option())
+	var st queue.Storage
+	if s != nil {
+		st = s(p, c)
+	}
+	q, err := queue.New(threads, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hosts { // host after host, as a seed list often is
+		for i := range pages {
+			if err := q.AddURL(fmt.Sprintf("http://%s/p%d", h, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	start := time.Now()
+	if err := q.Run(c); err != nil {
+		t.Fatal(err)
+	}
+	return farm, time.Since(start)
+}
+
+func withFrontier(cfg frontier.Config, out **frontier.Frontier) func(*robots.Plugin, *colly.Collector) queue.Storage {
+	return func(p *robots.Plugin, c *colly.Collector) queue.Storage {
+		cfg.Ready = p.Limiter().(*hostlimit.Limiter)
+		f := frontier.New(cfg)
+		f.Attach(c)
+		if out != nil {
+			*out = f
+		}
+		return f
+	}
+}
+
+// TestQueueSpreadsHosts runs a real Colly queue with 4 threads over 4
+// hosts whose pages were queued host after host: the frontier's first 4
+// page fetches go to 4 distinct hosts (Colly's in-memory storage sends all
+// 4 threads to the first host), each page is fetched once, every gap
+// holds the Crawl-delay, and every request is reported done.
+func TestQueueSpreadsHosts(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	hosts := []string{"a.example", "b.example", "c.example", "d.example"}
+	const pages, delay = 3, 200 * time.Millisecond
+	var f *frontier.Frontier
+	farm, _ := crawl(t, 4, hosts, pages, "0.2", withFrontier(frontier.Config{}, &f))
+	var all []testutil.Hit
+	for _, h := range hosts {
+		hits := farm.Pages(h, false)
+		if len(hits) != pages {
+			t.Errorf("%s: %d page fetches, want %d: %v", h, len(hits), pages, farm.Paths(h))
+		}
+		if g := testutil.MinGap(farm.Pages(h, true)); g < delay {
+			t.Errorf("%s: a gap of %v, under the Crawl-delay", h, g)
+		}
+		all = append(all, hits...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	first := map[string]bool{}
+	for _, h := range all[:4] {
+		first[h.Host] = true
+	}
+	if len(first) != 4 {
+		t.Errorf("the first 4 page fetches went to %d hosts, want 4: %v", len(first), all[:4])
+	}
+	st := f.Stats()
+	if st.Done != int64(len(hosts)*pages) || st.Expired != 0 || st.Leased != 0 {
+		t.Errorf("frontier stats %+v: every request should be reported done", st)
+	}
+
+	// The same crawl on Colly's own storage: the first 4 fetches all go to
+	// the first host (the behaviour the frontier fixes).
+	farm, _ = crawl(t, 4, hosts, pages, "0.2", nil)
+	var hits []testutil.Hit
+	for _, h := range hosts {
+		hits = append(hits, farm.Pages(h, false)...)
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].At.Before(hits[j].At) })
+	if hits[0].Host != hits[2].Host {
+		t.Logf("Colly's storage: first fetches %v (expected the first host's pages first)", hits[:3])
+	}
+}
+
+// TestStoppedRequestsAreDone: requests the plugin stops (disallowed) end in
+// OnError and free their host at once; the crawl does not wait for Hold.
+func TestStoppedRequestsAreDone(t *testing.T) {
+	farm := testutil.NewFarm(t, map[string]*testutil.Site{
+		"a.example": {Robots: "User-agent: *\nDisallow: /no\n"},
+	})
+	tr := farm.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
+	c := colly.NewCollector(p.Option())
+	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter), Hold: time.Hour, MaxWait: time.Hour})
+	f.Attach(c)
+	q, _ := queue.New(2, f)
+	for i := range 5 {
+		q.AddURL(fmt.Sprintf("http://a.example/no%d", i))
+		q.AddURL(fmt.Sprintf("http://a.example/yes%d", i))
+	}
+	done := make(chan error, 1)
+	go func() { done <- q.Run(c) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the crawl did not end: a stopped request held its host")
+	}
+	if got := farm.Paths("a.example"); strings.Join(got, " ") != "/yes0 /yes1 /yes2 /yes3 /yes4" {
+		t.Fatalf("fetched %v", got)
+	}
+	if st := f.Stats(); st.Done != 10 || st.Leased != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Use the plugin's limiter as the frontier's readiness, attach the
+// frontier to the collector, and run a queue on it.
+func ExampleNew() {
+	p := robots.New()
+	c := colly.NewCollector(p.Option())
+	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter)})
+	f.Attach(c) // reports each request done (OnError, OnScraped)
+	q, _ := queue.New(4, f)
+	q.AddURL("https://example.com/")
+	q.AddURL("https://example.org/")
+	fmt.Println(f.Stats().Queued)
+	// q.Run(c)
+	// Output: 2
+}

@@ -1,0 +1,131 @@
+package frontier
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/internal/authority"
+)
+
+// LeaseKey is the key, in a handed-out request's colly.Context, of its
+// lease id (a string), which [Attach]'s callbacks pass to Done.
+const LeaseKey = "robots.frontier.lease"
+
+// MaxRequestBytes caps the size of one serialised request (AddRequest
+// refuses larger ones).
+const MaxRequestBytes = 1 << 20
+
+// ErrBadRequest is wrapped by the error of AddRequest for bytes that are
+// not a request serialised by Colly with an absolute URL.
+var ErrBadRequest = errors.New("frontier: not a serialised Colly request")
+
+// Request is what a frontier reads of a serialised Colly request.
+type Request struct {
+	URL  string // as serialised
+	Host string // the authority its limiter keys it by ("https://example.com"); for other URLs, scheme://host
+	Key  string // what makes it the same request: method, URL, and a hash of the body if any
+}
+
+// wire is the part of colly's serialised request the frontier reads.
+type wire struct {
+	URL    string
+	Method string
+	Body   []byte
+}
+
+// Decode reads a request serialised by colly.Request.Marshal.
+func Decode(b []byte) (Request, error) {
+	if len(b) > MaxRequestBytes {
+		return Request{}, fmt.Errorf("%w: %d bytes, more than %d", ErrBadRequest, len(b), MaxRequestBytes)
+	}
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	u, err := url.Parse(w.URL)
+	if err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	if !u.IsAbs() || u.Host == "" {
+		return Request{}, fmt.Errorf("%w: URL %q is not absolute", ErrBadRequest, w.URL)
+	}
+	host, err := authority.String(u)
+	if err != nil {
+		host = strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	}
+	method := strings.ToUpper(w.Method)
+	if method == "" {
+		method = "GET"
+	}
+	key := method + " " + w.URL
+	if len(w.Body) > 0 {
+		sum := sha256.Sum256(w.Body)
+		key += " " + hex.EncodeToString(sum[:12])
+	}
+	return Request{URL: w.URL, Host: host, Key: key}, nil
+}
+
+// SetLease returns the serialised request b with its context's LeaseKey
+// set to id; every other field is kept as it is.
+func SetLease(b []byte, id string) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
+	var ctx map[string]json.RawMessage
+	if raw, ok := m["Ctx"]; ok {
+		if err := json.Unmarshal(raw, &ctx); err != nil {
+			return nil, fmt.Errorf("%w: Ctx: %w", ErrBadRequest, err)
+		}
+	}
+	if ctx == nil {
+		ctx = map[string]json.RawMessage{}
+	}
+	v, _ := json.Marshal(id)
+	ctx[LeaseKey] = v
+	raw, err := json.Marshal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m["Ctx"] = raw
+	return json.Marshal(m)
+}
+
+// LeaseOf returns the lease id in ctx ("" if none).
+func LeaseOf(ctx *colly.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	s, _ := ctx.GetAny(LeaseKey).(string)
+	return s
+}
+
+// Completer is what [Attach] reports done requests to: a [Frontier], or
+// the fleet's frontier on Redis.
+type Completer interface {
+	Done(lease string)
+}
+
+// Attach registers on c an OnError and an OnScraped callback that pass
+// the lease id of each request (LeaseOf) to f.Done: every request Colly
+// sends ends in exactly one of them. Call it once per collector the queue
+// runs.
+func Attach(c *colly.Collector, f Completer) {
+	done := func(r *colly.Response) {
+		if r == nil {
+			return
+		}
+		if id := LeaseOf(r.Ctx); id != "" {
+			f.Done(id)
+		}
+	}
+	c.OnError(func(r *colly.Response, _ error) { done(r) })
+	c.OnScraped(done)
+}
