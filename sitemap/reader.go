@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/net/html/charset"
 )
@@ -367,9 +368,11 @@ func (r *Reader) startText(sr *bufio.Reader, size int) error {
 	line = bytes.TrimSpace(line)
 	if !looksLikeURL(line) {
 		what := "neither XML nor a text sitemap"
-		switch line[0] {
-		case '{', '[':
+		switch {
+		case line[0] == '{' || line[0] == '[':
 			what = "JSON"
+		case bytes.ContainsFunc(line, func(c rune) bool { return c < ' ' && c != '\t' || c == utf8.RuneError }):
+			what = "binary data"
 		}
 		if len(line) > 40 {
 			line = line[:40]
