@@ -22,8 +22,8 @@ type measurement struct {
 	Entries  int
 	Bytes    int64
 	Err      string
-	Limit    bool // errors.Is(err, ErrLimit)
-	NotSM    bool // errors.Is(err, ErrNotSitemap)
+	Limit    bool  // errors.Is(err, ErrLimit)
+	NotSM    bool  // errors.Is(err, ErrNotSitemap)
 	MaxRSS   int64 // the child's peak RSS in bytes: VmHWM of /proc/self/status
 }
 
