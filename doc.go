@@ -56,6 +56,19 @@
 // with another implementation of [Limiter], such as a fleet limiter shared
 // by several crawler processes.
 //
+// # Sitemaps
+//
+// [WithSitemaps] feeds the page URLs of each authority's sitemaps (those its
+// robots.txt announces, and any given with [SitemapURLs]) back into the
+// collector, through Colly's own Request, so that AllowedDomains, URL
+// filters, MaxDepth and the visited set apply. Sitemaps are fetched through
+// the plugin's transport (robots.txt check, per-host gate) and read as a
+// stream by package [github.com/politecrawl/robots/sitemap], with its
+// limits. c.Wait() covers the walk in sync and Async mode; an Async
+// collector is fed through a bounded window ([SitemapWindow]). Each
+// document's report ([github.com/politecrawl/robots/sitemap.Report]) goes
+// to [WithOnSitemap], [Plugin.Sitemaps] and [Plugin.SitemapTotals].
+//
 // Statistics are kept per authority for the [WithStatsCapacity] most
 // recently active authorities, the others counted in [Plugin.Totals]; the
 // default limiter drops idle hosts' state. The README gives the plugin's

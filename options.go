@@ -11,6 +11,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/sitemap"
 )
 
 // Defaults of the plugin's options.
@@ -74,8 +75,10 @@ type config struct {
 	backoffBase   time.Duration
 	backoffMax    time.Duration
 	statsCap      int
-	maxRate       *rate.Limiter // nil: no crawler-wide cap
-	problems      []string      // out-of-range option values, logged once by New
+	maxRate       *rate.Limiter  // nil: no crawler-wide cap
+	sitemaps      *sitemapConfig // nil: sitemaps are not followed (WithSitemaps)
+	onSitemap     func(sitemap.Report)
+	problems      []string // out-of-range option values, logged once by New
 }
 
 // problem records an option value out of range; New logs it once and the

@@ -46,6 +46,8 @@ type Plugin struct {
 	attached map[*colly.Collector]bool // collectors whose callbacks are registered
 	first    *colly.Collector          // the first: its User-Agent names the crawler
 
+	sm sitemapState // WithSitemaps: authorities walked, reports
+
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach] or
@@ -174,6 +176,15 @@ func (p *Plugin) Attach(c *colly.Collector) {
 	c.WithTransport(p.coll)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
 	c.OnError(p.onError)
+	if p.cfg.sitemaps != nil {
+		// Release the in-flight slot of a sitemap page (Async).
+		c.OnScraped(p.onScraped)
+		c.OnError(func(r *colly.Response, _ error) {
+			if r != nil {
+				releaseSlot(r.Ctx)
+			}
+		})
+	}
 }
 
 // roundTripper boxes a transport for an atomic.Pointer.
@@ -300,6 +311,9 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		if err != nil {
 			p.stopRequest(r, Block{Kind: Canceled, Reason: err.Error()}, nil)
 			return
+		}
+		if p.cfg.sitemaps != nil {
+			p.startSitemaps(c, pol)
 		}
 		v = pol.Check(r.URL)
 		if v.Allowed {

@@ -1,0 +1,527 @@
+package robots
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/sitemap"
+)
+
+// Keys of the values the plugin puts in the colly.Context of each request
+// it makes for a sitemap's page URL. Read them with Context.GetAny
+// (Context.Get panics on a value that is not a string). Colly passes a
+// request's Context on to the requests made with Request.Visit, so pages
+// reached by links from a sitemap's page carry them too; r.Depth is 1 for
+// the sitemap's page itself.
+const (
+	// CtxSitemap holds the URL of the sitemap that listed the page, a string.
+	CtxSitemap = "politecrawl.robots.sitemap"
+	// CtxLastMod holds the page's lastmod, a time.Time, zero when the
+	// sitemap gave none (or none readable).
+	CtxLastMod = "politecrawl.robots.lastmod"
+	// ctxSlot holds the in-flight slot of an Async collector's request.
+	ctxSlot = "politecrawl.robots.sitemap-slot"
+)
+
+// Defaults of the sitemap options.
+const (
+	// DefaultSitemapWindow is how many page URLs handed to an Async
+	// collector may be in flight (handed over and not yet scraped or
+	// failed) at once: the walk waits for one to end before handing over
+	// the next.
+	DefaultSitemapWindow = 64
+	// DefaultSitemapReports is how many reports [Plugin.Sitemaps] keeps
+	// (the most recent); [Plugin.SitemapTotals] counts them all.
+	DefaultSitemapReports = 10_000
+)
+
+// SitemapOption configures [WithSitemaps].
+type SitemapOption func(*sitemapConfig)
+
+type sitemapConfig struct {
+	walk   sitemap.Config      // Since, Keep, MaxURLs, StrictDirectory, limits
+	extra  map[string][]string // authority → extra sitemap URLs
+	bad    []string            // extra URLs that are no http(s) URL
+	window int                 // in-flight page URLs of an Async collector
+}
+
+// SitemapsSince follows only what was modified at or after t: page URLs
+// and index children whose lastmod is known and earlier are left out
+// (counted under [sitemap.ReasonNotModified]); an unknown lastmod passes.
+func SitemapsSince(t time.Time) SitemapOption {
+	return func(c *sitemapConfig) { c.walk.Since = t }
+}
+
+// SitemapFilter hands over only the page URLs for which keep returns true
+// (the others are counted under [sitemap.ReasonPredicate]). keep is called
+// from the walk's goroutine, one page at a time per authority, and may be
+// called for several authorities at once.
+func SitemapFilter(keep func(sitemap.Page) bool) SitemapOption {
+	return func(c *sitemapConfig) { c.walk.Keep = keep }
+}
+
+// SitemapMaxURLs hands over at most n page URLs per authority (0: no cap).
+// Once n were handed over, the walk of that authority ends (see
+// [sitemap.Config].MaxURLs).
+func SitemapMaxURLs(n int) SitemapOption {
+	return func(c *sitemapConfig) { c.walk.MaxURLs = max(n, 0) }
+}
+
+// SitemapURLs adds sitemaps to start from, besides those the robots.txt of
+// their authority announces. Each is walked, with the announced ones, the
+// first time its authority's policy is loaded (so Visit a URL of that
+// authority to start), scoped to its own host. A URL that is not http(s)
+// is logged when the plugin is made and left out.
+func SitemapURLs(urls ...string) SitemapOption {
+	return func(c *sitemapConfig) {
+		for _, s := range urls {
+			u, err := url.Parse(s)
+			if err != nil {
+				c.bad = append(c.bad, s)
+				continue
+			}
+			a, err := policy.Authority(u)
+			if err != nil {
+				c.bad = append(c.bad, s)
+				continue
+			}
+			if c.extra == nil {
+				c.extra = map[string][]string{}
+			}
+			c.extra[a] = append(c.extra[a], u.String())
+		}
+	}
+}
+
+// SitemapStrictDirectory applies the sitemaps.org rule that a sitemap lists
+// only URLs under its own directory (see [sitemap.Config].StrictDirectory).
+// Without it, the scope is the host whose robots.txt announced the sitemap.
+func SitemapStrictDirectory() SitemapOption {
+	return func(c *sitemapConfig) { c.walk.StrictDirectory = true }
+}
+
+// SitemapLimits sets the walker's bounds: per document (decompressed bytes,
+// entries, ...; zero fields keep the reader's defaults), index nesting depth
+// (0: [sitemap.DefaultMaxIndexDepth]) and documents per authority (0:
+// [sitemap.DefaultMaxSitemaps]).
+func SitemapLimits(doc sitemap.Limits, maxIndexDepth, maxSitemaps int) SitemapOption {
+	return func(c *sitemapConfig) {
+		c.walk.Limits, c.walk.MaxIndexDepth, c.walk.MaxSitemaps = doc, maxIndexDepth, maxSitemaps
+	}
+}
+
+// SitemapWindow sets how many page URLs handed to an Async collector may be
+// in flight at once (default [DefaultSitemapWindow]; n < 1 keeps it).
+func SitemapWindow(n int) SitemapOption {
+	return func(c *sitemapConfig) {
+		if n >= 1 {
+			c.window = n
+		}
+	}
+}
+
+// WithSitemaps makes the plugin feed sitemap URLs back into the collector.
+// The first time an authority's policy is loaded (by the first request to
+// it; a robots.txt that is temporarily unreachable waits for a later
+// request), the sitemaps its robots.txt announces ([policy.Policy.Sitemaps]:
+// resolved against the robots.txt URL, each once) and those given with
+// [SitemapURLs] are walked ([sitemap.Walker]: streaming, gzip, indexes,
+// limits, scope), and each page URL is handed to the collector that made
+// the request, with c.Request("GET", url, nil, ctx, nil), as Visit would:
+// AllowedDomains, URL filters, MaxDepth and the visited set apply, and a
+// URL they refuse is counted as filtered with Colly's reason ("already
+// visited", "forbidden domain", ...). The request's Context holds
+// [CtxSitemap] and [CtxLastMod]. With no options, every announced sitemap
+// is followed.
+//
+// Sitemaps are fetched through the plugin's transport, with the crawler's
+// User-Agent: checked against robots.txt (a disallowed sitemap is not
+// fetched, and is reported) and spaced by the host's gate like pages;
+// 5xx, 429 and network errors are retried a few times, honouring
+// Retry-After.
+//
+// c.Wait() does not return before every page URL was handed over. In sync
+// mode the walk runs in the OnRequest hook of the request that loaded the
+// policy, before that request goes on: its Visit returns after the
+// sitemap's pages were visited, and callbacks stay on the caller's
+// goroutine. In Async mode it runs on a goroutine of its own, holding a
+// count of the collector's wait group (read from Colly's unexported field;
+// if a Colly version changes that layout, the plugin logs a warning and
+// walks in the OnRequest hook as in sync mode); at most [SitemapWindow]
+// handed-over requests are in flight at once, each releasing its slot at
+// OnScraped or OnError. A request that a user callback aborts silently in
+// OnRequest reaches neither: its slot is released when its Context is
+// garbage collected (the walk asks for a collection while it waits for a
+// slot), so no slot is lost.
+//
+// Every sitemap document gets a [sitemap.Report] (found, handed over,
+// filtered and rejected by reason, its error): passed to [WithOnSitemap],
+// kept by [Plugin.Sitemaps] and summed by [Plugin.SitemapTotals]; one that
+// failed is also logged as a warning. Each authority is walked once per
+// plugin, into the collector whose request loaded it (a clone or a second
+// collector on the same plugin does not walk it again).
+func WithSitemaps(opts ...SitemapOption) Option {
+	return func(c *config) {
+		sc := &sitemapConfig{window: DefaultSitemapWindow}
+		for _, o := range opts {
+			o(sc)
+		}
+		for _, b := range sc.bad {
+			c.problem("SitemapURLs(%q): not an http(s) URL; left out", b)
+		}
+		c.sitemaps = sc
+	}
+}
+
+// WithOnSitemap sets a function called with the report of every sitemap
+// document the plugin walked (or refused to fetch), as soon as it is
+// final. It is called from the walk's goroutine and must be safe for
+// concurrent use.
+func WithOnSitemap(fn func(sitemap.Report)) Option {
+	return func(c *config) { c.onSitemap = fn }
+}
+
+// SitemapTotals sums the reports of every sitemap document the plugin
+// walked.
+type SitemapTotals struct {
+	Sitemaps int64 // documents reported
+	Failed   int64 // documents whose report has an error (not fetched, cut, not a sitemap, ...)
+	Found    int64 // entries read
+	Handed   int64 // page URLs handed to the collector
+	Children int64 // child sitemaps queued by indexes
+	Filtered map[string]int64
+	Rejected map[string]int64
+}
+
+// sitemapState is the plugin's sitemap bookkeeping.
+type sitemapState struct {
+	walked sync.Map // authority → struct{}: walked, or being walked
+	active atomic.Int64
+
+	mu      sync.Mutex
+	reports []sitemap.Report // ring of the most recent
+	next    int
+	totals  SitemapTotals
+	warned  atomic.Bool
+}
+
+// Sitemaps returns the reports of the most recent sitemap documents (up to
+// [DefaultSitemapReports]), oldest first.
+func (p *Plugin) Sitemaps() []sitemap.Report {
+	s := &p.sm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.reports) < DefaultSitemapReports {
+		return append([]sitemap.Report(nil), s.reports...)
+	}
+	return append(append([]sitemap.Report(nil), s.reports[s.next:]...), s.reports[:s.next]...)
+}
+
+// SitemapTotals returns the sums over every sitemap report.
+func (p *Plugin) SitemapTotals() SitemapTotals {
+	s := &p.sm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.totals
+	t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
+	for k, v := range s.totals.Filtered {
+		t.Filtered[k] = v
+	}
+	for k, v := range s.totals.Rejected {
+		t.Rejected[k] = v
+	}
+	return t
+}
+
+// SitemapsWalking returns how many authorities' sitemaps are being walked.
+func (p *Plugin) SitemapsWalking() int { return int(p.sm.active.Load()) }
+
+// recordSitemap keeps, sums, logs and passes on one report.
+func (p *Plugin) recordSitemap(r sitemap.Report) {
+	s := &p.sm
+	s.mu.Lock()
+	if len(s.reports) < DefaultSitemapReports {
+		s.reports = append(s.reports, r)
+	} else {
+		s.reports[s.next] = r
+		s.next = (s.next + 1) % DefaultSitemapReports
+	}
+	t := &s.totals
+	if t.Filtered == nil {
+		t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
+	}
+	t.Sitemaps++
+	if r.Err != nil {
+		t.Failed++
+	}
+	t.Found += int64(r.Found)
+	t.Handed += int64(r.Handed)
+	t.Children += int64(r.Children)
+	for k, v := range r.Filtered {
+		t.Filtered[k] += int64(v)
+	}
+	for k, v := range r.Rejected {
+		t.Rejected[k] += int64(v)
+	}
+	s.mu.Unlock()
+	if r.Err != nil {
+		p.log.Warn("robots: sitemap not read to its end", slog.String("sitemap", r.URL), slog.String("scope", r.Scope),
+			slog.Int("handed", r.Handed), slog.String("error", r.Err.Error()))
+	} else {
+		p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
+			slog.Int("found", r.Found), slog.Int("handed", r.Handed), slog.Int("children", r.Children))
+	}
+	if fn := p.cfg.onSitemap; fn != nil {
+		fn(r)
+	}
+}
+
+// startSitemaps walks the sitemaps of pol's authority the first time its
+// policy is seen by a request of c (r): see WithSitemaps.
+func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
+	sc := p.cfg.sitemaps
+	if sc == nil {
+		return
+	}
+	switch pol.Action() {
+	case dialect.ActionDisallowAll, dialect.ActionExcludeHost:
+		return // robots.txt unreachable for now: a later request walks it
+	}
+	a := pol.Authority()
+	if _, done := p.sm.walked.Load(a); done {
+		return
+	}
+	if _, done := p.sm.walked.LoadOrStore(a, struct{}{}); done {
+		return
+	}
+	roots := pol.Sitemaps()
+	for _, w := range pol.SitemapWarnings() {
+		p.log.Warn("robots: robots.txt Sitemap line: "+w, slog.String("authority", a))
+	}
+	for _, x := range sc.extra[a] {
+		if !contains(roots, x) {
+			roots = append(roots, x)
+		}
+	}
+	if len(roots) == 0 {
+		return
+	}
+	if c.Async {
+		if wg := collyWaitGroup(c); wg != nil {
+			wg.Add(1) // before OnRequest returns: Wait cannot slip in between
+			p.sm.active.Add(1)
+			go func() {
+				defer wg.Done()
+				defer p.sm.active.Add(-1)
+				p.walkSitemaps(c, a, roots, true)
+			}()
+			return
+		}
+		if p.sm.warned.CompareAndSwap(false, true) {
+			p.log.Warn("robots: cannot read the collector's wait group (a Colly version this plugin does not know): sitemaps are walked in the OnRequest hook of the request that found them, which waits meanwhile")
+		}
+	}
+	p.sm.active.Add(1)
+	defer p.sm.active.Add(-1)
+	p.walkSitemaps(c, a, roots, c.Async)
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// walkSitemaps walks the sitemaps of authority a and hands their page URLs
+// to c; window bounds the requests in flight (Async).
+func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, window bool) {
+	sc := p.cfg.sitemaps
+	ctx := c.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg := sc.walk
+	res := p.resolver()
+	cfg.Client = &http.Client{Transport: p.coll}
+	cfg.UserAgent = res.UserAgent()
+	cfg.Allow = p.allowSitemap
+	cfg.OnReport = p.recordSitemap
+	var win *slots
+	if window {
+		win = newSlots(sc.window)
+	}
+	sitemap.NewWalker(cfg).Walk(ctx, a, roots, func(pg sitemap.Page) error {
+		cctx := colly.NewContext()
+		cctx.Put(CtxSitemap, pg.Sitemap)
+		cctx.Put(CtxLastMod, pg.LastMod)
+		var s *slot
+		if win != nil {
+			var err error
+			if s, err = win.acquire(ctx); err != nil {
+				return err
+			}
+			cctx.Put(ctxSlot, s)
+			// The fallback for a request that never reaches OnScraped or
+			// OnError: the slot goes back when its Context is unreachable.
+			runtime.AddCleanup(cctx, func(s *slot) { s.release() }, s)
+		}
+		err := c.Request(http.MethodGet, pg.Loc, nil, cctx, nil)
+		if reason, refused := visitRefusal(err, c.Async); refused {
+			s.release()
+			return errors.New(reason)
+		}
+		return nil
+	})
+}
+
+// allowSitemap is the walker's robots.txt check of a sitemap URL.
+func (p *Plugin) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
+	pol, err := p.resolver().Policy(ctx, u)
+	if err != nil {
+		return false, err.Error()
+	}
+	if v := pol.Check(u); !v.Allowed {
+		return false, v.String()
+	}
+	return true, ""
+}
+
+// visitRefusals are the errors with which Colly refuses a request before
+// making it, and the reasons the reports count them under.
+var visitRefusals = []struct {
+	err    error
+	reason string
+}{
+	{colly.ErrForbiddenDomain, "forbidden domain"},
+	{colly.ErrForbiddenURL, "forbidden URL"},
+	{colly.ErrNoURLFiltersMatch, "no URL filter matches"},
+	{colly.ErrMaxDepth, "max depth"},
+	{colly.ErrMaxRequests, "max requests"},
+	{colly.ErrRobotsTxtBlocked, "blocked by Colly's robots.txt check"},
+	{colly.ErrMissingURL, "missing URL"},
+	{colly.ErrQueueFull, "queue full"},
+}
+
+// visitRefusal says whether err, returned by c.Request, means Colly refused
+// the URL before making a request, and why. In sync mode Request also
+// returns the error of the request it made (a 404, a robots.txt stop):
+// that URL was handed over.
+func visitRefusal(err error, async bool) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	var av *colly.AlreadyVisitedError
+	if errors.As(err, &av) {
+		return "already visited", true
+	}
+	for _, v := range visitRefusals {
+		if errors.Is(err, v.err) {
+			return v.reason, true
+		}
+	}
+	if async {
+		// An Async Request returns before the request is made: any error
+		// is a refusal (a URL Colly cannot parse, ...).
+		return "refused by Colly: " + err.Error(), true
+	}
+	return "", false
+}
+
+// slots bounds the page URLs in flight in an Async collector.
+type slots struct {
+	sem chan struct{}
+}
+
+// slot is one page URL's place in the window. It holds no reference to the
+// request or its Context, so that the Context can be collected.
+type slot struct {
+	w    *slots
+	done atomic.Bool
+}
+
+func newSlots(n int) *slots { return &slots{sem: make(chan struct{}, n)} }
+
+// slotPoll is how long acquire waits for a slot before it asks for a
+// garbage collection, which releases the slots of requests that ended
+// without OnScraped or OnError.
+const slotPoll = 200 * time.Millisecond
+
+func (w *slots) acquire(ctx context.Context) (*slot, error) {
+	t := time.NewTimer(slotPoll)
+	defer t.Stop()
+	for {
+		select {
+		case w.sem <- struct{}{}:
+			return &slot{w: w}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+			runtime.GC()
+			t.Reset(slotPoll)
+		}
+	}
+}
+
+// release gives the slot back, once; a nil slot does nothing.
+func (s *slot) release() {
+	if s != nil && s.done.CompareAndSwap(false, true) {
+		<-s.w.sem
+	}
+}
+
+// releaseSlot releases the slot a request of a sitemap page holds, if any:
+// the OnScraped and OnError hooks.
+func releaseSlot(ctx *colly.Context) {
+	if ctx == nil {
+		return
+	}
+	if s, ok := ctx.GetAny(ctxSlot).(*slot); ok {
+		s.release()
+	}
+}
+
+func (p *Plugin) onScraped(r *colly.Response) {
+	if r != nil {
+		releaseSlot(r.Ctx)
+	}
+}
+
+// Colly keeps a collector's wait group unexported. To make c.Wait() wait
+// for an Async walk, the plugin adds to it; the offset is found once by
+// reflection, and if Colly's layout changes so that it cannot be,
+// waitGroupOffset.ok is false and the plugin walks in OnRequest instead.
+var waitGroupOffset = func() (o struct {
+	off uintptr
+	ok  bool
+}) {
+	f, ok := reflect.TypeOf(colly.Collector{}).FieldByName("wg")
+	if !ok || f.Type != reflect.TypeOf((*sync.WaitGroup)(nil)) {
+		return o
+	}
+	o.off, o.ok = f.Offset, true
+	return o
+}()
+
+// collyWaitGroup returns c's wait group, or nil when it cannot be read.
+func collyWaitGroup(c *colly.Collector) *sync.WaitGroup {
+	if !waitGroupOffset.ok || c == nil {
+		return nil
+	}
+	return *(**sync.WaitGroup)(unsafe.Add(unsafe.Pointer(c), waitGroupOffset.off))
+}

@@ -1,0 +1,442 @@
+package robots
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/sitemap"
+)
+
+func smURLSet(locs ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for _, l := range locs {
+		loc, mod, _ := strings.Cut(l, "|")
+		b.WriteString("<url><loc>" + loc + "</loc>")
+		if mod != "" {
+			b.WriteString("<lastmod>" + mod + "</lastmod>")
+		}
+		b.WriteString("</url>")
+	}
+	b.WriteString("</urlset>")
+	return b.String()
+}
+
+func smIndex(locs ...string) string {
+	var b strings.Builder
+	b.WriteString(`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for _, l := range locs {
+		loc, mod, _ := strings.Cut(l, "|")
+		b.WriteString("<sitemap><loc>" + loc + "</loc>")
+		if mod != "" {
+			b.WriteString("<lastmod>" + mod + "</lastmod>")
+		}
+		b.WriteString("</sitemap>")
+	}
+	b.WriteString("</sitemapindex>")
+	return b.String()
+}
+
+// smFarm serves the documents (path → body) of each host; any other path
+// is a small HTML page without links. Each host's robots.txt is given.
+func smFarm(t *testing.T, robots map[string]string, docs map[string]map[string]string) *testutil.Farm {
+	sites := map[string]*testutil.Site{}
+	for h, r := range robots {
+		d := docs[h]
+		sites[h] = &testutil.Site{Robots: r, Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			body, ok := d[r.URL.RequestURI()]
+			if ok {
+				fmt.Fprint(w, body)
+			}
+			return ok
+		}}
+	}
+	return testutil.NewFarm(t, sites)
+}
+
+func count(hs []testutil.Hit, path string) int {
+	n := 0
+	for _, h := range hs {
+		if h.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSitemapsFeedCollector: the pages a sitemap lists, and no link
+// reaches, are visited once each, sync and Async, and c.Wait() (or the
+// sync Visit) returns only after all of them; a disallowed sitemap is not
+// fetched; a cross-host child and page are refused; a relative Sitemap:
+// line is resolved; lastmod and the sitemap URL are in the request's
+// Context.
+func TestSitemapsFeedCollector(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			testutil.CheckGoroutines(t)
+			var pages []string
+			for i := range 30 {
+				pages = append(pages, fmt.Sprintf("http://a.test/only-%d|2025-0%d-01", i, 1+i%9))
+			}
+			f := smFarm(t, map[string]string{
+				"a.test": "User-agent: *\nDisallow: /private/\nSitemap: /sitemap.xml\nSitemap: http://a.test/private/sm.xml\n",
+				"b.test": "User-agent: *\n",
+			}, map[string]map[string]string{
+				"a.test": {
+					"/sitemap.xml":    smIndex("http://a.test/s1.xml", "http://b.test/child.xml", "http://a.test/s2.xml"),
+					"/s1.xml":         smURLSet(pages...),
+					"/s2.xml":         smURLSet("http://a.test/dup", "http://a.test/dup", "http://b.test/elsewhere", "http://a.test/private/page"),
+					"/private/sm.xml": smURLSet("http://a.test/secret"),
+				},
+				"b.test": {"/child.xml": smURLSet("http://b.test/x")},
+			})
+			var reports []sitemap.Report
+			var rmu sync.Mutex
+			p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(),
+				WithOnSitemap(func(r sitemap.Report) { rmu.Lock(); reports = append(reports, r); rmu.Unlock() }))
+			t.Cleanup(func() { p.Close() })
+			c := newCollector(async, p.Option())
+			c.AllowURLRevisit = false
+			var mu sync.Mutex
+			ctxSeen := map[string]string{}
+			scraped := 0
+			c.OnResponse(func(r *colly.Response) {
+				sm, _ := r.Ctx.GetAny(CtxSitemap).(string)
+				lm, _ := r.Ctx.GetAny(CtxLastMod).(time.Time)
+				mu.Lock()
+				ctxSeen[r.Request.URL.Path] = sm + " " + lm.Format("2006-01")
+				mu.Unlock()
+			})
+			c.OnScraped(func(*colly.Response) { mu.Lock(); scraped++; mu.Unlock() })
+			if err := c.Visit("http://a.test/"); err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+
+			hs := f.Pages("a.test", false)
+			for i := range 30 {
+				path := fmt.Sprintf("/only-%d", i)
+				if n := count(hs, path); n != 1 {
+					t.Errorf("%s fetched %d times, want once (before Wait returned)", path, n)
+				}
+				if want := fmt.Sprintf("http://a.test/s1.xml 2025-0%d", 1+i%9); ctxSeen[path] != want {
+					t.Errorf("%s: context %q, want %q", path, ctxSeen[path], want)
+				}
+			}
+			if n := count(hs, "/dup"); n != 1 {
+				t.Errorf("/dup fetched %d times", n)
+			}
+			for _, path := range []string{"/private/sm.xml", "/private/page", "/secret"} {
+				if n := count(hs, path); n != 0 {
+					t.Errorf("%s fetched: disallowed", path)
+				}
+			}
+			if hb := f.Pages("b.test", true); len(hb) != 0 {
+				t.Errorf("b.test got %v: cross-host child or page followed", hb)
+			}
+			// home + 3 sitemaps + 30 + dup + private/page (stopped, not fetched)
+			if scraped != 1+30+1 {
+				t.Errorf("scraped %d pages, want 32", scraped)
+			}
+			if p.SitemapsWalking() != 0 {
+				t.Errorf("a walk is still running after Wait")
+			}
+
+			rmu.Lock()
+			defer rmu.Unlock()
+			by := map[string]sitemap.Report{}
+			for _, r := range reports {
+				by[r.URL] = r
+			}
+			if r := by["http://a.test/private/sm.xml"]; !errors.Is(r.Err, sitemap.ErrDisallowed) || !strings.Contains(r.Err.Error(), "Disallow: /private/") {
+				t.Errorf("disallowed sitemap: %+v", r)
+			}
+			if r := by["http://a.test/sitemap.xml"]; r.Err != nil || r.Children != 2 || r.Rejected[sitemap.ReasonOtherHost] != 1 {
+				t.Errorf("index (resolved from a relative Sitemap: line): %+v", r)
+			}
+			if r := by["http://a.test/s1.xml"]; r.Handed != 30 || r.Found != 30 {
+				t.Errorf("s1: %+v", r)
+			}
+			// /private/page is handed over: the plugin stops it (a Block), Colly does not refuse it.
+			if r := by["http://a.test/s2.xml"]; r.Handed != 2 || r.Filtered["already visited"] != 1 || r.Rejected[sitemap.ReasonOtherHost] != 1 {
+				t.Errorf("s2: %+v", r)
+			}
+			tot := p.SitemapTotals()
+			if tot.Sitemaps != 4 || tot.Failed != 1 || tot.Handed != 32 || tot.Filtered["already visited"] != 1 || len(p.Sitemaps()) != 4 {
+				t.Errorf("totals %+v, %d reports", tot, len(p.Sitemaps()))
+			}
+		})
+	}
+}
+
+func TestSitemapsOptions(t *testing.T) {
+	f := smFarm(t, map[string]string{
+		"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n",
+		"c.test": "User-agent: *\n",
+	}, map[string]map[string]string{
+		"a.test": {
+			"/sitemap.xml":    smIndex("http://a.test/old.xml|2020-01-01", "http://a.test/new.xml"),
+			"/old.xml":        smURLSet("http://a.test/never"),
+			"/new.xml":        smURLSet("http://a.test/n1|2025-06-01", "http://a.test/n2|2020-01-01", "http://a.test/skip-1", "http://a.test/blocked-1", "http://a.test/n3", "http://a.test/n4", "http://a.test/n5"),
+			"/dir/extra.xml":  smURLSet("http://a.test/dir/e1", "http://a.test/other/e2"),
+			"/dir/extra2.xml": smURLSet("http://a.test/dir/e3"),
+		},
+		"c.test": {"/s.xml": smURLSet("http://c.test/c1")},
+	})
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(
+		SitemapsSince(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
+		SitemapFilter(func(pg sitemap.Page) bool { return !strings.Contains(pg.Loc, "skip") }),
+		SitemapMaxURLs(4),
+		SitemapURLs("http://a.test/dir/extra.xml", "http://c.test/s.xml", "ftp://x/y"),
+		SitemapStrictDirectory(),
+	))
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(false, p.Option(), colly.DisallowedURLFilters(regexp.MustCompile(`/blocked-`)))
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	got := f.Paths("a.test")
+	want := []string{"/", "/n1", "/n3", "/n4", "/n5", "/new.xml", "/sitemap.xml"}
+	if !slices.Equal(got, want) {
+		t.Errorf("a.test fetched %q, want %q", got, want)
+	}
+	if hs := f.Pages("c.test", true); len(hs) != 0 {
+		t.Errorf("c.test: an extra sitemap is walked when its authority is first requested, got %v", hs)
+	}
+	tot := p.SitemapTotals()
+	if tot.Filtered[sitemap.ReasonNotModified] != 2 || tot.Filtered[sitemap.ReasonPredicate] != 1 || tot.Filtered["forbidden URL"] != 1 || tot.Handed != 4 {
+		t.Errorf("totals %+v", tot)
+	}
+	var cut, extra *sitemap.Report
+	for _, r := range p.Sitemaps() {
+		switch r.URL {
+		case "http://a.test/new.xml":
+			cut = &r
+		case "http://a.test/dir/extra.xml":
+			extra = &r
+		}
+	}
+	if cut == nil || cut.Cut != sitemap.ReasonURLCap {
+		t.Errorf("new.xml: %+v", cut)
+	}
+	// The extra sitemap comes after the announced one: the URL cap, per
+	// authority, was spent, so it is not fetched, and its report says why.
+	if extra == nil || extra.Handed != 0 || extra.Cut != sitemap.ReasonURLCap || extra.Status != 0 {
+		t.Errorf("extra: %+v", extra)
+	}
+}
+
+// TestSitemapsAsyncWindow: an Async collector is fed through a bounded
+// window: the goroutines stay bounded while the walk hands over many URLs,
+// and requests that a user callback aborts silently (no OnScraped, no
+// OnError) do not keep their slots.
+func TestSitemapsAsyncWindow(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	const n = 2000
+	locs := make([]string, n)
+	for i := range locs {
+		locs[i] = fmt.Sprintf("http://a.test/p/%d", i)
+	}
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
+		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet(locs...)}})
+	const window = 8
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWindow(window)))
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(true, p.Option())
+	c.AllowURLRevisit = false
+	base := runtime.NumGoroutine()
+	var peak, aborted, scraped atomic.Int64
+	c.OnRequest(func(r *colly.Request) {
+		if g := int64(runtime.NumGoroutine()); g > peak.Load() {
+			peak.Store(g)
+		}
+		if strings.HasSuffix(r.URL.Path, "7") { // one in ten, silently
+			aborted.Add(1)
+			r.Abort()
+		}
+	})
+	c.OnScraped(func(*colly.Response) { scraped.Add(1) })
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	tot := p.SitemapTotals()
+	if tot.Handed != n || scraped.Load()+aborted.Load() != n+1 {
+		t.Errorf("handed %d, scraped %d + aborted %d, want %d", tot.Handed, scraped.Load(), aborted.Load(), n+1)
+	}
+	if hs := f.Pages("a.test", false); len(hs) != n+1-int(aborted.Load())+1 {
+		t.Errorf("%d hits, want %d", len(hs), n+1-int(aborted.Load())+1)
+	}
+	// Per request in flight: Colly's goroutine, the client connection's
+	// two and the test server's two; plus the walk and a few more: far
+	// below one goroutine per URL.
+	if extra := peak.Load() - int64(base); extra > 6*window+20 {
+		t.Errorf("peak %d goroutines above the %d at the start, for a window of %d", extra, base, window)
+	}
+	t.Logf("peak goroutines %d (start %d), window %d, %d URLs, %d aborted", peak.Load(), base, window, n, aborted.Load())
+}
+
+// TestSitemapsClone: a clone attached to the same plugin does not walk an
+// authority again; the walk feeds the collector whose request found it.
+func TestSitemapsSecondCollector(t *testing.T) {
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
+		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet("http://a.test/x", "http://a.test/y")}})
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(true, p.Option())
+	d := c.Clone()
+	p.Attach(d)
+	var mu sync.Mutex
+	seen := map[string]string{}
+	c.OnResponse(func(r *colly.Response) { mu.Lock(); seen[r.Request.URL.Path] += "c"; mu.Unlock() })
+	d.OnResponse(func(r *colly.Response) { mu.Lock(); seen[r.Request.URL.Path] += "d"; mu.Unlock() })
+	if err := d.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	d.Wait()
+	if err := c.Visit("http://a.test/other"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["/x"] != "d" || seen["/y"] != "d" || seen["/other"] != "c" {
+		t.Errorf("seen %v: the sitemap's pages go to the collector that found it, once", seen)
+	}
+	if n := count(f.Pages("a.test", false), "/sitemap.xml"); n != 1 {
+		t.Errorf("sitemap fetched %d times", n)
+	}
+}
+
+// TestCollyWaitGroupLayout fails when Colly's layout changes so that the
+// plugin can no longer hold a collector's wait group (it would then walk
+// Async sitemaps in OnRequest, with a warning).
+func TestCollyWaitGroupLayout(t *testing.T) {
+	c := colly.NewCollector(colly.Async(true))
+	wg := collyWaitGroup(c)
+	if !waitGroupOffset.ok || wg == nil {
+		t.Fatal("cannot read colly.Collector's wait group: Colly's layout changed")
+	}
+	// It is the one Wait waits on.
+	wg.Add(1)
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("Wait returned while the count was held")
+	case <-time.After(50 * time.Millisecond):
+	}
+	wg.Done()
+	<-done
+}
+
+// BenchmarkSitemapFeed50k feeds a 50,000-URL sitemap into an Async
+// collector and reports the peak goroutines and heap while it runs.
+func BenchmarkSitemapFeed50k(b *testing.B) {
+	const n = 50_000
+	locs := make([]string, n)
+	for i := range locs {
+		locs[i] = fmt.Sprintf("http://a.test/page/%d", i)
+	}
+	doc := smURLSet(locs...)
+	for range b.N {
+		f := testutil.NewFarm(b, map[string]*testutil.Site{"a.test": {
+			Robots: "User-agent: *\nSitemap: http://a.test/sitemap.xml\n",
+			Handle: func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path == "/sitemap.xml" {
+					fmt.Fprint(w, doc)
+					return true
+				}
+				return false
+			},
+		}})
+		tr := f.Transport()
+		p := New(WithTransport(tr), WithDefaultDelay(0), WithSitemaps(), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		c := colly.NewCollector(colly.Async(true))
+		p.Attach(c)
+		base := runtime.NumGoroutine()
+		runtime.GC()
+		var m0 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		var peakG atomic.Int64
+		var peakHeap atomic.Uint64
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+				}
+				if g := int64(runtime.NumGoroutine()); g > peakG.Load() {
+					peakG.Store(g)
+				}
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				if m.HeapAlloc > peakHeap.Load() {
+					peakHeap.Store(m.HeapAlloc)
+				}
+			}
+		}()
+		c.Visit("http://a.test/")
+		c.Wait()
+		close(stop)
+		wg.Wait()
+		if tot := p.SitemapTotals(); tot.Handed != n {
+			b.Fatalf("handed %d", tot.Handed)
+		}
+		b.ReportMetric(float64(peakG.Load()-int64(base)), "peak-goroutines")
+		b.ReportMetric(float64(peakHeap.Load()-m0.HeapAlloc)/(1<<20), "peak-heap-MiB")
+		tr.CloseIdleConnections()
+		f.Server.Close()
+	}
+}
+
+// TestSitemapsExtraAndStrict: a sitemap given with SitemapURLs is walked
+// with the announced ones when its authority is first requested, and the
+// strict directory rule keeps each sitemap to its own directory.
+func TestSitemapsExtraAndStrict(t *testing.T) {
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\n"}, map[string]map[string]string{"a.test": {
+		"/dir/extra.xml": smURLSet("http://a.test/dir/e1", "http://a.test/other/e2", "http://a.test/dir/sub/e3"),
+	}})
+	var reps []sitemap.Report
+	var mu sync.Mutex
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0),
+		WithSitemaps(SitemapURLs("http://a.test/dir/extra.xml"), SitemapStrictDirectory()),
+		WithOnSitemap(func(r sitemap.Report) { mu.Lock(); reps = append(reps, r); mu.Unlock() }))
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(false, p.Option())
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.Paths("a.test"), []string{"/", "/dir/e1", "/dir/extra.xml", "/dir/sub/e3"}; !slices.Equal(got, want) {
+		t.Errorf("fetched %q, want %q", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reps) != 1 || reps[0].Rejected[sitemap.ReasonOutsideDir] != 1 || reps[0].Handed != 2 {
+		t.Errorf("reports %+v", reps)
+	}
+}
