@@ -74,6 +74,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,7 +202,7 @@ type Fleet struct {
 	psDone  chan struct{}
 	closed  atomic.Bool
 	subMu   sync.Mutex
-	subs    map[string]map[chan struct{}]struct{}
+	subs    map[string]map[waiter]struct{}
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
 }
@@ -238,7 +239,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		log:    log,
 		prefix: cfg.prefix + fmt.Sprintf("v%d:", FormatVersion),
 		procID: hex.EncodeToString(id[:]),
-		subs:   make(map[string]map[chan struct{}]struct{}),
+		subs:   make(map[string]map[waiter]struct{}),
 		psDone: make(chan struct{}),
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.callTimeout)
@@ -304,22 +305,40 @@ func (f *Fleet) token() string {
 	return f.procID + "-" + fmt.Sprint(f.seq.Add(1))
 }
 
-// dispatch routes wake-up messages (payload: a key) to the local waiters
-// subscribed to that key.
+// dispatch routes wake-up messages to the local waiters subscribed to
+// their key. A payload is a key, optionally followed by "\n" and a hint:
+// the µs from the publication until the state is worth looking at again.
 func (f *Fleet) dispatch(ch <-chan *redis.Message) {
 	defer close(f.psDone)
 	for m := range ch {
-		f.wake(m.Payload)
+		key, hint := m.Payload, int64(0)
+		if i := strings.LastIndexByte(key, '\n'); i >= 0 {
+			hint, _ = strconv.ParseInt(key[i+1:], 10, 64)
+			key = key[:i]
+		}
+		f.wake(key, hint)
 	}
 }
 
-// wake signals every local waiter of key (without blocking).
-func (f *Fleet) wake(key string) {
+// waiter is a local subscriber: a coalescing channel of hints.
+type waiter chan int64
+
+// wake signals every local waiter of key, without blocking; a waiter
+// that has a signal pending keeps the later hint.
+func (f *Fleet) wake(key string, hint int64) {
 	f.subMu.Lock()
 	for c := range f.subs[key] {
 		select {
-		case c <- struct{}{}:
+		case c <- hint:
 		default:
+			select {
+			case <-c:
+			default:
+			}
+			select {
+			case c <- hint:
+			default:
+			}
 		}
 	}
 	f.subMu.Unlock()
@@ -327,12 +346,12 @@ func (f *Fleet) wake(key string) {
 
 // subscribe registers a local waiter for the wake-ups of key; cancel
 // removes it.
-func (f *Fleet) subscribe(key string) (<-chan struct{}, func()) {
-	c := make(chan struct{}, 1)
+func (f *Fleet) subscribe(key string) (waiter, func()) {
+	c := make(waiter, 1)
 	f.subMu.Lock()
 	m := f.subs[key]
 	if m == nil {
-		m = make(map[chan struct{}]struct{})
+		m = make(map[waiter]struct{})
 		f.subs[key] = m
 	}
 	m[c] = struct{}{}
@@ -340,7 +359,7 @@ func (f *Fleet) subscribe(key string) (<-chan struct{}, func()) {
 	return c, func() {
 		f.subMu.Lock()
 		delete(m, c)
-		if len(m) == 0 && f.subs[key] != nil && len(f.subs[key]) == 0 {
+		if len(m) == 0 && len(f.subs[key]) == 0 {
 			delete(f.subs, key)
 		}
 		f.subMu.Unlock()
@@ -364,8 +383,28 @@ func (f *Fleet) Notify(ctx context.Context, key string) error {
 // Subscribe returns a channel that receives a value (coalesced, never
 // blocking the sender) after each wake-up for key from any process of the
 // fleet ([Fleet.Notify], or the limiter and the fetch lock for their own
-// keys), and a func that ends the subscription. It costs no Redis call.
-func (f *Fleet) Subscribe(key string) (<-chan struct{}, func()) { return f.subscribe(key) }
+// keys), and a func that ends the subscription (call it: it also ends the
+// goroutine that feeds the channel). It costs no Redis call.
+func (f *Fleet) Subscribe(key string) (<-chan struct{}, func()) {
+	w, cancel := f.subscribe(key)
+	out := make(chan struct{}, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-w:
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() { once.Do(func() { cancel(); close(stop) }) }
+}
 
 // callError wraps an error of a Redis call: a reply error (redis.Error) as
 // it is, anything else (network, timeout) as [ErrUnavailable].

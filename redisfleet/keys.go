@@ -113,9 +113,10 @@ local function robots_host_ready_at(hkey, zkey, now)
   else
     at = math.max(at, (tonumber(s[5]) or 0) + d)
   end
-  local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', now, 'WITHSCORES')
+  local n = string.format('%d', now)
+  local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', n, 'WITHSCORES')
   for i = 2, #gone, 2 do at = math.max(at, tonumber(gone[i]) + d) end
-  local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. now, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. n, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if #first > 0 then
     return math.max(at, tonumber(first[2])), 1
   end

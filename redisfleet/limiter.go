@@ -1,0 +1,709 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/politecrawl/robots/hostlimit"
+)
+
+// LimiterConfig configures a [Limiter]. The zero value is usable:
+// end-to-start spacing and the defaults of hostlimit.Config. Every process
+// of a fleet must use the same Spacing.
+type LimiterConfig struct {
+	// Spacing is hostlimit.EndToStart (the default) or
+	// hostlimit.StartToStart; any other value means EndToStart.
+	Spacing hostlimit.Spacing
+	// MaxRetryAfter caps the pause taken from a Retry-After header.
+	// 0 means 10 minutes; a negative value means no cap.
+	MaxRetryAfter time.Duration
+	// BackoffBase and BackoffMax shape the pause after a 429 or 503
+	// without a usable Retry-After: BackoffBase × 2^(n-1) for the n-th such
+	// response in a row (counted fleet-wide), at most BackoffMax. 0 means
+	// 1 second and 10 minutes.
+	BackoffBase, BackoffMax time.Duration
+	// WaitClaim bounds how long a caller let through by Wait keeps the
+	// other Wait callers of its host, in every process, waiting while it
+	// makes its way to Acquire. 0 means 1 second.
+	WaitClaim time.Duration
+}
+
+// maxSleep bounds one sleep of a waiting caller between two looks at the
+// host's state, in case a wake-up is lost (the Pub/Sub connection dropped).
+const maxSleep = time.Second
+
+// Backoff of calls while Redis is unreachable.
+const (
+	downBackoffMin = 50 * time.Millisecond
+	downBackoffMax = 2 * time.Second
+	// downSkip is how long a limiter falling back to the local gate goes
+	// without trying Redis after a failed call.
+	downSkip = time.Second
+)
+
+// A Limiter spaces the requests of every process of a fleet to each host,
+// with the guarantee of a hostlimit.Limiter extended to the fleet, for a
+// host whose delay d is above zero: in end-to-start mode (the default) a
+// permit is granted only while no other permit for the host is outstanding
+// anywhere in the fleet, and at least d after the latest release; in
+// start-to-start mode only while no other permit is granted and not yet
+// marked sent, and at least d after the latest send mark. Here d is the
+// larger of the delay in force at that release (send mark) and the delay
+// at the grant, as in hostlimit. The instants are read from the Redis
+// server's clock when the release (send mark) and the grant reach it, so
+// the gaps hold between events at least as far apart as the requests'
+// actual end and start: the response was read before its release was
+// sent, the next request is sent after its grant came back.
+//
+// A permit has a lease ([WithLease]); the holder renews it every third of
+// the lease while the request runs, and a lease that ended (its process
+// died) counts as a release at its end. 429 and 503 responses pause the
+// host for the whole fleet (Retry-After, else exponential backoff counted
+// fleet-wide).
+//
+// In one process, callers of one host queue locally in arrival order and
+// only the head asks Redis; a waiting head sleeps until the time the
+// script gave it (the host's next slot, or the lease end of the permit
+// that holds it), or until the holder's release publishes a wake-up, and
+// at most a second. An uncontended request costs three round trips: Wait,
+// Acquire, and Release (end-to-start) or Sent (start-to-start).
+//
+// While Redis cannot be reached the limiter does what [WithOnRedisDown]
+// says. It implements robots.Limiter, with WaitMax and Stats. Make one
+// with [Fleet.Limiter]. All methods are safe for concurrent use.
+type Limiter struct {
+	f             *Fleet
+	mode          int // 0 end-to-start, 1 start-to-start
+	spacing       hostlimit.Spacing
+	maxRetryAfter time.Duration // < 0: no cap
+	backoffBase   time.Duration
+	backoffMax    time.Duration
+	claim         time.Duration
+
+	local     *hostlimit.Limiter // FallBackLocal's gate
+	skipUntil atomic.Int64       // unix ns: FallBackLocal goes local without trying Redis until then
+
+	mu        sync.Mutex
+	hosts     map[string]*lhost
+	nextSweep time.Time
+}
+
+// lhost is one host's local state: the turns of the local queues and this
+// process's statistics.
+type lhost struct {
+	hash, hold  string
+	gate, early chan struct{} // capacity 1: held by the local head
+	refs        int           // guarded by Limiter.mu
+	used        time.Time     // guarded by Limiter.mu
+
+	mu          sync.Mutex
+	delay       time.Duration
+	grants      int64
+	waits       int64
+	waitTime    time.Duration
+	pauses      int64
+	lastPause   time.Duration
+	pausedUntil time.Time
+	inFlight    int
+	queued      int
+	gateQ       int           // callers in Acquire (queued at the local gate or at its head)
+	gateFree    chan struct{} // closed when gateQ drops to 0
+}
+
+// enterGate and leaveGate count the callers of Acquire; an early waiter
+// does not ask Redis while there are any (hostlimit's rule: Wait lets a
+// caller through only when no caller is queued at the gate).
+func (h *lhost) enterGate() {
+	h.mu.Lock()
+	if h.gateQ == 0 {
+		h.gateFree = make(chan struct{})
+	}
+	h.gateQ++
+	h.mu.Unlock()
+}
+
+func (h *lhost) leaveGate() {
+	h.mu.Lock()
+	h.gateQ--
+	if h.gateQ == 0 {
+		close(h.gateFree)
+	}
+	h.mu.Unlock()
+}
+
+// gateBusy returns a channel closed once no caller is in Acquire, or nil
+// if none is.
+func (h *lhost) gateBusy() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gateQ == 0 {
+		return nil
+	}
+	return h.gateFree
+}
+
+// Limiter returns a per-host limiter of the fleet configured by cfg.
+func (f *Fleet) Limiter(cfg LimiterConfig) *Limiter {
+	l := &Limiter{
+		f:             f,
+		spacing:       hostlimit.EndToStart,
+		maxRetryAfter: orDefault(cfg.MaxRetryAfter, 10*time.Minute),
+		backoffBase:   orDefault(cfg.BackoffBase, time.Second),
+		backoffMax:    orDefault(cfg.BackoffMax, 10*time.Minute),
+		claim:         orDefault(cfg.WaitClaim, time.Second),
+		hosts:         make(map[string]*lhost),
+	}
+	if cfg.MaxRetryAfter < 0 {
+		l.maxRetryAfter = -1
+	}
+	if cfg.Spacing == hostlimit.StartToStart {
+		l.spacing, l.mode = hostlimit.StartToStart, 1
+	}
+	if f.cfg.onDown == FallBackLocal {
+		l.local = hostlimit.New(hostlimit.Config{
+			Spacing: l.spacing, MaxRetryAfter: cfg.MaxRetryAfter,
+			BackoffBase: cfg.BackoffBase, BackoffMax: cfg.BackoffMax, WaitClaim: cfg.WaitClaim,
+		})
+	}
+	return l
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Spacing returns the limiter's spacing.
+func (l *Limiter) Spacing() hostlimit.Spacing { return l.spacing }
+
+// ref returns host's local state, counting a user until unref.
+func (l *Limiter) ref(host string) *lhost {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.After(l.nextSweep) {
+		l.nextSweep = now.Add(l.f.cfg.idleTTL)
+		for k, h := range l.hosts {
+			if h.refs == 0 && now.Sub(h.used) > l.f.cfg.idleTTL {
+				h.mu.Lock()
+				idle := h.inFlight == 0
+				h.mu.Unlock()
+				if idle {
+					delete(l.hosts, k)
+				}
+			}
+		}
+	}
+	h := l.hosts[host]
+	if h == nil {
+		hash, hold := l.f.HostKeys(host)
+		h = &lhost{hash: hash, hold: hold, gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
+		l.hosts[host] = h
+	}
+	h.refs++
+	h.used = now
+	return h
+}
+
+func (l *Limiter) unref(h *lhost) {
+	l.mu.Lock()
+	h.refs--
+	l.mu.Unlock()
+}
+
+// run runs one operation of the host script, bounded by the call timeout.
+func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.Duration, extra ...any) ([]int64, error) {
+	cctx, cancel := context.WithTimeout(ctx, l.f.cfg.callTimeout)
+	defer cancel()
+	d := int64(-1)
+	if delay >= 0 {
+		d = delay.Microseconds()
+	}
+	args := make([]any, 0, 7+len(extra))
+	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(), l.f.Key(kindWake, ""))
+	args = append(args, extra...)
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.Key(kindEpoch, "")}, args...).Int64Slice()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, l.f.callError("limiter "+op, err)
+	}
+	if len(v) == 0 {
+		return nil, fmt.Errorf("redisfleet: limiter %s: empty reply", op)
+	}
+	return v, nil
+}
+
+// skipRedis reports whether a FallBackLocal limiter goes to its local gate
+// without trying Redis (a call failed less than a second ago).
+func (l *Limiter) skipRedis() bool {
+	return l.local != nil && time.Now().UnixNano() < l.skipUntil.Load()
+}
+
+// unavailable handles a failed call: it reports the outage, and tells
+// whether the caller falls back to the local gate (else it backs off).
+func (l *Limiter) unavailable(op string, err error) bool {
+	l.f.outage(op, err)
+	if l.local != nil {
+		l.skipUntil.Store(time.Now().Add(downSkip).UnixNano())
+		return true
+	}
+	return false
+}
+
+// sleep waits d, or a wake-up and then its hint, or ctx; it reports false
+// when ctx is done.
+func sleep(ctx context.Context, t **time.Timer, d time.Duration, wake waiter) bool {
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	select {
+	case <-(*t).C:
+		return true
+	case hint := <-wake:
+		if hint <= 0 {
+			return true
+		}
+		(*t).Reset(min(time.Duration(hint)*time.Microsecond, maxSleep))
+		select {
+		case <-(*t).C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func nextBackoff(b time.Duration) time.Duration {
+	if b == 0 {
+		return downBackoffMin
+	}
+	return min(2*b, downBackoffMax)
+}
+
+// take takes the local turn of q (the local queue of the gate or of the
+// early wait); it reports whether it had to wait.
+func take(ctx context.Context, q chan struct{}) (bool, error) {
+	select {
+	case q <- struct{}{}:
+		return false, nil
+	default:
+	}
+	select {
+	case q <- struct{}{}:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+}
+
+func (h *lhost) setDelay(d time.Duration) {
+	if d >= 0 {
+		h.mu.Lock()
+		h.delay = d
+		h.mu.Unlock()
+	}
+}
+
+func (h *lhost) queue(n int) {
+	h.mu.Lock()
+	h.queued += n
+	h.mu.Unlock()
+}
+
+func (h *lhost) waited(start time.Time) {
+	h.mu.Lock()
+	h.waits++
+	h.waitTime += time.Since(start)
+	h.mu.Unlock()
+}
+
+// Wait implements robots.Limiter: [Limiter.WaitMax] with no pause limit.
+func (l *Limiter) Wait(ctx context.Context, host string, delay time.Duration) error {
+	_, err := l.WaitMax(ctx, host, delay, -1)
+	return err
+}
+
+// WaitMax is the early, non-reserving wait: it blocks until the host is
+// likely to admit a request at once (not paused, its delay passed since
+// the latest release or send, nothing blocking it, no earlier Wait caller
+// of any process still heading for the gate within WaitClaim) and returns
+// how long it blocked. It does not wait out a pause ending more than
+// maxPause from now (429, 503): it then returns a *hostlimit.PausedError at
+// once; a negative maxPause waits out any pause. The host's delay is set to
+// delay first (a negative delay keeps it). While Redis cannot be reached it
+// returns nil at once (Acquire still enforces the spacing), or, with
+// FallBackLocal, waits on the local gate.
+func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if l.skipRedis() {
+		return l.local.WaitMax(ctx, host, delay, maxPause)
+	}
+	h := l.ref(host)
+	defer l.unref(h)
+	h.setDelay(delay)
+	h.queue(1)
+	defer h.queue(-1)
+	blocked, err := take(ctx, h.early)
+	if err != nil {
+		h.waited(start)
+		return time.Since(start), err
+	}
+	defer func() { <-h.early }()
+	wake, cancel := l.f.subscribe(h.hash)
+	defer cancel()
+	mp := int64(-1)
+	if maxPause >= 0 {
+		mp = maxPause.Microseconds()
+	}
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for {
+		if free := h.gateBusy(); free != nil {
+			blocked = true
+			select {
+			case <-free:
+			case <-ctx.Done():
+				h.waited(start)
+				return time.Since(start), ctx.Err()
+			}
+		}
+		v, err := l.run(ctx, h, opWait, "", delay, mp, l.claim.Microseconds())
+		if err != nil {
+			if ctx.Err() != nil {
+				h.waited(start)
+				return time.Since(start), err
+			}
+			if errors.Is(err, ErrUnavailable) {
+				if l.unavailable("wait", err) {
+					return l.local.WaitMax(ctx, host, delay, maxPause)
+				}
+				return time.Since(start), nil // Acquire enforces the spacing
+			}
+			return time.Since(start), err
+		}
+		l.f.recovered()
+		switch v[0] {
+		case 1:
+			if blocked {
+				h.waited(start)
+			}
+			return time.Since(start), nil
+		case -1:
+			until := time.Now().Add(time.Duration(at(v, 1)) * time.Microsecond)
+			h.mu.Lock()
+			h.pausedUntil = until
+			h.mu.Unlock()
+			return time.Since(start), &hostlimit.PausedError{Host: host, Until: until}
+		}
+		blocked = true
+		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
+			h.waited(start)
+			return time.Since(start), ctx.Err()
+		}
+	}
+}
+
+func at(v []int64, i int) int64 {
+	if i < len(v) {
+		return v[i]
+	}
+	return 0
+}
+
+// Acquire implements robots.Limiter: it blocks until the host admits the
+// request fleet-wide and returns the permit the request runs under, which
+// must be released. The host's delay is set to delay first (a negative
+// delay keeps it). If ctx is done first it returns an error wrapping
+// ctx.Err() and takes nothing. While Redis cannot be reached it retries
+// with backoff (WaitForRedis) or acquires from the local gate
+// (FallBackLocal).
+func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration) (hostlimit.Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if l.skipRedis() {
+		return l.local.Acquire(ctx, host, delay)
+	}
+	start := time.Now()
+	h := l.ref(host)
+	defer l.unref(h)
+	h.setDelay(delay)
+	h.queue(1)
+	defer h.queue(-1)
+	h.enterGate()
+	defer h.leaveGate()
+	blocked, err := take(ctx, h.gate)
+	if err != nil {
+		h.waited(start)
+		return nil, err
+	}
+	defer func() { <-h.gate }()
+	wake, cancel := l.f.subscribe(h.hash)
+	defer cancel()
+	tok := l.f.token()
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	var backoff time.Duration
+	for {
+		v, err := l.run(ctx, h, opAcquire, tok, delay)
+		if err != nil {
+			if ctx.Err() != nil {
+				h.waited(start)
+				return nil, err
+			}
+			if !errors.Is(err, ErrUnavailable) {
+				return nil, err
+			}
+			if l.unavailable("acquire", err) {
+				return l.local.Acquire(ctx, host, delay)
+			}
+			blocked = true
+			backoff = nextBackoff(backoff)
+			if !sleep(ctx, &t, backoff, nil) {
+				h.waited(start)
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		backoff = 0
+		l.f.recovered()
+		if v[0] == 1 {
+			if blocked {
+				h.waited(start)
+			}
+			return l.grant(h, tok, at(v, 1)), nil
+		}
+		blocked = true
+		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
+			h.waited(start)
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (l *Limiter) grant(h *lhost, tok string, fail int64) *permit {
+	h.mu.Lock()
+	h.grants++
+	h.inFlight++
+	h.mu.Unlock()
+	p := &permit{l: l, h: h, tok: tok, fail: fail}
+	p.renew = time.AfterFunc(l.f.cfg.lease/3, p.renewLease)
+	return p
+}
+
+// permit is a Limiter's hostlimit.Permit.
+type permit struct {
+	l     *Limiter
+	h     *lhost
+	tok   string
+	renew *time.Timer
+
+	mu   sync.Mutex
+	sent bool
+	done bool
+	fail int64 // the host's 429/503 run at the grant: a 2xx then resets it
+}
+
+// renewLease extends the permit's lease (registering it again if Redis lost
+// it) every third of the lease until the permit is released.
+func (p *permit) renewLease() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	// The error is not fatal: the next tick tries again, and a lease that
+	// ends counts as a release.
+	_, _ = p.l.run(context.Background(), p.h, opRenew, p.tok, -1)
+	p.renew.Reset(p.l.f.cfg.lease / 3)
+}
+
+// Sent records the send: in start-to-start mode the host's next grant is
+// no earlier than the delay after it (one round trip); in end-to-start
+// mode it costs nothing.
+func (p *permit) Sent() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sent || p.done {
+		return
+	}
+	p.sent = true
+	if p.l.mode == 1 {
+		p.l.callOrRetry(p.h, opSent, p.tok)
+	}
+}
+
+// Observe applies a response to the host for the whole fleet: a 429 or 503
+// pauses it (Retry-After, capped by MaxRetryAfter, else the backoff) and
+// returns the pause; a 2xx or 3xx ends a run of them. Other statuses, and
+// a 2xx/3xx when no run was going on at the grant, cost no round trip.
+func (p *permit) Observe(status int, header http.Header) time.Duration {
+	tooMany := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	ok := status >= 200 && status < 400
+	p.mu.Lock()
+	if !tooMany && (!ok || p.fail == 0) {
+		p.mu.Unlock()
+		return 0
+	}
+	p.fail = 0
+	p.mu.Unlock()
+	kind, ra := 2, int64(-1)
+	if tooMany {
+		kind = 1
+		if d, ok := parseRetryAfter(header.Get("Retry-After"), time.Now()); ok {
+			ra = d.Microseconds()
+		}
+	}
+	capRA := int64(-1)
+	if p.l.maxRetryAfter >= 0 {
+		capRA = p.l.maxRetryAfter.Microseconds()
+	}
+	v, err := p.l.run(context.Background(), p.h, opObserve, p.tok, -1, kind, ra,
+		p.l.backoffBase.Microseconds(), p.l.backoffMax.Microseconds(), capRA)
+	if err != nil {
+		p.l.f.outage("observe", err)
+		return 0
+	}
+	d := time.Duration(v[0]) * time.Microsecond
+	if d > 0 {
+		p.h.mu.Lock()
+		p.h.pauses++
+		p.h.lastPause = d
+		p.h.pausedUntil = time.Now().Add(d)
+		p.h.mu.Unlock()
+	}
+	return d
+}
+
+// Release records the end of the request and gives the permit back (one
+// round trip; none in start-to-start mode once Sent was called). A release
+// that cannot reach Redis is retried in the background until the lease
+// would have ended anyway.
+func (p *permit) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.done = true
+	p.renew.Stop()
+	p.h.mu.Lock()
+	p.h.inFlight--
+	p.h.mu.Unlock()
+	if p.l.mode == 0 || !p.sent {
+		sent := "0"
+		if p.sent {
+			sent = "1"
+		}
+		p.l.callOrRetry(p.h, opRelease, p.tok, sent)
+	}
+}
+
+// callOrRetry runs a release or a send mark now, and if Redis cannot be
+// reached, again in the background with backoff, for one lease at most.
+func (l *Limiter) callOrRetry(h *lhost, op, tok string, extra ...any) {
+	_, err := l.run(context.Background(), h, op, tok, -1, extra...)
+	if err == nil || !errors.Is(err, ErrUnavailable) {
+		return
+	}
+	l.f.outage(op, err)
+	go func() {
+		end := time.Now().Add(l.f.cfg.lease + time.Second)
+		var b time.Duration
+		for time.Now().Before(end) {
+			b = nextBackoff(b)
+			time.Sleep(b)
+			if _, err := l.run(context.Background(), h, op, tok, -1, extra...); err == nil || !errors.Is(err, ErrUnavailable) {
+				return
+			}
+		}
+	}()
+}
+
+// Stats returns this process's view of host: the delay last passed, its
+// grants, waits, pauses and the latest pause it saw, its permits in flight
+// and its callers queued; false if this process has no state for host.
+// It costs no Redis call.
+func (l *Limiter) Stats(host string) (hostlimit.Stats, bool) {
+	l.mu.Lock()
+	h := l.hosts[host]
+	l.mu.Unlock()
+	if h == nil {
+		if l.local != nil {
+			return l.local.Stats(host)
+		}
+		return hostlimit.Stats{}, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := hostlimit.Stats{
+		Delay: h.delay, Grants: h.grants, Waits: h.waits, WaitTime: h.waitTime,
+		Pauses: h.pauses, LastPause: h.lastPause, InFlight: h.inFlight, Queued: h.queued,
+	}
+	if h.pausedUntil.After(time.Now()) {
+		st.PausedUntil = h.pausedUntil
+	}
+	return st, true
+}
+
+// Pause holds back every later grant for host, in every process, until d
+// from now (or longer if a longer pause is pending). d ≤ 0 does nothing.
+func (l *Limiter) Pause(ctx context.Context, host string, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	h := l.ref(host)
+	defer l.unref(h)
+	_, err := l.run(ctx, h, opPause, "", -1, d.Microseconds())
+	return err
+}
+
+// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date
+// (relative to now; a past date gives 0).
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
+				return 0, false
+			}
+			secs = 1 << 32
+		}
+		return time.Duration(min(secs, 1<<32)) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}

@@ -1,0 +1,337 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/redistest"
+)
+
+// Jitter allowances of the server-observed gaps. End-to-start: none is
+// needed in principle (a release reaches Redis after the server flushed
+// the response, a request reaches the server after its grant); 1 ms covers
+// the rate difference of the two clocks (Redis's wall clock, the server's
+// monotonic clock). Start-to-start: the send mark reaches Redis after
+// net/http wrote the request, but the server may read it a little later
+// than the mark lands; 2 ms.
+const (
+	jitterE2S = time.Millisecond
+	jitterS2S = 2 * time.Millisecond
+)
+
+// visit is one request as the server saw it.
+type visit struct {
+	start, end time.Time
+	status     int
+}
+
+// site is a local server that logs the start and end of every request,
+// answers after hold, and tracks how many requests overlap.
+type site struct {
+	*httptest.Server
+	hold time.Duration
+
+	mu       sync.Mutex
+	visits   []visit
+	inFlight int
+	maxIn    int
+	status   func(n int) (int, http.Header) // the n-th request's status (nil: 200)
+}
+
+func newSite(t testing.TB, hold time.Duration) *site {
+	s := &site{hold: hold}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.mu.Lock()
+		n := len(s.visits)
+		s.visits = append(s.visits, visit{start: start})
+		s.inFlight++
+		s.maxIn = max(s.maxIn, s.inFlight)
+		st := s.status
+		s.mu.Unlock()
+		code := 200
+		if st != nil {
+			var h http.Header
+			code, h = st(n)
+			for k, v := range h {
+				w.Header()[k] = v
+			}
+		}
+		time.Sleep(s.hold)
+		w.WriteHeader(code)
+		w.Write([]byte("body"))
+		w.(http.Flusher).Flush()
+		end := time.Now()
+		s.mu.Lock()
+		s.visits[n].end = end
+		s.visits[n].status = code
+		s.inFlight--
+		s.mu.Unlock()
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *site) log() []visit {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v := append([]visit(nil), s.visits...)
+	sort.Slice(v, func(i, j int) bool { return v[i].start.Before(v[j].start) })
+	return v
+}
+
+// minGap returns the shortest end-to-start (or start-to-start) gap the
+// server saw.
+func minGap(v []visit, startToStart bool) time.Duration {
+	g := time.Duration(1 << 62)
+	for i := 1; i < len(v); i++ {
+		from := v[i-1].end
+		if startToStart {
+			from = v[i-1].start
+		}
+		g = min(g, v[i].start.Sub(from))
+	}
+	return g
+}
+
+// get sends one request to u under a permit of l, reading the body to the
+// end, as the plugin's transport does.
+func get(ctx context.Context, l *Limiter, host, u string, delay time.Duration) (int, error) {
+	if err := l.Wait(ctx, host, delay); err != nil {
+		return 0, err
+	}
+	p, err := l.Acquire(ctx, host, delay)
+	if err != nil {
+		return 0, err
+	}
+	req, _ := http.NewRequestWithContext(ctx, "GET", u, nil)
+	resp, err := hostlimit.RoundTrip(http.DefaultTransport, req, p)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// callCounter is a go-redis hook counting commands sent (a pipeline
+// counts once: one round trip).
+type callCounter struct{ n atomic.Int64 }
+
+func (c *callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+func (c *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// fleetRun runs procs limiters (each on its own fleet handle and client,
+// as separate processes have), each with workers goroutines sending n
+// requests to s, and returns the Redis calls the limiters made per
+// request.
+func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n int, cfg LimiterConfig, delay time.Duration) float64 {
+	t.Helper()
+	var calls callCounter
+	lims := make([]*Limiter, procs)
+	for i := range lims {
+		c := newClient(t, srv)
+		f, err := New(context.Background(), c, WithLease(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		c.AddHook(&calls)
+		lims[i] = f.Limiter(cfg)
+	}
+	host := "http://" + s.Listener.Addr().String()
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, l := range lims {
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range n {
+					if _, err := get(ctx, l, host, s.URL+"/", delay); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return float64(calls.n.Load()) / float64(procs*workers*n)
+}
+
+// TestLimiterEndToStartAcrossProcesses: three limiters on three clients,
+// three goroutines each: the server never has two requests in flight and
+// never sees a request start sooner than the delay after the previous one
+// ended.
+func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 5*time.Millisecond)
+	const d = 100 * time.Millisecond
+	perReq := fleetRun(t, srv, s, 3, 3, 4, LimiterConfig{}, d)
+	v := s.log()
+	if len(v) != 36 {
+		t.Fatalf("server saw %d requests, want 36", len(v))
+	}
+	if s.maxIn != 1 {
+		t.Fatalf("%d requests in flight at once, want 1", s.maxIn)
+	}
+	g := minGap(v, false)
+	t.Logf("shortest end-to-start gap %v for %v; %.1f Redis calls per request (9 contending callers)", g, d, perReq)
+	if g < d-jitterE2S {
+		t.Fatalf("shortest end-to-start gap %v, want ≥ %v - %v", g, d, jitterE2S)
+	}
+	if perReq > 8 {
+		t.Errorf("%.1f Redis calls per request: a polling herd", perReq)
+	}
+}
+
+// TestLimiterStartToStartAcrossProcesses: with start-to-start spacing the
+// sends are spaced by the delay while slow responses overlap.
+func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 250*time.Millisecond)
+	const d = 100 * time.Millisecond
+	fleetRun(t, srv, s, 3, 2, 3, LimiterConfig{Spacing: hostlimit.StartToStart}, d)
+	v := s.log()
+	if len(v) != 18 {
+		t.Fatalf("server saw %d requests, want 18", len(v))
+	}
+	g := minGap(v, true)
+	t.Logf("shortest start-to-start gap %v for %v; up to %d requests in flight", g, d, s.maxIn)
+	if g < d-jitterS2S {
+		t.Fatalf("shortest start-to-start gap %v, want ≥ %v - %v", g, d, jitterS2S)
+	}
+	if s.maxIn < 2 {
+		t.Fatalf("start-to-start never let requests overlap (responses take 250 ms, delay %v)", d)
+	}
+}
+
+// TestLimiterRetryAfterShared: a 429 with Retry-After seen by one process
+// pauses the host for the others; WaitMax does not wait out a pause longer
+// than its limit.
+func TestLimiterRetryAfterShared(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 0)
+	s.status = func(n int) (int, http.Header) {
+		if n == 0 {
+			return 429, http.Header{"Retry-After": {"1"}}
+		}
+		return 200, nil
+	}
+	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
+	host := "http://" + s.Listener.Addr().String()
+	ctx := context.Background()
+	if code, err := get(ctx, a, host, s.URL, 10*time.Millisecond); err != nil || code != 429 {
+		t.Fatalf("first request: %d, %v", code, err)
+	}
+	_, err := b.WaitMax(ctx, host, 10*time.Millisecond, 100*time.Millisecond)
+	var pe *hostlimit.PausedError
+	if !errors.As(err, &pe) || pe.Host != host {
+		t.Fatalf("WaitMax on a host paused for 1 s with maxPause 100 ms: %v", err)
+	}
+	if code, err := get(ctx, b, host, s.URL, 10*time.Millisecond); err != nil || code != 200 {
+		t.Fatalf("second request: %d, %v", code, err)
+	}
+	v := s.log()
+	if g := v[1].start.Sub(v[0].end); g < time.Second-jitterE2S {
+		t.Fatalf("another process asked %v after a 429 with Retry-After: 1", g)
+	}
+	if st, ok := a.Stats(host); !ok || st.Pauses != 1 || st.LastPause != time.Second || st.Grants != 1 {
+		t.Fatalf("stats of the process that saw the 429: %+v %v", st, ok)
+	}
+}
+
+// TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
+// processes in turn double the pause: the run is counted in Redis.
+func TestLimiterBackoffCountedFleetWide(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 0)
+	s.status = func(n int) (int, http.Header) {
+		if n < 2 {
+			return 503, nil
+		}
+		return 200, nil
+	}
+	cfg := LimiterConfig{BackoffBase: 200 * time.Millisecond}
+	a, b := newFleet(t, srv).Limiter(cfg), newFleet(t, srv).Limiter(cfg)
+	host := "http://" + s.Listener.Addr().String()
+	ctx := context.Background()
+	for i, l := range []*Limiter{a, b, a} {
+		if _, err := get(ctx, l, host, s.URL, 0); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	v := s.log()
+	if g := v[1].start.Sub(v[0].end); g < 200*time.Millisecond-jitterE2S {
+		t.Fatalf("gap after the first 503: %v, want ≥ 200 ms", g)
+	}
+	if g := v[2].start.Sub(v[1].end); g < 400*time.Millisecond-jitterE2S {
+		t.Fatalf("gap after the second 503 in a row (another process): %v, want ≥ 400 ms", g)
+	}
+	c := newClient(t, srv)
+	h, _ := a.f.HostKeys(host)
+	if f, _ := c.HGet(context.Background(), h, "fail").Int(); f != 0 {
+		t.Fatalf("a 200 after the run left fail = %d", f)
+	}
+}
+
+// TestLimiterZeroDelay: a delay of 0 neither spaces nor serialises.
+func TestLimiterZeroDelay(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 100*time.Millisecond)
+	fleetRun(t, srv, s, 2, 2, 1, LimiterConfig{}, 0)
+	if s.maxIn < 2 {
+		t.Fatalf("delay 0 serialised the requests (max %d in flight)", s.maxIn)
+	}
+}
+
+// TestLimiterContextEnds: a caller waiting for a held host leaves when its
+// context ends, with its error, and takes nothing.
+func TestLimiterContextEnds(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
+	p, err := a.Acquire(context.Background(), "https://h.example", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	if _, err := b.Acquire(ctx, "https://h.example", time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire on a held host with a 150 ms context: %v", err)
+	}
+	p.Release()
+	c := newClient(t, srv)
+	_, hold := a.f.HostKeys("https://h.example")
+	if n, _ := c.ZCard(context.Background(), hold).Result(); n != 0 {
+		t.Fatalf("%d permits registered after the only one was released", n)
+	}
+	if st, _ := b.Stats("https://h.example"); st.Waits != 1 || st.Grants != 0 {
+		t.Fatalf("stats of the caller that gave up: %+v", st)
+	}
+	_ = strconv.Itoa
+}

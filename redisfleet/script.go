@@ -1,0 +1,185 @@
+package redisfleet
+
+import "github.com/redis/go-redis/v9"
+
+// Operations of hostScript.
+const (
+	opAcquire = "acq"
+	opWait    = "wait"
+	opSent    = "sent"
+	opRelease = "rel"
+	opObserve = "obs"
+	opRenew   = "renew"
+	opPause   = "pause"
+)
+
+// hostScript is the limiter: every decision about a host, taken on the
+// server's clock in one round trip. The state is described in keys.go.
+//
+// KEYS: 1 host hash, 2 hold zset, 3 epoch.
+// ARGV: 1 op, 2 token, 3 delay µs (< 0: keep), 4 lease µs, 5 mode (0
+// end-to-start, 1 start-to-start), 6 idle TTL µs, 7 wake channel, 8.. op
+// arguments:
+//
+//	acq                      -> {1, fail, d} granted; {0, µs to come back}
+//	wait  8 maxPause 9 claim -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
+//	sent, renew              -> {1}
+//	rel   8 sent (0/1)       -> {1}
+//	obs   8 kind (1: 429/503, 2: 2xx/3xx) 9 Retry-After µs (-1: none)
+//	      10 backoff base 11 backoff max 12 Retry-After cap (-1: none)
+//	                         -> {pause µs started, 0 if none}
+//	pause 8 µs               -> {µs}
+var hostScript = redis.NewScript(`
+-- Numbers go to Redis as strings of integers: Lua's own conversion keeps
+-- 14 digits, and a time in µs has 16.
+local function I(x) return string.format('%d', x) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local H, Z = KEYS[1], KEYS[2]
+local op, tok = ARGV[1], ARGV[2]
+local nd, lease, mode, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+
+local s = redis.call('HMGET', H, 'd', 'next', 'pause', 'le', 'ls', 'fail', 'claim', 'wake', 'g', 'pc', 'lp')
+local d = tonumber(s[1]) or 0
+local nxt = tonumber(s[2])
+local pause = tonumber(s[3]) or 0
+local le = tonumber(s[4]) or 0
+local ls = tonumber(s[5]) or 0
+local fail = tonumber(s[6]) or 0
+local claim = tonumber(s[7]) or 0
+local wake = tonumber(s[8]) or 0
+local g = tonumber(s[9]) or 0
+local pc = tonumber(s[10]) or 0
+local lp = tonumber(s[11]) or 0
+if nxt == nil then
+  -- No state: a new host, one evicted idle, or one lost with Redis's data.
+  -- A missing epoch means the data was lost now: hold such hosts for a
+  -- lease, within which permits granted before the loss end or are
+  -- registered again by their holders' renewal.
+  nxt = 0
+  local ep = redis.call('GET', KEYS[3])
+  if not ep then
+    redis.call('SET', KEYS[3], I(now))
+    ep = now
+  else
+    ep = tonumber(ep)
+  end
+  if ep > 0 and now < ep + lease then nxt = ep + lease end
+end
+if nd >= 0 then d = nd end
+
+-- A lease that ended counts as a release (a send) at its end.
+local gone = redis.call('ZRANGEBYSCORE', Z, '-inf', I(now), 'WITHSCORES')
+if #gone > 0 then
+  for i = 2, #gone, 2 do
+    local e = tonumber(gone[i])
+    if mode == 0 then le = math.max(le, e) else ls = math.max(ls, e) end
+    nxt = math.max(nxt, e + d)
+  end
+  redis.call('ZREMRANGEBYSCORE', Z, '-inf', I(now))
+end
+
+local function ready(early)
+  local at = math.max(pause, nxt)
+  local held = 0
+  if d > 0 then
+    if mode == 0 then at = math.max(at, le + d) else at = math.max(at, ls + d) end
+    if early then at = math.max(at, claim) end
+    local first = redis.call('ZRANGE', Z, 0, 0, 'WITHSCORES')
+    if #first > 0 then held = tonumber(first[2]) end
+  end
+  return at, held
+end
+
+local function event()
+  if mode == 0 then le = math.max(le, now) else ls = math.max(ls, now) end
+  nxt = math.max(nxt, now + d)
+  if wake > now then
+    -- the hint: how long from now the host is worth asking again
+    redis.call('PUBLISH', ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now))
+    wake = 0
+  end
+end
+
+local out
+if op == 'acq' or op == 'wait' then
+  local early = op == 'wait'
+  if early then
+    local mp = tonumber(ARGV[8])
+    if mp >= 0 and pause - now > mp then out = {-1, pause - now} end
+  end
+  if out == nil then
+    local at, held = ready(early)
+    if held == 0 and at <= now then
+      if early then
+        if d > 0 then claim = now + tonumber(ARGV[9]) end
+        out = {1, 0}
+      else
+        redis.call('ZADD', Z, I(now + lease), tok)
+        g = g + 1
+        claim = 0
+        out = {1, fail, d}
+      end
+    else
+      local w = math.max(at, held)
+      wake = math.max(wake, w)
+      out = {0, w - now}
+    end
+  end
+elseif op == 'sent' then
+  redis.call('ZREM', Z, tok)
+  if mode == 1 then event() end
+  out = {1}
+elseif op == 'rel' then
+  if mode == 0 or ARGV[8] ~= '1' then
+    redis.call('ZREM', Z, tok)
+    event()
+  end
+  out = {1}
+elseif op == 'renew' then
+  redis.call('ZADD', Z, I(now + lease), tok)
+  out = {1}
+elseif op == 'obs' then
+  local p = 0
+  if ARGV[8] == '2' then
+    fail = 0
+  else
+    fail = fail + 1
+    local ra = tonumber(ARGV[9])
+    if ra >= 0 then
+      p = ra
+      local cap = tonumber(ARGV[12])
+      if cap >= 0 then p = math.min(p, cap) end
+    else
+      local mx = tonumber(ARGV[11])
+      p = tonumber(ARGV[10])
+      local i = 1
+      while i < fail and p < mx do p = p * 2; i = i + 1 end
+      p = math.min(p, mx)
+    end
+    lp = p
+    if p > 0 then
+      pc = pc + 1
+      pause = math.max(pause, now + p)
+    end
+  end
+  out = {p}
+elseif op == 'pause' then
+  local p = tonumber(ARGV[8])
+  lp = p
+  if p > 0 then
+    pc = pc + 1
+    pause = math.max(pause, now + p)
+  end
+  out = {p}
+else
+  return redis.error_reply('redisfleet: unknown op ' .. op)
+end
+
+redis.call('HSET', H, 'd', I(d), 'm', I(mode), 'next', I(nxt), 'pause', I(pause), 'le', I(le), 'ls', I(ls),
+  'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp))
+local last = math.max(nxt, pause, claim, wake, le + d, ls + d, now)
+redis.call('PEXPIRE', H, I(math.ceil((last - now + idle) / 1000)))
+redis.call('PEXPIRE', Z, I(math.ceil((lease + idle) / 1000)))
+return out
+`)
