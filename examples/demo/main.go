@@ -1,11 +1,15 @@
 // Command demo crawls a small local site with Colly and the robots plugin:
 // no network is needed. It prints what was fetched and when, what was
-// stopped and why, and the spacing kept between requests to each host.
+// stopped and why, the spacing kept between requests to each host, and what
+// the sitemap that shop.demo's robots.txt announces added: pages no link
+// reaches, found only through it.
 //
 //	go run ./examples/demo [-dialect rfc9309|google|coccoc|koster1994]
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"flag"
 	"fmt"
@@ -24,6 +28,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/sitemap"
 )
 
 // The site: two hosts served by one local server.
@@ -53,9 +58,37 @@ var pages = map[string][]string{
 	"shop.demo/products/2":   {"/products/1", "/old-offer"},
 	"shop.demo/old-offer":    {},
 	"shop.demo/account/help": {"/"},
+	"shop.demo/products/3":   {"/products/1"},
+	"shop.demo/products/4":   {},
 	"blog.demo/":             {"/posts/hello", "/posts/robots", "/drafts/secret", "/posts/hello?preview=1"},
 	"blog.demo/posts/hello":  {"/posts/robots"},
 	"blog.demo/posts/robots": {"/", "http://shop.demo/products/1"},
+}
+
+// The sitemaps of shop.demo: an index, and a gzipped urlset listing two
+// products that no link reaches, one the crawl finds anyway, a page
+// robots.txt disallows and a page on another host (refused: a sitemap
+// lists its own host's pages).
+const sitemapIndex = `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <sitemap><loc>http://shop.demo/sitemap-products.xml.gz</loc><lastmod>2026-11-01</lastmod></sitemap>
+</sitemapindex>`
+
+const productSitemap = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>http://shop.demo/products/1</loc></url>
+  <url><loc>http://shop.demo/products/3</loc><lastmod>2026-11-20</lastmod></url>
+  <url><loc>http://shop.demo/products/4</loc><lastmod>2026-10-02</lastmod></url>
+  <url><loc>http://shop.demo/account/orders</loc></url>
+  <url><loc>http://blog.demo/posts/hidden</loc></url>
+</urlset>`
+
+func gzipped(s string) []byte {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(s))
+	z.Close()
+	return b.Bytes()
 }
 
 // arrivals records when the server saw each request, per host.
@@ -80,7 +113,10 @@ func site(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/cart/expired", http.StatusMovedPermanently) // a redirect into a disallowed path
 		return
 	case host == "shop.demo" && r.URL.Path == "/sitemap.xml":
-		fmt.Fprint(w, `<urlset><url><loc>http://shop.demo/products/1</loc></url></urlset>`)
+		fmt.Fprint(w, sitemapIndex)
+		return
+	case host == "shop.demo" && r.URL.Path == "/sitemap-products.xml.gz":
+		w.Write(gzipped(productSitemap))
 		return
 	}
 	links, ok := pages[host+r.URL.Path]
@@ -104,6 +140,15 @@ func main() {
 		os.Exit(2)
 	}
 	run(os.Stdout, d)
+}
+
+func sortedKeys(m map[string]int) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
 }
 
 // lockedWriter serialises the writes of concurrent callbacks.
@@ -136,6 +181,8 @@ func run(w io.Writer, d *dialect.Dialect) {
 	start := time.Now()
 	var mu sync.Mutex
 	var blocked []robots.Block
+	var reports []sitemap.Report
+	fetchedURLs := map[string]bool{}
 
 	p := robots.New(
 		robots.WithDialect(d),
@@ -143,6 +190,12 @@ func run(w io.Writer, d *dialect.Dialect) {
 		robots.WithOnBlocked(func(b robots.Block) {
 			mu.Lock()
 			blocked = append(blocked, b)
+			mu.Unlock()
+		}),
+		robots.WithSitemaps(),
+		robots.WithOnSitemap(func(r sitemap.Report) {
+			mu.Lock()
+			reports = append(reports, r)
 			mu.Unlock()
 		}),
 	)
@@ -154,7 +207,14 @@ func run(w io.Writer, d *dialect.Dialect) {
 	)
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	c.OnResponse(func(r *colly.Response) {
-		fmt.Fprintf(out, "%6.2fs  fetched  %d %s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL)
+		via := ""
+		if sm, ok := r.Ctx.GetAny(robots.CtxSitemap).(string); ok && r.Request.Depth == 1 {
+			via = "  (from sitemap " + sm + ")"
+		}
+		mu.Lock()
+		fetchedURLs[r.Request.URL.String()] = true
+		mu.Unlock()
+		fmt.Fprintf(out, "%6.2fs  fetched  %d %s%s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL, via)
 	})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 	c.OnError(func(r *colly.Response, err error) {
@@ -169,6 +229,38 @@ func run(w io.Writer, d *dialect.Dialect) {
 	sort.Slice(blocked, func(i, j int) bool { return blocked[i].URL < blocked[j].URL })
 	for _, b := range blocked {
 		fmt.Fprintf(out, "  %-10s %-36s %s\n", b.Kind, b.URL, b.Reason)
+	}
+
+	fmt.Fprintln(out, "\nsitemaps (announced by robots.txt, read as a stream, fed back into the collector):")
+	for _, r := range reports {
+		fmt.Fprintf(out, "  %-42s %-12s found %d, handed over %d", r.URL, r.Format, r.Found, r.Handed)
+		for _, k := range sortedKeys(r.Filtered) {
+			fmt.Fprintf(out, ", filtered %d (%s)", r.Filtered[k], k)
+		}
+		for _, k := range sortedKeys(r.Rejected) {
+			fmt.Fprintf(out, ", rejected %d (%s)", r.Rejected[k], k)
+		}
+		if r.Err != nil {
+			fmt.Fprintf(out, ", error: %v", r.Err)
+		}
+		fmt.Fprintln(out)
+	}
+	linked := map[string]bool{}
+	for page, links := range pages {
+		host, _, _ := strings.Cut(page, "/")
+		for _, l := range links {
+			if strings.HasPrefix(l, "/") {
+				l = "http://" + host + l
+			}
+			linked[l] = true
+		}
+	}
+	fmt.Fprintln(out, "  found only through the sitemap (no link reaches them):")
+	for _, l := range strings.Split(productSitemap, "<loc>")[1:] {
+		u, _, _ := strings.Cut(l, "</loc>")
+		if !linked[u] && fetchedURLs[u] {
+			fmt.Fprintf(out, "    %s\n", u)
+		}
 	}
 
 	fmt.Fprintln(out, "\nper host (the server's own log gives the gaps; robots.txt counts as a request):")

@@ -20,10 +20,26 @@ func TestDemo(t *testing.T) {
 		"disallowed http://blog.demo/drafts/secret",
 		"redirect from http://shop.demo/old-offer not followed: line 3: Disallow: /cart",
 		"sitemap http://shop.demo/sitemap.xml (line 11)",
+		// Pages no link reaches, fetched because the sitemap lists them.
+		"fetched  200 http://shop.demo/products/3  (from sitemap http://shop.demo/sitemap-products.xml.gz)",
+		"fetched  200 http://shop.demo/products/4  (from sitemap http://shop.demo/sitemap-products.xml.gz)",
+		"found only through the sitemap (no link reaches them):\n    http://shop.demo/products/3\n    http://shop.demo/products/4\n",
+		"http://shop.demo/sitemap-products.xml.gz   urlset       found 5, handed over 4, rejected 1 (other host)",
+		"http://shop.demo/sitemap.xml               sitemapindex found 1, handed over 0\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, got)
 		}
+	}
+	// Each page once, the sitemap's included; the disallowed page the
+	// sitemap lists is stopped, the other host's page never asked for.
+	for _, page := range []string{"http://shop.demo/products/1", "http://shop.demo/products/3", "http://shop.demo/products/4"} {
+		if n := strings.Count(got, "fetched  200 "+page+"\n") + strings.Count(got, "fetched  200 "+page+"  ("); n != 1 {
+			t.Errorf("%s fetched %d times:\n%s", page, n, got)
+		}
+	}
+	if strings.Contains(got, "blog.demo/posts/hidden") {
+		t.Errorf("the sitemap's page on another host was followed:\n%s", got)
 	}
 	if strings.Contains(got, "fetched  200 http://shop.demo/cart") || strings.Contains(got, "fetched  200 http://shop.demo/account/orders") {
 		t.Errorf("a disallowed page was fetched:\n%s", got)
