@@ -1,0 +1,618 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots/frontier"
+)
+
+// Defaults of the frontier's options.
+const (
+	DefaultFrontierName  = "default"
+	DefaultOutageLimit   = time.Minute
+	frontierScan         = 32                     // hosts a pop looks at
+	frontierBusyPoll     = 50 * time.Millisecond  // a host busy at its limiter is looked at again after
+	frontierCapWait      = time.Hour              // a host at PerHost waits for a done request (or a reaped lease)
+	frontierPollCap      = 250 * time.Millisecond // longest sleep without looking (wake-ups may be lost)
+	frontierBatch        = 256                    // requests per script call when queuing again
+	frontierRetryInitial = 50 * time.Millisecond
+	frontierRetryMax     = 2 * time.Second
+)
+
+// FrontierOption configures a [Frontier].
+type FrontierOption func(*frontierConfig)
+
+type frontierConfig struct {
+	name        string
+	perHost     int
+	maxWait     time.Duration
+	hold        time.Duration
+	outageLimit time.Duration
+	journal     bool
+}
+
+// WithFrontierName names the frontier (default "default"): processes that
+// crawl together use the same name; a new crawl on the same Redis uses a
+// new one (the frontier's seen set lasts, so that a URL is fetched once
+// across restarts too).
+func WithFrontierName(name string) FrontierOption {
+	return func(c *frontierConfig) {
+		if name != "" {
+			c.name = name
+		}
+	}
+}
+
+// WithPerHost sets how many requests of one host may be out (handed out,
+// not done) fleet-wide at a time (default 1; n ≤ 0 keeps it).
+func WithPerHost(n int) FrontierOption {
+	return func(c *frontierConfig) {
+		if n > 0 {
+			c.perHost = n
+		}
+	}
+}
+
+// WithMaxWait bounds how long GetRequest waits for a ready host
+// (default 1 s; d ≤ 0 keeps it); see [Frontier.GetRequest].
+func WithMaxWait(d time.Duration) FrontierOption {
+	return func(c *frontierConfig) {
+		if d > 0 {
+			c.maxWait = d
+		}
+	}
+}
+
+// WithHold sets how long a request this process handed out may stay not
+// done before it counts as done, with a warning (default 2 minutes; d ≤ 0
+// keeps it). It only matters for requests Colly drops without OnError or
+// OnScraped (see package frontier).
+func WithHold(d time.Duration) FrontierOption {
+	return func(c *frontierConfig) {
+		if d > 0 {
+			c.hold = d
+		}
+	}
+}
+
+// WithOutageLimit sets how long QueueSize keeps retrying while Redis
+// cannot be reached before it returns the error, which ends Colly's
+// queue.Run with it (default 1 minute; d ≤ 0 keeps it).
+func WithOutageLimit(d time.Duration) FrontierOption {
+	return func(c *frontierConfig) {
+		if d > 0 {
+			c.outageLimit = d
+		}
+	}
+}
+
+// WithJournal turns the journal on or off (default on): the process keeps
+// in memory every request it queued until it is done here, so that it can
+// queue them again if Redis loses its data. Off, a Redis restarted empty
+// loses the queue.
+func WithJournal(on bool) FrontierOption {
+	return func(c *frontierConfig) { c.journal = on }
+}
+
+// FrontierStats counts what one process's frontier did.
+type FrontierStats struct {
+	Added     int64 // requests this process queued
+	Seen      int64 // refused as queued before (by any process)
+	Pending   int   // queued while Redis was away, not yet written to it
+	Handed    int64 // requests handed out to this process
+	Early     int64 // of which before their host was ready (MaxWait passed)
+	Done      int64 // reported done by this process
+	Expired   int64 // counted done after the hold
+	Reaped    int64 // leases of dead processes this process put back
+	Recovered int64 // requests queued again after Redis lost its data
+	Leased    int   // handed out to this process, not yet done
+}
+
+// A Frontier is the fleet's per-host queue frontier on Redis, implementing
+// Colly's queue.Storage: every process of the fleet runs a colly
+// queue.Queue on a Frontier of the same name and shares one queue per
+// host, one seen set and the hosts' readiness.
+//
+// GetRequest hands out a request whose host may be asked now: fewer than
+// PerHost requests of the host out fleet-wide, and the fleet limiter's
+// state of the host (read in the same Lua script that pops, one round
+// trip) says its delay has passed and no permit holds it. When no host is
+// ready it waits (woken by the fleet's Pub/Sub when a request is queued or
+// done, else on the soonest host's time) at most MaxWait, then hands out
+// the request of the host ready soonest, as package frontier does. Within
+// a host requests come out in FIFO order; among ready hosts, the one whose
+// ready time is oldest comes first.
+//
+// Each request (method, URL, body) is queued once for the fleet (a seen
+// set in Redis): AddRequest returns frontier.ErrSeen for the others.
+//
+// QueueSize counts the requests queued and those handed out and not yet
+// done anywhere in the fleet, so that every process's queue.Run ends only
+// when the shared frontier is empty and no process is working (a request
+// being worked on may queue new ones). A process whose queue is empty
+// while others work waits in GetRequest (at most MaxWait at a time) and
+// returns frontier.ErrEmpty, on which Colly's loop asks QueueSize again.
+//
+// Completion: [Frontier.Attach] (OnError, OnScraped) reports each request
+// done, as in package frontier. A handed-out request is leased: the
+// process renews its leases every third of the fleet's lease
+// ([WithLease]); when a process dies its leases end and the next GetRequest
+// anywhere puts those requests back at the head of their host's queue.
+// Delivery is therefore at least once: a request that a dying process had
+// sent, or one whose renewal was late, can be fetched again.
+//
+// Failure: while Redis is away AddRequest keeps the requests in memory and
+// writes them when it answers again (no URL is lost; QueueSize counts
+// them), Done is retried the same way, GetRequest returns an error after
+// MaxWait (Colly's loop then asks QueueSize), and QueueSize retries with
+// backoff for the outage limit ([WithOutageLimit]) and then returns an
+// error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
+// back empty (restarted without persistence), every process notices (the
+// frontier's generation changed) and queues again the requests of its
+// journal ([WithJournal]) and registers its leases again: nothing is lost,
+// but a page another process had fetched can be fetched again.
+//
+// A Frontier is safe for concurrent use; one queue should run on it per
+// process. Init starts one goroutine (lease renewal), which Close stops.
+type Frontier struct {
+	fl   *Fleet
+	cfg  frontierConfig
+	log  *slog.Logger
+	keys []string
+	qpre string // prefix of the per-host lists
+	wake string // the fleet's wake-up channel
+
+	startOnce sync.Once
+	stop      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
+	recMu     sync.Mutex // one recovery at a time
+
+	mu          sync.Mutex
+	gen         string
+	own         map[string]*ownLease
+	journal     map[string]journalItem
+	pendingAdd  []journalItem
+	pendingDone []string
+	stats       FrontierStats
+	downSince   time.Time
+}
+
+type ownLease struct {
+	host, key, payload, url string
+	at                      time.Time
+}
+
+type journalItem struct{ key, host, payload string }
+
+// Frontier returns the fleet's queue frontier configured by opts. Pass it
+// to colly's queue.New and call Attach on the collector the queue runs.
+func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
+	cfg := frontierConfig{
+		name:        DefaultFrontierName,
+		perHost:     1,
+		maxWait:     frontier.DefaultMaxWait,
+		hold:        frontier.DefaultHold,
+		outageLimit: DefaultOutageLimit,
+		journal:     true,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k := func(kind string) string { return f.Key(kind, cfg.name) }
+	return &Frontier{
+		fl:      f,
+		cfg:     cfg,
+		log:     f.log,
+		keys:    []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld")},
+		qpre:    k("frq") + ":",
+		wake:    f.Key(kindWake, ""),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		own:     map[string]*ownLease{},
+		journal: map[string]journalItem{},
+	}
+}
+
+// Init implements queue.Storage: it starts the lease renewal (once).
+func (q *Frontier) Init() error {
+	q.startOnce.Do(func() { go q.renewLoop() })
+	return nil
+}
+
+// Close stops the lease renewal. Requests still out are not reported done:
+// their leases end and other processes take them over. It does not close
+// the Fleet.
+func (q *Frontier) Close() error {
+	q.Init()
+	q.closeOnce.Do(func() { close(q.stop) })
+	<-q.stopped
+	return nil
+}
+
+// Attach registers on c the callbacks that report each request done
+// (frontier.Attach).
+func (q *Frontier) Attach(c *colly.Collector) { frontier.Attach(c, q) }
+
+// Stats returns this process's counters.
+func (q *Frontier) Stats() FrontierStats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	s := q.stats
+	s.Pending = len(q.pendingAdd)
+	s.Leased = len(q.own)
+	return s
+}
+
+// run runs one script, bounded by the call timeout, and checks the data
+// generation it returns.
+func (q *Frontier) run(ctx context.Context, s *redis.Script, args ...any) ([]any, error) {
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	defer cancel()
+	argv := append([]any{q.fl.token(), q.qpre, q.wake}, args...)
+	v, err := s.Run(cctx, q.fl.rdb, q.keys, argv...).Slice()
+	if err != nil {
+		err = q.fl.callError("frontier", err)
+		if errors.Is(err, ErrUnavailable) {
+			q.fl.outage("frontier", err)
+		}
+		return nil, err
+	}
+	q.fl.recovered()
+	if len(v) == 0 {
+		return nil, errors.New("redisfleet: frontier: empty script reply")
+	}
+	gen, _ := v[0].(string)
+	q.mu.Lock()
+	lost := q.gen != "" && gen != q.gen
+	q.gen = gen
+	q.mu.Unlock()
+	if lost {
+		q.recover(ctx)
+	}
+	return v, nil
+}
+
+// AddRequest implements queue.Storage: it queues a request serialised by
+// Colly at the end of its host's queue, once for the fleet: a request
+// queued before (by any process) gets frontier.ErrSeen. Bytes that are not
+// such a request get an error wrapping frontier.ErrBadRequest. While Redis
+// is away the request is kept in memory and written once it answers; the
+// error is then nil.
+func (q *Frontier) AddRequest(b []byte) error {
+	r, err := frontier.Decode(b)
+	if err != nil {
+		return err
+	}
+	q.Init()
+	it := journalItem{key: r.Key, host: r.Host, payload: string(b)}
+	ctx := context.Background()
+	q.flush(ctx)
+	v, err := q.run(ctx, frAddScript, it.key, it.host, it.payload)
+	if err != nil {
+		if !errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		q.mu.Lock()
+		q.pendingAdd = append(q.pendingAdd, it)
+		q.mu.Unlock()
+		return nil
+	}
+	if n, _ := frAt(v, 1).(int64); n != 1 {
+		q.mu.Lock()
+		q.stats.Seen++
+		q.mu.Unlock()
+		return frontier.ErrSeen
+	}
+	q.mu.Lock()
+	q.stats.Added++
+	if q.cfg.journal {
+		q.journal[it.key] = it
+	}
+	q.mu.Unlock()
+	return nil
+}
+
+// frAt returns v[i], or nil.
+func frAt(v []any, i int) any {
+	if i < len(v) {
+		return v[i]
+	}
+	return nil
+}
+
+func frNum(x any) int64 {
+	switch n := x.(type) {
+	case int64:
+		return n
+	case string:
+		v, _ := strconv.ParseInt(n, 10, 64)
+		return v
+	}
+	return 0
+}
+
+// flush writes what was kept while Redis was away: queued requests and
+// done reports. What fails stays kept.
+func (q *Frontier) flush(ctx context.Context) {
+	q.mu.Lock()
+	adds, dones := q.pendingAdd, q.pendingDone
+	q.pendingAdd, q.pendingDone = nil, nil
+	q.mu.Unlock()
+	if len(adds) == 0 && len(dones) == 0 {
+		return
+	}
+	var failedAdds []journalItem
+	for len(adds) > 0 {
+		n := min(len(adds), frontierBatch)
+		args := make([]any, 0, 3*n)
+		for _, it := range adds[:n] {
+			args = append(args, it.key, it.host, it.payload)
+		}
+		v, err := q.run(ctx, frAddScript, args...)
+		if err != nil {
+			failedAdds = append(failedAdds, adds...)
+			break
+		}
+		q.mu.Lock()
+		for i, it := range adds[:n] {
+			if frNum(frAt(v, i+1)) == 1 {
+				q.stats.Added++
+				if q.cfg.journal {
+					q.journal[it.key] = it
+				}
+			} else {
+				q.stats.Seen++
+			}
+		}
+		q.mu.Unlock()
+		adds = adds[n:]
+	}
+	if len(dones) > 0 {
+		args := make([]any, len(dones))
+		for i, id := range dones {
+			args[i] = id
+		}
+		if _, err := q.run(ctx, frDoneScript, args...); err != nil {
+			q.mu.Lock()
+			q.pendingDone = append(q.pendingDone, dones...)
+			q.mu.Unlock()
+		}
+	}
+	if len(failedAdds) > 0 {
+		q.mu.Lock()
+		q.pendingAdd = append(failedAdds, q.pendingAdd...)
+		q.mu.Unlock()
+	}
+}
+
+// QueueSize implements queue.Storage: the requests queued plus those out
+// (handed out, not done) in the whole fleet, plus those this process keeps
+// until Redis answers. While Redis is away it retries with backoff (50 ms
+// doubling to 2 s) for the outage limit, then returns an error wrapping
+// [ErrUnavailable].
+func (q *Frontier) QueueSize() (int, error) {
+	q.Init()
+	ctx := context.Background()
+	start := time.Now()
+	for backoff := frontierRetryInitial; ; backoff = min(2*backoff, frontierRetryMax) {
+		q.flush(ctx)
+		v, err := q.run(ctx, frSizeScript)
+		if err == nil {
+			q.mu.Lock()
+			n := int(frNum(frAt(v, 1))+frNum(frAt(v, 2))) + len(q.pendingAdd)
+			q.mu.Unlock()
+			return n, nil
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			return 0, err
+		}
+		if time.Since(start) >= q.cfg.outageLimit {
+			q.mu.Lock()
+			kept := len(q.pendingAdd) + len(q.journal)
+			q.mu.Unlock()
+			return 0, fmt.Errorf("redisfleet: frontier: Redis unreachable for %s (%d requests known to this process not crawled): %w",
+				time.Since(start).Round(time.Second), kept, err)
+		}
+		time.Sleep(backoff)
+	}
+}
+
+// GetRequest implements queue.Storage: it hands out the next request of a
+// host that may be asked now, with a lease id in its context (under
+// frontier.LeaseKey). When none is ready it waits at most MaxWait, then
+// hands out the request of the host ready soonest. When nothing is queued
+// it waits at most MaxWait for a request to be queued, and returns
+// frontier.ErrEmpty (at once if nothing is out in the fleet either). When
+// Redis is away it retries until MaxWait and returns the error.
+func (q *Frontier) GetRequest() ([]byte, error) {
+	q.Init()
+	ctx := context.Background()
+	deadline := time.Now().Add(q.cfg.maxWait)
+	wake, cancel := q.fl.Subscribe(q.keys[0])
+	defer cancel()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	backoff := frontierRetryInitial
+	for {
+		force := !time.Now().Before(deadline)
+		q.flush(ctx)
+		id := q.fl.token()
+		v, err := q.run(ctx, frPopScript, q.fl.prefix, id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
+			map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds())
+		var wait time.Duration
+		if err != nil {
+			if !errors.Is(err, ErrUnavailable) || force {
+				return nil, err
+			}
+			wait, backoff = backoff, min(2*backoff, frontierRetryMax)
+		} else {
+			if n := frNum(frAt(v, 3)); n > 0 {
+				q.mu.Lock()
+				q.stats.Reaped += n
+				q.mu.Unlock()
+				q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
+			}
+			if frNum(frAt(v, 1)) == 1 {
+				return q.hand(id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
+			}
+			soonest, now := frNum(frAt(v, 5)), frNum(frAt(v, 4))
+			if soonest < 0 && (force || frNum(frAt(v, 6)) == 0) {
+				return nil, frontier.ErrEmpty
+			}
+			if force {
+				return nil, frontier.ErrEmpty
+			}
+			wait = time.Until(deadline)
+			if soonest >= 0 {
+				wait = min(wait, time.Duration(max(soonest-now, 0))*time.Microsecond)
+			}
+		}
+		wait = max(min(wait, time.Until(deadline), frontierPollCap), 0)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+// hand records a lease of this process and returns its request with the
+// lease id in its context.
+func (q *Frontier) hand(id string, payload any, early bool) ([]byte, error) {
+	p, _ := payload.(string)
+	r, err := frontier.Decode([]byte(p))
+	if err != nil {
+		// Cannot happen (AddRequest decoded it): report it done so that
+		// the host is not held, and say so.
+		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
+		q.Done(id)
+		return nil, err
+	}
+	b, err := frontier.SetLease([]byte(p), id)
+	if err != nil {
+		q.Done(id)
+		return nil, err
+	}
+	q.mu.Lock()
+	q.own[id] = &ownLease{host: r.Host, key: r.Key, payload: p, url: r.URL, at: time.Now()}
+	q.stats.Handed++
+	if early {
+		q.stats.Early++
+	}
+	q.mu.Unlock()
+	return b, nil
+}
+
+// Done reports the request leased as id done: its lease ends and its host
+// may be handed out again (once the fleet limiter says so). Unknown ids
+// are ignored. While Redis is away the report is kept and sent later.
+func (q *Frontier) Done(id string) {
+	q.mu.Lock()
+	l := q.own[id]
+	if l == nil {
+		q.mu.Unlock()
+		return
+	}
+	delete(q.own, id)
+	delete(q.journal, l.key)
+	q.stats.Done++
+	q.mu.Unlock()
+	if _, err := q.run(context.Background(), frDoneScript, id); err != nil {
+		q.mu.Lock()
+		q.pendingDone = append(q.pendingDone, id)
+		q.mu.Unlock()
+	}
+}
+
+// renewLoop renews this process's leases every third of the lease, counts
+// done the requests out for longer than the hold, and writes what was kept
+// while Redis was away.
+func (q *Frontier) renewLoop() {
+	defer close(q.stopped)
+	t := time.NewTicker(q.fl.cfg.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-t.C:
+		}
+		ctx := context.Background()
+		now := time.Now()
+		var ids []any
+		var expired []string
+		q.mu.Lock()
+		for id, l := range q.own {
+			if now.Sub(l.at) >= q.cfg.hold {
+				expired = append(expired, id)
+				q.log.Warn("redisfleet: frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see frontier.Attach)",
+					slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
+				continue
+			}
+			ids = append(ids, id)
+		}
+		q.stats.Expired += int64(len(expired))
+		q.mu.Unlock()
+		for _, id := range expired {
+			q.Done(id)
+		}
+		q.flush(ctx)
+		if len(ids) > 0 {
+			q.run(ctx, frRenewScript, append([]any{q.fl.cfg.lease.Microseconds()}, ids...)...)
+		}
+	}
+}
+
+// recover queues again, after Redis lost its data, what this process
+// knows: its leases (registered again) and its journal.
+func (q *Frontier) recover(ctx context.Context) {
+	if !q.recMu.TryLock() {
+		return // a recovery runs; the scripts it runs come back here
+	}
+	defer q.recMu.Unlock()
+	q.mu.Lock()
+	var leases []any
+	out := map[string]bool{}
+	for id, l := range q.own {
+		leases = append(leases, id, l.host, l.key, l.payload)
+		out[l.key] = true
+	}
+	var items []journalItem
+	for k, it := range q.journal {
+		if !out[k] {
+			items = append(items, it)
+		}
+	}
+	q.mu.Unlock()
+	q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again)",
+		slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
+	if len(leases) > 0 {
+		q.run(ctx, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
+	}
+	q.mu.Lock()
+	q.pendingAdd = append(q.pendingAdd, items...)
+	q.stats.Recovered += int64(len(items))
+	q.mu.Unlock()
+	q.flush(ctx)
+}

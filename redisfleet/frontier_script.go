@@ -1,0 +1,189 @@
+package redisfleet
+
+import "github.com/redis/go-redis/v9"
+
+// The frontier's scripts. Every one takes the same KEYS and first ARGV:
+//
+//	KEYS: 1 hosts (zset host -> earliest µs worth looking at it again),
+//	      2 counters (hash: q queued, l leased, gen data generation),
+//	      3 seen (set of request keys), 4 leases (hash id -> host "\n"
+//	      payload), 5 lease ends (zset id -> µs), 6 held (hash host -> leases
+//	      out)
+//	ARGV: 1 generation to set if the counters are missing (the data is new
+//	      or was lost), 2 prefix of the per-host lists (list = prefix ..
+//	      host), 3 the fleet's wake-up channel
+//
+// and returns the generation first, so that a process notices when Redis
+// lost the data (the generation changes) and queues again what it knows.
+// Each per-host list is a FIFO of serialised requests. Times are µs of the
+// Redis server's clock, written as integer strings (I).
+const frontierLuaHead = `
+local function I(x) return string.format('%d', x) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local gen = redis.call('HGET', KEYS[2], 'gen')
+if not gen then
+  gen = ARGV[1]
+  redis.call('HSET', KEYS[2], 'gen', gen)
+end
+local function unhold(host)
+  if redis.call('HINCRBY', KEYS[6], host, -1) <= 0 then redis.call('HDEL', KEYS[6], host) end
+end
+local function hostOf(v)
+  local i = string.find(v, '\n', 1, true)
+  return string.sub(v, 1, i - 1), string.sub(v, i + 1)
+end
+-- Leases that ended (their process stopped renewing them: it died) put
+-- their request back at the head of its host's list.
+local function reap(limit)
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', I(now), 'LIMIT', 0, limit)
+  local n = 0
+  for _, id in ipairs(ids) do
+    redis.call('ZREM', KEYS[5], id)
+    local v = redis.call('HGET', KEYS[4], id)
+    if v then
+      local host, payload = hostOf(v)
+      redis.call('HDEL', KEYS[4], id)
+      redis.call('LPUSH', ARGV[2] .. host, payload)
+      unhold(host)
+      redis.call('ZADD', KEYS[1], 0, host)
+      redis.call('HINCRBY', KEYS[2], 'q', 1)
+      redis.call('HINCRBY', KEYS[2], 'l', -1)
+      n = n + 1
+    end
+  end
+  return n
+end
+`
+
+// frAddScript queues requests not seen before. ARGV 4.. triples: key,
+// host, payload. Returns gen, then 1 (queued) or 0 (seen) per request.
+var frAddScript = redis.NewScript(frontierLuaHead + `
+local out = {gen}
+local added = 0
+for i = 4, #ARGV, 3 do
+  if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
+    redis.call('RPUSH', ARGV[2] .. ARGV[i + 1], ARGV[i + 2])
+    redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1])
+    added = added + 1
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+if added > 0 then
+  redis.call('HINCRBY', KEYS[2], 'q', added)
+  redis.call('PUBLISH', ARGV[3], KEYS[1])
+end
+return out
+`)
+
+// frPopScript hands out the next request of a host that may be asked now.
+// ARGV 4 limiter key prefix, 5 lease id, 6 lease µs, 7 per host, 8 force
+// (1: if none is ready, take from the host ready soonest), 9 hosts to look
+// at, 10 µs before a busy host is looked at again, 11 µs before a host
+// held PerHost times is (a done request or a reaped lease sets it back).
+// Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
+// now, soonest µs (-1: nothing queued), leased}.
+var frPopScript = redis.NewScript(frontierLuaHead + HostReadyLua + `
+local lp, id, lease, per = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local force, scan, busyPoll, capWait = ARGV[8] == '1', tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local reaped = reap(16)
+local function take(host)
+  local payload = redis.call('LPOP', ARGV[2] .. host)
+  if not payload then
+    redis.call('ZREM', KEYS[1], host)
+    return nil
+  end
+  local held = redis.call('HINCRBY', KEYS[6], host, 1)
+  redis.call('HINCRBY', KEYS[2], 'q', -1)
+  redis.call('HINCRBY', KEYS[2], 'l', 1)
+  redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
+  redis.call('ZADD', KEYS[5], I(now + lease), id)
+  if redis.call('LLEN', ARGV[2] .. host) == 0 then
+    redis.call('ZREM', KEYS[1], host)
+  elseif held >= per then
+    redis.call('ZADD', KEYS[1], I(now + capWait), host)
+  else
+    redis.call('ZADD', KEYS[1], I(now), host)
+  end
+  return payload
+end
+local cands = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', I(now), 'LIMIT', 0, scan)
+for _, host in ipairs(cands) do
+  local held = tonumber(redis.call('HGET', KEYS[6], host)) or 0
+  if held >= per then
+    redis.call('ZADD', KEYS[1], I(now + capWait), host)
+  else
+    local at, busy = robots_host_ready_at(lp .. 'host:{' .. host .. '}', lp .. 'hold:{' .. host .. '}', now)
+    if busy == 1 then at = math.min(at, now + busyPoll) end
+    if at <= now then
+      local p = take(host)
+      if p then return {gen, 1, p, reaped, I(now), 0} end
+    else
+      redis.call('ZADD', KEYS[1], I(at), host)
+    end
+  end
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
+if #first == 0 then return {gen, 0, '', reaped, I(now), -1, leased} end
+if force then
+  local p = take(first[1])
+  if p then return {gen, 1, p, reaped, I(now), 1} end
+end
+return {gen, 0, '', reaped, I(now), first[2], leased}
+`)
+
+// frDoneScript ends leases. ARGV 4.. lease ids. Returns {gen, ended}.
+var frDoneScript = redis.NewScript(frontierLuaHead + `
+local n = 0
+for i = 4, #ARGV do
+  local v = redis.call('HGET', KEYS[4], ARGV[i])
+  if v then
+    local host = hostOf(v)
+    redis.call('HDEL', KEYS[4], ARGV[i])
+    redis.call('ZREM', KEYS[5], ARGV[i])
+    unhold(host)
+    redis.call('HINCRBY', KEYS[2], 'l', -1)
+    if redis.call('EXISTS', ARGV[2] .. host) == 1 then redis.call('ZADD', KEYS[1], 0, host) end
+    n = n + 1
+  end
+end
+if n > 0 then redis.call('PUBLISH', ARGV[3], KEYS[1]) end
+return {gen, n}
+`)
+
+// frSizeScript returns {gen, queued, leased}.
+var frSizeScript = redis.NewScript(frontierLuaHead + `
+local c = redis.call('HMGET', KEYS[2], 'q', 'l')
+return {gen, tonumber(c[1]) or 0, tonumber(c[2]) or 0}
+`)
+
+// frRenewScript extends leases that are still there. ARGV 4 lease µs,
+// 5.. ids. Returns {gen, renewed}.
+var frRenewScript = redis.NewScript(frontierLuaHead + `
+local n = 0
+for i = 5, #ARGV do
+  n = n + redis.call('ZADD', KEYS[5], 'XX', 'CH', I(now + tonumber(ARGV[4])), ARGV[i])
+end
+return {gen, n}
+`)
+
+// frReattachScript registers again, after Redis lost its data, the
+// leases a process still holds. ARGV 4 lease µs, 5.. quadruples: id, host,
+// key, payload. Returns {gen, registered}.
+var frReattachScript = redis.NewScript(frontierLuaHead + `
+local n = 0
+for i = 5, #ARGV, 4 do
+  if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1] .. '\n' .. ARGV[i + 3])
+    redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[4])), ARGV[i])
+    redis.call('HINCRBY', KEYS[6], ARGV[i + 1], 1)
+    redis.call('HINCRBY', KEYS[2], 'l', 1)
+    redis.call('SADD', KEYS[3], ARGV[i + 2])
+    n = n + 1
+  end
+end
+return {gen, n}
+`)

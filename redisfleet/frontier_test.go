@@ -1,0 +1,317 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/internal/redistest"
+)
+
+// frFleet returns a Fleet on a client of its own (one "process"), closed
+// when t ends.
+func frFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
+	t.Helper()
+	o, err := ParseURL(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.MaxRetries = -1 // a dead server fails a call at once
+	c := redis.NewClient(o)
+	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
+	f, err := New(context.Background(), c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close(); c.Close() })
+	return f
+}
+
+func frOpen(t testing.TB, f *Fleet, opts ...FrontierOption) *Frontier {
+	t.Helper()
+	q := f.Frontier(opts...)
+	if err := q.Init(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+func frReq(t testing.TB, u string) []byte {
+	t.Helper()
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := (&colly.Request{URL: pu, Method: "GET", Ctx: colly.NewContext()}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// frGet hands out one request and returns its URL and lease, read by a
+// real collector as Colly's loop does.
+func frGet(t testing.TB, q *Frontier) (string, string) {
+	t.Helper()
+	b, err := q.GetRequest()
+	if err != nil {
+		t.Fatalf("GetRequest: %v", err)
+	}
+	r, err := colly.NewCollector().UnmarshalRequest(b)
+	if err != nil {
+		t.Fatalf("Colly cannot read the request: %v", err)
+	}
+	return r.URL.String(), frontier.LeaseOf(r.Ctx)
+}
+
+func frSize(t testing.TB, q *Frontier) int {
+	t.Helper()
+	n, err := q.QueueSize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestFrontierSharedQueue: two processes share one queue per host, one
+// seen set, one request per host out at a time, and QueueSize counts what
+// is out anywhere.
+func TestFrontierSharedQueue(t *testing.T) {
+	srv := redistest.Start(t)
+	p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+	p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
+		if err := p1.AddRequest(frReq(t, u)); err != nil {
+			t.Fatal(err)
+		}
+		if err := p2.AddRequest(frReq(t, u)); !errors.Is(err, frontier.ErrSeen) {
+			t.Fatalf("the second process queued %s again: %v", u, err)
+		}
+	}
+	if err := p2.AddRequest([]byte("junk")); !errors.Is(err, frontier.ErrBadRequest) {
+		t.Fatalf("junk: %v", err)
+	}
+	if n := frSize(t, p2); n != 3 {
+		t.Fatalf("QueueSize = %d, want 3", n)
+	}
+	u1, l1 := frGet(t, p1)
+	u2, l2 := frGet(t, p2)
+	if u1 == u2 || l1 == "" || l2 == "" || u1[:18] == u2[:18] {
+		t.Fatalf("handed out %s and %s: want one of each host", u1, u2)
+	}
+	// a is out (p1 or p2): a/2 waits for it; after MaxWait it comes out
+	// early rather than never.
+	if n := frSize(t, p1); n != 3 {
+		t.Fatalf("QueueSize with 2 out = %d, want 3", n)
+	}
+	p1.Done(l1)
+	p2.Done(l2)
+	u3, l3 := frGet(t, p2)
+	if u3 != "http://a.example/2" {
+		t.Fatalf("got %s, want http://a.example/2", u3)
+	}
+	if st := p2.Stats(); st.Early != 0 {
+		t.Fatalf("a/2 came out early though a was done: %+v", st)
+	}
+	if n := frSize(t, p1); n != 1 {
+		t.Fatalf("QueueSize = %d, want 1 (one out)", n)
+	}
+	start := time.Now()
+	if _, err := p1.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
+		t.Fatalf("nothing queued, one out elsewhere: %v", err)
+	}
+	if time.Since(start) < 100*time.Millisecond {
+		t.Fatal("GetRequest returned at once while another process works (Colly's loop would spin)")
+	}
+	p2.Done(l3)
+	if n := frSize(t, p1); n != 0 {
+		t.Fatalf("QueueSize = %d, want 0", n)
+	}
+	start = time.Now()
+	if _, err := p1.GetRequest(); !errors.Is(err, frontier.ErrEmpty) || time.Since(start) > 90*time.Millisecond {
+		t.Fatalf("empty fleet: %v after %v, want ErrEmpty at once", err, time.Since(start))
+	}
+}
+
+// TestFrontierReadsLimiter: a host whose fleet limiter holds a permit (or
+// whose delay has not passed) is skipped for a ready one, read in the same
+// script that pops.
+func TestFrontierReadsLimiter(t *testing.T) {
+	srv := redistest.Start(t)
+	fl := frFleet(t, srv)
+	q := frOpen(t, fl, WithMaxWait(5*time.Second))
+	lim := fl.Limiter(LimiterConfig{})
+	ctx := context.Background()
+	const delay = 300 * time.Millisecond
+	p, err := lim.Acquire(ctx, "http://a.example", delay) // another request to a is in flight
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.AddRequest(frReq(t, "http://a.example/1"))
+	q.AddRequest(frReq(t, "http://b.example/1"))
+	if u, _ := frGet(t, q); u != "http://b.example/1" {
+		t.Fatalf("got %s while a is held: want b", u)
+	}
+	released := time.Now()
+	p.Release()
+	u, _ := frGet(t, q)
+	if u != "http://a.example/1" {
+		t.Fatalf("got %s", u)
+	}
+	if w := time.Since(released); w < delay-5*time.Millisecond {
+		t.Fatalf("a handed out %v after the release, before its delay %v", w, delay)
+	}
+	if st := q.Stats(); st.Early != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestFrontierDeadProcess: a process that dies with a request out (its
+// leases no longer renewed) loses it to the others after the lease.
+func TestFrontierDeadProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 300 * time.Millisecond
+	dying := frFleet(t, srv, WithLease(lease)).Frontier(WithMaxWait(100 * time.Millisecond))
+	live := frOpen(t, frFleet(t, srv, WithLease(lease)), WithMaxWait(2*time.Second))
+	dying.AddRequest(frReq(t, "http://a.example/1"))
+	if u, _ := frGet(t, dying); u != "http://a.example/1" {
+		t.Fatal(u)
+	}
+	dying.Close() // stops renewing, as a killed process would
+	start := time.Now()
+	u, l := frGet(t, live)
+	if u != "http://a.example/1" {
+		t.Fatalf("got %s", u)
+	}
+	if time.Since(start) < lease/2 {
+		t.Fatal("taken over before the lease ended")
+	}
+	if st := live.Stats(); st.Reaped != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	live.Done(l)
+	if n := frSize(t, live); n != 0 {
+		t.Fatalf("QueueSize = %d", n)
+	}
+}
+
+// TestFrontierLeaseRenewed: a live process keeps its request past the
+// lease.
+func TestFrontierLeaseRenewed(t *testing.T) {
+	srv := redistest.Start(t)
+	const lease = 300 * time.Millisecond
+	p1 := frOpen(t, frFleet(t, srv, WithLease(lease)))
+	p2 := frOpen(t, frFleet(t, srv, WithLease(lease)), WithMaxWait(4*lease))
+	p1.AddRequest(frReq(t, "http://a.example/1"))
+	frGet(t, p1)
+	if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
+		t.Fatalf("the other process got a request that is out: %v", err)
+	}
+	if st := p2.Stats(); st.Reaped != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestFrontierRedisDown: requests queued while Redis is away are kept and
+// written when it is back; if it comes back empty, each process queues
+// again what it knows.
+func TestFrontierRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(300*time.Millisecond)), WithMaxWait(200*time.Millisecond), WithOutageLimit(500*time.Millisecond))
+	p2 := frOpen(t, frFleet(t, srv, WithCallTimeout(300*time.Millisecond)), WithMaxWait(200*time.Millisecond))
+	p1.AddRequest(frReq(t, "http://a.example/1"))
+	_, la := frGet(t, p2) // a: out at p2 while Redis is lost
+	p2.AddRequest(frReq(t, "http://b.example/1"))
+	srv.Stop()
+	if err := p1.AddRequest(frReq(t, "http://c.example/1")); err != nil {
+		t.Fatalf("AddRequest while Redis is away: %v (want it kept)", err)
+	}
+	if st := p1.Stats(); st.Pending != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := p1.QueueSize(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("QueueSize after the outage limit: %v", err)
+	}
+	if err := srv.Start(); err != nil { // back, empty
+		t.Fatal(err)
+	}
+	p2.Done(la) // notices the loss: queues b again (its journal)
+	// p1 notices it too: c (kept) and a (its journal: p1 cannot know
+	// that p2 fetched it) come back. Nothing is lost; a is fetched twice.
+	got := map[string]bool{}
+	for frSize(t, p1) > 0 {
+		u, l := frGet(t, p1)
+		got[u] = true
+		p1.Done(l)
+	}
+	if !got["http://b.example/1"] || !got["http://c.example/1"] {
+		t.Fatalf("after the restart got %v, want b and c (a may come again)", got)
+	}
+	if st := p1.Stats(); st.Recovered < 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestFrontierColly runs real Colly queues in two processes' worth of
+// Fleets over one Redis: every URL once, and both runs end.
+func TestFrontierColly(t *testing.T) {
+	srv := redistest.Start(t)
+	var fetched = make(chan string, 100)
+	run := func(q *Frontier) error {
+		c := colly.NewCollector()
+		c.WithTransport(frRoundTrip(func(r *http.Request) (*http.Response, error) {
+			fetched <- r.URL.String()
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}},
+				Body: io.NopCloser(strings.NewReader("<html></html>")), Request: r}, nil
+		}))
+		q.Attach(c)
+		qq, err := queue.New(2, q)
+		if err != nil {
+			return err
+		}
+		for i := range 10 {
+			qq.AddURL(fmt.Sprintf("http://h%d.example/p", i%3) + fmt.Sprint(i))
+		}
+		return qq.Run(c)
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		q := frOpen(t, frFleet(t, srv))
+		go func() { errs <- run(q) }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(fetched)
+	seen := map[string]int{}
+	for u := range fetched {
+		seen[u]++
+	}
+	if len(seen) != 10 {
+		t.Fatalf("fetched %d distinct URLs, want 10: %v", len(seen), seen)
+	}
+	for u, n := range seen {
+		if n != 1 {
+			t.Errorf("%s fetched %d times", u, n)
+		}
+	}
+}
+
+type frRoundTrip func(*http.Request) (*http.Response, error)
+
+func (f frRoundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
