@@ -1,9 +1,19 @@
 package redisfleet
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,5 +93,324 @@ func TestNotifyReachesSubscribers(t *testing.T) {
 	case <-ch:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a wake-up published by one fleet handle did not reach another's subscriber")
+	}
+}
+
+// The child process of TestLimiterLeaseOfKilledProcess: it acquires the
+// host and prints its token, then hangs until it is killed.
+func TestHelperChildAcquire(t *testing.T) {
+	if os.Getenv("REDISFLEET_CHILD") != "acquire" {
+		t.Skip("run by TestLimiterLeaseOfKilledProcess")
+	}
+	lease, _ := time.ParseDuration(os.Getenv("REDISFLEET_LEASE"))
+	delay, _ := time.ParseDuration(os.Getenv("REDISFLEET_DELAY"))
+	c := redis.NewClient(&redis.Options{Addr: os.Getenv("REDISFLEET_ADDR"), ContextTimeoutEnabled: true})
+	f, err := New(context.Background(), c, WithLease(lease))
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	if _, err := f.Limiter(LimiterConfig{}).Acquire(context.Background(), os.Getenv("REDISFLEET_HOST"), delay); err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println("granted")
+	time.Sleep(time.Minute)
+	os.Exit(2)
+}
+
+// TestLimiterLeaseOfKilledProcess: a process killed (SIGKILL) while it holds
+// a host keeps it until its lease ends; the host is then granted again, no
+// earlier than the delay after the lease's end.
+func TestLimiterLeaseOfKilledProcess(t *testing.T) {
+	srv := redistest.Start(t)
+	const (
+		lease = time.Second
+		delay = 300 * time.Millisecond
+		host  = "https://held.example"
+	)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChildAcquire$", "-test.v")
+	cmd.Env = append(os.Environ(), "REDISFLEET_CHILD=acquire", "REDISFLEET_ADDR="+srv.Addr,
+		"REDISFLEET_HOST="+host, "REDISFLEET_LEASE="+lease.String(), "REDISFLEET_DELAY="+delay.String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	granted := false
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "granted") {
+			granted = true
+			break
+		}
+		if strings.HasPrefix(sc.Text(), "error") {
+			t.Fatalf("child: %s", sc.Text())
+		}
+	}
+	if !granted {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the child process never got the host")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	f := newFleet(t, srv, WithLease(lease))
+	c := newClient(t, srv)
+	_, hold := f.HostKeys(host)
+	ctx := context.Background()
+	held, err := c.ZRangeWithScores(ctx, hold, 0, -1).Result()
+	if err != nil || len(held) != 1 {
+		t.Fatalf("the killed child's permit in Redis: %v, %v", held, err)
+	}
+	leaseEnd := int64(held[0].Score)
+	p, err := f.Limiter(LimiterConfig{}).Acquire(ctx, host, delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	now, _ := c.Time(ctx).Result()
+	after, _ := c.ZRangeWithScores(ctx, hold, 0, -1).Result()
+	if len(after) != 1 || after[0].Member == held[0].Member {
+		t.Fatalf("permits after the grant: %v (the dead one: %v)", after, held)
+	}
+	grant := int64(after[0].Score) - lease.Microseconds() // its lease end minus the lease
+	t.Logf("granted %v after the dead process's lease ended (delay %v)", time.Duration(grant-leaseEnd)*time.Microsecond, delay)
+	if grant < leaseEnd+delay.Microseconds() {
+		t.Fatalf("granted %v after the dead process's lease ended: before the delay %v",
+			time.Duration(grant-leaseEnd)*time.Microsecond, delay)
+	}
+	if now.UnixMicro() < grant {
+		t.Fatalf("Redis time %d after the grant is before the grant %d", now.UnixMicro(), grant)
+	}
+}
+
+// TestLimiterRedisRestartedMidRun: Redis is killed while two processes crawl
+// a host and comes back empty a second later. Requests wait for it (the
+// default), none goes out closer than the delay to the previous one, and
+// every request is made.
+func TestLimiterRedisRestartedMidRun(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 20*time.Millisecond)
+	const (
+		d       = 150 * time.Millisecond
+		workers = 2
+		each    = 6
+	)
+	host := "http://" + s.Listener.Addr().String()
+	lims := []*Limiter{
+		newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Limiter(LimiterConfig{}),
+		newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Limiter(LimiterConfig{}),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	var done atomic.Int32
+	for _, l := range lims {
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range each {
+					if _, err := get(ctx, l, host, s.URL, d); err != nil {
+						t.Error(err)
+						return
+					}
+					done.Add(1)
+				}
+			}()
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	before := done.Load()
+	srv.Stop()
+	time.Sleep(time.Second)
+	during := done.Load()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	v := s.log()
+	if len(v) != 2*workers*each {
+		t.Fatalf("server saw %d requests, want %d", len(v), 2*workers*each)
+	}
+	if s.maxIn != 1 {
+		t.Fatalf("%d requests in flight at once", s.maxIn)
+	}
+	g := minGap(v, false)
+	t.Logf("%d requests before the kill, %d more while Redis was down; shortest gap %v for %v", before, during-before, g, d)
+	if g < d-jitterE2S {
+		t.Fatalf("shortest gap %v across a Redis restart, want ≥ %v", g, d)
+	}
+	if during-before > 1 {
+		t.Fatalf("%d requests completed while Redis was down (at most the one in flight may)", during-before)
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLimiterFallBackLocal: with FallBackLocal, requests go on through the
+// local gate while Redis is away, spaced by the delay, with a warning; once
+// Redis is back the fleet's state is used again.
+func TestLimiterFallBackLocal(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 0)
+	var logs syncBuffer
+	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	l := f.Limiter(LimiterConfig{})
+	host := "http://" + s.Listener.Addr().String()
+	ctx := context.Background()
+	const d = 100 * time.Millisecond
+	srv.Stop()
+	for i := range 3 {
+		if _, err := get(ctx, l, host, s.URL, d); err != nil {
+			t.Fatalf("request %d with Redis down: %v", i, err)
+		}
+	}
+	if g := minGap(s.log(), false); g < d-jitterE2S {
+		t.Fatalf("local fallback gap %v, want ≥ %v", g, d)
+	}
+	if !strings.Contains(logs.String(), "Redis is unavailable") || !strings.Contains(logs.String(), "on_redis_down=local") {
+		t.Fatalf("no warning logged: %q", logs.String())
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(downSkip + 100*time.Millisecond)
+	if _, err := get(ctx, l, host, s.URL, d); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := f.HostKeys(host)
+	if g, _ := newClient(t, srv).HGet(ctx, h, "g").Int(); g != 1 {
+		t.Fatalf("after Redis came back the grant was not taken in Redis (g = %d)", g)
+	}
+}
+
+// stallProxy forwards TCP to a Redis server until stalled: then it stops
+// passing replies back, as a Redis that hangs would.
+type stallProxy struct {
+	ln      net.Listener
+	stalled atomic.Bool
+	mu      sync.Mutex
+	conns   []net.Conn
+}
+
+func newStallProxy(t *testing.T, upstream string) *stallProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u, err := net.Dial("tcp", upstream)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go io.Copy(u, c)
+			go p.replies(c, u)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+	})
+	return p
+}
+
+func (p *stallProxy) replies(c, u net.Conn) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := u.Read(buf)
+		for p.stalled.Load() {
+			time.Sleep(10 * time.Millisecond)
+			if _, err := c.Write(nil); err != nil {
+				return
+			}
+		}
+		if n > 0 {
+			if _, err := c.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			c.Close()
+			return
+		}
+	}
+}
+
+// TestSlowRedis: a Redis that stops answering costs each call the call
+// timeout, not more: New fails with ErrUnavailable, Acquire (waiting for
+// Redis) ends with its context and grants nothing, and a FallBackLocal
+// limiter moves to the local gate.
+func TestSlowRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	px := newStallProxy(t, srv.Addr)
+	mk := func(opts ...Option) *Fleet {
+		c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
+		t.Cleanup(func() { c.Close() })
+		f, err := New(context.Background(), c, append(opts, WithCallTimeout(200*time.Millisecond))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	wait, local := mk().Limiter(LimiterConfig{}), mk(WithOnRedisDown(FallBackLocal)).Limiter(LimiterConfig{})
+	px.stalled.Store(true)
+	defer px.stalled.Store(false)
+
+	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer c.Close()
+	if _, err := New(context.Background(), c, WithCallTimeout(200*time.Millisecond)); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("New on a Redis that does not answer: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	if p, err := wait.Acquire(ctx, "https://slow.example", time.Second); err == nil || p != nil {
+		t.Fatalf("Acquire with Redis hung returned %v, %v; want the context's error", p, err)
+	} else if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire with Redis hung: %v", err)
+	}
+	p, err := local.Acquire(context.Background(), "https://slow.example", time.Second)
+	if err != nil {
+		t.Fatalf("FallBackLocal Acquire with Redis hung: %v", err)
+	}
+	p.Release()
+	if st, ok := local.local.Stats("https://slow.example"); !ok || st.Grants != 1 {
+		t.Fatalf("the local gate did not grant: %+v", st)
 	}
 }
