@@ -7,6 +7,7 @@
 //	robotstxt check   [-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]
 //	robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
 //	robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
+//	robotstxt sitemaps [-dialect D] [-agent A[,B...]] [-since DATE] URL
 //	robotstxt COMMAND -h
 //
 // Flags may come before or after FILE and the URLs; "--" ends them. COMMAND
@@ -56,6 +57,25 @@
 // last line on standard error is "robotstxt: N of M URLs change verdict". The
 // exit status is 0 when no verdict changes, 1 when some do, 2 on a usage or
 // I/O error.
+//
+// sitemaps streams the page URLs of a site's sitemaps to standard output,
+// one per line, in document order, each once. URL is a site
+// ("https://example.com/", or its /robots.txt: the Sitemap lines of its
+// robots.txt, resolved against its URL, are the sitemaps) or one sitemap URL.
+// Indexes are followed (nesting depth 5); gzip (two layers), plain-text, RSS
+// and Atom sitemaps are read as streams, within the limits of package
+// github.com/politecrawl/robots/sitemap. A sitemap that robots.txt disallows
+// for the agents is not fetched; an index child or page URL on another host
+// than the site's is left out (sitemaps.org cross-submission, at host
+// level); requests to a host are spaced by its Crawl-delay (else 1 s, at
+// most 30 s), robots.txt fetches included, and 5xx, 429 and network errors
+// are retried twice, honouring Retry-After. -since DATE (2006-01-02, or an
+// RFC 3339 time) leaves out pages and index children whose lastmod is known
+// and earlier. Standard error gets one line per sitemap as it ends
+// ("URL: urlset, 3 found, 2 printed, rejected 1 (other host)", or its
+// error). The exit status is 0 when every sitemap was read, 1 when some
+// failed or were cut by a limit (the URLs read before are printed) or the
+// site's robots.txt announces no sitemap, 2 on a usage error.
 //
 // URLs come from the arguments, or one per line on standard input when there
 // are none (blank lines are skipped, a trailing CR is dropped). Each is an
@@ -114,6 +134,7 @@ const usage = `usage:
   robotstxt check   [-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]
   robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
   robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
+  robotstxt sitemaps [-dialect D] [-agent A[,B...]] [-since DATE] URL
   robotstxt COMMAND -h      (the command's flags)
 FILE: a robots.txt file, or the http(s) URL of one (fetched).
 URL: an absolute path (/...) or an http(s) URL; with none, one per line on
@@ -122,6 +143,8 @@ check: allowed|disallowed<TAB>URL per URL; exit 1 when any is disallowed.
 inspect: JSON of the group(s), crawl delay, sitemaps, rules and warnings.
 diff: the URLs whose verdict changes from Colly v2.3.0's own check
 (temoto/robotstxt) to the dialect's; exit 1 when any does.
+sitemaps: the page URLs of a site's sitemaps (URL: http(s)://host/) or of
+one sitemap (its URL), one per line; exit 1 when some sitemap failed.
 dialects: rfc9309 (default), google, coccoc, koster1994`
 
 // errUsage marks errors that are the caller's.
@@ -153,6 +176,8 @@ type command struct {
 	explain  bool   // takes -explain
 	ua       bool   // takes -user-agent
 	urls     bool   // takes URLs after FILE
+	since    bool   // takes -since
+	site     bool   // its argument is a URL (site or sitemap), not FILE
 	run      func(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error)
 }
 
@@ -191,6 +216,12 @@ cannot fetch, is said on stderr and counts as disallowed on Colly's side
 verdict"; exit status 0 when none does, 1 when some do, 2 on a usage or I/O
 error.`,
 		ua: true, urls: true, run: diffCmd,
+	},
+	{
+		name:     "sitemaps",
+		synopsis: "[-dialect D] [-agent A[,B...]] [-since DATE] URL",
+		about:    sitemapsAbout,
+		since:    true, site: true, run: sitemapsCmd,
 	},
 }
 
@@ -247,7 +278,8 @@ type common struct {
 	userAgent string   // the User-Agent of a fetch: the first agent given as one, or -user-agent
 	collyUA   string   // diff: the collector's UserAgent
 	explain   bool
-	file      string
+	file      string // FILE, or the sitemaps command's URL
+	since     string // -since, as given
 	rest      []string
 	warnings  []string // one line each, for stderr
 }
@@ -261,6 +293,9 @@ func (cmd *command) flags() (fs *flag.FlagSet, dn, agent, ua *string, explain *b
 	if cmd.explain {
 		explain = fs.Bool("explain", false, "add a third field: the deciding rule and its line, or the fetch outcome")
 	}
+	if cmd.since {
+		fs.String("since", "", "leave out pages and index children whose lastmod is before `DATE`\n(2006-01-02, or an RFC 3339 time); an unknown lastmod passes")
+	}
 	if cmd.ua {
 		ua = fs.String("user-agent", "", "the collector's UserAgent `UA`, which Colly's check passes whole to\ntemoto/robotstxt (default: the first -agent value as given, or Colly's\ndefault \"colly - https://github.com/gocolly/colly\"); without -agent the\ndialect side uses its product token, as the plugin does")
 	}
@@ -271,6 +306,12 @@ func (cmd *command) flags() (fs *flag.FlagSet, dn, agent, ua *string, explain *b
 func (cmd *command) help(w io.Writer) {
 	fs, _, _, _, _ := cmd.flags()
 	fmt.Fprintf(w, "usage: robotstxt %s %s\n\n%s\n\n", cmd.name, cmd.synopsis, cmd.about)
+	if cmd.site {
+		fmt.Fprint(w, "Flags may come before or after URL; -- ends them.\n\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		return
+	}
 	fmt.Fprintln(w, "FILE is a robots.txt file or the http(s) URL of one (fetched as the dialect's")
 	fmt.Fprintln(w, "crawler fetches it).")
 	if cmd.urls {
@@ -372,10 +413,19 @@ func (cmd *command) parse(args []string) (c *common, help bool, err error) {
 		}
 		c.userAgent = c.collyUA
 	}
+	if f := fs.Lookup("since"); f != nil {
+		c.since = f.Value.String()
+	}
 	if len(pos) == 0 {
+		if cmd.site {
+			return nil, false, fmt.Errorf("%w: URL is required", errUsage)
+		}
 		return nil, false, fmt.Errorf("%w: FILE is required", errUsage)
 	}
 	c.file, c.rest = pos[0], pos[1:]
+	if cmd.site && len(c.rest) > 0 {
+		return nil, false, fmt.Errorf("%w: %s takes one URL", errUsage, cmd.name)
+	}
 	if !cmd.urls && len(c.rest) > 0 {
 		return nil, false, fmt.Errorf("%w: %s takes no URLs", errUsage, cmd.name)
 	}

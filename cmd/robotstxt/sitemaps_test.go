@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 const relRobots = "User-agent: *\nDisallow: /x\nSitemap: /sitemap.xml\nSitemap: https://cdn.example/a.xml\nSitemap: /sitemap.xml\n"
@@ -46,5 +52,173 @@ func TestInspectSitemapLines(t *testing.T) {
 	if w := errb.String(); !strings.Contains(w, "robotstxt: warning: line 3: relative Sitemap \"/sitemap.xml\" resolved to "+srv.URL+"/sitemap.xml") ||
 		!strings.Contains(w, "line 5: Sitemap "+srv.URL+"/sitemap.xml repeats line 3") {
 		t.Errorf("fetched stderr %q", w)
+	}
+}
+
+func cliURLSet(locs ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for _, l := range locs {
+		loc, mod, _ := strings.Cut(l, "|")
+		b.WriteString("<url><loc>" + loc + "</loc>")
+		if mod != "" {
+			b.WriteString("<lastmod>" + mod + "</lastmod>")
+		}
+		b.WriteString("</url>")
+	}
+	return b.String() + "</urlset>"
+}
+
+func gz(s string) string {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(s))
+	z.Close()
+	return b.String()
+}
+
+// sitemapSite serves docs (path → body; "" robots.txt → 404) and records
+// each request's path, time and User-Agent.
+type sitemapSite struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []string
+	at   []time.Time
+	uas  []string
+}
+
+func newSitemapSite(t *testing.T, docs func(base string) map[string]string) *sitemapSite {
+	s := &sitemapSite{}
+	var d map[string]string
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits = append(s.hits, r.URL.RequestURI())
+		s.at = append(s.at, time.Now())
+		s.uas = append(s.uas, r.Header.Get("User-Agent"))
+		s.mu.Unlock()
+		body, ok := d[r.URL.RequestURI()]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(s.Close)
+	d = docs(s.URL)
+	return s
+}
+
+func runSitemaps(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = runMain(append([]string{"sitemaps"}, args...), nil, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestSitemapsCommandSite(t *testing.T) {
+	s := newSitemapSite(t, func(base string) map[string]string {
+		return map[string]string{
+			"/robots.txt": "User-agent: *\nDisallow: /private/\nCrawl-delay: 0.1\nSitemap: /sitemap.xml\nSitemap: " + base + "/private/s.xml\nSitemap: /news.txt\n",
+			"/sitemap.xml": `<sitemapindex><sitemap><loc>` + base + `/s1.xml.gz</loc></sitemap><sitemap><loc>http://other.example/s.xml</loc></sitemap>` +
+				`<sitemap><loc>` + base + `/s2.xml</loc></sitemap></sitemapindex>`,
+			"/s1.xml.gz":     gz(cliURLSet(base+"/a", base+"/b", "http://other.example/x", base+"/c")),
+			"/s2.xml":        cliURLSet(base+"/b", base+"/d"),
+			"/news.txt":      base + "/e\n" + base + "/a\n",
+			"/private/s.xml": cliURLSet(base + "/secret"),
+		}
+	})
+	code, out, errs := runSitemaps("-agent", "examplebot", s.URL+"/")
+	want := strings.Join([]string{s.URL + "/a", s.URL + "/b", s.URL + "/c", s.URL + "/d", s.URL + "/e"}, "\n") + "\n"
+	if out != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", out, want)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (a disallowed sitemap was not read)", code)
+	}
+	for _, line := range []string{
+		"robotstxt: " + s.URL + "/s1.xml.gz: urlset, 4 found, 3 printed, rejected 1 (other host)\n",
+		"robotstxt: " + s.URL + "/s2.xml: urlset, 2 found, 1 printed, filtered 1 (printed already)\n",
+		"robotstxt: " + s.URL + "/sitemap.xml: sitemapindex, 3 found, 2 children, rejected 1 (other host)\n",
+		"robotstxt: " + s.URL + "/private/s.xml: not read: sitemap: " + s.URL + "/private/s.xml not fetched: disallowed: line 2: Disallow: /private/\n",
+		"robotstxt: " + s.URL + "/news.txt: text, 2 found, 1 printed, filtered 1 (printed already)\n",
+		"relative Sitemap \"/sitemap.xml\" resolved to " + s.URL + "/sitemap.xml",
+	} {
+		if !strings.Contains(errs, line) {
+			t.Errorf("stderr lacks %q:\n%s", line, errs)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Contains(s.hits, "/private/s.xml") {
+		t.Errorf("a disallowed sitemap was fetched: %q", s.hits)
+	}
+	for i := 1; i < len(s.at); i++ {
+		if gap := s.at[i].Sub(s.at[i-1]); gap < 100*time.Millisecond {
+			t.Errorf("requests %q and %q %s apart, under the Crawl-delay of 100ms", s.hits[i-1], s.hits[i], gap)
+		}
+	}
+	for _, ua := range s.uas {
+		if !strings.HasPrefix(ua, "examplebot") {
+			t.Errorf("User-Agent %q", ua)
+		}
+	}
+}
+
+func TestSitemapsCommandOneSitemap(t *testing.T) {
+	s := newSitemapSite(t, func(base string) map[string]string {
+		return map[string]string{
+			"/robots.txt": "User-agent: *\nCrawl-delay: 0\n",
+			"/s.xml":      cliURLSet(base+"/old|2020-01-01", base+"/new|2025-03-01", base+"/unknown"),
+			"/broken.xml": cliURLSet(base+"/one", base+"/two")[:150] + "<url><loc>" + base + "/thr",
+			"/page.html":  "<!DOCTYPE html><html><head><title>Not found</title></head><body>oops</body></html>",
+			"/empty.txt":  "User-agent: *\n",
+		}
+	})
+	code, out, errs := runSitemaps(s.URL+"/s.xml", "-since", "2025-01-01")
+	if code != 0 || out != s.URL+"/new\n"+s.URL+"/unknown\n" {
+		t.Errorf("since: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "filtered 1 (not modified since)") {
+		t.Errorf("stderr %q", errs)
+	}
+
+	// A truncated sitemap: the URLs before the break are printed, exit 1.
+	code, out, errs = runSitemaps(s.URL + "/broken.xml")
+	if code != 1 || !strings.HasPrefix(out, s.URL+"/one\n") || !strings.Contains(errs, "error:") {
+		t.Errorf("broken: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// An HTML page is not a sitemap.
+	code, out, errs = runSitemaps(s.URL + "/page.html")
+	if code != 1 || out != "" || !strings.Contains(errs, "not a sitemap") {
+		t.Errorf("html: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// 404.
+	code, _, errs = runSitemaps(s.URL + "/missing.xml")
+	if code != 1 || !strings.Contains(errs, "404 Not Found") {
+		t.Errorf("404: exit %d, stderr %q", code, errs)
+	}
+	// A site that announces no sitemap.
+	code, out, errs = runSitemaps(s.URL)
+	if code != 1 || out != "" || !strings.Contains(errs, "announces no sitemap") {
+		t.Errorf("none: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+func TestSitemapsCommandUsage(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"ftp://example.com/s.xml"},
+		{"/local/path.xml"},
+		{"http://example.com/", "http://example.com/s.xml"},
+		{"-since", "yesterday", "http://example.com/"},
+		{"-dialect", "nope", "http://example.com/"},
+	} {
+		code, out, errs := runSitemaps(args...)
+		if code != 2 || out != "" || !strings.Contains(errs, "robotstxt -h shows the usage") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	var out bytes.Buffer
+	if code := runMain([]string{"sitemaps", "-h"}, nil, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "-since DATE") {
+		t.Errorf("-h: %d %q", code, out.String())
 	}
 }

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/sitemap"
+)
+
+// Spacing of the sitemaps command's requests to one host: the host's
+// Crawl-delay for the agents, else sitemapsDelay, never more than
+// sitemapsMaxDelay.
+const (
+	sitemapsDelay    = time.Second
+	sitemapsMaxDelay = 30 * time.Second
+)
+
+// sitemapsAbout is what -h says of the sitemaps command.
+const sitemapsAbout = `Streams the page URLs of a site's sitemaps to standard output, one per line,
+in document order, each once. URL is a site (http(s)://host/, or its
+/robots.txt: the Sitemap lines of its robots.txt are read, resolved against
+its URL) or one sitemap URL. Indexes are followed (depth 5); gzip, text,
+RSS and Atom sitemaps are read as streams, with the sitemap package's
+limits. A sitemap or child that robots.txt disallows for -agent is not
+fetched; a child or page URL on another host than the site's is left out;
+requests to a host are spaced by its Crawl-delay (else 1 s). -since DATE
+(2006-01-02 or RFC 3339) leaves out pages and index children whose lastmod
+is earlier. Progress and errors go to standard error, one line per sitemap.
+Exit status 0 when every sitemap was read, 1 when some failed or were cut
+by a limit (the URLs read before are printed) or the site announces none,
+2 on a usage error.`
+
+// sitemapsCmd runs the sitemaps command.
+func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
+	target, err := url.Parse(c.file)
+	if err != nil || !isHTTP(target.Scheme) || target.Host == "" {
+		return 2, fmt.Errorf("%w: URL %q: not an http(s) URL with a host", errUsage, c.file)
+	}
+	var since time.Time
+	if c.since != "" {
+		if since, err = parseSince(c.since); err != nil {
+			return 2, fmt.Errorf("%w: -since %q: %v", errUsage, c.since, err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	// Every request (robots.txt and sitemaps) passes the host's gate.
+	var res *policy.Resolver
+	lim := hostlimit.New(hostlimit.Config{Delay: func(host string) time.Duration { return delayOf(res.Cached(host)) }})
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: lim.Transport(base)}
+	ua := cliUserAgent(c)
+	res = policy.NewResolver(policy.WithDialect(c.d), policy.WithAgents(c.agents...), policy.WithUserAgent(ua), policy.WithHTTPClient(client))
+
+	scope, err := policy.Authority(target)
+	if err != nil {
+		return 2, fmt.Errorf("%w: URL %q: %v", errUsage, c.file, err)
+	}
+	var roots []string
+	if p := target.EscapedPath(); (p == "" || p == "/" || p == "/robots.txt") && target.RawQuery == "" {
+		pol, err := res.Policy(ctx, target)
+		if err != nil {
+			return 1, fmt.Errorf("fetching %s/robots.txt: %w", scope, err)
+		}
+		if pol.Robots() == nil {
+			fmt.Fprintf(stderr, "robotstxt: %s: %s\n", pol.Fetch().URL, strings.TrimPrefix(pol.Reason(), "robots.txt: "))
+		}
+		for _, w := range pol.SitemapWarnings() {
+			fmt.Fprintln(stderr, "robotstxt: warning: "+pol.Fetch().URL+": "+w)
+		}
+		roots = pol.Sitemaps()
+		if len(roots) == 0 {
+			fmt.Fprintf(stderr, "robotstxt: %s announces no sitemap\n", pol.Fetch().URL)
+			return 1, nil
+		}
+	} else {
+		target.Fragment, target.RawFragment = "", ""
+		roots = []string{target.String()}
+	}
+
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	seen := map[[16]byte]struct{}{}
+	failed := false
+	w := sitemap.NewWalker(sitemap.Config{
+		Client:    client,
+		UserAgent: ua,
+		Since:     since,
+		Allow: func(ctx context.Context, u *url.URL) (bool, string) {
+			v, err := res.Check(ctx, u)
+			if err != nil {
+				return false, err.Error()
+			}
+			// The host's state was made at its robots.txt fetch, before
+			// the Crawl-delay was known.
+			lim.SetDelay(v.Policy.Authority(), delayOf(v.Policy))
+			return v.Allowed, v.String()
+		},
+		OnReport: func(r sitemap.Report) {
+			out.Flush() // the page URLs before the line that reports them
+			if sitemapFailed(r) {
+				failed = true
+			}
+			fmt.Fprintln(stderr, "robotstxt: "+describeReport(r))
+		},
+	})
+	w.Walk(ctx, scope, roots, func(p sitemap.Page) error {
+		h := fnv.New128a()
+		h.Write([]byte(p.Loc))
+		var k [16]byte
+		h.Sum(k[:0])
+		if _, dup := seen[k]; dup {
+			return errors.New("printed already")
+		}
+		seen[k] = struct{}{}
+		out.WriteString(p.Loc)
+		return out.WriteByte('\n')
+	})
+	if err := out.Flush(); err != nil {
+		return 2, err
+	}
+	if ctx.Err() != nil {
+		return 1, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	if failed {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// delayOf is the spacing of a host whose policy is p (nil: not known yet).
+func delayOf(p *policy.Policy) time.Duration {
+	if p != nil {
+		if d, ok := p.CrawlDelay(); ok {
+			return min(d, sitemapsMaxDelay)
+		}
+	}
+	return sitemapsDelay
+}
+
+// sitemapFailed reports whether r's document was not read to its end or
+// lost children to a limit.
+func sitemapFailed(r sitemap.Report) bool {
+	return r.Err != nil || r.Cut != "" || r.Rejected[sitemap.ReasonTooDeep] > 0 || r.Rejected[sitemap.ReasonSitemapCap] > 0
+}
+
+// describeReport is the progress line of one sitemap: "URL: urlset, 3
+// found, 2 printed, filtered 1 (not modified since), rejected 1 (other
+// host)", then ": error" when it failed.
+func describeReport(r sitemap.Report) string {
+	var b strings.Builder
+	b.WriteString(r.URL)
+	b.WriteString(": ")
+	if r.Status == 0 && r.Err != nil {
+		b.WriteString("not read: ")
+		b.WriteString(r.Err.Error())
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s, %d found", r.Format, r.Found)
+	if r.Format == sitemap.FormatIndex {
+		fmt.Fprintf(&b, ", %d children", r.Children)
+	} else {
+		fmt.Fprintf(&b, ", %d printed", r.Handed)
+	}
+	for _, part := range []struct {
+		name string
+		m    map[string]int
+	}{{"filtered", r.Filtered}, {"rejected", r.Rejected}} {
+		keys := make([]string, 0, len(part.m))
+		for k := range part.m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, ", %s %d (%s)", part.name, part.m[k], k)
+		}
+	}
+	if r.Cut != "" {
+		b.WriteString(", cut: " + r.Cut)
+	}
+	if r.Err != nil {
+		b.WriteString(": error: " + r.Err.Error())
+	}
+	return b.String()
+}
+
+// parseSince reads -since: a date (2006-01-02, midnight UTC) or an RFC 3339
+// time.
+func parseSince(s string) (time.Time, error) {
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, errors.New("not a date (2006-01-02) or an RFC 3339 time")
+	}
+	return t, nil
+}
