@@ -264,6 +264,11 @@ func (q *Frontier) run(ctx context.Context, s *redis.Script, args ...any) ([]any
 		err = q.fl.callError("frontier", err)
 		if errors.Is(err, ErrUnavailable) {
 			q.fl.outage("frontier", err)
+			q.mu.Lock()
+			if q.downSince.IsZero() {
+				q.downSince = time.Now()
+			}
+			q.mu.Unlock()
 		}
 		return nil, err
 	}
@@ -273,6 +278,7 @@ func (q *Frontier) run(ctx context.Context, s *redis.Script, args ...any) ([]any
 	}
 	gen, _ := v[0].(string)
 	q.mu.Lock()
+	q.downSince = time.Time{}
 	lost := q.gen != "" && gen != q.gen
 	q.gen = gen
 	q.mu.Unlock()

@@ -1,0 +1,282 @@
+// Command distributed is one process of a polite crawler fleet: start it
+// several times, on one machine or many, against one Redis, and the
+// processes share the queue of URLs (each fetched once), the robots.txt
+// policies (fetched once per host for the fleet) and each host's pace
+// (Crawl-delay holds for the fleet, not per process). Each process exits
+// when the shared queue is empty and no process is working.
+//
+// Usage:
+//
+//	go run ./examples/distributed [flags] URL...
+//
+// Flags (before the URLs):
+//
+//	-redis URL      the fleet's Redis (default $REDIS_URL, else
+//	                redis://127.0.0.1:6379/0).
+//	-name N         the crawl's name (default "distributed"): processes with
+//	                the same name share one queue; the queue's seen set stays
+//	                in Redis, so a new crawl of the same URLs needs a new
+//	                name (or an emptied Redis).
+//	-threads N      queue threads of this process (default 4).
+//	-depth N        follow links on the same host up to N hops from a start
+//	                URL (default 2; 0: the start URLs only).
+//	-lease D        how long a dead process holds a host, a robots.txt
+//	                fetch or a queued request (default 10s).
+//	-outage D       how long to wait for an unreachable Redis before giving
+//	                up (default 1m).
+//	-min-delay D    least time between two requests to one host (default
+//	                1s); a Crawl-delay can raise it.
+//	-connect ADDR   send every request to ADDR (host:port) whatever its
+//	                URL's host, with the URL's Host header: to try the fleet
+//	                against a local test server standing for many hosts.
+//
+// Every process queues the start URLs (the first one to do so wins; the
+// others are told they are queued already). Standard output has one line
+// per page this process handled: "fetched STATUS URL", or "stopped URL:
+// REASON" (robots.txt disallows it, an error), and at the end
+// "done: N fetched, M stopped (pid P)". Warnings (Redis lost and back)
+// go to standard error. The exit status is 0 when the crawl is over, 1
+// when it cannot go on (Redis unreachable: the message says so), 2 on a
+// usage error, 130 when interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type options struct {
+	redisURL, name, connect string
+	threads, depth          int
+	lease, outage, minDelay time.Duration
+	urls                    []string
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	def := os.Getenv("REDIS_URL")
+	if def == "" {
+		def = "redis://127.0.0.1:6379/0"
+	}
+	var o options
+	fs := flag.NewFlagSet("distributed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.redisURL, "redis", def, "the fleet's Redis URL")
+	fs.StringVar(&o.name, "name", "distributed", "the crawl's name: processes with the same name share one queue")
+	fs.IntVar(&o.threads, "threads", 4, "queue threads of this process")
+	fs.IntVar(&o.depth, "depth", 2, "follow same-host links up to this many hops")
+	fs.DurationVar(&o.lease, "lease", redisfleet.DefaultLease, "how long a dead process holds a host, a fetch or a request")
+	fs.DurationVar(&o.outage, "outage", redisfleet.DefaultOutageLimit, "how long to wait for an unreachable Redis")
+	fs.DurationVar(&o.minDelay, "min-delay", time.Second, "least time between two requests to one host")
+	fs.StringVar(&o.connect, "connect", "", "send every request to this host:port (a local test server)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.urls = fs.Args()
+	switch {
+	case len(o.urls) == 0:
+		return o, errors.New("no start URL given")
+	case o.threads < 1:
+		return o, errors.New("-threads must be at least 1")
+	case o.depth < 0:
+		return o, errors.New("-depth must not be negative")
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parse(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "distributed:", err)
+			fmt.Fprintln(stderr, "usage: distributed [-redis URL] [flags] URL...")
+		}
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	pid := os.Getpid()
+
+	ropts, err := redisfleet.ParseURL(o.redisURL)
+	if err != nil {
+		fmt.Fprintln(stderr, "distributed:", err)
+		return 2
+	}
+	ropts.MaxRetries = 1
+	rdb := redis.NewClient(ropts)
+	defer rdb.Close()
+	ctx := context.Background()
+	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithLease(o.lease), redisfleet.WithLogger(log))
+	if err != nil {
+		fmt.Fprintf(stderr, "distributed: cannot start: %v\n", err)
+		return 1
+	}
+	defer fleet.Close()
+
+	var transport http.RoundTripper = http.DefaultTransport.(*http.Transport).Clone()
+	if o.connect != "" {
+		d := &net.Dialer{Timeout: 5 * time.Second}
+		transport = &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, o.connect)
+			},
+			MaxIdleConnsPerHost: 16,
+		}
+	}
+	plugin := robots.New(
+		robots.WithStore(fleet.Store()),
+		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
+		robots.WithMinDelay(o.minDelay),
+		robots.WithDefaultDelay(0),
+		robots.WithTransport(transport),
+		robots.WithLogger(log),
+	)
+	defer plugin.Close()
+	c := colly.NewCollector(
+		colly.UserAgent("PoliteCrawlFleet/0.1 (pid "+strconv.Itoa(pid)+"; +https://github.com/politecrawl/robots)"),
+		plugin.Option(),
+	)
+	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage))
+	defer front.Close()
+	front.Attach(c)
+	q, err := queue.New(o.threads, front)
+	if err != nil {
+		fmt.Fprintln(stderr, "distributed:", err)
+		return 1
+	}
+
+	var (
+		mu               sync.Mutex
+		fetched, stopped int
+	)
+	c.OnResponse(func(r *colly.Response) {
+		mu.Lock()
+		fetched++
+		fmt.Fprintf(stdout, "fetched %d %s\n", r.StatusCode, r.Request.URL)
+		mu.Unlock()
+	})
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		stopped++
+		fmt.Fprintf(stdout, "stopped %s: %v\n", r.Request.URL, err)
+		mu.Unlock()
+	})
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		if e.Request.Depth >= o.depth {
+			return
+		}
+		ref, err := url.Parse(e.Attr("href"))
+		if err != nil {
+			return
+		}
+		u := e.Request.URL.ResolveReference(ref)
+		if u.Host != e.Request.URL.Host || (u.Scheme != "http" && u.Scheme != "https") {
+			return
+		}
+		u.Fragment = ""
+		b, err := (&colly.Request{URL: u, Method: "GET", Depth: e.Request.Depth + 1, Ctx: colly.NewContext()}).Marshal()
+		if err != nil {
+			return
+		}
+		// Straight to the frontier: it wakes every process's GetRequest
+		// through Redis, so Queue.AddRequest's wake-up is not needed.
+		if err := front.AddRequest(b); err != nil && !errors.Is(err, frontier.ErrSeen) {
+			log.Warn("distributed: cannot queue a link", slog.String("url", u.String()), slog.Any("error", err))
+		}
+	})
+
+	for _, u := range o.urls {
+		if err := q.AddURL(u); err != nil && !errors.Is(err, frontier.ErrSeen) {
+			fmt.Fprintf(stderr, "distributed: cannot queue %s: %v\n", u, err)
+			return 2
+		}
+	}
+
+	// A watchdog: Redis unreachable for longer than -outage ends the
+	// crawl. Threads waiting for a host's turn (the fleet limiter waits
+	// for Redis to come back) are cancelled, so that the queue can stop.
+	crawlCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.Context = crawlCtx
+	var gaveUp time.Duration
+	go func() {
+		var downSince time.Time
+		for {
+			select {
+			case <-crawlCtx.Done():
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			pctx, pcancel := context.WithTimeout(crawlCtx, time.Second)
+			err := rdb.Ping(pctx).Err()
+			pcancel()
+			switch {
+			case err == nil:
+				downSince = time.Time{}
+			case downSince.IsZero():
+				downSince = time.Now()
+			case time.Since(downSince) > o.outage:
+				mu.Lock()
+				gaveUp = time.Since(downSince)
+				mu.Unlock()
+				q.Stop()
+				cancel()
+				return
+			}
+		}
+	}()
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	interrupted := false
+	go func() {
+		if _, ok := <-sig; ok {
+			mu.Lock()
+			interrupted = true
+			mu.Unlock()
+			q.Stop()
+		}
+	}()
+	runErr := q.Run(c)
+	mu.Lock()
+	defer mu.Unlock()
+	st := front.Stats()
+	fmt.Fprintf(stdout, "done: %d fetched, %d stopped (pid %d; handed %d, taken over from dead processes %d, queued again after a Redis loss %d)\n",
+		fetched, stopped, pid, st.Handed, st.Reaped, st.Recovered)
+	switch {
+	case gaveUp > 0:
+		fmt.Fprintf(stdout, "stopped: the crawl cannot go on: Redis unreachable for %s\n", gaveUp.Round(time.Second))
+		return 1
+	case runErr != nil:
+		fmt.Fprintf(stdout, "stopped: the crawl cannot go on: %v\n", runErr)
+		return 1
+	case interrupted:
+		fmt.Fprintln(stdout, "stopped: interrupted")
+		return 130
+	}
+	return 0
+}
