@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
 )
@@ -358,7 +360,7 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 	}
 	cfg := sc.walk
 	res := p.resolver()
-	cfg.Client = &http.Client{Transport: p.coll}
+	cfg.Client = &http.Client{Transport: &sitemapTransport{p}}
 	cfg.UserAgent = res.UserAgent()
 	cfg.Allow = p.allowSitemap
 	cfg.OnReport = p.recordSitemap
@@ -388,6 +390,33 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 		}
 		return nil
 	})
+}
+
+// sitemapTransport is the transport of sitemap fetches: the host's turn is
+// waited for first, as OnRequest does for a page, telling the walker's
+// document timeout to stop meanwhile (gatewait); then the collectors'
+// transport checks robots.txt and passes the gate, at once.
+type sitemapTransport struct{ p *Plugin }
+
+func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.p
+	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
+		if d, skip := p.delayOf(pol); !skip {
+			hook := gatewait.From(req.Context())
+			if hook != nil {
+				hook.Pause()
+			}
+			err = p.lim.Wait(req.Context(), pol.Authority(), d)
+			if hook != nil {
+				hook.Resume()
+			}
+			if err != nil {
+				closeBody(req)
+				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
+			}
+		}
+	}
+	return p.coll.RoundTrip(req)
 }
 
 // allowSitemap is the walker's robots.txt check of a sitemap URL.

@@ -10,7 +10,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/politecrawl/robots/internal/gatewait"
 )
 
 // Defaults of the walker's [Config].
@@ -21,7 +24,7 @@ const (
 	DefaultRetryWait     = time.Second     // first wait before a retry without Retry-After; doubled each time
 	DefaultMaxRetryAfter = time.Minute     // the longest Retry-After waited out; a longer one ends the document
 	DefaultMaxRedirects  = 5               // redirect hops followed per fetch
-	DefaultDocTimeout    = 5 * time.Minute // one document: waiting for the host's turn, retries and reading included
+	DefaultDocTimeout    = 5 * time.Minute // one document: retries and reading included, waiting at a host's gate not
 )
 
 // Filter and rejection reasons a [Report] counts entries under.
@@ -38,6 +41,10 @@ const (
 	ReasonTooDeep     = "index nesting too deep"          // Config.MaxIndexDepth
 	ReasonNoURL       = "unreadable URL"                  // a loc that does not parse as a URL
 )
+
+// ErrDocTimeout is wrapped by the error of a document that took longer
+// than Config.DocTimeout.
+var ErrDocTimeout = errors.New("sitemap: document timeout")
 
 // ErrDisallowed is wrapped by the error of a sitemap the walker did not
 // fetch because Config.Allow refused it (robots.txt disallows it).
@@ -133,7 +140,11 @@ type Config struct {
 	// DefaultMaxRedirects).
 	MaxRedirects int
 	// DocTimeout bounds each document, from the first attempt to the end of
-	// reading it (default DefaultDocTimeout).
+	// reading it, retries included (default DefaultDocTimeout); the time a
+	// request waits at a per-host gate that reports it through the
+	// request context's gate hook (package hostlimit's Transport, the
+	// robots plugin's sitemap client) does not count. A document that takes
+	// longer ends with an error wrapping ErrDocTimeout.
 	DocTimeout time.Duration
 	// OnReport, when set, is called with each document's report as soon as
 	// it is final, from the walking goroutine.
@@ -241,16 +252,20 @@ func NewWalker(cfg Config) *Walker {
 // reports in the order the documents were finished (a child's before its
 // parent's), at most about MaxSitemaps plus the roots.
 //
-// Scope: an index child or a page URL must be on scope's host (host name,
-// case-insensitive, and port, a scheme's default port counting as none;
-// http and https alike), else it is rejected (ReasonOtherHost); with
-// StrictDirectory also under its sitemap's directory. A root is fetched
-// whatever its host (cross-submission). Each sitemap URL is read once per
-// Walk. Walk ends early when ctx ends: the document being read reports the
+// Scope: a page URL must be on scope's host (host name, case-insensitive,
+// and port, a scheme's default port counting as none; http and https
+// alike), an index child on scope's host or its root's, else it is
+// rejected (ReasonOtherHost); with StrictDirectory each must also be under
+// the directory of the sitemap that lists it. A root is fetched whatever
+// its host (cross-submission). Each sitemap URL is read once per Walk (a
+// root read already as a child is skipped). Walk ends early when ctx ends: the document being read reports the
 // context's error.
 func (w *Walker) Walk(ctx context.Context, scope string, roots []string, fn func(Page) error) []Report {
 	ws := &walkState{w: w, fn: fn, visited: map[string]bool{}}
 	for _, root := range roots {
+		if ws.visited[root] {
+			continue // read already, as a root or a child
+		}
 		sc := scope
 		if sc == "" {
 			if u, err := url.Parse(root); err == nil {
@@ -323,12 +338,18 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 		return
 	}
 	ws.fetched++
-	dctx, cancel := context.WithTimeout(ctx, cfg.DocTimeout)
+	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	budget := newDocBudget(cfg.DocTimeout, cancel)
+	defer budget.stop()
+	dctx = gatewait.With(dctx, budget)
 	body, status, err := ws.w.fetch(dctx, loc)
 	r.Status = status
 	if err != nil {
 		r.Err = err
+		if budget.spent() && ctx.Err() == nil {
+			r.Err = fmt.Errorf("sitemap: %s: %w: fetching took longer than %s", loc, ErrDocTimeout, cfg.DocTimeout)
+		}
 		ws.report(r)
 		return
 	}
@@ -345,8 +366,8 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 		if err != nil {
 			if err != io.EOF {
 				r.Err = err
-				if dctx.Err() != nil && ctx.Err() == nil {
-					r.Err = fmt.Errorf("sitemap: %s: %w after %s", loc, dctx.Err(), cfg.DocTimeout)
+				if budget.spent() && ctx.Err() == nil {
+					r.Err = fmt.Errorf("sitemap: %s: %w: read for longer than %s", loc, ErrDocTimeout, cfg.DocTimeout)
 				}
 			}
 			break
@@ -557,4 +578,56 @@ func walkRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
+}
+
+// docBudget bounds the time one document takes, not counting the time its
+// requests wait at a host's gate (the gate calls Pause and Resume around
+// that wait: [gatewait.Hook]). Safe for concurrent use.
+type docBudget struct {
+	mu      sync.Mutex
+	left    time.Duration // budget left when the timer was last (re)started
+	started time.Time
+	timer   *time.Timer
+	paused  int // nested pauses
+	fired   bool
+}
+
+func newDocBudget(total time.Duration, cancel func()) *docBudget {
+	b := &docBudget{left: total, started: time.Now()}
+	b.timer = time.AfterFunc(total, func() {
+		b.mu.Lock()
+		b.fired = true
+		b.mu.Unlock()
+		cancel()
+	})
+	return b
+}
+
+// Pause stops the clock (unless the budget is spent already).
+func (b *docBudget) Pause() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.paused++
+	if b.paused == 1 && !b.fired && b.timer.Stop() {
+		b.left -= time.Since(b.started)
+	}
+}
+
+// Resume starts the clock again with what is left.
+func (b *docBudget) Resume() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.paused--
+	if b.paused == 0 && !b.fired {
+		b.started = time.Now()
+		b.timer.Reset(max(b.left, 0))
+	}
+}
+
+func (b *docBudget) stop() { b.timer.Stop() }
+
+func (b *docBudget) spent() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fired
 }

@@ -1,9 +1,12 @@
 package sitemap
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
@@ -464,5 +468,109 @@ func TestRetryAfter(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("walkRetryAfter(%q) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+func wkGzip(s string) string {
+	var b bytes.Buffer
+	z := gzip.NewWriter(&b)
+	z.Write([]byte(s))
+	z.Close()
+	return b.String()
+}
+
+// The reader's formats, errors and limits reach the reports.
+func TestWalkDocuments(t *testing.T) {
+	many := make([]string, 50_001)
+	for i := range many {
+		many[i] = fmt.Sprintf("http://a.test/m/%d", i)
+	}
+	full := wkURLSet("http://a.test/t1", "http://a.test/t2", "http://a.test/t3")
+	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
+		"/gz.xml.gz":     wkGzip(wkURLSet("http://a.test/g1")),
+		"/double.gz":     wkGzip(wkGzip(wkURLSet("http://a.test/d1"))),
+		"/soft404.xml":   "<!DOCTYPE html><html><head><title>Not found</title></head><body><p>Sorry</p></body></html>",
+		"/truncated.xml": full[:strings.Index(full, "http://a.test/t3")],
+		"/many.xml":      wkURLSet(many...),
+		"/text.txt":      "http://a.test/x1\n\nhttp://a.test/x2\r\n",
+	}})
+	var n int
+	var last string
+	reps := NewWalker(Config{Client: cl}).Walk(context.Background(), "http://a.test", []string{
+		"http://a.test/gz.xml.gz", "http://a.test/double.gz", "http://a.test/soft404.xml", "http://a.test/truncated.xml", "http://a.test/many.xml", "http://a.test/text.txt",
+	}, func(p Page) error { n++; last = p.Loc; return nil })
+	for _, tc := range []struct {
+		url    string
+		format Format
+		handed int
+		err    error // nil: read to its end; else errors.Is
+	}{
+		{"http://a.test/gz.xml.gz", FormatURLSet, 1, nil},
+		{"http://a.test/double.gz", FormatURLSet, 1, nil},
+		{"http://a.test/soft404.xml", FormatUnknown, 0, ErrNotSitemap},
+		{"http://a.test/truncated.xml", FormatURLSet, 2, errAny},
+		{"http://a.test/many.xml", FormatURLSet, 50_000, ErrLimit},
+		{"http://a.test/text.txt", FormatText, 2, nil},
+	} {
+		r := wkReport(reps, tc.url)
+		if r == nil {
+			t.Errorf("%s: no report", tc.url)
+			continue
+		}
+		switch {
+		case r.Format != tc.format || r.Handed != tc.handed:
+			t.Errorf("%s: %s, handed %d; want %s, %d", tc.url, r.Format, r.Handed, tc.format, tc.handed)
+		case tc.err == nil && r.Err != nil, tc.err == errAny && r.Err == nil, tc.err != nil && tc.err != errAny && !errors.Is(r.Err, tc.err):
+			t.Errorf("%s: error %v, want %v", tc.url, r.Err, tc.err)
+		}
+	}
+	if n != 1+1+2+50_000+2 || last != "http://a.test/x2" {
+		t.Errorf("%d pages, last %q", n, last)
+	}
+}
+
+// errAny stands for "some error" in a case table.
+var errAny = errors.New("any error")
+
+// DocTimeout ends a document that takes too long, keeping what was handed
+// over; the time spent waiting at a host's gate (hostlimit's Transport
+// pauses the budget) does not count.
+func TestWalkDocTimeout(t *testing.T) {
+	slow := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
+		doc := wkURLSet("http://s.test/1", "http://s.test/2", "http://s.test/3")
+		if r.URL.Path == "/stall.xml" {
+			cut := strings.Index(doc, "http://s.test/3")
+			io.WriteString(w, doc[:cut])
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return true
+		}
+		io.WriteString(w, doc)
+		return true
+	}}})
+	tr := slow.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	// Every request to s.test waits 300 ms for its turn: longer than the
+	// document timeout, which must not count it.
+	lim := hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 300 * time.Millisecond }})
+	cl := &http.Client{Transport: lim.Transport(tr)}
+	var got []string
+	reps := NewWalker(Config{Client: cl, DocTimeout: 200 * time.Millisecond}).Walk(context.Background(), "", []string{
+		"http://s.test/a.xml", "http://s.test/stall.xml", "http://s.test/b.xml",
+	}, func(p Page) error { got = append(got, p.Loc); return nil })
+	if r := wkReport(reps, "http://s.test/a.xml"); r.Err != nil || r.Handed != 3 {
+		t.Errorf("a: %+v", r)
+	}
+	if r := wkReport(reps, "http://s.test/b.xml"); r.Err != nil || r.Handed != 3 {
+		t.Errorf("b (waited at the gate longer than the timeout): %+v", r)
+	}
+	if r := wkReport(reps, "http://s.test/stall.xml"); !errors.Is(r.Err, ErrDocTimeout) || r.Handed != 2 {
+		t.Errorf("stall: %+v", r)
+	}
+	if len(got) != 8 {
+		t.Errorf("pages %q", got)
 	}
 }
