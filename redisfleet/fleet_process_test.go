@@ -37,7 +37,7 @@ var (
 )
 
 // distributedBinary builds examples/distributed once per test run.
-func distributedBinary(t *testing.T) string {
+func distributedBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "distributed-bin")
@@ -91,7 +91,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // startFleet starts n processes with args at once.
-func startFleet(t *testing.T, n int, args ...string) []*proc {
+func startFleet(t testing.TB, n int, args ...string) []*proc {
 	t.Helper()
 	bin := distributedBinary(t)
 	var ps []*proc
@@ -117,7 +117,7 @@ func startFleet(t *testing.T, n int, args ...string) []*proc {
 }
 
 // wait waits for p to exit, at most d, and returns its exit code.
-func (p *proc) wait(t *testing.T, d time.Duration) int {
+func (p *proc) wait(t testing.TB, d time.Duration) int {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -437,7 +437,7 @@ func TestFleetProcessKilled(t *testing.T) {
 }
 
 // waitHits waits until the farm has seen n requests over hosts.
-func waitHits(t *testing.T, farm *testutil.Farm, hosts []string, n int) {
+func waitHits(t testing.TB, farm *testutil.Farm, hosts []string, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

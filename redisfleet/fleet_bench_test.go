@@ -1,0 +1,66 @@
+package redisfleet_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/internal/testutil"
+)
+
+// BenchmarkFleetScaling runs the examples/distributed binary as 1, 2, 4
+// and 8 processes (2 queue threads each) on one Redis over 48 hosts of 8
+// pages each (a root linking to 7 pages) at Crawl-delay 0.05 s, and
+// reports pages/s: the pages over the time from the first request the
+// farm saw to the last (the host-bound ceiling is 48 hosts / 50 ms = 960
+// requests/s). Run with -benchtime=1x: one crawl per process count.
+func BenchmarkFleetScaling(b *testing.B) {
+	const hosts, pages = 48, 7
+	distributedBinary(b) // built before any timing
+	for _, n := range []int{1, 2, 4, 8} {
+		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
+			var rate, wall float64
+			for range b.N {
+				srv := redistest.Start(b)
+				sites := map[string]*testutil.Site{}
+				var names, urls []string
+				for i := range hosts {
+					h := fmt.Sprintf("h%d.example", i)
+					sites[h] = linkSite("0.05", pages, nil)
+					names = append(names, h)
+					urls = append(urls, "http://"+h+"/")
+				}
+				farm := testutil.NewFarm(b, sites)
+				args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
+					"-threads", "2", "-min-delay", "0", "-depth", "1"}, urls...)
+				start := time.Now()
+				ps := startFleet(b, n, args...)
+				for _, p := range ps {
+					if code := p.wait(b, 5*time.Minute); code != 0 {
+						b.Fatalf("process exited %d: %s", code, p.stdout.String())
+					}
+				}
+				wall += time.Since(start).Seconds()
+				var first, last time.Time
+				total := 0
+				for _, h := range names {
+					hits := farm.Pages(h, false)
+					if len(hits) != pages+1 {
+						b.Fatalf("%s: %d pages fetched, want %d", h, len(hits), pages+1)
+					}
+					total += len(hits)
+					if first.IsZero() || hits[0].At.Before(first) {
+						first = hits[0].At
+					}
+					if l := hits[len(hits)-1].At; l.After(last) {
+						last = l
+					}
+				}
+				rate += float64(total) / last.Sub(first).Seconds()
+			}
+			b.ReportMetric(rate/float64(b.N), "pages/s")
+			b.ReportMetric(wall/float64(b.N), "s/crawl")
+		})
+	}
+}
