@@ -365,7 +365,7 @@ func (r *Reader) startText(sr *bufio.Reader, size int) error {
 	if i := bytes.IndexAny(head, "\r\n"); i >= 0 {
 		line = head[:i]
 	}
-	line = bytes.TrimSpace(line)
+	line = bytes.TrimRightFunc(line, func(c rune) bool { return c < 0x80 && isSpace(byte(c)) }) // not empty: line[0] is not a space
 	if !looksLikeURL(line) {
 		what := "neither XML nor a text sitemap"
 		switch {
@@ -591,8 +591,18 @@ func attr(t xml.StartElement, name string) (string, bool) {
 	return "", false
 }
 
+// elemName is the name an element is kept under on the stack: lower-cased,
+// at most maxFieldBytes bytes (a longer one is no name this package reads;
+// cut, it is copied, so that the stack never holds a tag's whole text).
+func elemName(s string) string {
+	if len(s) > maxFieldBytes {
+		return strings.Clone(lower(s[:maxFieldBytes]))
+	}
+	return lower(s)
+}
+
 func (r *Reader) startElement(t xml.StartElement) error {
-	name := lower(t.Name.Local)
+	name := elemName(t.Name.Local)
 	if len(r.stack) >= r.lim.MaxDepth {
 		return &LimitError{Limit: LimitDepth, Max: int64(r.lim.MaxDepth)}
 	}
@@ -735,7 +745,10 @@ func (r *Reader) alternate(t xml.StartElement) {
 		return
 	}
 	lang, _ := attr(t, "hreflang")
-	r.cur.Alternates = append(r.cur.Alternates, Alternate{Href: h, Hreflang: truncate(strings.TrimSpace(lang), maxFieldBytes)})
+	if lang = strings.TrimSpace(lang); len(lang) > maxFieldBytes {
+		lang = "" // unreadable; and a substring would keep the whole tag alive
+	}
+	r.cur.Alternates = append(r.cur.Alternates, Alternate{Href: h, Hreflang: lang})
 }
 
 func (r *Reader) endField() {
@@ -766,7 +779,7 @@ func (r *Reader) endField() {
 // nothing open is ignored with a warning. ok when an entry was completed
 // and accepted.
 func (r *Reader) endElement(t xml.EndElement) (e Entry, ok bool) {
-	name := lower(t.Name.Local)
+	name := elemName(t.Name.Local)
 	i := len(r.stack) - 1
 	for i >= 0 && r.stack[i] != name {
 		i--

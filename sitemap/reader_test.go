@@ -251,3 +251,75 @@ func TestLastmodForms(t *testing.T) {
 		}
 	}
 }
+
+// The Reader's accessors and iterator, as the contract states them.
+func TestReaderContract(t *testing.T) {
+	doc := "<urlset>" + strings.Repeat("<url><loc>/p</loc></url>", 25) + "</urlset>"
+	r := NewReader(strings.NewReader(doc), docURL, Limits{})
+	if r.Format() != FormatUnknown || r.Bytes() != 0 {
+		t.Errorf("before Next: format %v, bytes %d", r.Format(), r.Bytes())
+	}
+	n := 0
+	for _, err := range r.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 10 {
+			break // breaking out is fine, Next goes on
+		}
+	}
+	for {
+		if _, err := r.Next(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+		n++
+	}
+	if n != 25 || r.Bytes() != int64(len(doc)) || r.Format() != FormatURLSet {
+		t.Errorf("%d entries, %d bytes, format %v", n, r.Bytes(), r.Format())
+	}
+	w := r.Warnings()
+	if len(w) != maxWarnings+1 || w[maxWarnings] != "(5 more warnings)" {
+		t.Errorf("warnings: %d, last %q", len(w), w[len(w)-1])
+	}
+	// All after the end yields nothing more; after an error, the error once.
+	for range r.All() {
+		t.Error("entry after the end")
+	}
+	r = NewReader(strings.NewReader("<html></html>"), docURL, Limits{})
+	var errs []error
+	for _, err := range r.All() {
+		errs = append(errs, err)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], ErrNotSitemap) {
+		t.Errorf("All over an HTML page: %v", errs)
+	}
+}
+
+// Declared encodings: decoded when known, ignored (with a warning) when a
+// BOM decides or the label is unknown.
+func TestEncodings(t *testing.T) {
+	cases := []struct {
+		name, doc, loc, warning string
+	}{
+		{"windows-1252", "<?xml version='1.0' encoding='windows-1252'?><urlset><url><loc>http://example.com/\x80</loc></url></urlset>", "http://example.com/%E2%82%AC", ""},
+		{"Shift_JIS", "<?xml version='1.0' encoding='Shift_JIS'?><urlset><url><loc>http://example.com/\x82\xa0</loc></url></urlset>", "http://example.com/%E3%81%82", ""},
+		{"BOM wins over the declaration", "\xEF\xBB\xBF<?xml version='1.0' encoding='ISO-8859-1'?><urlset><url><loc>http://example.com/\xc3\xa9</loc></url></urlset>", "http://example.com/%C3%A9", "byte order mark decides"},
+		{"unknown label read as UTF-8", "<?xml version='1.0' encoding='x-klingon'?><urlset><url><loc>http://example.com/\xc3\xa9</loc></url></urlset>", "http://example.com/%C3%A9", "unknown declared encoding"},
+		{"UTF-16 declared on 8-bit bytes", "<?xml version='1.0' encoding='UTF-16'?><urlset><url><loc>http://example.com/a</loc></url></urlset>", "http://example.com/a", "not UTF-16"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			es, r, err := readAll(t, []byte(c.doc), Limits{})
+			if err != nil || len(es) != 1 || es[0].Loc != c.loc {
+				t.Fatalf("entries %v, error %v; want %s", locs(es), err, c.loc)
+			}
+			w := strings.Join(r.Warnings(), "; ")
+			if c.warning == "" && w != "" || !strings.Contains(w, c.warning) {
+				t.Errorf("warnings %q, want %q", w, c.warning)
+			}
+		})
+	}
+}
