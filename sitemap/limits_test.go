@@ -101,56 +101,61 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// gzipStream writes, into a gzip stream, head, then n bytes of fill
-// repeated, then tail, never holding more than one fill in memory.
-func gzipStream(w io.Writer, head string, fill []byte, n int64, tail string) error {
-	zw, err := gzip.NewWriterLevel(w, gzip.BestCompression)
-	if err != nil {
-		return err
-	}
-	io.WriteString(zw, head)
-	for ; n >= int64(len(fill)); n -= int64(len(fill)) {
-		if _, err := zw.Write(fill); err != nil {
-			return err
+// gzipBomb returns a gzip of head then size bytes of fill (size a
+// multiple of 4 MiB, fill a divisor of 1 MiB): one member holding head and
+// 4 MiB of fill, then the same 4 MiB member repeated (gzip members
+// concatenate), so that only 8 MiB are ever compressed.
+func gzipBomb(t testing.TB, head, fill string, size int64) []byte {
+	const chunk = 4 << 20
+	member := func(head string) []byte {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		io.WriteString(zw, head)
+		block := []byte(strings.Repeat(fill, (1<<20)/len(fill)))
+		for n := 0; n < chunk; n += len(block) {
+			zw.Write(block)
 		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
 	}
-	zw.Write(fill[:n])
-	io.WriteString(zw, tail)
-	return zw.Close()
+	out := member(head)
+	again := member("")
+	for n := int64(chunk); n < size; n += chunk {
+		out = append(out, again...)
+	}
+	return out
 }
 
-// Gzip bombs, built in the test: each is refused by a limit long before its
-// decompressed size, with the entries before it kept.
+// Gzip bombs of 100 MiB, built in the test, in one and two layers: each is
+// refused by a limit long before its decompressed size, with the entries
+// before it kept. (TestGzipBomb1GiBRSS does 1 GiB with the default limits.)
 func TestGzipBombs(t *testing.T) {
 	cases := []struct {
 		name  string
 		head  string
 		fill  string
-		n     int64
+		lim   Limits
 		check func(error) bool
 	}{
-		{"100 MB of zeros", "", "\x00", 100 << 20, func(err error) bool { return errors.Is(err, ErrNotSitemap) }},
-		{"a 100 MB text node", "<urlset><url><loc>http://example.com/a</loc></url><url><loc>", " ", 100 << 20, func(err error) bool {
+		{"zeros", "", "\x00", Limits{}, func(err error) bool { return errors.Is(err, ErrNotSitemap) }},
+		{"one text node", "<urlset><url><loc>http://example.com/a</loc></url><url><loc>", " ", Limits{}, func(err error) bool {
 			var le *LimitError
-			return errors.As(err, &le) && le.Limit == LimitTextRun
+			return errors.As(err, &le) && le.Limit == LimitTextRun && le.Max == DefaultMaxTextRun
 		}},
-		{"60 MB of elements", "<urlset><url><loc>http://example.com/a</loc></url>", "<x>" + strings.Repeat("y", 4089) + "</x>", 60 << 20, func(err error) bool {
+		{"elements", "<urlset><url><loc>http://example.com/a</loc></url>", "<x>" + strings.Repeat("y", 1017) + "</x>", Limits{MaxBytes: 5 << 20}, func(err error) bool {
 			var le *LimitError
-			return errors.As(err, &le) && le.Limit == LimitBytes && le.Max == DefaultMaxBytes
+			return errors.As(err, &le) && le.Limit == LimitBytes && le.Max == 5<<20
 		}},
-		{"60 MB of blank lines in a text sitemap", "http://example.com/a\n", strings.Repeat(" ", 4095) + "\n", 60 << 20, func(err error) bool {
+		{"blank lines in a text sitemap", "http://example.com/a\n", strings.Repeat(" ", 1023) + "\n", Limits{MaxBytes: 5 << 20}, func(err error) bool {
 			var le *LimitError
 			return errors.As(err, &le) && le.Limit == LimitBytes
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			fill := bytes.Repeat([]byte(c.fill), 64<<10/len(c.fill))
-			if err := gzipStream(&buf, c.head, fill, c.n, "</loc></url></urlset>"); err != nil {
-				t.Fatal(err)
-			}
-			doc := buf.Bytes()
+			doc := gzipBomb(t, c.head, c.fill, 100<<20)
 			if len(doc) > 1<<20 {
 				t.Fatalf("bomb of %d bytes", len(doc))
 			}
@@ -158,14 +163,14 @@ func TestGzipBombs(t *testing.T) {
 				if layers == 2 {
 					doc = gz(t, doc)
 				}
-				es, r, err := readAll(t, doc, Limits{})
+				es, r, err := readAll(t, doc, c.lim)
 				if !c.check(err) {
 					t.Errorf("%d layers: error %v", layers, err)
 				}
 				if c.head != "" && len(es) != 1 {
 					t.Errorf("%d layers: %d entries, want the 1 before the bomb", layers, len(es))
 				}
-				if r.Bytes() > DefaultMaxBytes {
+				if r.Bytes() > c.lim.withDefaults().MaxBytes {
 					t.Errorf("read %d bytes", r.Bytes())
 				}
 			}

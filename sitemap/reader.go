@@ -374,6 +374,9 @@ func (r *Reader) startText(sr *bufio.Reader, size int) error {
 		case bytes.ContainsFunc(line, func(c rune) bool { return c < ' ' && c != '\t' || c == utf8.RuneError }):
 			what = "binary data"
 		}
+		if what == "binary data" {
+			return fmt.Errorf("%w: %s", ErrNotSitemap, what)
+		}
 		if len(line) > 40 {
 			line = line[:40]
 		}
