@@ -202,7 +202,7 @@ type Fleet struct {
 	psDone  chan struct{}
 	closed  atomic.Bool
 	subMu   sync.Mutex
-	subs    map[string]map[waiter]struct{}
+	subs    map[string]map[*waiter]struct{}
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
 }
@@ -239,7 +239,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		log:    log,
 		prefix: cfg.prefix + fmt.Sprintf("v%d:", FormatVersion),
 		procID: hex.EncodeToString(id[:]),
-		subs:   make(map[string]map[waiter]struct{}),
+		subs:   make(map[string]map[*waiter]struct{}),
 		psDone: make(chan struct{}),
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.callTimeout)
@@ -306,37 +306,44 @@ func (f *Fleet) token() string {
 }
 
 // dispatch routes wake-up messages to the local waiters subscribed to
-// their key. A payload is a key, optionally followed by "\n" and a hint:
-// the µs from the publication until the state is worth looking at again.
+// their key. A payload is a key, optionally followed by "\n" and a hint
+// (the µs from the publication until the state is worth looking at again)
+// and by "\n" and a target (the token of the one waiter the message is
+// for: the head of the host's fleet-wide queue).
 func (f *Fleet) dispatch(ch <-chan *redis.Message) {
 	defer close(f.psDone)
 	for m := range ch {
-		key, hint := m.Payload, int64(0)
-		if i := strings.LastIndexByte(key, '\n'); i >= 0 {
-			hint, _ = strconv.ParseInt(key[i+1:], 10, 64)
-			key = key[:i]
-		}
-		f.wake(key, hint)
+		key, rest, _ := strings.Cut(m.Payload, "\n")
+		h, target, _ := strings.Cut(rest, "\n")
+		hint, _ := strconv.ParseInt(h, 10, 64)
+		f.wake(key, hint, target)
 	}
 }
 
-// waiter is a local subscriber: a coalescing channel of hints.
-type waiter chan int64
+// waiter is a local subscriber: a coalescing channel of hints, and the
+// token it answers to (empty: every message of its key).
+type waiter struct {
+	c    chan int64
+	self string
+}
 
-// wake signals every local waiter of key, without blocking; a waiter
-// that has a signal pending keeps the later hint.
-func (f *Fleet) wake(key string, hint int64) {
+// wake signals the local waiters of key that the message is for, without
+// blocking; a waiter that has a signal pending keeps the later hint.
+func (f *Fleet) wake(key string, hint int64, target string) {
 	f.subMu.Lock()
-	for c := range f.subs[key] {
+	for w := range f.subs[key] {
+		if target != "" && w.self != "" && w.self != target {
+			continue
+		}
 		select {
-		case c <- hint:
+		case w.c <- hint:
 		default:
 			select {
-			case <-c:
+			case <-w.c:
 			default:
 			}
 			select {
-			case c <- hint:
+			case w.c <- hint:
 			default:
 			}
 		}
@@ -344,21 +351,21 @@ func (f *Fleet) wake(key string, hint int64) {
 	f.subMu.Unlock()
 }
 
-// subscribe registers a local waiter for the wake-ups of key; cancel
-// removes it.
-func (f *Fleet) subscribe(key string) (waiter, func()) {
-	c := make(waiter, 1)
+// subscribe registers a local waiter for the wake-ups of key that are for
+// self (or for anyone); cancel removes it.
+func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
+	w := &waiter{c: make(chan int64, 1), self: self}
 	f.subMu.Lock()
 	m := f.subs[key]
 	if m == nil {
-		m = make(map[waiter]struct{})
+		m = make(map[*waiter]struct{})
 		f.subs[key] = m
 	}
-	m[c] = struct{}{}
+	m[w] = struct{}{}
 	f.subMu.Unlock()
-	return c, func() {
+	return w.c, func() {
 		f.subMu.Lock()
-		delete(m, c)
+		delete(m, w)
 		if len(m) == 0 && len(f.subs[key]) == 0 {
 			delete(f.subs, key)
 		}
@@ -386,7 +393,7 @@ func (f *Fleet) Notify(ctx context.Context, key string) error {
 // keys), and a func that ends the subscription (call it: it also ends the
 // goroutine that feeds the channel). It costs no Redis call.
 func (f *Fleet) Subscribe(key string) (<-chan struct{}, func()) {
-	w, cancel := f.subscribe(key)
+	w, cancel := f.subscribe(key, "")
 	out := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	go func() {

@@ -27,6 +27,17 @@ package redisfleet
 //	                                member = token, score = lease end (µs).
 //	                                End-to-start: granted, not released;
 //	                                start-to-start: granted, not sent.
+//	P wait:{<host>}         zset    the fleet-wide queue of the host's
+//	                                Acquire callers while its delay is above
+//	                                0: member = token, score = first arrival
+//	                                (µs); only the head may be granted.
+//	P early:{<host>}        zset    the same queue for the host's Wait
+//	                                callers; its head passes only while
+//	                                wait:{<host>} is empty.
+//	P seen:{<host>}         zset    member = token of a queue, score =
+//	                                its latest call (µs): a waiter not seen
+//	                                for the stale time (a second plus two
+//	                                call timeouts plus a second) is dropped.
 //
 // <host> is the authority as the plugin gives it ("https://example.com",
 // policy.Authority); the braces make the two keys of a host one hash slot.
@@ -66,18 +77,21 @@ const (
 	kindFetch = "fetch"
 	kindHost  = "host"
 	kindHold  = "hold"
+	kindWait  = "wait"
+	kindSeen  = "seen"
+	kindEarly = "early"
 )
 
 // Key returns the key of the given kind for id: P+kind when id is empty,
 // else P+kind+":"+id, with id in braces for the per-host kinds ("host",
-// "hold"). Other packages' keys in the fleet (the frontier's) should be
+// "hold", "wait", "early", "seen"). Other packages' keys in the fleet (the frontier's) should be
 // made with it too, with kinds of their own, so that they share the prefix
 // and the version.
 func (f *Fleet) Key(kind, id string) string {
 	switch {
 	case id == "":
 		return f.prefix + kind
-	case kind == kindHost || kind == kindHold:
+	case kind == kindHost || kind == kindHold || kind == kindWait || kind == kindSeen || kind == kindEarly:
 		return f.prefix + kind + ":{" + id + "}"
 	}
 	return f.prefix + kind + ":" + id

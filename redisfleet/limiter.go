@@ -99,6 +99,8 @@ type Limiter struct {
 // process's statistics.
 type lhost struct {
 	hash, hold  string
+	qkey, seen  string
+	ekey        string
 	gate, early chan struct{} // capacity 1: held by the local head
 	refs        int           // guarded by Limiter.mu
 	used        time.Time     // guarded by Limiter.mu
@@ -206,7 +208,8 @@ func (l *Limiter) ref(host string) *lhost {
 	h := l.hosts[host]
 	if h == nil {
 		hash, hold := l.f.HostKeys(host)
-		h = &lhost{hash: hash, hold: hold, gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
+		h = &lhost{hash: hash, hold: hold, qkey: l.f.Key(kindWait, host), seen: l.f.Key(kindSeen, host), ekey: l.f.Key(kindEarly, host),
+			gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
 		l.hosts[host] = h
 	}
 	h.refs++
@@ -231,7 +234,7 @@ func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.
 	args := make([]any, 0, 7+len(extra))
 	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(), l.f.Key(kindWake, ""))
 	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.Key(kindEpoch, "")}, args...).Int64Slice()
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.Key(kindEpoch, ""), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -263,7 +266,7 @@ func (l *Limiter) unavailable(op string, err error) bool {
 
 // sleep waits d, or a wake-up and then its hint, or ctx; it reports false
 // when ctx is done.
-func sleep(ctx context.Context, t **time.Timer, d time.Duration, wake waiter) bool {
+func sleep(ctx context.Context, t **time.Timer, d time.Duration, wake chan int64) bool {
 	if *t == nil {
 		*t = time.NewTimer(d)
 	} else {
@@ -367,16 +370,21 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 		return time.Since(start), err
 	}
 	defer func() { <-h.early }()
-	wake, cancel := l.f.subscribe(h.hash)
+	tok := l.f.token()
+	wake, cancel := l.f.subscribe(h.hash, tok)
 	defer cancel()
 	mp := int64(-1)
 	if maxPause >= 0 {
 		mp = maxPause.Microseconds()
 	}
 	var t *time.Timer
+	queued := false
 	defer func() {
 		if t != nil {
 			t.Stop()
+		}
+		if queued {
+			_, _ = l.run(context.WithoutCancel(ctx), h, opLeave, tok, -1)
 		}
 	}()
 	for {
@@ -389,7 +397,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 				return time.Since(start), ctx.Err()
 			}
 		}
-		v, err := l.run(ctx, h, opWait, "", delay, mp, l.claim.Microseconds())
+		v, err := l.run(ctx, h, opWait, tok, delay, l.stale(), mp, l.claim.Microseconds())
 		if err != nil {
 			if ctx.Err() != nil {
 				h.waited(start)
@@ -404,6 +412,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			return time.Since(start), err
 		}
 		l.f.recovered()
+		queued = v[0] == 0
 		switch v[0] {
 		case 1:
 			if blocked {
@@ -423,6 +432,13 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			return time.Since(start), ctx.Err()
 		}
 	}
+}
+
+// stale is how long (µs) a queued caller may go without a call before the
+// script drops it as dead: its longest sleep, two call timeouts and a
+// second.
+func (l *Limiter) stale() int64 {
+	return (maxSleep + 2*l.f.cfg.callTimeout + time.Second).Microseconds()
 }
 
 func at(v []int64, i int) int64 {
@@ -460,18 +476,24 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 		return nil, err
 	}
 	defer func() { <-h.gate }()
-	wake, cancel := l.f.subscribe(h.hash)
-	defer cancel()
 	tok := l.f.token()
+	wake, cancel := l.f.subscribe(h.hash, tok)
+	defer cancel()
 	var t *time.Timer
+	queued := false // tok may be in the host's fleet-wide queue
 	defer func() {
 		if t != nil {
 			t.Stop()
 		}
+		if queued {
+			// Gave up: leave the queue so the next caller is not held until
+			// this one counts as dead.
+			_, _ = l.run(context.WithoutCancel(ctx), h, opLeave, tok, -1)
+		}
 	}()
 	var backoff time.Duration
 	for {
-		v, err := l.run(ctx, h, opAcquire, tok, delay)
+		v, err := l.run(ctx, h, opAcquire, tok, delay, l.stale())
 		if err != nil {
 			if ctx.Err() != nil {
 				h.waited(start)
@@ -494,11 +516,13 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 		backoff = 0
 		l.f.recovered()
 		if v[0] == 1 {
+			queued = false
 			if blocked {
 				h.waited(start)
 			}
 			return l.grant(h, tok, at(v, 1)), nil
 		}
+		queued = true
 		blocked = true
 		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
 			h.waited(start)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,7 +204,10 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 	if g < d-jitterE2S {
 		t.Fatalf("shortest end-to-start gap %v, want ≥ %v - %v", g, d, jitterE2S)
 	}
-	if perReq > 8 {
+	// Wait, Acquire, Release, and about one look at the host before its
+	// slot; every process's waiter asking at each release would add one
+	// call per process.
+	if perReq > 5 {
 		t.Errorf("%.1f Redis calls per request: a polling herd", perReq)
 	}
 }
@@ -330,8 +332,10 @@ func TestLimiterContextEnds(t *testing.T) {
 	if n, _ := c.ZCard(context.Background(), hold).Result(); n != 0 {
 		t.Fatalf("%d permits registered after the only one was released", n)
 	}
+	if n, _ := c.ZCard(context.Background(), a.f.Key(kindWait, "https://h.example")).Result(); n != 0 {
+		t.Fatalf("the caller that gave up is still in the host's queue (%d waiting)", n)
+	}
 	if st, _ := b.Stats("https://h.example"); st.Waits != 1 || st.Grants != 0 {
 		t.Fatalf("stats of the caller that gave up: %+v", st)
 	}
-	_ = strconv.Itoa
 }

@@ -11,18 +11,24 @@ const (
 	opObserve = "obs"
 	opRenew   = "renew"
 	opPause   = "pause"
+	opLeave   = "leave"
 )
 
 // hostScript is the limiter: every decision about a host, taken on the
 // server's clock in one round trip. The state is described in keys.go.
 //
-// KEYS: 1 host hash, 2 hold zset, 3 epoch.
+// KEYS: 1 host hash, 2 hold zset, 3 epoch, 4 queue zset (waiting
+// Acquire callers: token -> first arrival µs), 5 seen zset (token -> the
+// latest call µs, to drop the waiters that died), 6 early queue zset
+// (waiting Wait callers, as 4).
 // ARGV: 1 op, 2 token, 3 delay µs (< 0: keep), 4 lease µs, 5 mode (0
 // end-to-start, 1 start-to-start), 6 idle TTL µs, 7 wake channel, 8.. op
 // arguments:
 //
-//	acq                      -> {1, fail, d} granted; {0, µs to come back}
-//	wait  8 maxPause 9 claim -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
+//	acq   8 stale µs         -> {1, fail, d} granted; {0, µs to come back}
+//	wait  8 stale µs 9 maxPause 10 claim
+//	                         -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
+//	leave                    -> {1} (an Acquire caller that gave up)
 //	sent, renew              -> {1}
 //	rel   8 sent (0/1)       -> {1}
 //	obs   8 kind (1: 429/503, 2: 2xx/3xx) 9 Retry-After µs (-1: none)
@@ -91,31 +97,71 @@ local function ready(early)
   return at, held
 end
 
-local function event()
-  if mode == 0 then le = math.max(le, now) else ls = math.max(ls, now) end
-  nxt = math.max(nxt, now + d)
-  if wake > now then
-    -- the hint: how long from now the host is worth asking again
-    redis.call('PUBLISH', ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now))
-    wake = 0
+-- publish wakes the waiters of the host, if any waits: the head of the
+-- Acquire queue, else the head of the Wait queue (only it is woken), else
+-- every waiter told to come back later than now; with a hint: how long
+-- from now the host is worth asking again.
+local function publish()
+  local head = redis.call('ZRANGE', KEYS[4], 0, 0)
+  if #head == 0 then head = redis.call('ZRANGE', KEYS[6], 0, 0) end
+  if #head > 0 or wake > now then
+    redis.call('PUBLISH', ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now) .. '\n' .. (head[1] or ''))
   end
 end
 
+local function event()
+  if mode == 0 then le = math.max(le, now) else ls = math.max(ls, now) end
+  nxt = math.max(nxt, now + d)
+  publish()
+end
+
+local Q, S, E = KEYS[4], KEYS[5], KEYS[6]
 local out
 if op == 'acq' or op == 'wait' then
   local early = op == 'wait'
+  local first = true
+  local stale = tonumber(ARGV[8])
   if early then
-    local mp = tonumber(ARGV[8])
+    local mp = tonumber(ARGV[9])
     if mp >= 0 and pause - now > mp then out = {-1, pause - now} end
+  end
+  if out == nil and d > 0 then
+    -- The fleet-wide queues of the host's Acquire callers and of its Wait
+    -- callers, first come first served: only the head of a queue may pass,
+    -- Wait callers only while no Acquire caller waits, and a release wakes
+    -- only the head.
+    local dead = redis.call('ZRANGEBYSCORE', S, '-inf', I(now - stale), 'LIMIT', 0, 100)
+    if #dead > 0 then
+      redis.call('ZREM', Q, unpack(dead))
+      redis.call('ZREM', E, unpack(dead))
+      redis.call('ZREM', S, unpack(dead))
+    end
+    local mine = Q
+    if early then mine = E end
+    redis.call('ZADD', mine, 'NX', I(now), tok)
+    redis.call('ZADD', S, I(now), tok)
+    local head = redis.call('ZRANGE', mine, 0, 0)
+    first = head[1] == tok
+    if early and first and redis.call('ZCARD', Q) > 0 then first = false end
+  end
+  if out == nil and not first then
+    -- Not the head: come back when woken as the head, or within a second
+    -- to stay in the queue.
+    wake = math.max(wake, now + stale)
+    out = {0, 1000000}
   end
   if out == nil then
     local at, held = ready(early)
     if held == 0 and at <= now then
       if early then
-        if d > 0 then claim = now + tonumber(ARGV[9]) end
+        if d > 0 then claim = now + tonumber(ARGV[10]) end
+        redis.call('ZREM', E, tok)
+        redis.call('ZREM', S, tok)
         out = {1, 0}
       else
         redis.call('ZADD', Z, I(now + lease), tok)
+        redis.call('ZREM', Q, tok)
+        redis.call('ZREM', S, tok)
         g = g + 1
         claim = 0
         out = {1, fail, d}
@@ -135,6 +181,12 @@ elseif op == 'rel' then
     redis.call('ZREM', Z, tok)
     event()
   end
+  out = {1}
+elseif op == 'leave' then
+  redis.call('ZREM', Q, tok)
+  redis.call('ZREM', E, tok)
+  redis.call('ZREM', S, tok)
+  publish()
   out = {1}
 elseif op == 'renew' then
   redis.call('ZADD', Z, I(now + lease), tok)
@@ -180,6 +232,8 @@ redis.call('HSET', H, 'd', I(d), 'm', I(mode), 'next', I(nxt), 'pause', I(pause)
   'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp))
 local last = math.max(nxt, pause, claim, wake, le + d, ls + d, now)
 redis.call('PEXPIRE', H, I(math.ceil((last - now + idle) / 1000)))
-redis.call('PEXPIRE', Z, I(math.ceil((lease + idle) / 1000)))
+for i = 2, 6 do
+  if i ~= 3 then redis.call('PEXPIRE', KEYS[i], I(math.ceil((lease + idle) / 1000))) end
+end
 return out
 `)

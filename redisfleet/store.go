@@ -158,7 +158,7 @@ func (lk *fetchLock) unlock() {
 // [ErrUnavailable].
 func (s *Store) WaitFetch(ctx context.Context, key string) error {
 	k := s.f.Key(kindFetch, key)
-	wake, cancelSub := s.f.subscribe(k)
+	wake, cancelSub := s.f.subscribe(k, "")
 	defer cancelSub()
 	var t *time.Timer
 	defer func() {
