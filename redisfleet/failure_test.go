@@ -414,3 +414,37 @@ func TestSlowRedis(t *testing.T) {
 		t.Fatalf("the local gate did not grant: %+v", st)
 	}
 }
+
+// TestLimiterDeadWaiterDropped: a caller that died while at the head of a
+// host's fleet-wide queue (entered by hand, never seen again) holds the
+// host only until it counts as dead; then the next caller is granted.
+func TestLimiterDeadWaiterDropped(t *testing.T) {
+	srv := redistest.Start(t)
+	f := newFleet(t, srv, WithCallTimeout(200*time.Millisecond))
+	c := newClient(t, srv)
+	ctx := context.Background()
+	const host = "https://queued.example"
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us := float64(now.UnixMicro())
+	c.ZAdd(ctx, f.Key(kindWait, host), redis.Z{Score: us, Member: "dead"})
+	c.ZAdd(ctx, f.Key(kindSeen, host), redis.Z{Score: us, Member: "dead"})
+	l := f.Limiter(LimiterConfig{})
+	start := time.Now()
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	p, err := l.Acquire(actx, host, 50*time.Millisecond)
+	if err != nil {
+		t.Fatalf("Acquire behind a dead waiter: %v", err)
+	}
+	p.Release()
+	stale := time.Duration(l.stale()) * time.Microsecond
+	if el := time.Since(start); el < stale-50*time.Millisecond {
+		t.Fatalf("granted %v after a dead waiter was queued, before it counted as dead (%v)", el, stale)
+	}
+	if n, _ := c.ZCard(ctx, f.Key(kindWait, host)).Result(); n != 0 {
+		t.Fatalf("%d entries left in the queue", n)
+	}
+}

@@ -68,12 +68,20 @@ const (
 // host for the whole fleet (Retry-After, else exponential backoff counted
 // fleet-wide).
 //
-// In one process, callers of one host queue locally in arrival order and
-// only the head asks Redis; a waiting head sleeps until the time the
-// script gave it (the host's next slot, or the lease end of the permit
-// that holds it), or until the holder's release publishes a wake-up, and
-// at most a second. An uncontended request costs three round trips: Wait,
-// Acquire, and Release (end-to-start) or Sent (start-to-start).
+// Callers of one host are served first come, first served across the
+// fleet, with no polling herd: in one process they queue locally and only
+// the head asks Redis; the heads of the processes queue in Redis (Acquire
+// callers first, then Wait callers, as hostlimit serves its gate before its
+// early waiters). A caller that is not at the head of the fleet's queue
+// sleeps until a release names it in a wake-up (Pub/Sub), or a second at
+// most, after which it calls again to stay in the queue (a caller not seen
+// for a second plus two call timeouts plus a second counts as dead and is
+// dropped). The head sleeps until the time the script gave it (the host's
+// next slot; the lease end of the permit that holds it) or until the
+// holder's release wakes it with the time still to wait. An uncontended
+// request costs three round trips: Wait, Acquire, and Release
+// (end-to-start) or Sent (start-to-start); a contended one about four,
+// however many processes contend (measured from 1 to 8).
 //
 // While Redis cannot be reached the limiter does what [WithOnRedisDown]
 // says. It implements robots.Limiter, with WaitMax and Stats. Make one
