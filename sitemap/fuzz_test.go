@@ -118,6 +118,9 @@ func checkURL(t *testing.T, s string, l Limits) {
 	if err != nil {
 		t.Fatalf("loc %q does not parse: %v", s, err)
 	}
+	if plainURL(s) && u.String() != s {
+		t.Fatalf("loc %q kept as written, but url.String gives %q", s, u.String())
+	}
 	if sc := strings.ToLower(u.Scheme); sc != "http" && sc != "https" || u.Host == "" {
 		t.Fatalf("loc %q is not an absolute http(s) URL", s)
 	}

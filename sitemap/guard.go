@@ -67,6 +67,40 @@ type markupGuard struct {
 	k     int  // progress in a delimiter ("[CDATA[", "--", "]]", "?")
 	quote byte // the open quote inside a tag or directive
 	err   error
+	// bareAmp is set at the first '&' in character data that does not
+	// start an entity or character reference (read literally by the
+	// decoder); one that cannot be decided at the end of a read is not
+	// reported.
+	bareAmp bool
+}
+
+// checkAmp looks for a bare '&' in the character data t.
+func (g *markupGuard) checkAmp(t []byte) {
+	for {
+		i := bytes.IndexByte(t, '&')
+		if i < 0 {
+			return
+		}
+		t = t[i+1:]
+		j := 0
+		if j < len(t) && t[j] == '#' {
+			j++
+		}
+		for j < len(t) && (isNameByte(t[j])) {
+			j++
+		}
+		if j == len(t) {
+			return // undecided at the end of the read
+		}
+		if t[j] != ';' || j == 0 || (j == 1 && t[0] == '#') {
+			g.bareAmp = true
+			return
+		}
+	}
+}
+
+func isNameByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_' || c == ':' || c >= 0x80
 }
 
 const cdataOpen = "[CDATA["
@@ -88,6 +122,13 @@ func (g *markupGuard) scan(b []byte) int {
 	for i := 0; i < len(b); i++ {
 		if g.st == gText {
 			j := bytes.IndexByte(b[i:], '<')
+			if !g.bareAmp {
+				if j < 0 {
+					g.checkAmp(b[i:])
+				} else {
+					g.checkAmp(b[i : i+j])
+				}
+			}
 			if j < 0 {
 				g.n += int64(len(b) - i)
 				if g.n > g.max {

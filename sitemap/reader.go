@@ -140,6 +140,9 @@ type Reader struct {
 	hasPending bool
 	entries    int
 
+	guard     *markupGuard
+	ampWarned bool
+
 	// text
 	lines *bufio.Scanner
 
@@ -330,6 +333,7 @@ func mustCharset(label string, r io.Reader) io.Reader {
 
 func (r *Reader) startXML(src io.Reader) error {
 	g := &markupGuard{r: src, max: int64(r.lim.MaxTextRun)}
+	r.guard = g
 	d := xml.NewDecoder(g)
 	d.Strict = false
 	d.Entity = xml.HTMLEntity
@@ -480,7 +484,9 @@ func (r *Reader) resolve(s string) (loc, reason string) {
 	if err != nil {
 		return "", RejectUnparsable
 	}
+	resolved := false
 	if !u.IsAbs() {
+		resolved = true
 		if r.base == nil {
 			return "", RejectRelativeNoDoc
 		}
@@ -493,11 +499,31 @@ func (r *Reader) resolve(s string) (loc, reason string) {
 	if u.Host == "" {
 		return "", RejectNoHost
 	}
-	out := u.String()
+	out := s // as written when u.String() would give it back unchanged
+	if resolved || !plainURL(s) {
+		out = u.String()
+	}
 	if len(out) > r.lim.MaxLocLength {
 		return "", RejectLocTooLong
 	}
 	return out, ""
+}
+
+// plainURL: s (an absolute URL that parsed) has a lower-case http(s)
+// scheme and holds only bytes that url.URL.String writes back as they are:
+// no percent sign (whose escapes String may rewrite), no fragment, no
+// userinfo (String escapes it).
+func plainURL(s string) bool {
+	if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || c == '%' || c == '#' || c == '@' || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}' {
+			return false
+		}
+	}
+	return true
 }
 
 func truncate(s string, n int) string {
@@ -513,6 +539,10 @@ func (r *Reader) nextXML() (Entry, error) {
 			return Entry{}, io.EOF // the root is closed: what follows is not read
 		}
 		tok, err := r.dec.RawToken()
+		if r.guard.bareAmp && !r.ampWarned {
+			r.ampWarned = true
+			r.warn("a bare & read as written")
+		}
 		if err != nil {
 			return Entry{}, r.xmlError(err)
 		}

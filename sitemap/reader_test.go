@@ -121,6 +121,8 @@ func TestFormats(t *testing.T) {
 			[]string{"http://example.com/a%20%20%20b"}, nil},
 		{"bare ampersand", []byte("<urlset><url><loc>http://example.com/?a=1&b=2&amp;c=3</loc></url></urlset>"), FormatURLSet,
 			[]string{"http://example.com/?a=1&b=2&c=3"}, nil},
+		{"bare ampersand at the end of a loc", []byte("<urlset><url><loc>http://example.com/?a=1&</loc></url></urlset>"), FormatURLSet,
+			[]string{"http://example.com/?a=1&"}, nil},
 		{"CDATA loc", []byte("<urlset><url><loc><![CDATA[http://example.com/?a=1&b=2]]></loc></url></urlset>"), FormatURLSet,
 			[]string{"http://example.com/?a=1&b=2"}, nil},
 		{"relative loc resolved against the document URL", []byte("<urlset><url><loc>page.html</loc></url><url><loc>/root</loc></url></urlset>"), FormatURLSet,
@@ -295,6 +297,26 @@ func TestReaderContract(t *testing.T) {
 	}
 	if len(errs) != 1 || !errors.Is(errs[0], ErrNotSitemap) {
 		t.Errorf("All over an HTML page: %v", errs)
+	}
+}
+
+// A bare & is read as written, with one warning; entities and character
+// references are not bare.
+func TestBareAmpersandWarning(t *testing.T) {
+	for doc, warned := range map[string]bool{
+		"<urlset><url><loc>http://example.com/?a=1&b=2</loc></url></urlset>":                                           true,
+		"<urlset><url><loc>http://example.com/?a=1&amp;b=2&#38;c=3&#x26;d&nbsp;</loc></url></urlset>":                  false,
+		"<urlset><url><loc>http://example.com/?a=1& b</loc></url><url><loc>http://example.com/?&</loc></url></urlset>": true,
+		"<urlset><url><loc>http://example.com/?a=1&#;</loc></url></urlset>":                                            true,
+	} {
+		_, r, err := readAll(t, []byte(doc), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(r.Warnings(), "; ")
+		if strings.Contains(w, "bare &") != warned || strings.Count(w, "bare &") > 1 {
+			t.Errorf("%s: warnings %q", doc, w)
+		}
 	}
 }
 
