@@ -180,6 +180,9 @@ func checkSpacing(t *testing.T, farm *testutil.Farm, hosts []string, delay time.
 		hits := farm.Pages(h, true)
 		if g := testutil.MinGap(hits); len(hits) > 1 && g < delay-jitter {
 			t.Errorf("%s: two requests %v apart, under the Crawl-delay %v (allowing %v of clock jitter)", h, g, delay, jitter)
+			for _, x := range hits {
+				t.Logf("  %s %s %s", h, x.At.Format("15:04:05.000000"), x.Path)
+			}
 		}
 		pages := farm.Pages(h, false)
 		if len(pages) > 1 {
@@ -275,6 +278,7 @@ func TestFleetRedisRestarted(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("Redis killed at %s, back at %s", killed.Format("15:04:05.000000"), time.Now().Format("15:04:05.000000"))
 	for _, p := range ps {
 		if code := p.wait(t, time.Minute); code != 0 {
 			t.Fatalf("process %d exited %d", p.cmd.Process.Pid, code)

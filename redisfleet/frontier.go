@@ -240,8 +240,15 @@ func (q *Frontier) Close() error {
 }
 
 // Attach registers on c the callbacks that report each request done
-// (frontier.Attach).
-func (q *Frontier) Attach(c *colly.Collector) { frontier.Attach(c, q) }
+// (frontier.Attach), and sets c.AllowURLRevisit: the frontier queues each
+// request once for the fleet already, and Colly's own visited check would
+// drop, silently, a request handed out again to the process that had it
+// (after its lease ended, or after Redis lost its data), holding its host
+// and the fleet's end until the hold.
+func (q *Frontier) Attach(c *colly.Collector) {
+	c.AllowURLRevisit = true
+	frontier.Attach(c, q)
+}
 
 // Stats returns this process's counters.
 func (q *Frontier) Stats() FrontierStats {

@@ -26,6 +26,9 @@
 //	                up (default 1m).
 //	-min-delay D    least time between two requests to one host (default
 //	                1s); a Crawl-delay can raise it.
+//	-default-delay D  time between two requests to a host whose robots.txt
+//	                gives no Crawl-delay, and before robots.txt is known
+//	                (default 1s).
 //	-connect ADDR   send every request to ADDR (host:port) whatever its
 //	                URL's host, with the URL's Host header: to try the fleet
 //	                against a local test server standing for many hosts.
@@ -74,6 +77,7 @@ type options struct {
 	redisURL, name, connect string
 	threads, depth          int
 	lease, outage, minDelay time.Duration
+	defaultDelay            time.Duration
 	urls                    []string
 }
 
@@ -92,6 +96,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.lease, "lease", redisfleet.DefaultLease, "how long a dead process holds a host, a fetch or a request")
 	fs.DurationVar(&o.outage, "outage", redisfleet.DefaultOutageLimit, "how long to wait for an unreachable Redis")
 	fs.DurationVar(&o.minDelay, "min-delay", time.Second, "least time between two requests to one host")
+	fs.DurationVar(&o.defaultDelay, "default-delay", robots.DefaultDelay, "time between two requests to a host without Crawl-delay")
 	fs.StringVar(&o.connect, "connect", "", "send every request to this host:port (a local test server)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -150,7 +155,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		robots.WithStore(fleet.Store()),
 		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
 		robots.WithMinDelay(o.minDelay),
-		robots.WithDefaultDelay(0),
+		robots.WithDefaultDelay(o.defaultDelay),
 		robots.WithTransport(transport),
 		robots.WithLogger(log),
 	)
