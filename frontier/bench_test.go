@@ -1,10 +1,14 @@
 package frontier_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/gocolly/colly/v2"
+
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/hostlimit"
 )
 
 // BenchmarkQueueEfficiency crawls 4 hosts × 6 pages at Crawl-delay 0.5 s
@@ -35,6 +39,43 @@ func BenchmarkQueueEfficiency(b *testing.B) {
 			wall := total / time.Duration(b.N)
 			b.ReportMetric(float64(pages*delay)/float64(wall), "efficiency")
 			b.ReportMetric(wall.Seconds(), "s/crawl")
+		})
+	}
+}
+
+// BenchmarkFrontierCycle measures one request's way through the in-memory
+// frontier (AddRequest, QueueSize, GetRequest, Done) with the plugin's
+// limiter as readiness, while the given number of hosts have requests
+// queued (GetRequest looks at each of them).
+func BenchmarkFrontierCycle(b *testing.B) {
+	for _, hosts := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
+			f := frontier.New(frontier.Config{Ready: hostlimit.New(hostlimit.Config{})})
+			for i := range hosts {
+				f.AddRequest(req(b, fmt.Sprintf("http://h%d.example/seed", i)))
+			}
+			reqs := make([][]byte, b.N)
+			for i := range reqs {
+				reqs[i] = req(b, fmt.Sprintf("http://h%d.example/p%d", i%hosts, i))
+			}
+			c := colly.NewCollector()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := f.AddRequest(reqs[i]); err != nil {
+					b.Fatal(err)
+				}
+				f.QueueSize()
+				p, err := f.GetRequest()
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := c.UnmarshalRequest(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Done(frontier.LeaseOf(r.Ctx))
+			}
 		})
 	}
 }

@@ -1,0 +1,51 @@
+package redisfleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet"
+)
+
+// Every process of the fleet runs a Colly queue on the fleet's frontier:
+// one queue per host shared by all, each URL fetched once, and each
+// process's Run ends when the shared queue is empty and no process works.
+// (Compiled, not run: it needs a Redis; examples/distributed is the whole
+// program and the package's tests run it as three processes.)
+func ExampleFleet_Frontier() {
+	ctx := context.Background()
+	opts, _ := redisfleet.ParseURL(redisURL())
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	fleet, err := redisfleet.New(ctx, rdb)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer fleet.Close()
+
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(
+		robots.WithStore(fleet.Store()),
+		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
+	))
+	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl"))
+	defer front.Close()
+	front.Attach(c) // reports each request done; Colly's own revisit check off
+	q, _ := queue.New(4, front)
+	for _, u := range []string{"https://example.com/", "https://example.org/"} {
+		// Every process queues the start URLs: the first wins.
+		if err := q.AddURL(u); err != nil && !errors.Is(err, frontier.ErrSeen) {
+			fmt.Println(err)
+		}
+	}
+	if err := q.Run(c); err != nil {
+		fmt.Println("stopped:", err) // Redis unreachable past the outage limit
+	}
+}
