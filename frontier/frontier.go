@@ -28,13 +28,21 @@
 // # When no host is ready
 //
 // GetRequest waits for a host to become ready (a delay passing, a request
-// done, a new request), at most [Config.MaxWait] (default 1 s); if none is
-// ready by then it returns the request whose host is ready soonest (the
-// limiter's gate still spaces it: the thread that takes it waits there).
-// It never returns nothing while requests are queued, because Colly's
-// loop would spin on that, and it never blocks longer than MaxWait,
-// because while it blocks Colly's loop cannot take the wake-up that
-// Queue.AddRequest sends from a thread, which then waits.
+// done, a new request), at most [Config.MaxWait] (default 1 s). It never
+// blocks longer: while it blocks, Colly's loop cannot take the wake-up
+// that Queue.AddRequest sends from a queue thread, and that thread waits.
+// If no host is ready by then:
+//
+//   - while requests of the frontier are out, it returns the request whose
+//     host is ready soonest (the limiter's gate still spaces it: the thread
+//     that takes it waits there). Returning nothing could leave Colly's
+//     loop cycling between QueueSize and GetRequest for ever, never taking
+//     the wake-up of a thread that holds the only host queued requests
+//     wait for;
+//   - otherwise it returns [ErrNotReady]: readiness then depends on time
+//     alone, Colly's loop asks again, and no thread is tied to a wait.
+//
+// Returning at once with nothing would make Colly's loop spin.
 package frontier
 
 import (
@@ -65,6 +73,10 @@ var (
 	// ErrEmpty is returned by GetRequest when nothing is queued (Colly's
 	// queue does not call it then).
 	ErrEmpty = errors.New("frontier: nothing is queued")
+	// ErrNotReady is returned by GetRequest when, after MaxWait, no queued
+	// request's host may be asked yet and nothing of the frontier is out
+	// (Colly's loop then asks again: a loop per MaxWait, no spin).
+	ErrNotReady = errors.New("frontier: no queued request's host may be asked yet")
 	// ErrSeen is returned by AddRequest for a request (method, URL, body)
 	// that was queued before: each is handed out once.
 	ErrSeen = errors.New("frontier: the request was queued before")
@@ -248,8 +260,9 @@ func (f *Frontier) QueueSize() (int, error) {
 // GetRequest implements queue.Storage: it hands out the oldest queued
 // request among the hosts that may be asked now, with a lease id in its
 // context (under [LeaseKey]). When no host is ready it waits, at most
-// Config.MaxWait, then returns the request whose host is ready soonest
-// (see the package doc). It returns ErrEmpty when nothing is queued.
+// Config.MaxWait, then returns the request whose host is ready soonest, or
+// ErrNotReady when nothing of the frontier is out (see the package doc).
+// It returns ErrEmpty when nothing is queued.
 func (f *Frontier) GetRequest() ([]byte, error) {
 	deadline := time.Now().Add(f.cfg.MaxWait)
 	for {
@@ -262,6 +275,10 @@ func (f *Frontier) GetRequest() ([]byte, error) {
 		}
 		h, soonest := f.pickLocked(now)
 		if h == nil && !now.Before(deadline) {
+			if len(f.leases) == 0 {
+				f.mu.Unlock()
+				return nil, ErrNotReady
+			}
 			h = f.fallbackLocked(now)
 			f.stats.Early++
 		}

@@ -183,6 +183,26 @@ func TestWaitsForSoonest(t *testing.T) {
 	}
 }
 
+// TestNotReady: nothing is out and the only host is far from ready:
+// after MaxWait GetRequest returns ErrNotReady (Colly's loop asks again)
+// rather than tie a thread to the wait.
+func TestNotReady(t *testing.T) {
+	r := &fakeReady{at: map[string]time.Time{}}
+	f := frontier.New(frontier.Config{Ready: r, MaxWait: 50 * time.Millisecond})
+	r.set("http://a.example", time.Now().Add(time.Hour))
+	f.AddRequest(req(t, "http://a.example/1"))
+	start := time.Now()
+	if _, err := f.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
+		t.Fatalf("GetRequest = %v, want ErrNotReady", err)
+	}
+	if time.Since(start) < 50*time.Millisecond {
+		t.Fatal("returned before MaxWait: Colly's loop would spin")
+	}
+	if st := f.Stats(); st.Handed != 0 || st.Queued != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
 func TestHold(t *testing.T) {
 	f := frontier.New(frontier.Config{Hold: 30 * time.Millisecond, MaxWait: time.Second})
 	f.AddRequest(req(t, "http://a.example/1"))

@@ -443,7 +443,9 @@ func (q *Frontier) QueueSize() (int, error) {
 // GetRequest implements queue.Storage: it hands out the next request of a
 // host that may be asked now, with a lease id in its context (under
 // frontier.LeaseKey). When none is ready it waits at most MaxWait, then
-// hands out the request of the host ready soonest. When nothing is queued
+// hands out the request of the host ready soonest if this process has
+// requests out, else returns frontier.ErrNotReady (as package frontier
+// does, for the same reasons). When nothing is queued
 // it waits at most MaxWait for a request to be queued, and returns
 // frontier.ErrEmpty (at once if nothing is out in the fleet either). When
 // Redis is away it retries until MaxWait and returns the error.
@@ -461,14 +463,17 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 	}()
 	backoff := frontierRetryInitial
 	for {
-		force := !time.Now().Before(deadline)
+		past := !time.Now().Before(deadline)
+		q.mu.Lock()
+		force := past && len(q.own) > 0
+		q.mu.Unlock()
 		q.flush(ctx)
 		id := q.fl.token()
 		v, err := q.run(ctx, frPopScript, q.fl.prefix, id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
 			map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds())
 		var wait time.Duration
 		if err != nil {
-			if !errors.Is(err, ErrUnavailable) || force {
+			if !errors.Is(err, ErrUnavailable) || past {
 				return nil, err
 			}
 			wait, backoff = backoff, min(2*backoff, frontierRetryMax)
@@ -483,11 +488,11 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 				return q.hand(id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
 			}
 			soonest, now := frNum(frAt(v, 5)), frNum(frAt(v, 4))
-			if soonest < 0 && (force || frNum(frAt(v, 6)) == 0) {
+			switch {
+			case soonest < 0 && (past || frNum(frAt(v, 6)) == 0):
 				return nil, frontier.ErrEmpty
-			}
-			if force {
-				return nil, frontier.ErrEmpty
+			case past:
+				return nil, frontier.ErrNotReady
 			}
 			wait = time.Until(deadline)
 			if soonest >= 0 {

@@ -179,6 +179,38 @@ func TestFrontierReadsLimiter(t *testing.T) {
 	}
 }
 
+// TestFrontierNotReady: a host paused far ahead by the fleet limiter (a
+// 429 seen by any process) is not handed out; with nothing of this process
+// out, GetRequest returns frontier.ErrNotReady after MaxWait; with a
+// request of its own out it hands out the soonest instead (a queue thread
+// may be waiting to hand it a new request).
+func TestFrontierNotReady(t *testing.T) {
+	srv := redistest.Start(t)
+	fl := frFleet(t, srv)
+	q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
+	if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	q.AddRequest(frReq(t, "http://a.example/1"))
+	q.AddRequest(frReq(t, "http://a.example/2"))
+	start := time.Now()
+	if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
+		t.Fatalf("GetRequest = %v, want ErrNotReady", err)
+	}
+	if time.Since(start) < 100*time.Millisecond {
+		t.Fatal("returned before MaxWait")
+	}
+	q.AddRequest(frReq(t, "http://b.example/1"))
+	_, lb := frGet(t, q) // b is ready; now something of this process is out
+	if u, _ := frGet(t, q); u != "http://a.example/1" {
+		t.Fatalf("got %s, want a/1 handed out early", u)
+	}
+	if st := q.Stats(); st.Early != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	q.Done(lb)
+}
+
 // TestFrontierDeadProcess: a process that dies with a request out (its
 // leases no longer renewed) loses it to the others after the lease.
 func TestFrontierDeadProcess(t *testing.T) {
