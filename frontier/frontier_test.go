@@ -3,6 +3,7 @@ package frontier_test
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -351,6 +352,59 @@ func TestStoppedRequestsAreDone(t *testing.T) {
 	if st := f.Stats(); st.Done != 10 || st.Leased != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+}
+
+// TestQueueAddRequestFromCallbacks: links queued from OnHTML with
+// Queue.AddRequest, whose wake-up blocks the thread until Colly's loop
+// takes it, while the loop waits in GetRequest for the very host that
+// thread holds. The bounded wait keeps the crawl going: it ends, with every
+// page once and the Crawl-delay held.
+func TestQueueAddRequestFromCallbacks(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	const pages, delay = 6, 100 * time.Millisecond
+	farm := testutil.NewFarm(t, map[string]*testutil.Site{
+		"a.example": {Robots: "User-agent: *\nCrawl-delay: 0.1\n", Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, "<html><body>")
+			for i := range pages {
+				fmt.Fprintf(w, `<a href="/p%d">x</a>`, i)
+			}
+			fmt.Fprint(w, "</body></html>")
+			return true
+		}},
+	})
+	tr := farm.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
+	c := colly.NewCollector(p.Option())
+	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter), MaxWait: 100 * time.Millisecond})
+	f.Attach(c)
+	q, _ := queue.New(2, f)
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		u, err := url.Parse(e.Request.AbsoluteURL(e.Attr("href")))
+		if err != nil {
+			return
+		}
+		q.AddRequest(&colly.Request{URL: u, Method: "GET", Ctx: colly.NewContext()}) // ErrSeen for the known ones
+	})
+	q.AddURL("http://a.example/")
+	done := make(chan error, 1)
+	go func() { done <- q.Run(c) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the crawl hung: a thread blocked in Queue.AddRequest and GetRequest waited on its host")
+	}
+	if got := farm.Paths("a.example"); len(got) != pages+1 {
+		t.Fatalf("fetched %v, want / and %d pages once", got, pages)
+	}
+	if g := testutil.MinGap(farm.Pages("a.example", true)); g < delay {
+		t.Fatalf("a gap of %v", g)
+	}
+	t.Logf("frontier: %+v", f.Stats())
 }
 
 // Use the plugin's limiter as the frontier's readiness, attach the
