@@ -18,6 +18,7 @@ import (
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // frFleet returns a Fleet on a client of its own (one "process"), closed
@@ -90,6 +91,7 @@ func frSize(t testing.TB, q *Frontier) int {
 // seen set, one request per host out at a time, and QueueSize counts what
 // is out anywhere.
 func TestFrontierSharedQueue(t *testing.T) {
+	testutil.CheckGoroutines(t)
 	srv := redistest.Start(t)
 	p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 	p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
@@ -214,6 +216,7 @@ func TestFrontierNotReady(t *testing.T) {
 // TestFrontierDeadProcess: a process that dies with a request out (its
 // leases no longer renewed) loses it to the others after the lease.
 func TestFrontierDeadProcess(t *testing.T) {
+	testutil.CheckGoroutines(t)
 	srv := redistest.Start(t)
 	const lease = 300 * time.Millisecond
 	dying := frFleet(t, srv, WithLease(lease)).Frontier(WithMaxWait(100 * time.Millisecond))
