@@ -97,8 +97,9 @@ type Readiness interface {
 // Config configures a [Frontier]. The zero value is usable.
 type Config struct {
 	// Ready, when not nil, says whether a host's delay has passed and
-	// whether it is busy. Give the plugin's limiter. Nil: only PerHost
-	// holds a host back.
+	// whether it is busy. Give the plugin's limiter:
+	// p.Limiter().(frontier.Readiness) is the default *hostlimit.Limiter.
+	// Nil: only PerHost holds a host back.
 	Ready Readiness
 
 	// PerHost is how many requests of one host may be handed out and not

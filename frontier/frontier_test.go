@@ -412,7 +412,8 @@ func TestQueueAddRequestFromCallbacks(t *testing.T) {
 func ExampleNew() {
 	p := robots.New()
 	c := colly.NewCollector(p.Option())
-	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter)})
+	ready, _ := p.Limiter().(frontier.Readiness) // the plugin's own *hostlimit.Limiter
+	f := frontier.New(frontier.Config{Ready: ready})
 	f.Attach(c) // reports each request done (OnError, OnScraped)
 	q, _ := queue.New(4, f)
 	q.AddURL("https://example.com/")
