@@ -520,17 +520,9 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 func (q *Frontier) hand(id string, payload any, early bool) ([]byte, error) {
 	p, _ := payload.(string)
 	r, err := frontier.Decode([]byte(p))
-	if err != nil {
-		// Cannot happen (AddRequest decoded it): report it done so that
-		// the host is not held, and say so.
-		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
-		q.Done(id)
-		return nil, err
-	}
-	b, err := frontier.SetLease([]byte(p), id)
-	if err != nil {
-		q.Done(id)
-		return nil, err
+	var b []byte
+	if err == nil {
+		b, err = frontier.SetLease([]byte(p), id)
 	}
 	q.mu.Lock()
 	q.own[id] = &ownLease{host: r.Host, key: r.Key, payload: p, url: r.URL, at: time.Now()}
@@ -539,6 +531,13 @@ func (q *Frontier) hand(id string, payload any, early bool) ([]byte, error) {
 		q.stats.Early++
 	}
 	q.mu.Unlock()
+	if err != nil {
+		// Cannot happen (AddRequest decoded it): end the lease so that the
+		// host is not held, and say so.
+		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
+		q.Done(id)
+		return nil, err
+	}
 	return b, nil
 }
 
