@@ -3,6 +3,8 @@ package redisfleet
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +29,25 @@ func benchFleet(b *testing.B, srv *redistest.Server, calls *callCounter) *Fleet 
 	b.Cleanup(func() { f.Close() })
 	c.AddHook(calls)
 	return f
+}
+
+// serverTime reports the time Redis itself spent per EVALSHA call
+// (INFO commandstats, since resetStats), free of the client's scheduling.
+func serverTime(b *testing.B, f *Fleet) {
+	info, err := f.rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
+			for _, kv := range strings.Split(rest, ",") {
+				if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
+					x, _ := strconv.ParseFloat(v, 64)
+					b.ReportMetric(x, "redis-µs/script")
+				}
+			}
+		}
+	}
 }
 
 // report adds the Redis calls per operation.
@@ -69,7 +90,8 @@ func BenchmarkLimiter(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var calls callCounter
-			l := benchFleet(b, srv, &calls).Limiter(LimiterConfig{Spacing: bc.spacing})
+			f := benchFleet(b, srv, &calls)
+			l := f.Limiter(LimiterConfig{Spacing: bc.spacing})
 			hosts := make([]string, b.N)
 			for i := range hosts {
 				hosts[i] = fmt.Sprintf("https://h%d-%d.example", i, time.Now().UnixNano())
@@ -77,6 +99,7 @@ func BenchmarkLimiter(b *testing.B) {
 			// Load the script once, out of the timing.
 			p, _ := l.Acquire(ctx, "https://warm.example", 0)
 			p.Release()
+			f.rdb.ConfigResetStat(ctx)
 			n0 := calls.n.Load()
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -94,7 +117,8 @@ func BenchmarkLimiter(b *testing.B) {
 				p.Release()
 			}
 			b.StopTimer()
-			report(b, &calls, n0)
+			report(b, &calls, n0+1) // less the CONFIG RESETSTAT
+			serverTime(b, f)
 		})
 	}
 	b.Run("hostlimit/WaitAcquireRelease", func(b *testing.B) {

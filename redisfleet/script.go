@@ -116,6 +116,7 @@ local function event()
 end
 
 local Q, S, E = KEYS[4], KEYS[5], KEYS[6]
+local touched = {} -- the zsets written to: their expiry is renewed
 local out
 if op == 'acq' or op == 'wait' then
   local early = op == 'wait'
@@ -140,6 +141,8 @@ if op == 'acq' or op == 'wait' then
     if early then mine = E end
     redis.call('ZADD', mine, 'NX', I(now), tok)
     redis.call('ZADD', S, I(now), tok)
+    if early then touched[6] = true else touched[4] = true end
+    touched[5] = true
     local head = redis.call('ZRANGE', mine, 0, 0)
     first = head[1] == tok
     if early and first and redis.call('ZCARD', Q) > 0 then first = false end
@@ -160,6 +163,7 @@ if op == 'acq' or op == 'wait' then
         out = {1, 0}
       else
         redis.call('ZADD', Z, I(now + lease), tok)
+        touched[2] = true
         redis.call('ZREM', Q, tok)
         redis.call('ZREM', S, tok)
         g = g + 1
@@ -190,6 +194,7 @@ elseif op == 'leave' then
   out = {1}
 elseif op == 'renew' then
   redis.call('ZADD', Z, I(now + lease), tok)
+  touched[2] = true
   out = {1}
 elseif op == 'obs' then
   local p = 0
@@ -232,8 +237,9 @@ redis.call('HSET', H, 'd', I(d), 'm', I(mode), 'next', I(nxt), 'pause', I(pause)
   'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp))
 local last = math.max(nxt, pause, claim, wake, le + d, ls + d, now)
 redis.call('PEXPIRE', H, I(math.ceil((last - now + idle) / 1000)))
-for i = 2, 6 do
-  if i ~= 3 then redis.call('PEXPIRE', KEYS[i], I(math.ceil((lease + idle) / 1000))) end
+local ttl = I(math.ceil((lease + idle) / 1000))
+for i, k in pairs(touched) do
+  redis.call('PEXPIRE', KEYS[i], ttl)
 end
 return out
 `)
