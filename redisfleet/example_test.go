@@ -2,7 +2,9 @@ package redisfleet_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -110,4 +112,28 @@ func ExampleFleet_Limiter() {
 	// ... send the request, then:
 	p.Sent()
 	p.Release()
+}
+
+// ParseURL reads a redis:// URL into client options that let the fleet's
+// call timeout cut a stalled call.
+func ExampleParseURL() {
+	o, err := redisfleet.ParseURL("redis://:secret@127.0.0.1:6380/2")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(o.Addr, o.DB, o.ContextTimeoutEnabled)
+	// Output: 127.0.0.1:6380 2 true
+}
+
+// A Redis that cannot be reached at start is a clear error.
+func ExampleNew_unreachable() {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer rdb.Close()
+	_, err := redisfleet.New(context.Background(), rdb, redisfleet.WithCallTimeout(500*time.Millisecond))
+	fmt.Println(errors.Is(err, redisfleet.ErrUnavailable))
+	// Output: true
 }

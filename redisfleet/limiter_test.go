@@ -339,3 +339,36 @@ func TestLimiterContextEnds(t *testing.T) {
 		t.Fatalf("stats of the caller that gave up: %+v", st)
 	}
 }
+
+// TestLimiterPause: a pause set by one process holds the host for another
+// (WaitMax does not wait out a pause longer than its limit), and Stats
+// shows this process's grants and waits.
+func TestLimiterPause(t *testing.T) {
+	srv := redistest.Start(t)
+	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
+	ctx := context.Background()
+	const host = "https://paused.example"
+	if err := a.Pause(ctx, host, 400*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var pe *hostlimit.PausedError
+	if _, err := b.WaitMax(ctx, host, 0, 100*time.Millisecond); !errors.As(err, &pe) {
+		t.Fatalf("WaitMax on a host paused 400 ms with maxPause 100 ms: %v", err)
+	}
+	start := time.Now()
+	p, err := b.Acquire(ctx, host, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("granted %v into a 400 ms pause set by another process", el)
+	}
+	st, ok := b.Stats(host)
+	if !ok || st.Grants != 1 || st.Waits != 1 || st.InFlight != 0 || st.Queued != 0 {
+		t.Fatalf("stats %+v, %v", st, ok)
+	}
+	if _, ok := b.Stats("https://never.example"); ok {
+		t.Fatal("stats for a host never used")
+	}
+}
