@@ -364,6 +364,10 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 	cfg.UserAgent = res.UserAgent()
 	cfg.Allow = p.allowSitemap
 	cfg.OnReport = p.recordSitemap
+	// The host's gate holds the host while a response is open: the
+	// sitemap is read whole (to a temporary file past 1 MiB) before its
+	// pages, which pass that gate, are handed over.
+	cfg.Spool = true
 	var win *slots
 	if window {
 		win = newSlots(sc.window)

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -438,5 +439,61 @@ func TestSitemapsExtraAndStrict(t *testing.T) {
 	defer mu.Unlock()
 	if len(reps) != 1 || reps[0].Rejected[sitemap.ReasonOutsideDir] != 1 || reps[0].Handed != 2 {
 		t.Errorf("reports %+v", reps)
+	}
+}
+
+// TestSitemapsSpacedAndCanceled: sitemap fetches pass the host's gate
+// like pages (no two requests closer than the Crawl-delay), and when the
+// collector's context ends the Async walk ends and Wait returns.
+func TestSitemapsSpacedAndCanceled(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) { testSitemapsSpacedAndCanceled(t, async) })
+	}
+}
+
+func testSitemapsSpacedAndCanceled(t *testing.T, async bool) {
+	testutil.CheckGoroutines(t)
+	var locs []string
+	for i := range 200 {
+		locs = append(locs, fmt.Sprintf("http://a.test/p/%d", i))
+	}
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nCrawl-delay: 0.05\nSitemap: http://a.test/index.xml\n"},
+		map[string]map[string]string{"a.test": {
+			"/index.xml": smIndex("http://a.test/s1.xml", "http://a.test/s2.xml"),
+			"/s1.xml":    smURLSet(locs[:3]...),
+			"/s2.xml":    smURLSet(locs[3:]...),
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := New(WithTransport(farmTransport(t, f)), WithSitemaps())
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(async, p.Option(), colly.StdlibContext(ctx))
+	c.AllowURLRevisit = false
+	var fetched atomic.Int64
+	c.OnResponse(func(r *colly.Response) {
+		if fetched.Add(1) == 8 {
+			cancel()
+		}
+	})
+	c.Visit("http://a.test/")
+	c.Wait()
+	hs := f.Pages("a.test", true)
+	if g := testutil.MinGap(hs); g < 50*time.Millisecond {
+		t.Errorf("two requests %s apart, under the Crawl-delay of 50ms (sitemaps included)", g)
+	}
+	if count(hs, "/s2.xml") != 1 || len(hs) > 20 {
+		t.Errorf("%d requests after the cancel: %v", len(hs), hs)
+	}
+	if p.SitemapsWalking() != 0 {
+		t.Errorf("walk still running after Wait")
+	}
+	var s2 *sitemap.Report
+	for _, r := range p.Sitemaps() {
+		if r.URL == "http://a.test/s2.xml" {
+			s2 = &r
+		}
+	}
+	if s2 == nil || !errors.Is(s2.Err, context.Canceled) {
+		t.Errorf("s2 report %+v: the cancel is its error", s2)
 	}
 }

@@ -1,6 +1,7 @@
 package sitemap
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,6 +148,17 @@ type Config struct {
 	// robots plugin's sitemap client) does not count. A document that takes
 	// longer ends with an error wrapping ErrDocTimeout.
 	DocTimeout time.Duration
+	// Spool makes the walker read each document's body whole before
+	// handing over any of its URLs: up to 1 MiB in memory, the rest in a
+	// temporary file in SpoolDir (default os.TempDir()), at most
+	// Limits.MaxBytes bytes as sent (a longer body is cut there, with a
+	// *LimitError "bytes" after the entries read). The response is closed
+	// first, so that a per-host gate that holds a host while a response is
+	// open (one request in flight per host) lets fn's own requests to that
+	// host through. Without Spool the document is read from the connection
+	// as fn takes its URLs.
+	Spool    bool
+	SpoolDir string
 	// OnReport, when set, is called with each document's report as soon as
 	// it is final, from the walking goroutine.
 	OnReport func(Report)
@@ -354,7 +367,22 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 		return
 	}
 	defer body.Close()
-	rd := NewReader(body, loc, cfg.Limits)
+	var src io.Reader = body
+	if cfg.Spool {
+		sp, err := spool(body, cfg.Limits.MaxBytes, cfg.SpoolDir)
+		body.Close() // the connection, and the host's gate, are free
+		defer sp.Close()
+		if err != nil && sp.size == 0 {
+			r.Err = fmt.Errorf("sitemap: %s: %w", loc, err)
+			if budget.spent() && ctx.Err() == nil {
+				r.Err = fmt.Errorf("sitemap: %s: %w: fetching took longer than %s", loc, ErrDocTimeout, cfg.DocTimeout)
+			}
+			ws.report(r)
+			return
+		}
+		src = sp.reader(err)
+	}
+	rd := NewReader(src, loc, cfg.Limits)
 	var children []walkChild
 	dir := walkDir(u)
 	for {
@@ -631,3 +659,80 @@ func (b *docBudget) spent() bool {
 	defer b.mu.Unlock()
 	return b.fired
 }
+
+// spoolMemory is how much of a spooled document is kept in memory; the
+// rest goes to a temporary file.
+const spoolMemory = 1 << 20
+
+// spooled is a document body read whole: a memory head and a file tail.
+type spooled struct {
+	head []byte
+	file *os.File
+	size int64
+}
+
+// spool reads body into memory and, past spoolMemory, a temporary file in
+// dir, up to limit bytes (0: DefaultMaxBytes). It returns what it read and
+// the error that stopped it early: the body's, or a *LimitError.
+func spool(body io.Reader, limit int64, dir string) (*spooled, error) {
+	if limit <= 0 {
+		limit = DefaultMaxBytes
+	}
+	sp := &spooled{}
+	head := make([]byte, min(int64(spoolMemory), limit+1))
+	n, err := io.ReadFull(body, head)
+	sp.head, sp.size = head[:n], int64(n)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return sp, nil
+	case err != nil:
+		return sp, err
+	}
+	if sp.size > limit {
+		sp.head, sp.size = sp.head[:limit], limit
+		return sp, &LimitError{Limit: "bytes", Max: limit}
+	}
+	f, err := os.CreateTemp(dir, "sitemap-*.spool")
+	if err != nil {
+		return sp, fmt.Errorf("spooling: %w", err)
+	}
+	os.Remove(f.Name()) // gone when closed (where the system allows)
+	sp.file = f
+	m, err := io.Copy(f, io.LimitReader(body, limit-sp.size+1))
+	sp.size += m
+	if err == nil && sp.size > limit {
+		err = &LimitError{Limit: "bytes", Max: limit}
+		f.Truncate(limit - int64(len(sp.head)))
+		sp.size = limit
+	}
+	if _, serr := f.Seek(0, io.SeekStart); serr != nil && err == nil {
+		err = fmt.Errorf("spooling: %w", serr)
+	}
+	return sp, err
+}
+
+// reader reads the spooled bytes, then returns err (io.EOF when nil).
+func (sp *spooled) reader(err error) io.Reader {
+	rs := []io.Reader{bytes.NewReader(sp.head)}
+	if sp.file != nil {
+		rs = append(rs, io.LimitReader(sp.file, sp.size-int64(len(sp.head))))
+	}
+	if err != nil {
+		rs = append(rs, errReader{err})
+	}
+	return io.MultiReader(rs...)
+}
+
+func (sp *spooled) Close() error {
+	if sp.file == nil {
+		return nil
+	}
+	name := sp.file.Name()
+	err := sp.file.Close()
+	os.Remove(name)
+	return err
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -574,3 +574,51 @@ func TestWalkDocTimeout(t *testing.T) {
 		t.Errorf("pages %q", got)
 	}
 }
+
+// Spool: a document is read whole before its URLs are handed over, so that
+// fn's requests to the same host pass a one-in-flight gate (without it
+// they would wait for the sitemap's response to end, which waits for them).
+func TestWalkSpool(t *testing.T) {
+	locs := make([]string, 40_000) // about 1.2 MB: memory head and file tail
+	for i := range locs {
+		locs[i] = fmt.Sprintf("http://a.test/page/%d", i)
+	}
+	f, _, _ := wkFarm(t, map[string]wkDocs{"a.test": {"/big.xml": wkURLSet(locs...), "/page/0": "", "/page/39999": ""}})
+	tr := f.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	lim := hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return time.Millisecond }})
+	cl := &http.Client{Transport: lim.Transport(tr)}
+	// Without Spool the first request below would wait for the sitemap's
+	// response, which waits for it: the context ends that.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var n int
+	reps := NewWalker(Config{Client: cl, Spool: true, SpoolDir: t.TempDir()}).Walk(ctx, "", []string{"http://a.test/big.xml"}, func(p Page) error {
+		n++
+		if n == 1 || n == len(locs) {
+			// A request to the same host through the same gate.
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.Loc, nil)
+			res, err := cl.Do(req)
+			if err != nil {
+				return err
+			}
+			res.Body.Close()
+		}
+		return nil
+	})
+	if r := reps[0]; r.Err != nil || r.Handed != len(locs) || n != len(locs) {
+		t.Fatalf("report %+v, %d pages", r, n)
+	}
+	if got := f.Paths("a.test"); !slices.Equal(got, []string{"/big.xml", "/page/0", "/page/39999"}) {
+		t.Errorf("requests %q", got)
+	}
+
+	// A body longer than Limits.MaxBytes is cut there: the entries before
+	// are handed over, then a LimitError.
+	n = 0
+	reps = NewWalker(Config{Client: cl, Spool: true, Limits: Limits{MaxBytes: 10_000}}).Walk(ctx, "", []string{"http://a.test/big.xml"}, func(Page) error { n++; return nil })
+	var le *LimitError
+	if r := reps[0]; !errors.As(r.Err, &le) || le.Limit != "bytes" || n == 0 || n > 400 {
+		t.Errorf("cut: %v, %d pages", r.Err, n)
+	}
+}
