@@ -56,15 +56,20 @@ package redisfleet
 //	claim  an early waiter was let through and heads for the gate, until µs
 //	wake   some waiter was told to come back no later than this, µs: an
 //	       event before it publishes a wake-up for the host hash key
+//	hd     the largest delay a permit still in hold:{<host>} was granted
+//	       under (0 when none is): while a permit is out, the host is
+//	       serialised by max(d, hd), so a caller passing a lower delay does
+//	       not end the serialisation of permits granted under a higher one
 //	g, pc  grants and pauses started (counters)
 //	lp     the latest pause computed, µs
 //
 // A host may be asked now (the next Acquire is granted at once) when, with
-// now = TIME in µs and d = field d:
+// now = TIME in µs and dd = max(d, hd) while hold:{<host>} has a live
+// member (score > now), else d:
 //
 //	now >= max(next, pause) and,
-//	if d > 0: no member of hold:{<host>} has a score > now, and
-//	          now >= le + d (m = 0) or now >= ls + d (m = 1).
+//	if dd > 0: no member of hold:{<host>} has a score > now, and
+//	           now >= le + dd (m = 0) or now >= ls + dd (m = 1).
 //
 // [HostReadyLua] is that test as a Lua function for other scripts (the
 // queue frontier's).
@@ -118,19 +123,21 @@ func (f *Fleet) HostKeys(host string) (hash, hold string) {
 // script.
 const HostReadyLua = `
 local function robots_host_ready_at(hkey, zkey, now)
-  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls')
+  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd')
   local d = tonumber(s[1]) or 0
   local at = math.max(tonumber(s[3]) or 0, tonumber(s[4]) or 0)
+  local n = string.format('%d', now)
+  local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. n, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', n, 'WITHSCORES')
+  local hd = tonumber(s[7]) or 0
+  if #first > 0 or #gone > 0 then d = math.max(d, hd) end
   if d <= 0 then return at, 0 end
   if (tonumber(s[2]) or 0) == 1 then
     at = math.max(at, (tonumber(s[6]) or 0) + d)
   else
     at = math.max(at, (tonumber(s[5]) or 0) + d)
   end
-  local n = string.format('%d', now)
-  local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', n, 'WITHSCORES')
   for i = 2, #gone, 2 do at = math.max(at, tonumber(gone[i]) + d) end
-  local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. n, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if #first > 0 then
     return math.max(at, tonumber(first[2])), 1
   end

@@ -528,7 +528,7 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 			if blocked {
 				h.waited(start)
 			}
-			return l.grant(h, tok, at(v, 1)), nil
+			return l.grant(h, tok, at(v, 1), at(v, 2)), nil
 		}
 		queued = true
 		blocked = true
@@ -539,12 +539,12 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 	}
 }
 
-func (l *Limiter) grant(h *lhost, tok string, fail int64) *permit {
+func (l *Limiter) grant(h *lhost, tok string, fail, delay int64) *permit {
 	h.mu.Lock()
 	h.grants++
 	h.inFlight++
 	h.mu.Unlock()
-	p := &permit{l: l, h: h, tok: tok, fail: fail}
+	p := &permit{l: l, h: h, tok: tok, fail: fail, delay: delay}
 	p.renew = time.AfterFunc(l.f.cfg.lease/3, p.renewLease)
 	return p
 }
@@ -554,6 +554,7 @@ type permit struct {
 	l     *Limiter
 	h     *lhost
 	tok   string
+	delay int64 // µs, the delay in force at the grant
 	renew *time.Timer
 
 	mu   sync.Mutex
@@ -587,7 +588,7 @@ func (p *permit) Sent() {
 	}
 	p.sent = true
 	if p.l.mode == 1 {
-		p.l.callOrRetry(p.h, opSent, p.tok)
+		p.l.callOrRetry(p.h, opSent, p.tok, p.delay)
 	}
 }
 
@@ -653,7 +654,7 @@ func (p *permit) Release() {
 		if p.sent {
 			sent = "1"
 		}
-		p.l.callOrRetry(p.h, opRelease, p.tok, sent)
+		p.l.callOrRetry(p.h, opRelease, p.tok, sent, p.delay)
 	}
 }
 

@@ -372,3 +372,35 @@ func TestLimiterPause(t *testing.T) {
 		t.Fatal("stats for a host never used")
 	}
 }
+
+// TestLimiterLowerDelayKeepsSerialisation: a process passing a lower delay
+// (a robots.txt fetch by a process that does not know the policy yet: delay
+// 0) while another process's page, granted under 300 ms, is in flight
+// waits for it to end, and then for the 300 ms it was granted under.
+func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
+	srv := redistest.Start(t)
+	s := newSite(t, 200*time.Millisecond)
+	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
+	host := "http://" + s.Listener.Addr().String()
+	ctx := context.Background()
+	const d = 300 * time.Millisecond
+	done := make(chan error, 1)
+	go func() {
+		_, err := get(ctx, a, host, s.URL+"/page", d)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // a's request is in flight
+	if _, err := get(ctx, b, host, s.URL+"/robots.txt", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	v := s.log()
+	if len(v) != 2 || s.maxIn != 1 {
+		t.Fatalf("%d requests, %d at once; want 2, one at a time", len(v), s.maxIn)
+	}
+	if g := v[1].start.Sub(v[0].end); g < d-jitterE2S {
+		t.Fatalf("a delay-0 request went %v after a request granted under %v ended", g, d)
+	}
+}

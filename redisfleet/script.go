@@ -29,8 +29,9 @@ const (
 //	wait  8 stale µs 9 maxPause 10 claim
 //	                         -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
 //	leave                    -> {1} (an Acquire caller that gave up)
-//	sent, renew              -> {1}
-//	rel   8 sent (0/1)       -> {1}
+//	sent  8 grant delay µs   -> {1}
+//	renew                    -> {1}
+//	rel   8 sent (0/1) 9 grant delay µs -> {1}
 //	obs   8 kind (1: 429/503, 2: 2xx/3xx) 9 Retry-After µs (-1: none)
 //	      10 backoff base 11 backoff max 12 Retry-After cap (-1: none)
 //	                         -> {pause µs started, 0 if none}
@@ -45,7 +46,7 @@ local H, Z = KEYS[1], KEYS[2]
 local op, tok = ARGV[1], ARGV[2]
 local nd, lease, mode, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
-local s = redis.call('HMGET', H, 'd', 'next', 'pause', 'le', 'ls', 'fail', 'claim', 'wake', 'g', 'pc', 'lp')
+local s = redis.call('HMGET', H, 'd', 'next', 'pause', 'le', 'ls', 'fail', 'claim', 'wake', 'g', 'pc', 'lp', 'hd')
 local d = tonumber(s[1]) or 0
 local nxt = tonumber(s[2])
 local pause = tonumber(s[3]) or 0
@@ -57,6 +58,7 @@ local wake = tonumber(s[8]) or 0
 local g = tonumber(s[9]) or 0
 local pc = tonumber(s[10]) or 0
 local lp = tonumber(s[11]) or 0
+local hd = tonumber(s[12]) or 0
 if nxt == nil then
   -- No state: a new host, one evicted idle, or one lost with Redis's data.
   -- A missing epoch means the data was lost now: hold such hosts for a
@@ -80,19 +82,27 @@ if #gone > 0 then
   for i = 2, #gone, 2 do
     local e = tonumber(gone[i])
     if mode == 0 then le = math.max(le, e) else ls = math.max(ls, e) end
-    nxt = math.max(nxt, e + d)
+    nxt = math.max(nxt, e + math.max(d, hd))
   end
   redis.call('ZREMRANGEBYSCORE', Z, '-inf', I(now))
 end
 
+-- dd is the delay that serialises: the delay passed, raised to hd, the
+-- largest delay a permit still out was granted under (a caller passing a
+-- lower delay, such as a robots.txt fetch of a process that does not know
+-- the policy yet, does not end the serialisation of permits already out).
+local live = redis.call('ZRANGE', Z, 0, 0, 'WITHSCORES')
+local holdEnd = 0
+if #live > 0 then holdEnd = tonumber(live[2]) else hd = 0 end
+local dd = math.max(d, hd)
+
 local function ready(early)
   local at = math.max(pause, nxt)
   local held = 0
-  if d > 0 then
-    if mode == 0 then at = math.max(at, le + d) else at = math.max(at, ls + d) end
+  if dd > 0 then
+    if mode == 0 then at = math.max(at, le + dd) else at = math.max(at, ls + dd) end
     if early then at = math.max(at, claim) end
-    local first = redis.call('ZRANGE', Z, 0, 0, 'WITHSCORES')
-    if #first > 0 then held = tonumber(first[2]) end
+    held = holdEnd
   end
   return at, held
 end
@@ -109,9 +119,11 @@ local function publish()
   end
 end
 
-local function event()
+-- event records a release (a send mark) of a permit granted under delay
+-- pd: the next grant is owed the larger of pd and the delay now.
+local function event(pd)
   if mode == 0 then le = math.max(le, now) else ls = math.max(ls, now) end
-  nxt = math.max(nxt, now + d)
+  nxt = math.max(nxt, now + math.max(d, pd))
   publish()
 end
 
@@ -126,7 +138,7 @@ if op == 'acq' or op == 'wait' then
     local mp = tonumber(ARGV[9])
     if mp >= 0 and pause - now > mp then out = {-1, pause - now} end
   end
-  if out == nil and d > 0 then
+  if out == nil and dd > 0 then
     -- The fleet-wide queues of the host's Acquire callers and of its Wait
     -- callers, first come first served: only the head of a queue may pass,
     -- Wait callers only while no Acquire caller waits, and a release wakes
@@ -157,13 +169,14 @@ if op == 'acq' or op == 'wait' then
     local at, held = ready(early)
     if held == 0 and at <= now then
       if early then
-        if d > 0 then claim = now + tonumber(ARGV[10]) end
+        if dd > 0 then claim = now + tonumber(ARGV[10]) end
         redis.call('ZREM', E, tok)
         redis.call('ZREM', S, tok)
         out = {1, 0}
       else
         redis.call('ZADD', Z, I(now + lease), tok)
         touched[2] = true
+        hd = math.max(hd, d)
         redis.call('ZREM', Q, tok)
         redis.call('ZREM', S, tok)
         g = g + 1
@@ -178,12 +191,12 @@ if op == 'acq' or op == 'wait' then
   end
 elseif op == 'sent' then
   redis.call('ZREM', Z, tok)
-  if mode == 1 then event() end
+  if mode == 1 then event(tonumber(ARGV[8])) end
   out = {1}
 elseif op == 'rel' then
   if mode == 0 or ARGV[8] ~= '1' then
     redis.call('ZREM', Z, tok)
-    event()
+    event(tonumber(ARGV[9]))
   end
   out = {1}
 elseif op == 'leave' then
@@ -234,8 +247,8 @@ else
 end
 
 redis.call('HSET', H, 'd', I(d), 'm', I(mode), 'next', I(nxt), 'pause', I(pause), 'le', I(le), 'ls', I(ls),
-  'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp))
-local last = math.max(nxt, pause, claim, wake, le + d, ls + d, now)
+  'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp), 'hd', I(hd))
+local last = math.max(nxt, pause, claim, wake, le + dd, ls + dd, now)
 redis.call('PEXPIRE', H, I(math.ceil((last - now + idle) / 1000)))
 local ttl = I(math.ceil((lease + idle) / 1000))
 for i, k in pairs(touched) do
