@@ -13,10 +13,10 @@ import (
 var ErrNotSitemap = errors.New("sitemap: not a sitemap")
 
 // ErrDoctype reports a document type declaration with an internal subset
-// (<!DOCTYPE x [ ... ]>), the vehicle of entity-expansion attacks. It is
-// refused as soon as its '[' is seen in the byte stream, before the
-// declaration is buffered. A DOCTYPE without an internal subset is allowed
-// (and ignored); <!DOCTYPE html> is ErrNotSitemap.
+// (<!DOCTYPE x [ ... ]>), the vehicle of entity-expansion attacks, before
+// the root element. It is refused as soon as its '[' is seen in the byte
+// stream; entities are never expanded anyway. A DOCTYPE without an internal
+// subset is allowed (and ignored); <!DOCTYPE html> is ErrNotSitemap.
 var ErrDoctype = errors.New("sitemap: DOCTYPE with an internal subset refused")
 
 // ErrLimit is the target for errors.Is matching every [*LimitError].

@@ -53,7 +53,40 @@ func FuzzReader(f *testing.F) {
 			lim = Limits{MaxBytes: 2048, MaxEntries: 4, MaxLocLength: 48, MaxDepth: 4, MaxTextRun: 128, MaxAlternates: 2}
 		}
 		fuzzOne(t, doc, lim)
+		if !small {
+			fuzzReference(t, doc)
+		}
 	})
+}
+
+// fuzzReference: where encoding/xml (through the same Reader logic) reads
+// a document to its clean end, xmlScanner gives the same entries and ends
+// cleanly too.
+func fuzzReference(t *testing.T, doc []byte) (compared bool) {
+	ref := NewReader(bytes.NewReader(doc), "https://example.com/dir/sitemap.xml", Limits{})
+	ref.newTokenizer = func(src io.Reader) tokenizer { return newXMLRef(ref, src) }
+	var want []Entry
+	for e, err := range ref.All() {
+		if err != nil {
+			return false // the reference failed: nothing to compare
+		}
+		want = append(want, e)
+	}
+	if ref.Format() == FormatText {
+		return false
+	}
+	r := NewReader(bytes.NewReader(doc), "https://example.com/dir/sitemap.xml", Limits{})
+	var got []Entry
+	for e, err := range r.All() {
+		if err != nil {
+			t.Fatalf("scanner: %v after %d entries; encoding/xml read %d entries to the end", err, len(got), len(want))
+		}
+		got = append(got, e)
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("scanner entries differ from encoding/xml's:\n%+v\n%+v", got, want)
+	}
+	return true
 }
 
 func fuzzOne(t *testing.T, doc []byte, lim Limits) {

@@ -50,11 +50,11 @@ type Limits struct {
 	// MaxDepth bounds XML element nesting (default 32): the root is depth
 	// 1; an element at depth MaxDepth+1 is a LimitError "depth".
 	MaxDepth int
-	// MaxTextRun bounds, in bytes, each construct the XML tokenizer holds
-	// whole: one text node, tag, comment, CDATA section, processing
-	// instruction or directive; in a text sitemap, one line (default
-	// 256 KiB). A longer one is a LimitError "text run", found in the byte
-	// stream before it is buffered.
+	// MaxTextRun bounds, in bytes, each XML construct: one text node, tag,
+	// comment, CDATA section, processing instruction or directive, and the
+	// whitespace before the first; in a text sitemap, one line (default
+	// 256 KiB). A longer one is a LimitError "text run", found before it is
+	// buffered (a text node is never buffered whole).
 	MaxTextRun int
 	// MaxAlternates bounds the xhtml:link alternates kept for one <url>
 	// (default 1,000); further ones are dropped and counted under
@@ -124,23 +124,25 @@ type Reader struct {
 	bom8    bool // a UTF-8 BOM: a declared encoding is ignored
 
 	// XML
-	dec        *xml.Decoder
-	spec       *docSpec
-	stack      []string // lower-cased local names, the root first
-	inEntry    bool
-	entryDep   int // depth of the entry element
-	field      int // fNone or the field being collected
-	fieldDep   int
-	lmRank     int // rank in spec.lastmod of the lastmod kept; len when none
-	buf        []byte
-	locSet     bool
-	locTooLong bool
-	cur        Entry
-	pending    Entry // completed by the start of the next entry
-	hasPending bool
-	entries    int
+	tok          tokenizer
+	newTokenizer func(io.Reader) tokenizer // the tests' encoding/xml reference; nil: xmlScanner
+	names        map[string]string         // interned element names
+	scratch      []byte
+	spec         *docSpec
+	stack        []string // lower-cased local names, the root first
+	inEntry      bool
+	entryDep     int // depth of the entry element
+	field        int // fNone or the field being collected
+	fieldDep     int
+	lmRank       int // rank in spec.lastmod of the lastmod kept; len when none
+	buf          []byte
+	locSet       bool
+	locTooLong   bool
+	cur          Entry
+	pending      Entry // completed by the start of the next entry
+	hasPending   bool
+	entries      int
 
-	guard     *markupGuard
 	ampWarned bool
 
 	// text
@@ -332,35 +334,37 @@ func mustCharset(label string, r io.Reader) io.Reader {
 }
 
 func (r *Reader) startXML(src io.Reader) error {
-	g := &markupGuard{r: src, max: int64(r.lim.MaxTextRun)}
-	r.guard = g
-	d := xml.NewDecoder(g)
-	d.Strict = false
-	d.Entity = xml.HTMLEntity
-	d.CharsetReader = r.charsetReader
-	r.dec = d
+	if r.newTokenizer != nil {
+		r.tok = r.newTokenizer(src)
+	} else {
+		r.tok = newXMLScanner(src, r.lim.MaxTextRun, r.charsetReader)
+	}
 	r.stack = make([]string, 0, 8)
+	r.names = make(map[string]string)
 	return nil
 }
 
-// charsetReader decodes the encoding an XML declaration names. A byte
-// order mark wins over the declaration; an unknown label is read as UTF-8
-// with a warning.
-func (r *Reader) charsetReader(label string, input io.Reader) (io.Reader, error) {
-	if r.utf16 || r.bom8 {
+// charsetReader decodes the encoding an XML declaration names, or returns
+// nil to read on as UTF-8: for UTF-8, when a byte order mark decided
+// already, for UTF-16 (the declaration was read as 8-bit text, so it is
+// not), and, with a warning, for an unknown label.
+func (r *Reader) charsetReader(label string, input io.Reader) io.Reader {
+	switch l := strings.ToLower(strings.TrimSpace(label)); {
+	case l == "utf-8" || l == "utf8":
+		return nil
+	case r.utf16 || r.bom8:
 		r.warn("declared encoding %q ignored: the byte order mark decides", label)
-		return input, nil
-	}
-	if strings.HasPrefix(strings.ToLower(label), "utf-16") || strings.EqualFold(label, "ucs-2") {
+		return nil
+	case strings.HasPrefix(l, "utf-16") || l == "ucs-2":
 		r.warn("declared encoding %q ignored: the document is not UTF-16", label)
-		return input, nil
+		return nil
 	}
 	cr, err := charset.NewReaderLabel(label, input)
 	if err != nil {
-		r.warn("unknown declared encoding %q read as UTF-8", label)
-		return input, nil
+		r.warn("unknown declared encoding %q read as UTF-8", truncate(label, 40))
+		return nil
 	}
-	return cr, nil
+	return cr
 }
 
 func (r *Reader) startText(sr *bufio.Reader, size int) error {
@@ -538,16 +542,12 @@ func (r *Reader) nextXML() (Entry, error) {
 		if r.spec != nil && len(r.stack) == 0 {
 			return Entry{}, io.EOF // the root is closed: what follows is not read
 		}
-		tok, err := r.dec.RawToken()
-		if r.guard.bareAmp && !r.ampWarned {
-			r.ampWarned = true
-			r.warn("a bare & read as written")
-		}
+		t, err := r.tok.next()
 		if err != nil {
 			return Entry{}, r.xmlError(err)
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch t.kind {
+		case tokStart:
 			if e := r.startElement(t); e != nil {
 				return Entry{}, e
 			}
@@ -555,17 +555,17 @@ func (r *Reader) nextXML() (Entry, error) {
 				r.hasPending = false
 				return r.pending, nil
 			}
-		case xml.EndElement:
+		case tokEnd:
 			if e, ok := r.endElement(t); ok {
 				return e, nil
 			}
-		case xml.CharData:
+		case tokText:
 			if r.field != fNone && len(r.stack) == r.fieldDep {
-				r.collect(t)
+				r.collect(t.text, t.literal)
 			}
-		case xml.Directive:
+		case tokDirective:
 			if r.spec == nil {
-				if err := r.directive(t); err != nil {
+				if err := r.directive(t.text); err != nil {
 					return Entry{}, err
 				}
 			}
@@ -590,10 +590,13 @@ func (r *Reader) xmlError(err error) error {
 	if se := (*xml.SyntaxError)(nil); errors.As(err, &se) && se.Msg == "unexpected EOF" {
 		return fmt.Errorf("sitemap: document truncated: %w (%w)", io.ErrUnexpectedEOF, err)
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
+	}
 	return fmt.Errorf("sitemap: %w", err)
 }
 
-func (r *Reader) directive(d xml.Directive) error {
+func (r *Reader) directive(d []byte) error {
 	s := strings.TrimSpace(string(d))
 	if len(s) >= 7 && strings.EqualFold(s[:7], "doctype") {
 		if strings.ContainsRune(s, '[') {
@@ -606,36 +609,44 @@ func (r *Reader) directive(d xml.Directive) error {
 	return nil
 }
 
-func lower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			return strings.ToLower(s)
+func attr(t token, name string) (string, bool) { return attrValue(t.attrs, name) }
+
+// elemName is the name an element is kept under on the stack: its local
+// name (the prefix dropped), lower-cased, at most maxFieldBytes bytes (a
+// longer one is no name this package reads). Names are interned: a
+// document's few distinct names cost one string each.
+func (r *Reader) elemName(qname []byte) string {
+	if c := bytes.LastIndexByte(qname, ':'); c >= 0 {
+		qname = qname[c+1:]
+	}
+	if len(qname) > maxFieldBytes {
+		qname = qname[:maxFieldBytes]
+	}
+	b := qname
+	for _, c := range qname {
+		if 'A' <= c && c <= 'Z' {
+			b = append(r.scratch[:0], qname...)
+			for i, c := range b {
+				if 'A' <= c && c <= 'Z' {
+					b[i] = c + 'a' - 'A'
+				}
+			}
+			r.scratch = b
+			break
 		}
+	}
+	if s, ok := r.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(r.names) < 256 {
+		r.names[s] = s
 	}
 	return s
 }
 
-func attr(t xml.StartElement, name string) (string, bool) {
-	for _, a := range t.Attr {
-		if a.Name.Space != "xmlns" && strings.EqualFold(a.Name.Local, name) {
-			return a.Value, true
-		}
-	}
-	return "", false
-}
-
-// elemName is the name an element is kept under on the stack: lower-cased,
-// at most maxFieldBytes bytes (a longer one is no name this package reads;
-// cut, it is copied, so that the stack never holds a tag's whole text).
-func elemName(s string) string {
-	if len(s) > maxFieldBytes {
-		return strings.Clone(lower(s[:maxFieldBytes]))
-	}
-	return lower(s)
-}
-
-func (r *Reader) startElement(t xml.StartElement) error {
-	name := elemName(t.Name.Local)
+func (r *Reader) startElement(t token) error {
+	name := r.elemName(t.name)
 	if len(r.stack) >= r.lim.MaxDepth {
 		return &LimitError{Limit: LimitDepth, Max: int64(r.lim.MaxDepth)}
 	}
@@ -647,7 +658,7 @@ func (r *Reader) startElement(t xml.StartElement) error {
 			if what, ok := notSitemapRoots[name]; ok {
 				return fmt.Errorf("%w: %s", ErrNotSitemap, what)
 			}
-			return fmt.Errorf("%w: XML with root element <%s>", ErrNotSitemap, truncate(t.Name.Local, 40))
+			return fmt.Errorf("%w: XML with root element <%s>", ErrNotSitemap, truncate(string(t.name), 40))
 		}
 		r.format = r.spec.format
 		return nil
@@ -738,18 +749,35 @@ func (r *Reader) startField(f, depth int) {
 	r.buf = r.buf[:0]
 }
 
-func (r *Reader) collect(b []byte) {
+// collect appends a piece of a field's text, decoded, keeping at most the
+// field's limit (a loc beyond it is marked too long).
+func (r *Reader) collect(b []byte, literal bool) {
 	limit := maxFieldBytes
 	if r.field == fLoc {
 		limit = r.lim.MaxLocLength + 64 // room for surrounding whitespace
 	}
-	if room := limit - len(r.buf); len(b) > room {
-		b = b[:max(room, 0)]
+	room := limit - len(r.buf)
+	if len(b) > 8*room+64 { // decoding never makes text longer, and rarely 8 times shorter
+		b = b[:max(8*room+64, 0)]
 		if r.field == fLoc {
 			r.locTooLong = true
 		}
 	}
-	r.buf = append(r.buf, b...)
+	if literal {
+		r.buf = append(r.buf, b...)
+	} else {
+		var bare bool
+		if r.buf, bare = decodeText(r.buf, b); bare && !r.ampWarned {
+			r.ampWarned = true
+			r.warn("a bare & read as written")
+		}
+	}
+	if len(r.buf) > limit {
+		r.buf = r.buf[:limit]
+		if r.field == fLoc {
+			r.locTooLong = true
+		}
+	}
 }
 
 func (r *Reader) setLoc(s string) {
@@ -758,7 +786,7 @@ func (r *Reader) setLoc(s string) {
 	r.locTooLong = len(s) > r.lim.MaxLocLength+64
 }
 
-func (r *Reader) alternate(t xml.StartElement) {
+func (r *Reader) alternate(t token) {
 	rel, _ := attr(t, "rel")
 	href, ok := attr(t, "href")
 	if !ok || !strings.EqualFold(strings.TrimSpace(rel), "alternate") {
@@ -811,18 +839,18 @@ func (r *Reader) endField() {
 // open inside it (a missing end tag is forgiven); an end tag matching
 // nothing open is ignored with a warning. ok when an entry was completed
 // and accepted.
-func (r *Reader) endElement(t xml.EndElement) (e Entry, ok bool) {
-	name := elemName(t.Name.Local)
+func (r *Reader) endElement(t token) (e Entry, ok bool) {
+	name := r.elemName(t.name)
 	i := len(r.stack) - 1
 	for i >= 0 && r.stack[i] != name {
 		i--
 	}
 	if i < 0 {
-		r.warn("end tag </%s> without a start tag ignored", truncate(t.Name.Local, 40))
+		r.warn("end tag </%s> without a start tag ignored", truncate(string(t.name), 40))
 		return Entry{}, false
 	}
 	if i < len(r.stack)-1 {
-		r.warn("<%s> closed by </%s>", truncate(r.stack[len(r.stack)-1], 40), truncate(t.Name.Local, 40))
+		r.warn("<%s> closed by </%s>", truncate(r.stack[len(r.stack)-1], 40), truncate(string(t.name), 40))
 	}
 	return r.closeTo(i)
 }
