@@ -83,9 +83,13 @@
 //     request runs; once it is not renewed the lease ends, and the host is
 //     granted again no earlier than the delay after the lease's end.
 //
-// Redis Cluster is not supported: the limiter's scripts read keys of a
-// host and the fleet's epoch key together. A single server, with replicas
-// or Sentinel, is.
+// Redis 5.0 or later is needed (the scripts read TIME before writing, which
+// needs the effects replication that is the default since 5.0; tested with
+// 7.0). Redis Cluster is not supported: the limiter's scripts read keys of
+// a host and the fleet's epoch key together. A single server, with
+// replicas or Sentinel, is. A maxmemory policy that evicts keys without an
+// expiry (allkeys-*) may evict the epoch key: the hosts without state are
+// then held for a lease, as after a restart.
 package redisfleet
 
 import (
