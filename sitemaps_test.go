@@ -349,8 +349,16 @@ func TestCollyWaitGroupLayout(t *testing.T) {
 }
 
 // BenchmarkSitemapFeed50k feeds a 50,000-URL sitemap into an Async
-// collector and reports the peak goroutines and heap while it runs.
+// collector and reports the peak goroutines and heap while it runs: with
+// the default window, and with a window as large as the sitemap (what
+// feeding without backpressure costs).
 func BenchmarkSitemapFeed50k(b *testing.B) {
+	for _, w := range []int{DefaultSitemapWindow, 50_000} {
+		b.Run(fmt.Sprintf("window=%d", w), func(b *testing.B) { benchSitemapFeed(b, w) })
+	}
+}
+
+func benchSitemapFeed(b *testing.B, window int) {
 	const n = 50_000
 	locs := make([]string, n)
 	for i := range locs {
@@ -369,7 +377,7 @@ func BenchmarkSitemapFeed50k(b *testing.B) {
 			},
 		}})
 		tr := f.Transport()
-		p := New(WithTransport(tr), WithDefaultDelay(0), WithSitemaps(), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		p := New(WithTransport(tr), WithDefaultDelay(0), WithSitemaps(SitemapWindow(window)), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		c := colly.NewCollector(colly.Async(true))
 		p.Attach(c)
 		base := runtime.NumGoroutine()
@@ -407,6 +415,9 @@ func BenchmarkSitemapFeed50k(b *testing.B) {
 		wg.Wait()
 		if tot := p.SitemapTotals(); tot.Handed != n {
 			b.Fatalf("handed %d", tot.Handed)
+		}
+		if hs := f.Pages("a.test", false); len(hs) != n+2 {
+			b.Fatalf("%d requests, want %d (the home page, the sitemap, its pages)", len(hs), n+2)
 		}
 		b.ReportMetric(float64(peakG.Load()-int64(base)), "peak-goroutines")
 		b.ReportMetric(float64(peakHeap.Load()-m0.HeapAlloc)/(1<<20), "peak-heap-MiB")
