@@ -634,10 +634,11 @@ func (p *permit) Observe(status int, header http.Header) time.Duration {
 	return d
 }
 
-// Release records the end of the request and gives the permit back (one
-// round trip; none in start-to-start mode once Sent was called). A release
-// that cannot reach Redis is retried in the background until the lease
-// would have ended anyway.
+// Release records the end of the request and gives the permit back: one
+// round trip, bounded by the call timeout (none in start-to-start mode once
+// Sent was called). A release that cannot reach Redis is retried in the
+// background, with backoff, for one lease and a second at most; the host's
+// lease, no longer renewed, counts as the release meanwhile.
 func (p *permit) Release() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
