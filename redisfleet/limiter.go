@@ -406,6 +406,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			}
 		}
 		v, err := l.run(ctx, h, opWait, tok, delay, l.stale(), mp, l.claim.Microseconds())
+		mp = -1 // decided at the first look: a pause that starts later is waited out
 		if err != nil {
 			if ctx.Err() != nil {
 				h.waited(start)
