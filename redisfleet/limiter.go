@@ -413,6 +413,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 				return time.Since(start), err
 			}
 			if errors.Is(err, ErrUnavailable) {
+				queued = false // no leave call to an unreachable Redis: the entry goes stale
 				if l.unavailable("wait", err) {
 					return l.local.WaitMax(ctx, host, delay, maxPause)
 				}
@@ -511,6 +512,7 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 			if !errors.Is(err, ErrUnavailable) {
 				return nil, err
 			}
+			queued = false // no leave call to an unreachable Redis: the entry goes stale
 			if l.unavailable("acquire", err) {
 				return l.local.Acquire(ctx, host, delay)
 			}
