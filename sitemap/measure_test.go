@@ -82,13 +82,17 @@ func TestMeasureChild(t *testing.T) {
 	var err error
 	m.PeakHeap = heapPeak(func() {
 		switch mode {
-		case "reader":
+		case "reader", "reader-unlimited":
 			var f *os.File
 			if f, err = os.Open(path); err != nil {
 				return
 			}
 			defer f.Close()
-			r := NewReader(bufio.NewReader(f), "https://example.com/sitemap.xml", Limits{})
+			lim := Limits{}
+			if mode == "reader-unlimited" {
+				lim = Limits{MaxBytes: 1 << 40, MaxEntries: 1 << 40}
+			}
+			r := NewReader(bufio.NewReader(f), "https://example.com/sitemap.xml", lim)
 			for _, err2 := range r.All() {
 				if err2 != nil {
 					err = err2

@@ -320,6 +320,40 @@ func TestBareAmpersandWarning(t *testing.T) {
 	}
 }
 
+// oneRead returns the whole document, and io.EOF, from its first Read.
+type oneRead struct{ b []byte }
+
+func (o *oneRead) Read(p []byte) (int, error) {
+	n := copy(p, o.b)
+	o.b = o.b[n:]
+	if len(o.b) == 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// A source that gives its last bytes with io.EOF in the same Read, and a
+// declared encoding switched to after that.
+func TestEOFWithLastBytes(t *testing.T) {
+	for _, doc := range []string{
+		urlset("http://example.com/a"),
+		"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><urlset><url><loc>http://example.com/caf\xe9</loc></url></urlset>",
+		"http://example.com/a\nhttp://example.com/b",
+	} {
+		r := NewReader(&oneRead{[]byte(doc)}, docURL, Limits{})
+		var got []string
+		for e, err := range r.All() {
+			if err != nil {
+				t.Fatalf("%q: %v", doc, err)
+			}
+			got = append(got, e.Loc)
+		}
+		if len(got) == 0 {
+			t.Errorf("%q: no entries", doc)
+		}
+	}
+}
+
 // Declared encodings: decoded when known, ignored (with a warning) when a
 // BOM decides or the label is unknown.
 func TestEncodings(t *testing.T) {

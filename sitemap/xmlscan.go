@@ -329,6 +329,7 @@ func (s *xmlScanner) switchTo(label string) {
 	s.src = dec
 	s.off += int64(s.r)
 	s.r, s.w = 0, 0
+	s.eof = false // the rest comes through dec
 }
 
 // piParam returns the value of param="..." in a processing instruction.
