@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // xmlRef is a tokenizer over encoding/xml (Strict off, HTML entities), the
@@ -96,5 +97,38 @@ func TestScannerMatchesEncodingXML(t *testing.T) {
 	t.Logf("%d of %d documents compared (the others encoding/xml does not read to a clean end, or are text)", n, len(docs))
 	if n < len(docs)/2 {
 		t.Errorf("only %d of %d documents compared", n, len(docs))
+	}
+}
+
+// The same documents given one byte per Read (a slow network), half a
+// buffer per Read, or with their last bytes and io.EOF together give the
+// same entries and the same error as from a bytes.Reader.
+func TestScannerReadSizes(t *testing.T) {
+	docs := append(fuzzSeeds(t), benchURLSet(300), []byte(`<urlset><url><loc>http://example.com/?a=1&amp;b=&#x32;&eacute;</loc></url>`+
+		strings.Repeat("<!-- pad -->", 3000)+`<url><loc>http://example.com/&amp;&amp;&amp;`+strings.Repeat("&amp;", 2000)+`</loc></url></urlset>`))
+	read := func(src io.Reader) string {
+		r := NewReader(src, docURL, Limits{})
+		var b strings.Builder
+		for e, err := range r.All() {
+			if err != nil {
+				fmt.Fprintf(&b, "error %v", err)
+				break
+			}
+			fmt.Fprintf(&b, "%+v\n", e)
+		}
+		fmt.Fprintf(&b, "%v %v", r.Rejected(), r.Warnings())
+		return b.String()
+	}
+	for i, d := range docs {
+		want := read(bytes.NewReader(d))
+		for name, src := range map[string]io.Reader{
+			"one byte": iotest.OneByteReader(bytes.NewReader(d)),
+			"half":     iotest.HalfReader(bytes.NewReader(d)),
+			"data+EOF": iotest.DataErrReader(bytes.NewReader(d)),
+		} {
+			if got := read(src); got != want {
+				t.Errorf("doc %d, %s reads:\n%s\nwant\n%s", i, name, truncate(got, 300), truncate(want, 300))
+			}
+		}
 	}
 }

@@ -295,7 +295,7 @@ func (s *xmlScanner) next() (token, error) {
 func (s *xmlScanner) text() (token, error) {
 	s.started = true
 	i := bytes.IndexByte(s.buf[s.r:s.w], '<')
-	if i < 0 && s.w-s.r < len(s.buf)/2 && s.fill() {
+	for i < 0 && s.w-s.r < len(s.buf)/2 && s.fill() { // a piece of at least half the buffer
 		i = bytes.IndexByte(s.buf[s.r:s.w], '<')
 	}
 	if i < 0 {
