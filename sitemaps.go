@@ -153,7 +153,10 @@ func SitemapWindow(n int) SitemapOption {
 // User-Agent: checked against robots.txt (a disallowed sitemap is not
 // fetched, and is reported) and spaced by the host's gate like pages;
 // 5xx, 429 and network errors are retried a few times, honouring
-// Retry-After.
+// Retry-After. Each document is read whole before its page URLs are handed
+// over (up to 1 MiB in memory, the rest in a temporary file, at most the
+// reader's MaxBytes): the host's gate holds the host while a response is
+// open, and the pages wait at that gate.
 //
 // c.Wait() does not return before every page URL was handed over. In sync
 // mode the walk runs in the OnRequest hook of the request that loaded the
