@@ -122,6 +122,9 @@
 //
 // # Walking
 //
-// (Reserved for the walker: how indexes are followed, with their nesting,
-// per-host and visited-set limits, is documented in walk.go.)
+// A [Walker] ([NewWalker], [Walker.Walk]) fetches sitemaps and follows
+// indexes with this Reader, one document at a time, adding the limits that
+// span documents (index nesting, sitemaps per walk, a visited set), robots
+// checks, retries and scope; its [Config] and [Report] document them.
+// (This paragraph is the walker's to extend.)
 package sitemap
