@@ -1,7 +1,8 @@
 // Package sitemap reads sitemaps as streams: sitemaps.org urlsets and
 // sitemap indexes, plain-text sitemaps, RSS 2.0 and Atom feeds, gzipped or
-// not, one entry at a time, within limits enforced while reading. It does no
-// network I/O and knows nothing of Colly.
+// not, one entry at a time, within limits enforced while reading ([Reader],
+// no network I/O), and walks them over HTTP ([Walker]). It knows nothing of
+// Colly.
 //
 //	r := sitemap.NewReader(resp.Body, "https://example.com/sitemap.xml.gz", sitemap.Limits{})
 //	for e, err := range r.All() {
