@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
 )
@@ -74,7 +75,7 @@ func BenchmarkFrontierCycle(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				f.Done(frontier.LeaseOf(r.Ctx))
+				f.Done(robots.FrontierLease(r.Ctx))
 			}
 		})
 	}

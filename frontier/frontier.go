@@ -16,7 +16,7 @@
 // # Completion
 //
 // Colly's queue never tells its storage that a request is over. The
-// frontier learns it from the collector: [Frontier.Attach] registers
+// frontier learns it from the collector: robots.AttachFrontier registers
 // OnError and OnScraped callbacks that mark the request done (GetRequest
 // puts a lease id in the request's context, under [LeaseKey], which those
 // callbacks read). Call it once on the collector the queue runs. A request
@@ -49,13 +49,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/gocolly/colly/v2"
 )
 
 // Defaults of [Config].
@@ -81,8 +78,8 @@ var (
 	// that was queued before: each is handed out once.
 	ErrSeen = errors.New("frontier: the request was queued before")
 	// ErrFull is returned by AddRequest when Config.MaxSize requests are
-	// queued. It wraps colly.ErrQueueFull.
-	ErrFull = fmt.Errorf("frontier: the queue is full: %w", colly.ErrQueueFull)
+	// queued (Colly's queue passes it back from AddURL and AddRequest).
+	ErrFull = errors.New("frontier: the queue is full")
 )
 
 // Readiness tells when a host may next be asked: *hostlimit.Limiter's
@@ -401,8 +398,8 @@ func (f *Frontier) removeLocked(h *hostQueue) {
 
 // Done marks the request leased as id done: its host may be handed out
 // again (once its limiter says so). Unknown ids (done before, expired,
-// another frontier's) are ignored. Attach calls it; call it yourself only
-// for requests the collector does not run.
+// another frontier's) are ignored. robots.AttachFrontier calls it; call it
+// yourself only for requests the collector does not run.
 func (f *Frontier) Done(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -439,7 +436,7 @@ func (f *Frontier) expireLocked(now time.Time) (next time.Time) {
 		}
 		f.finishLocked(id)
 		f.stats.Expired++
-		f.log.Warn("frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see frontier.Attach)",
+		f.log.Warn("frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see robots.AttachFrontier)",
 			slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
 	}
 	return next
@@ -449,11 +446,6 @@ func (f *Frontier) signalLocked() {
 	close(f.changed)
 	f.changed = make(chan struct{})
 }
-
-// Attach registers on c the callbacks that report each request of the
-// frontier done (OnError, OnScraped). Call it once, on the collector the
-// queue runs.
-func (f *Frontier) Attach(c *colly.Collector) { Attach(c, f) }
 
 // Stats returns the frontier's counters.
 func (f *Frontier) Stats() Stats {

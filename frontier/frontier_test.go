@@ -42,7 +42,7 @@ func urlOf(t testing.TB, b []byte) (string, string) {
 	if err != nil {
 		t.Fatalf("Colly cannot read what GetRequest handed out: %v", err)
 	}
-	return r.URL.String(), frontier.LeaseOf(r.Ctx)
+	return r.URL.String(), robots.FrontierLease(r.Ctx)
 }
 
 // fakeReady is a Readiness set by hand, for the choice among hosts.
@@ -82,9 +82,6 @@ func TestAddRequest(t *testing.T) {
 		if err := f.AddRequest(c.in); !errors.Is(err, c.want) {
 			t.Errorf("case %d: AddRequest = %v, want %v", i, err, c.want)
 		}
-	}
-	if !errors.Is(frontier.ErrFull, colly.ErrQueueFull) {
-		t.Error("ErrFull does not wrap colly.ErrQueueFull")
 	}
 	if n, _ := f.QueueSize(); n != 2 {
 		t.Fatalf("QueueSize = %d, want 2", n)
@@ -263,7 +260,7 @@ func withFrontier(cfg frontier.Config, out **frontier.Frontier) func(*robots.Plu
 	return func(p *robots.Plugin, c *colly.Collector) queue.Storage {
 		cfg.Ready = p.Limiter().(*hostlimit.Limiter)
 		f := frontier.New(cfg)
-		f.Attach(c)
+		robots.AttachFrontier(c, f)
 		if out != nil {
 			*out = f
 		}
@@ -330,7 +327,7 @@ func TestStoppedRequestsAreDone(t *testing.T) {
 	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
 	c := colly.NewCollector(p.Option())
 	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter), Hold: time.Hour, MaxWait: time.Hour})
-	f.Attach(c)
+	robots.AttachFrontier(c, f)
 	q, _ := queue.New(2, f)
 	for i := range 5 {
 		q.AddURL(fmt.Sprintf("http://a.example/no%d", i))
@@ -378,7 +375,7 @@ func TestQueueAddRequestFromCallbacks(t *testing.T) {
 	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
 	c := colly.NewCollector(p.Option())
 	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter), MaxWait: 100 * time.Millisecond})
-	f.Attach(c)
+	robots.AttachFrontier(c, f)
 	q, _ := queue.New(2, f)
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		u, err := url.Parse(e.Request.AbsoluteURL(e.Attr("href")))
@@ -414,7 +411,7 @@ func ExampleNew() {
 	c := colly.NewCollector(p.Option())
 	ready, _ := p.Limiter().(frontier.Readiness) // the plugin's own *hostlimit.Limiter
 	f := frontier.New(frontier.Config{Ready: ready})
-	f.Attach(c) // reports each request done (OnError, OnScraped)
+	robots.AttachFrontier(c, f) // reports each request done (OnError, OnScraped)
 	q, _ := queue.New(4, f)
 	q.AddURL("https://example.com/")
 	q.AddURL("https://example.org/")

@@ -9,13 +9,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/gocolly/colly/v2"
-
 	"github.com/politecrawl/robots/internal/authority"
 )
 
 // LeaseKey is the key, in a handed-out request's colly.Context, of its
-// lease id (a string), which [Attach]'s callbacks pass to Done.
+// lease id (a string), which robots.AttachFrontier's callbacks pass to
+// Done.
 const LeaseKey = "robots.frontier.lease"
 
 // MaxRequestBytes caps the size of one serialised request (AddRequest
@@ -98,34 +97,17 @@ func SetLease(b []byte, id string) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// LeaseOf returns the lease id in ctx ("" if none).
-func LeaseOf(ctx *colly.Context) string {
-	if ctx == nil {
-		return ""
-	}
-	s, _ := ctx.GetAny(LeaseKey).(string)
-	return s
-}
-
-// Completer is what [Attach] reports done requests to: a [Frontier], or
-// the fleet's frontier on Redis.
+// Completer is what robots.AttachFrontier reports done requests to: a
+// [Frontier], or the fleet's frontier on Redis.
 type Completer interface {
 	Done(lease string)
 }
 
-// Attach registers on c an OnError and an OnScraped callback that pass
-// the lease id of each request (LeaseOf) to f.Done: every request Colly
-// sends ends in exactly one of them. Call it once per collector the queue
-// runs.
-func Attach(c *colly.Collector, f Completer) {
-	done := func(r *colly.Response) {
-		if r == nil {
-			return
-		}
-		if id := LeaseOf(r.Ctx); id != "" {
-			f.Done(id)
-		}
-	}
-	c.OnError(func(r *colly.Response, _ error) { done(r) })
-	c.OnScraped(done)
+// Requeuer is an optional interface of a [Completer]: Requeues reports
+// whether the frontier may hand a request it handed out before to the same
+// process again (after a lease ended, or after its shared store lost its
+// data). Colly's own visited check must then be off: robots.AttachFrontier
+// sets the collector's AllowURLRevisit.
+type Requeuer interface {
+	Requeues() bool
 }

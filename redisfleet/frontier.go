@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
@@ -142,7 +141,7 @@ type FrontierStats struct {
 // while others work waits in GetRequest (at most MaxWait at a time) and
 // returns frontier.ErrEmpty, on which Colly's loop asks QueueSize again.
 //
-// Completion: [Frontier.Attach] (OnError, OnScraped) reports each request
+// Completion: robots.AttachFrontier (OnError, OnScraped) reports each request
 // done, as in package frontier. A handed-out request is leased: the
 // process renews its leases every third of the fleet's lease
 // ([WithLease]); when a process dies its leases end and the next GetRequest
@@ -195,7 +194,8 @@ type ownLease struct {
 type journalItem struct{ key, host, payload string }
 
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
-// to colly's queue.New and call Attach on the collector the queue runs.
+// to colly's queue.New and call robots.AttachFrontier on the collector the
+// queue runs.
 func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	cfg := frontierConfig{
 		name:        DefaultFrontierName,
@@ -239,16 +239,13 @@ func (q *Frontier) Close() error {
 	return nil
 }
 
-// Attach registers on c the callbacks that report each request done
-// (frontier.Attach), and sets c.AllowURLRevisit: the frontier queues each
-// request once for the fleet already, and Colly's own visited check would
-// drop, silently, a request handed out again to the process that had it
-// (after its lease ended, or after Redis lost its data), holding its host
-// and the fleet's end until the hold.
-func (q *Frontier) Attach(c *colly.Collector) {
-	c.AllowURLRevisit = true
-	frontier.Attach(c, q)
-}
+// Requeues reports true: the fleet's frontier may hand a request out again
+// to the process that had it (after its lease ended, or after Redis lost
+// its data), so robots.AttachFrontier turns Colly's own visited check off
+// (AllowURLRevisit): it would drop such a request silently, holding its
+// host and the fleet's end until the hold. The frontier queues each
+// request once for the fleet already.
+func (q *Frontier) Requeues() bool { return true }
 
 // Stats returns this process's counters.
 func (q *Frontier) Stats() FrontierStats {
@@ -583,7 +580,7 @@ func (q *Frontier) renewLoop() {
 		for id, l := range q.own {
 			if now.Sub(l.at) >= q.cfg.hold {
 				expired = append(expired, id)
-				q.log.Warn("redisfleet: frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see frontier.Attach)",
+				q.log.Warn("redisfleet: frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see robots.AttachFrontier)",
 					slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
 				continue
 			}

@@ -37,7 +37,7 @@ func ExampleFleet_Frontier() {
 	))
 	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl"))
 	defer front.Close()
-	front.Attach(c) // reports each request done; Colly's own revisit check off
+	robots.AttachFrontier(c, front) // reports each request done; Colly's own revisit check off
 	q, _ := queue.New(4, front)
 	for _, u := range []string{"https://example.com/", "https://example.org/"} {
 		// Every process queues the start URLs: the first wins.

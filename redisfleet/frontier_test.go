@@ -16,6 +16,7 @@ import (
 	"github.com/gocolly/colly/v2/queue"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
@@ -75,7 +76,7 @@ func frGet(t testing.TB, q *Frontier) (string, string) {
 	if err != nil {
 		t.Fatalf("Colly cannot read the request: %v", err)
 	}
-	return r.URL.String(), frontier.LeaseOf(r.Ctx)
+	return r.URL.String(), robots.FrontierLease(r.Ctx)
 }
 
 func frSize(t testing.TB, q *Frontier) int {
@@ -312,7 +313,7 @@ func TestFrontierColly(t *testing.T) {
 			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}},
 				Body: io.NopCloser(strings.NewReader("<html></html>")), Request: r}, nil
 		}))
-		q.Attach(c)
+		robots.AttachFrontier(c, q)
 		qq, err := queue.New(2, q)
 		if err != nil {
 			return err

@@ -166,7 +166,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	)
 	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage))
 	defer front.Close()
-	front.Attach(c)
+	robots.AttachFrontier(c, front)
 	q, err := queue.New(o.threads, front)
 	if err != nil {
 		fmt.Fprintln(stderr, "distributed:", err)

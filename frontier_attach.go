@@ -1,0 +1,47 @@
+package robots
+
+import (
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/frontier"
+)
+
+// AttachFrontier wires a queue frontier to the collector its Colly queue
+// runs: it registers an OnError and an OnScraped callback that report each
+// request the frontier handed out done (f.Done with the lease id that
+// GetRequest put in the request's context, under [frontier.LeaseKey]).
+// Every request Colly sends ends in exactly one of them, the plugin's
+// stops included. Call it once per collector; f is a *[frontier.Frontier]
+// (one process) or the fleet's frontier on Redis.
+//
+// When f hands a request it handed out before to the same process again
+// ([frontier.Requeuer]: the fleet's frontier, after a lease ended or Redis
+// lost its data), AttachFrontier also sets c.AllowURLRevisit: the frontier
+// already queues each request once, and Colly's own visited check would
+// drop such a request silently, holding its host until the frontier's
+// hold ends.
+func AttachFrontier(c *colly.Collector, f frontier.Completer) {
+	if rq, ok := f.(frontier.Requeuer); ok && rq.Requeues() {
+		c.AllowURLRevisit = true
+	}
+	done := func(r *colly.Response) {
+		if r == nil {
+			return
+		}
+		if id := FrontierLease(r.Ctx); id != "" {
+			f.Done(id)
+		}
+	}
+	c.OnError(func(r *colly.Response, _ error) { done(r) })
+	c.OnScraped(done)
+}
+
+// FrontierLease returns the lease id a frontier put in a request's context
+// ("" if none): what [AttachFrontier] reports done.
+func FrontierLease(ctx *colly.Context) string {
+	if ctx == nil {
+		return ""
+	}
+	s, _ := ctx.GetAny(frontier.LeaseKey).(string)
+	return s
+}
