@@ -6,6 +6,7 @@ require (
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/jimsmart/grobotstxt v1.0.3
 	github.com/nlnwa/whatwg-url v0.6.2
+	github.com/redis/go-redis/v9 v9.17.3
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.47.0
 	golang.org/x/sync v0.19.0
@@ -26,7 +27,6 @@ require (
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
-	github.com/redis/go-redis/v9 v9.17.3 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
