@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/text/encoding/unicode"
@@ -81,76 +80,21 @@ type fetchResult struct {
 // answer. It never fails: a failure is an outcome.
 //
 // The total timeout counts the time the fetch spends outside a host's gate
-// (see [fetchBudget]): a robots.txt fetch that waits behind the host's own
+// (see [gatewait.Budget]): a robots.txt fetch that waits behind the host's own
 // Crawl-delay or Retry-After pause is not read as "no answer".
 func (r *Resolver) fetch(ctx context.Context, authority string) fetchResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b := newFetchBudget(r.cfg.totalTimeout, cancel)
-	defer b.stop()
+	b := gatewait.NewBudget(r.cfg.totalTimeout, cancel)
+	defer b.Stop()
 	ctx = gatewait.With(ctx, b)
 	res := fetchResult{FetchInfo: FetchInfo{URL: authority + "/robots.txt", MaxAge: -1}}
 	r.fetchInto(ctx, &res)
-	if b.spent() && res.Outcome == dialect.OutcomeNoAnswer {
+	if b.Spent() && res.Outcome == dialect.OutcomeNoAnswer {
 		res.Err = "timeout: no complete answer within " + r.cfg.totalTimeout.String()
 	}
 	res.Time = r.clock.Now()
 	return res
-}
-
-// fetchBudget bounds the time a robots.txt fetch spends on the network: it
-// cancels the fetch once total has passed, not counting the time the fetch
-// waits at a host's gate (a gate of package hostlimit, or the plugin's,
-// calls Pause and Resume around that wait: [gatewait.Hook]). Safe for
-// concurrent use.
-type fetchBudget struct {
-	mu      sync.Mutex
-	left    time.Duration // budget left when the timer was last (re)started
-	started time.Time
-	timer   *time.Timer
-	paused  int // nested pauses (redirect hops go through the gate one by one)
-	fired   bool
-}
-
-func newFetchBudget(total time.Duration, cancel func()) *fetchBudget {
-	b := &fetchBudget{left: total, started: time.Now()}
-	b.timer = time.AfterFunc(total, func() {
-		b.mu.Lock()
-		b.fired = true
-		b.mu.Unlock()
-		cancel()
-	})
-	return b
-}
-
-// Pause stops the clock (unless the budget is spent already).
-func (b *fetchBudget) Pause() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.paused++
-	if b.paused == 1 && !b.fired && b.timer.Stop() {
-		b.left -= time.Since(b.started)
-	}
-}
-
-// Resume starts the clock again with what is left.
-func (b *fetchBudget) Resume() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.paused--
-	if b.paused == 0 && !b.fired {
-		b.started = time.Now()
-		b.timer.Reset(max(b.left, 0))
-	}
-}
-
-func (b *fetchBudget) stop() { b.timer.Stop() }
-
-// spent reports whether the budget ran out and cancelled the fetch.
-func (b *fetchBudget) spent() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.fired
 }
 
 func (r *Resolver) fetchInto(ctx context.Context, res *fetchResult) {
