@@ -26,7 +26,7 @@ const (
 	DefaultRetryWait     = time.Second     // first wait before a retry without Retry-After; doubled each time
 	DefaultMaxRetryAfter = time.Minute     // the longest Retry-After waited out; a longer one ends the document
 	DefaultMaxRedirects  = 5               // redirect hops followed per fetch
-	DefaultDocTimeout    = 5 * time.Minute // one document: retries and reading included, waiting at a host's gate not
+	DefaultDocTimeout    = 5 * time.Minute // one document: fetching (retries included) and reading; waiting at a host's gate and the callbacks' time not
 )
 
 // Filter and rejection reasons a [Report] counts entries under.
@@ -105,14 +105,15 @@ type Config struct {
 	// Limits bound each document as it is read ([NewReader]).
 	Limits Limits
 	// MaxIndexDepth bounds index nesting (default DefaultMaxIndexDepth): a
-	// child deeper is not fetched; its index counts it under ReasonTooDeep
-	// in Rejected.
+	// child deeper is not fetched and has no report of its own; its index
+	// counts it under ReasonTooDeep in Rejected.
 	MaxIndexDepth int
 	// MaxSitemaps bounds the documents one Walk fetches (default
-	// DefaultMaxSitemaps); a child past it is not fetched: its index counts
-	// it under ReasonSitemapCap in Rejected when it is listed past the
-	// bound, and a child queued before the bound that finds it spent has a
-	// report with a *LimitError ("sitemaps").
+	// DefaultMaxSitemaps). A child past it is not fetched and has no report
+	// of its own: its index counts it under ReasonSitemapCap in Rejected
+	// (whether it was listed past the bound or queued before it and found
+	// it spent). A root past it has a report with a *LimitError
+	// ("sitemaps").
 	MaxSitemaps int
 	// MaxURLs bounds the page URLs one Walk hands over (0: no bound). When
 	// it is reached the walk ends: the document stops being read (its
@@ -141,12 +142,16 @@ type Config struct {
 	// MaxRedirects bounds the redirect hops of one fetch (default
 	// DefaultMaxRedirects).
 	MaxRedirects int
-	// DocTimeout bounds each document, from the first attempt to the end of
-	// reading it, retries included (default DefaultDocTimeout); the time a
-	// request waits at a per-host gate that reports it through the
-	// request context's gate hook (package hostlimit's Transport, the
-	// robots plugin's sitemap client) does not count. A document that takes
-	// longer ends with an error wrapping ErrDocTimeout.
+	// DocTimeout bounds the time each document takes to fetch and read,
+	// from the first attempt to the end of reading it, retries included
+	// (default DefaultDocTimeout). Two waits do not count: the time a
+	// request waits at a per-host gate that reports it through the request
+	// context's gate hook (package hostlimit's Transport, the robots
+	// plugin's sitemap client), and the time the walk's callbacks (fn,
+	// Keep) take. A document that takes longer ends with an error wrapping
+	// ErrDocTimeout and, when the timeout made a fetch or a read fail, that
+	// error too; an error that is not the timeout's doing (a *LimitError,
+	// a syntax error) is reported as it is, even after the timeout.
 	DocTimeout time.Duration
 	// Spool makes the walker read each document's body whole before
 	// handing over any of its URLs: up to 1 MiB in memory, the rest in a
@@ -198,9 +203,10 @@ type Report struct {
 	Cut string
 	// Err is nil when the document was read to its end. Otherwise: a
 	// *DisallowedError, a *FetchError, a *LimitError (the reader's limits,
-	// and "index depth" or "sitemaps" for a child that was not fetched),
-	// ErrNotSitemap, a syntax error, or the context's error. The entries
-	// read before it were handed over.
+	// and "sitemaps" for a root past Config.MaxSitemaps), ErrNotSitemap,
+	// ErrDocTimeout, a syntax error, or the context's error. The entries
+	// read before it were handed over. (A child sitemap that a limit kept
+	// from being fetched has no report: its index counts it in Rejected.)
 	Err error
 }
 
@@ -330,9 +336,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 	switch {
 	case err != nil:
 		r.Err = fmt.Errorf("sitemap: %q is no URL: %w", loc, err)
-	case depth > cfg.MaxIndexDepth:
-		r.Err = &LimitError{Limit: "index depth", Max: int64(cfg.MaxIndexDepth)}
-	case ws.fetched >= cfg.MaxSitemaps:
+	case ws.fetched >= cfg.MaxSitemaps: // a root: a child is checked by its index
 		r.Err = &LimitError{Limit: "sitemaps", Max: int64(cfg.MaxSitemaps)}
 	case ctx.Err() != nil:
 		r.Err = ctx.Err()
@@ -359,10 +363,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 	body, status, err := ws.w.fetch(dctx, loc)
 	r.Status = status
 	if err != nil {
-		r.Err = err
-		if budget.spent() && ctx.Err() == nil {
-			r.Err = fmt.Errorf("sitemap: %s: %w: fetching took longer than %s", loc, ErrDocTimeout, cfg.DocTimeout)
-		}
+		r.Err = ws.timedOut(ctx, budget, loc, "fetching", err)
 		ws.report(r)
 		return
 	}
@@ -373,10 +374,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 		body.Close() // the connection, and the host's gate, are free
 		defer sp.Close()
 		if err != nil && sp.size == 0 {
-			r.Err = fmt.Errorf("sitemap: %s: %w", loc, err)
-			if budget.spent() && ctx.Err() == nil {
-				r.Err = fmt.Errorf("sitemap: %s: %w: fetching took longer than %s", loc, ErrDocTimeout, cfg.DocTimeout)
-			}
+			r.Err = ws.timedOut(ctx, budget, loc, "fetching", fmt.Errorf("sitemap: %s: %w", loc, err))
 			ws.report(r)
 			return
 		}
@@ -393,10 +391,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 		e, err := rd.Next()
 		if err != nil {
 			if err != io.EOF {
-				r.Err = err
-				if budget.spent() && ctx.Err() == nil {
-					r.Err = fmt.Errorf("sitemap: %s: %w: read for longer than %s", loc, ErrDocTimeout, cfg.DocTimeout)
-				}
+				r.Err = ws.timedOut(ctx, budget, loc, "reading", err)
 			}
 			break
 		}
@@ -429,12 +424,20 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 			continue
 		}
 		p := Page{Entry: e, Sitemap: loc}
-		if cfg.Keep != nil && !cfg.Keep(p) {
+		// The callbacks' time is not the document's: the clock stops.
+		budget.Pause()
+		keep := cfg.Keep == nil || cfg.Keep(p)
+		var ferr error
+		if keep {
+			ferr = ws.fn(p)
+		}
+		budget.Resume()
+		if !keep {
 			r.Filtered[ReasonPredicate]++
 			continue
 		}
-		if err := ws.fn(p); err != nil {
-			r.Filtered[err.Error()]++
+		if ferr != nil {
+			r.Filtered[ferr.Error()]++
 			continue
 		}
 		r.Handed++
@@ -452,14 +455,31 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 	body.Close()
 	cancel()
 	for _, c := range children {
-		if ws.capped {
+		switch {
+		case ws.capped:
 			r.Filtered[ReasonURLCap]++
+			r.Children--
+			continue
+		case ws.fetched >= cfg.MaxSitemaps && ctx.Err() == nil:
+			r.Rejected[ReasonSitemapCap]++ // queued before the cap was spent
 			r.Children--
 			continue
 		}
 		ws.doc(ctx, c.loc, loc, depth+1)
 	}
 	ws.report(r)
+}
+
+// timedOut is the error of a document whose fetch or read failed with err.
+// When the document timeout fired (and not ctx), an error that the
+// document's content decided (a limit, not a sitemap, a DOCTYPE) is
+// reported as it is, and any other (what the timeout's cancel made of the
+// fetch or read) is wrapped with ErrDocTimeout: both match errors.Is.
+func (ws *walkState) timedOut(ctx context.Context, b *docBudget, loc, what string, err error) error {
+	if !b.spent() || ctx.Err() != nil || errors.Is(err, ErrLimit) || errors.Is(err, ErrNotSitemap) || errors.Is(err, ErrDoctype) {
+		return err
+	}
+	return fmt.Errorf("sitemap: %s: %w: %s took longer than %s: %w", loc, ErrDocTimeout, what, ws.w.cfg.DocTimeout, err)
 }
 
 // scopeCheck says why loc, listed by the sitemap in directory dir, is out

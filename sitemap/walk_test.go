@@ -212,6 +212,61 @@ func TestWalkDepthAndSitemapCap(t *testing.T) {
 	if r := wkReport(reps, "http://a.test/root.xml"); r.Children != 2 || r.Rejected[ReasonSitemapCap] != 2 {
 		t.Errorf("root %+v", r)
 	}
+
+	// A child queued before the cap that finds it spent when its turn
+	// comes is counted like one listed past it: in its index's Rejected,
+	// with no report (and no error) of its own.
+	d = wkDocs{
+		"/root.xml": wkIndex("http://a.test/c1.xml", "http://a.test/c2.xml"),
+		"/c1.xml":   wkIndex("http://a.test/u1.xml", "http://a.test/u2.xml"),
+		"/c2.xml":   wkIndex("http://a.test/u3.xml"),
+		"/u1.xml":   wkURLSet("http://a.test/p1"),
+	}
+	f, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": d})
+	got, reps = wkCollect(t, Config{Client: cl, MaxSitemaps: 3}, "http://a.test", "http://a.test/root.xml")
+	if !slices.Equal(got, []string{"http://a.test/p1"}) || len(reps) != 3 {
+		t.Errorf("pages %q, %d reports", got, len(reps))
+	}
+	for _, r := range reps {
+		if r.Err != nil {
+			t.Errorf("%s: error %v: a child a limit kept from being fetched is no failed document", r.URL, r.Err)
+		}
+		if r.Format == FormatIndex && r.Found != r.Children+r.Rejected[ReasonSitemapCap] {
+			t.Errorf("%s: found %d != children %d + rejected %v", r.URL, r.Found, r.Children, r.Rejected)
+		}
+	}
+	if r := wkReport(reps, "http://a.test/root.xml"); r == nil || r.Children != 1 || r.Rejected[ReasonSitemapCap] != 1 {
+		t.Errorf("root %+v", r)
+	}
+	if r := wkReport(reps, "http://a.test/c1.xml"); r == nil || r.Children != 1 || r.Rejected[ReasonSitemapCap] != 1 {
+		t.Errorf("c1 %+v", r)
+	}
+	if slices.Contains(f.Paths("a.test"), "/c2.xml") {
+		t.Errorf("c2 fetched past the cap")
+	}
+}
+
+// TestWalkDocTimeoutNotCallbacks: the time the callbacks take (a plugin
+// waiting for a free slot, a sync crawl visiting each page) does not count
+// against DocTimeout, and an error the document decided (here the entries
+// limit) is reported as it is, not as a timeout.
+func TestWalkDocTimeoutNotCallbacks(t *testing.T) {
+	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
+		"/s.xml": wkURLSet("http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4", "http://a.test/5"),
+	}})
+	for _, spool := range []bool{false, true} {
+		cfg := Config{Client: cl, Spool: spool, DocTimeout: time.Second, Limits: Limits{MaxEntries: 4}}
+		n := 0
+		reps := NewWalker(cfg).Walk(context.Background(), "", []string{"http://a.test/s.xml"}, func(Page) error {
+			n++
+			time.Sleep(400 * time.Millisecond) // 1.6 s in all: longer than the timeout
+			return nil
+		})
+		var le *LimitError
+		if r := reps[0]; !errors.As(r.Err, &le) || le.Limit != LimitEntries || errors.Is(r.Err, ErrDocTimeout) || r.Handed != 4 || n != 4 {
+			t.Errorf("spool=%v: %v, handed %d: want the entries limit after 4, not a timeout", spool, r.Err, r.Handed)
+		}
+	}
 }
 
 func TestWalkScope(t *testing.T) {
@@ -544,7 +599,7 @@ func TestWalkDocTimeout(t *testing.T) {
 			w.(http.Flusher).Flush()
 			select {
 			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
+			case <-time.After(time.Minute): // the timeout ends it long before
 			}
 			return true
 		}
@@ -553,12 +608,13 @@ func TestWalkDocTimeout(t *testing.T) {
 	}}})
 	tr := slow.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	// Every request to s.test waits 300 ms for its turn: longer than the
-	// document timeout, which must not count it.
-	lim := hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 300 * time.Millisecond }})
+	// Every request to s.test waits 2 s for its turn: longer than the
+	// document timeout (1.5 s, a wide margin for a few loopback requests
+	// on a loaded machine), which must not count it.
+	lim := hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 2 * time.Second }})
 	cl := &http.Client{Transport: lim.Transport(tr)}
 	var got []string
-	reps := NewWalker(Config{Client: cl, DocTimeout: 200 * time.Millisecond}).Walk(context.Background(), "", []string{
+	reps := NewWalker(Config{Client: cl, DocTimeout: 1500 * time.Millisecond}).Walk(context.Background(), "", []string{
 		"http://s.test/a.xml", "http://s.test/stall.xml", "http://s.test/b.xml",
 	}, func(p Page) error { got = append(got, p.Loc); return nil })
 	if r := wkReport(reps, "http://s.test/a.xml"); r.Err != nil || r.Handed != 3 {
@@ -567,8 +623,8 @@ func TestWalkDocTimeout(t *testing.T) {
 	if r := wkReport(reps, "http://s.test/b.xml"); r.Err != nil || r.Handed != 3 {
 		t.Errorf("b (waited at the gate longer than the timeout): %+v", r)
 	}
-	if r := wkReport(reps, "http://s.test/stall.xml"); !errors.Is(r.Err, ErrDocTimeout) || r.Handed != 2 {
-		t.Errorf("stall: %+v", r)
+	if r := wkReport(reps, "http://s.test/stall.xml"); !errors.Is(r.Err, ErrDocTimeout) || r.Handed != 2 || !errors.Is(r.Err, context.Canceled) {
+		t.Errorf("stall: %+v: want ErrDocTimeout wrapping the read's own error", r)
 	}
 	if len(got) != 8 {
 		t.Errorf("pages %q", got)
