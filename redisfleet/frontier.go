@@ -18,6 +18,10 @@ import (
 const (
 	DefaultFrontierName  = "default"
 	DefaultOutageLimit   = time.Minute
+	DefaultFrontierTTL   = 7 * 24 * time.Hour
+	DefaultJournalCap    = 100_000
+	frontierPruneMax     = 8192 // journal entries checked against the done set per renewal tick
+	frontierTouchMax     = time.Minute
 	frontierScan         = 32                     // hosts a pop looks at
 	frontierBusyPoll     = 50 * time.Millisecond  // a host busy at its limiter is looked at again after
 	frontierCapWait      = time.Hour              // a host at PerHost waits for a done request (or a reaped lease)
@@ -37,6 +41,8 @@ type frontierConfig struct {
 	hold        time.Duration
 	outageLimit time.Duration
 	journal     bool
+	journalCap  int
+	ttl         time.Duration
 }
 
 // WithFrontierName names the frontier (default "default"): processes that
@@ -95,11 +101,43 @@ func WithOutageLimit(d time.Duration) FrontierOption {
 }
 
 // WithJournal turns the journal on or off (default on): the process keeps
-// in memory every request it queued until it is done here, so that it can
-// queue them again if Redis loses its data. Off, a Redis restarted empty
-// loses the queue.
+// in memory the requests it queued until they are done in the fleet
+// (bounded by [WithJournalCap]), so that it can queue them again if Redis
+// loses its data. Off, a Redis restarted empty loses the queue.
 func WithJournal(on bool) FrontierOption {
 	return func(c *frontierConfig) { c.journal = on }
+}
+
+// WithJournalCap bounds the journal (default 100,000 requests; n ≤ 0
+// keeps it). The journal keeps a request until it is done anywhere in
+// the fleet: the process drops its own requests when it reports them done,
+// and, every third of the lease, up to 8,192 of those other processes
+// reported done (a fleet-wide done set in Redis). A request queued while
+// the journal is full is not journaled: it is counted
+// (FrontierStats.NotJournaled) and a warning is logged when the journal
+// fills; a Redis restarted empty loses such a request.
+func WithJournalCap(n int) FrontierOption {
+	return func(c *frontierConfig) {
+		if n > 0 {
+			c.journalCap = n
+		}
+	}
+}
+
+// WithFrontierTTL sets how long the frontier's keys in Redis (queues,
+// seen and done sets, leases, counters) outlive the crawl's last activity
+// (default 7 days; d ≤ 0 keeps it; at least a minute). Every process
+// refreshes the TTL while it runs (when it queues requests, and at most
+// once a minute from its lease renewal), so the keys of a crawl expire
+// that long after its last process stopped; a URL queued again within
+// that time is still refused as seen. [Frontier.Drop] deletes them at
+// once.
+func WithFrontierTTL(d time.Duration) FrontierOption {
+	return func(c *frontierConfig) {
+		if d > 0 {
+			c.ttl = max(d, time.Minute)
+		}
+	}
 }
 
 // FrontierStats counts what one process's frontier did.
@@ -114,6 +152,10 @@ type FrontierStats struct {
 	Reaped    int64 // leases of dead processes this process put back
 	Recovered int64 // requests queued again after Redis lost its data
 	Leased    int   // handed out to this process, not yet done
+
+	Journal      int   // requests in the journal now
+	Pruned       int64 // journal entries dropped because another process finished them
+	NotJournaled int64 // requests queued while the journal was full (WithJournalCap)
 }
 
 // A Frontier is the fleet's per-host queue frontier on Redis, implementing
@@ -157,8 +199,16 @@ type FrontierStats struct {
 // error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
 // back empty (restarted without persistence), every process notices (the
 // frontier's generation changed) and queues again the requests of its
-// journal ([WithJournal]) and registers its leases again: nothing is lost,
-// but a page another process had fetched can be fetched again.
+// journal ([WithJournal]) and registers its leases again: nothing is lost
+// (but requests beyond the journal's cap), and a page another process had
+// fetched is fetched again only if it was done after this process last
+// pruned its journal (every third of the lease, against a fleet-wide set
+// of the requests done).
+//
+// Redis memory: the seen and done sets grow with the crawl (one request
+// key each per request); every key of the frontier expires
+// [WithFrontierTTL] after the crawl's last activity, and [Frontier.Drop]
+// deletes them at once.
 //
 // A Frontier is safe for concurrent use; one queue should run on it per
 // process. Init starts one goroutine (lease renewal), which Close stops.
@@ -181,10 +231,16 @@ type Frontier struct {
 	own         map[string]*ownLease
 	journal     map[string]journalItem
 	pendingAdd  []journalItem
-	pendingDone []string
+	pendingDone []doneItem
 	stats       FrontierStats
 	downSince   time.Time
+	full        bool      // the journal is full (warned once until it has room)
+	touched     time.Time // the TTL was last refreshed (renewLoop)
 }
+
+// doneItem is a done report kept until Redis answers: the lease id and the
+// request key.
+type doneItem struct{ id, key string }
 
 type ownLease struct {
 	host, key, payload, url string
@@ -204,6 +260,8 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 		hold:        frontier.DefaultHold,
 		outageLimit: DefaultOutageLimit,
 		journal:     true,
+		journalCap:  DefaultJournalCap,
+		ttl:         DefaultFrontierTTL,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -213,7 +271,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 		fl:      f,
 		cfg:     cfg,
 		log:     f.log,
-		keys:    []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld")},
+		keys:    []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld"), k("frdone")},
 		qpre:    k("frq") + ":",
 		wake:    f.Key(kindWake, ""),
 		stop:    make(chan struct{}),
@@ -254,6 +312,7 @@ func (q *Frontier) Stats() FrontierStats {
 	s := q.stats
 	s.Pending = len(q.pendingAdd)
 	s.Leased = len(q.own)
+	s.Journal = len(q.journal)
 	return s
 }
 
@@ -307,7 +366,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 	it := journalItem{key: r.Key, host: r.Host, payload: string(b)}
 	ctx := context.Background()
 	q.flush(ctx)
-	v, err := q.run(ctx, frAddScript, it.key, it.host, it.payload)
+	v, err := q.run(ctx, frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
@@ -325,11 +384,34 @@ func (q *Frontier) AddRequest(b []byte) error {
 	}
 	q.mu.Lock()
 	q.stats.Added++
-	if q.cfg.journal {
-		q.journal[it.key] = it
-	}
+	q.remember(it)
 	q.mu.Unlock()
 	return nil
+}
+
+// remember puts it in the journal, if there is room. q.mu is held.
+func (q *Frontier) remember(it journalItem) {
+	if !q.cfg.journal {
+		return
+	}
+	if len(q.journal) >= q.cfg.journalCap {
+		q.stats.NotJournaled++
+		if !q.full {
+			q.full = true
+			q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see WithJournalCap)",
+				slog.Int("cap", q.cfg.journalCap))
+		}
+		return
+	}
+	q.journal[it.key] = it
+}
+
+// forget drops key from the journal. q.mu is held.
+func (q *Frontier) forget(key string) {
+	delete(q.journal, key)
+	if q.full && len(q.journal) < q.cfg.journalCap {
+		q.full = false
+	}
 }
 
 // frAt returns v[i], or nil.
@@ -364,7 +446,8 @@ func (q *Frontier) flush(ctx context.Context) {
 	var failedAdds []journalItem
 	for len(adds) > 0 {
 		n := min(len(adds), frontierBatch)
-		args := make([]any, 0, 3*n)
+		args := make([]any, 0, 1+3*n)
+		args = append(args, q.cfg.ttl.Milliseconds())
 		for _, it := range adds[:n] {
 			args = append(args, it.key, it.host, it.payload)
 		}
@@ -377,9 +460,7 @@ func (q *Frontier) flush(ctx context.Context) {
 		for i, it := range adds[:n] {
 			if frNum(frAt(v, i+1)) == 1 {
 				q.stats.Added++
-				if q.cfg.journal {
-					q.journal[it.key] = it
-				}
+				q.remember(it)
 			} else {
 				q.stats.Seen++
 			}
@@ -388,9 +469,9 @@ func (q *Frontier) flush(ctx context.Context) {
 		adds = adds[n:]
 	}
 	if len(dones) > 0 {
-		args := make([]any, len(dones))
-		for i, id := range dones {
-			args[i] = id
+		args := make([]any, 0, 2*len(dones))
+		for _, d := range dones {
+			args = append(args, d.id, d.key)
 		}
 		if _, err := q.run(ctx, frDoneScript, args...); err != nil {
 			q.mu.Lock()
@@ -416,11 +497,20 @@ func (q *Frontier) QueueSize() (int, error) {
 	start := time.Now()
 	for backoff := frontierRetryInitial; ; backoff = min(2*backoff, frontierRetryMax) {
 		q.flush(ctx)
+		q.mu.Lock()
+		gen := q.gen
+		q.mu.Unlock()
 		v, err := q.run(ctx, frSizeScript)
 		if err == nil {
 			q.mu.Lock()
 			n := int(frNum(frAt(v, 1))+frNum(frAt(v, 2))) + len(q.pendingAdd)
+			lost := gen != "" && gen != q.gen
 			q.mu.Unlock()
+			if lost {
+				// The count is of the emptied Redis, before this process
+				// queued its journal again: count again.
+				continue
+			}
 			return n, nil
 		}
 		if !errors.Is(err, ErrUnavailable) {
@@ -549,19 +639,19 @@ func (q *Frontier) Done(id string) {
 		return
 	}
 	delete(q.own, id)
-	delete(q.journal, l.key)
+	q.forget(l.key)
 	q.stats.Done++
 	q.mu.Unlock()
-	if _, err := q.run(context.Background(), frDoneScript, id); err != nil {
+	if _, err := q.run(context.Background(), frDoneScript, id, l.key); err != nil {
 		q.mu.Lock()
-		q.pendingDone = append(q.pendingDone, id)
+		q.pendingDone = append(q.pendingDone, doneItem{id, l.key})
 		q.mu.Unlock()
 	}
 }
 
 // renewLoop renews this process's leases every third of the lease, counts
-// done the requests out for longer than the hold, and writes what was kept
-// while Redis was away.
+// done the requests out for longer than the hold, writes what was kept
+// while Redis was away, prunes the journal and refreshes the keys' TTL.
 func (q *Frontier) renewLoop() {
 	defer close(q.stopped)
 	t := time.NewTicker(q.fl.cfg.lease / 3)
@@ -595,7 +685,71 @@ func (q *Frontier) renewLoop() {
 		if len(ids) > 0 {
 			q.run(ctx, frRenewScript, append([]any{q.fl.cfg.lease.Microseconds()}, ids...)...)
 		}
+		q.prune(ctx)
+		if time.Since(q.touched) >= min(q.cfg.ttl/4, frontierTouchMax) {
+			if _, err := q.run(ctx, frTouchScript, q.cfg.ttl.Milliseconds()); err == nil {
+				q.touched = time.Now()
+			}
+		}
 	}
+}
+
+// prune drops from the journal up to frontierPruneMax requests that the
+// fleet reported done (another process fetched them), in batches of
+// frontierBatch.
+func (q *Frontier) prune(ctx context.Context) {
+	q.mu.Lock()
+	var keys []string
+	for k := range q.journal {
+		if len(keys) == frontierPruneMax {
+			break
+		}
+		keys = append(keys, k)
+	}
+	q.mu.Unlock()
+	for len(keys) > 0 {
+		n := min(len(keys), frontierBatch)
+		args := make([]any, n)
+		for i, k := range keys[:n] {
+			args[i] = k
+		}
+		v, err := q.run(ctx, frPruneScript, args...)
+		if err != nil {
+			return
+		}
+		q.mu.Lock()
+		for i, k := range keys[:n] {
+			if frNum(frAt(v, i+1)) == 1 {
+				if _, ok := q.journal[k]; ok {
+					q.forget(k)
+					q.stats.Pruned++
+				}
+			}
+		}
+		q.mu.Unlock()
+		keys = keys[n:]
+	}
+}
+
+// Drop deletes the frontier's keys from Redis (queues, seen and done
+// sets, leases, counters) and empties this process's journal and kept
+// requests: call it once the crawl is over in every process (queue.Run
+// returned everywhere), to free Redis before the keys' TTL
+// ([WithFrontierTTL]) does. A process still running on the frontier
+// would see the data as lost and queue its journal again. It is bounded
+// by the call timeout.
+func (q *Frontier) Drop(ctx context.Context) error {
+	if _, err := q.run(ctx, frDropScript); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	q.journal = map[string]journalItem{}
+	q.pendingAdd, q.pendingDone = nil, nil
+	q.own = map[string]*ownLease{}
+	q.full = false
+	q.gen = ""
+	q.mu.Unlock()
+	return nil
 }
 
 // recover queues again, after Redis lost its data, what this process

@@ -8,7 +8,7 @@ import "github.com/redis/go-redis/v9"
 //	      2 counters (hash: q queued, l leased, gen data generation),
 //	      3 seen (set of request keys), 4 leases (hash id -> host "\n"
 //	      payload), 5 lease ends (zset id -> µs), 6 held (hash host -> leases
-//	      out)
+//	      out), 7 done (set of request keys reported done by any process)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
 //	      or was lost), 2 prefix of the per-host lists (list = prefix ..
 //	      host), 3 the fleet's wake-up channel
@@ -25,6 +25,13 @@ local gen = redis.call('HGET', KEYS[2], 'gen')
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
+end
+-- keep gives k the TTL of the seen set (set by frAddScript) if it has none.
+local function keep(k)
+  if redis.call('PTTL', k) == -1 then
+    local t = redis.call('PTTL', KEYS[3])
+    if t > 0 then redis.call('PEXPIRE', k, t) end
+  end
 end
 local function unhold(host)
   if redis.call('HINCRBY', KEYS[6], host, -1) <= 0 then redis.call('HDEL', KEYS[6], host) end
@@ -56,14 +63,17 @@ local function reap(limit)
 end
 `
 
-// frAddScript queues requests not seen before. ARGV 4.. triples: key,
-// host, payload. Returns gen, then 1 (queued) or 0 (seen) per request.
+// frAddScript queues requests not seen before. ARGV 4 TTL (ms) of the
+// frontier's keys, 5.. triples: key, host, payload. Returns gen, then 1
+// (queued) or 0 (seen) per request.
 var frAddScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
 local added = 0
-for i = 4, #ARGV, 3 do
+local ttl = ARGV[4]
+for i = 5, #ARGV, 3 do
   if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
     redis.call('RPUSH', ARGV[2] .. ARGV[i + 1], ARGV[i + 2])
+    redis.call('PEXPIRE', ARGV[2] .. ARGV[i + 1], ttl)
     redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1])
     added = added + 1
     out[#out + 1] = 1
@@ -73,6 +83,7 @@ for i = 4, #ARGV, 3 do
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[2], 'q', added)
+  for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
   redis.call('PUBLISH', ARGV[3], KEYS[1])
 end
 return out
@@ -100,6 +111,7 @@ local function take(host)
   redis.call('HINCRBY', KEYS[2], 'l', 1)
   redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
   redis.call('ZADD', KEYS[5], I(now + lease), id)
+  keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6])
   if redis.call('LLEN', ARGV[2] .. host) == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif held >= per then
@@ -135,10 +147,13 @@ end
 return {gen, 0, '', reaped, I(now), first[2], leased}
 `)
 
-// frDoneScript ends leases. ARGV 4.. lease ids. Returns {gen, ended}.
+// frDoneScript ends leases and records their requests done fleet-wide.
+// ARGV 4.. pairs: lease id, request key. Returns {gen, ended}.
 var frDoneScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 4, #ARGV do
+for i = 4, #ARGV, 2 do
+  redis.call('SADD', KEYS[7], ARGV[i + 1])
+  keep(KEYS[7])
   local v = redis.call('HGET', KEYS[4], ARGV[i])
   if v then
     local host = hostOf(v)
@@ -186,4 +201,31 @@ for i = 5, #ARGV, 4 do
   end
 end
 return {gen, n}
+`)
+
+// frPruneScript tells which request keys are done fleet-wide. ARGV 4..
+// request keys. Returns gen, then 1 (done) or 0 per key.
+var frPruneScript = redis.NewScript(frontierLuaHead + `
+local out = {gen}
+for i = 4, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[7], ARGV[i]) end
+return out
+`)
+
+// frTouchScript sets the TTL of the frontier's keys and of the lists of
+// the hosts with requests queued. ARGV 4 TTL (ms). Returns {gen, lists}.
+var frTouchScript = redis.NewScript(frontierLuaHead + `
+for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ARGV[4]) end
+local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
+for _, h in ipairs(hosts) do redis.call('PEXPIRE', ARGV[2] .. h, ARGV[4]) end
+return {gen, #hosts}
+`)
+
+// frDropScript deletes the frontier's keys and the lists of the hosts with
+// requests queued. Returns {gen, lists}.
+var frDropScript = redis.NewScript(frontierLuaHead + `
+local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
+for _, h in ipairs(hosts) do redis.call('DEL', ARGV[2] .. h) end
+for k = 1, #KEYS do redis.call('DEL', KEYS[k]) end
+redis.call('PUBLISH', ARGV[3], KEYS[1])
+return {gen, #hosts}
 `)

@@ -1,0 +1,114 @@
+package redisfleet
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/internal/redistest"
+)
+
+// waitFor polls cond every 20 ms; it fails t after limit (a failure
+// timeout, not a timed assertion).
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("still not %s after %s", what, limit)
+		}
+	}
+}
+
+// TestFrontierJournalPruned: a process's journal drops the requests other
+// processes finished, and after Redis comes back empty only the requests
+// not done are queued again.
+func TestFrontierJournalPruned(t *testing.T) {
+	srv := redistest.Start(t)
+	opts := []Option{WithLease(300 * time.Millisecond), WithCallTimeout(100 * time.Millisecond)}
+	p1 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
+	p2 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
+	const n, left = 20, 5
+	for i := range n {
+		if err := p1.AddRequest(frReq(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range n - left {
+		_, l := frGet(t, p2)
+		p2.Done(l)
+	}
+	waitFor(t, 10*time.Second, "pruned", func() bool { return p1.Stats().Journal == left })
+	if st := p1.Stats(); st.Pruned != n-left {
+		t.Fatalf("stats %+v, want %d pruned", st, n-left)
+	}
+	srv.Stop()
+	if err := srv.Start(); err != nil { // back, empty
+		t.Fatal(err)
+	}
+	got := frSize(t, p1)
+	t.Logf("stats %+v", p1.Stats())
+	if got != left {
+		t.Fatalf("after Redis came back empty the frontier holds %d requests, want the %d not done", got, left)
+	}
+	if st := p1.Stats(); st.Recovered != left {
+		t.Fatalf("stats %+v, want %d recovered", st, left)
+	}
+}
+
+// TestFrontierJournalCap: the journal holds at most its cap; the others
+// are counted.
+func TestFrontierJournalCap(t *testing.T) {
+	srv := redistest.Start(t)
+	p := frOpen(t, frFleet(t, srv), WithJournalCap(3))
+	for i := range 5 {
+		if err := p.AddRequest(frReq(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := p.Stats(); st.Journal != 3 || st.NotJournaled != 2 || st.Added != 5 {
+		t.Fatalf("stats %+v, want journal 3, not journaled 2", st)
+	}
+}
+
+// TestFrontierTTLAndDrop: every key of the frontier carries the TTL, and
+// Drop deletes them all.
+func TestFrontierTTLAndDrop(t *testing.T) {
+	srv := redistest.Start(t)
+	f := frFleet(t, srv, WithPrefix("ttl:"))
+	p := frOpen(t, f, WithFrontierTTL(time.Hour), WithMaxWait(100*time.Millisecond))
+	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
+		if err := p.AddRequest(frReq(t, u)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, l := frGet(t, p)
+	p.Done(l)
+	ctx := context.Background()
+	rdb := f.Client()
+	keys, err := rdb.Keys(ctx, f.Prefix()+"fr*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) < 6 {
+		t.Fatalf("keys %v", keys)
+	}
+	for _, k := range keys {
+		ttl, err := rdb.PTTL(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= 0 || ttl > time.Hour {
+			t.Errorf("key %s: TTL %v, want (0, 1h]", k, ttl)
+		}
+	}
+	if err := p.Drop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _ := rdb.Keys(ctx, f.Prefix()+"fr*").Result(); len(keys) != 0 {
+		t.Fatalf("after Drop: %v", keys)
+	}
+	if n := frSize(t, p); n != 0 {
+		t.Fatalf("QueueSize after Drop: %d", n)
+	}
+}
