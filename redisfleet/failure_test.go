@@ -105,7 +105,7 @@ func TestHelperChildAcquire(t *testing.T) {
 	lease, _ := time.ParseDuration(os.Getenv("REDISFLEET_LEASE"))
 	delay, _ := time.ParseDuration(os.Getenv("REDISFLEET_DELAY"))
 	c := redis.NewClient(&redis.Options{Addr: os.Getenv("REDISFLEET_ADDR"), ContextTimeoutEnabled: true})
-	f, err := New(context.Background(), c, WithLease(lease))
+	f, err := New(context.Background(), c, WithLease(lease), WithCallTimeout(lease/3))
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -158,7 +158,7 @@ func TestLimiterLeaseOfKilledProcess(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 
-	f := newFleet(t, srv, WithLease(lease))
+	f := newFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3))
 	c := newClient(t, srv)
 	_, hold := f.HostKeys(host)
 	ctx := context.Background()

@@ -118,6 +118,7 @@ const (
 	DefaultCallTimeout = 2 * time.Second
 	DefaultLease       = 10 * time.Second
 	DefaultIdleTTL     = 10 * time.Minute
+	leaseCalls         = 3 // the lease is at least this many call timeouts
 )
 
 // ErrUnavailable is wrapped by the errors of calls that could not reach
@@ -176,10 +177,13 @@ func WithCallTimeout(d time.Duration) Option {
 	}
 }
 
-// WithLease sets the lease of a limiter permit and of a robots.txt fetch
-// lock (default 10 s; d ≤ 0 keeps it, values under 100 ms count as 100 ms).
-// A live holder renews it every third of the lease, so the lease bounds
-// only how long a dead process holds a host or a fetch.
+// WithLease sets the lease of a limiter permit, of a robots.txt fetch
+// lock and of a frontier request (default 10 s; d ≤ 0 keeps it, values
+// under 100 ms count as 100 ms). A live holder renews it every third of
+// the lease, so the lease bounds only how long a dead process holds a host
+// or a fetch. New raises a lease shorter than three call timeouts
+// ([WithCallTimeout]) to three call timeouts, with a warning: a renewal
+// that takes a whole call timeout must still land before the lease ends.
 func WithLease(d time.Duration) Option {
 	return func(c *config) {
 		if d > 0 {
@@ -251,11 +255,18 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cfg.idleTTL = max(cfg.idleTTL, 2*cfg.lease)
 	log := cfg.logger
 	if log == nil {
 		log = slog.Default()
 	}
+	if minLease := leaseCalls * cfg.callTimeout; cfg.lease < minLease {
+		// A renewal every third of the lease may take a call timeout: a
+		// shorter lease could lapse while its request runs.
+		log.Warn("redisfleet: the lease is shorter than 3 call timeouts; using 3 call timeouts",
+			slog.Duration("lease", cfg.lease), slog.Duration("call_timeout", cfg.callTimeout), slog.Duration("using", minLease))
+		cfg.lease = minLease
+	}
+	cfg.idleTTL = max(cfg.idleTTL, 2*cfg.lease)
 	var id [8]byte
 	rand.Read(id[:])
 	f := &Fleet{

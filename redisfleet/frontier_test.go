@@ -224,8 +224,8 @@ func TestFrontierDeadProcess(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	srv := redistest.Start(t)
 	const lease = 300 * time.Millisecond
-	dying := frFleet(t, srv, WithLease(lease)).Frontier(WithMaxWait(100 * time.Millisecond))
-	live := frOpen(t, frFleet(t, srv, WithLease(lease)), WithMaxWait(2*time.Second))
+	dying := frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)).Frontier(WithMaxWait(100 * time.Millisecond))
+	live := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*time.Second))
 	dying.AddRequest(frReq(t, "http://a.example/1"))
 	if u, _ := frGet(t, dying); u != "http://a.example/1" {
 		t.Fatal(u)
@@ -253,8 +253,8 @@ func TestFrontierDeadProcess(t *testing.T) {
 func TestFrontierLeaseRenewed(t *testing.T) {
 	srv := redistest.Start(t)
 	const lease = 300 * time.Millisecond
-	p1 := frOpen(t, frFleet(t, srv, WithLease(lease)))
-	p2 := frOpen(t, frFleet(t, srv, WithLease(lease)), WithMaxWait(4*lease))
+	p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
+	p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(4*lease))
 	p1.AddRequest(frReq(t, "http://a.example/1"))
 	frGet(t, p1)
 	if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {

@@ -153,7 +153,7 @@ func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n in
 	lims := make([]*Limiter, procs)
 	for i := range lims {
 		c := newClient(t, srv)
-		f, err := New(context.Background(), c, WithLease(2*time.Second))
+		f, err := New(context.Background(), c, WithLease(2*time.Second), WithCallTimeout(600*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}

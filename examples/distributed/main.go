@@ -21,7 +21,8 @@
 //	-depth N        follow links on the same host up to N hops from a start
 //	                URL (default 2; 0: the start URLs only).
 //	-lease D        how long a dead process holds a host, a robots.txt
-//	                fetch or a queued request (default 10s).
+//	                fetch or a queued request (default 10s); every Redis
+//	                call is bounded by a third of it, at most 2s.
 //	-outage D       how long to wait for an unreachable Redis before giving
 //	                up (default 1m).
 //	-min-delay D    least time between two requests to one host (default
@@ -134,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
 	ctx := context.Background()
-	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithLease(o.lease), redisfleet.WithLogger(log))
+	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithLease(o.lease), redisfleet.WithCallTimeout(min(redisfleet.DefaultCallTimeout, o.lease/3)), redisfleet.WithLogger(log))
 	if err != nil {
 		fmt.Fprintf(stderr, "distributed: cannot start: %v\n", err)
 		return 1
