@@ -73,11 +73,17 @@
 //     finds the fleet's epoch key missing knows the data was lost and
 //     holds every host whose state is missing for one lease from then,
 //     the time within which requests granted before the loss end or are
-//     re-registered by their holders' lease renewal. (A process started
-//     with [New] on the emptied Redis before any limiter call marks the
-//     epoch as a fresh start, and the window is lost: in-flight requests
-//     of other processes are then unknown to the new state.) Store values
-//     and fetch locks are simply gone: robots.txt is fetched again.
+//     re-registered by their holders' lease renewal. A process that calls
+//     [New] on an empty Redis while other processes of the fleet are
+//     connected (subscribed to the fleet's wake-up channel) writes the
+//     epoch as the server's time, so the same hold applies; only when no
+//     process of the fleet is connected (a fresh start: no permit can be
+//     out) does it write "0" and nothing is held. A process whose Pub/Sub
+//     connection has not reconnected yet after the restart is not seen
+//     (go-redis reconnects it within moments); its permits are then
+//     unknown to the new state until its renewal registers them again
+//     (within a third of the lease and a call timeout). Store values and
+//     fetch locks are simply gone: robots.txt is fetched again.
 //   - A process killed while it holds a host: its permit has a lease
 //     ([WithLease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
@@ -283,10 +289,8 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	if err := client.Ping(cctx).Err(); err != nil {
 		return nil, f.callError("New: PING", err)
 	}
-	// "0": the epoch of a fleet that starts on an empty Redis; a script
-	// that finds the key missing later knows the data was lost.
-	if err := client.SetNX(cctx, f.Key(kindEpoch, ""), "0", 0).Err(); err != nil {
-		return nil, f.callError("New: epoch", err)
+	if err := f.markEpoch(cctx); err != nil {
+		return nil, err
 	}
 	f.ps = client.Subscribe(cctx, f.Key(kindWake, ""))
 	if _, err := f.ps.Receive(cctx); err != nil {
@@ -295,6 +299,32 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	}
 	go f.dispatch(f.ps.Channel())
 	return f, nil
+}
+
+// markEpoch writes the fleet's epoch if it is missing (SET NX): "0" when
+// no other process of the fleet is connected (no subscriber on the wake-up
+// channel: a fresh start, no permit can be out), else the Redis server's
+// time, so that the hosts without state are held for one lease as after a
+// data loss (the Redis was emptied under live processes, whose permits
+// their renewal registers again within the lease).
+func (f *Fleet) markEpoch(ctx context.Context) error {
+	key, wake := f.Key(kindEpoch, ""), f.Key(kindWake, "")
+	subs, err := f.rdb.PubSubNumSub(ctx, wake).Result()
+	if err != nil {
+		return f.callError("New: PUBSUB NUMSUB", err)
+	}
+	ep := "0"
+	if subs[wake] > 0 {
+		now, err := f.rdb.Time(ctx).Result()
+		if err != nil {
+			return f.callError("New: TIME", err)
+		}
+		ep = strconv.FormatInt(now.UnixMicro(), 10)
+	}
+	if err := f.rdb.SetNX(ctx, key, ep, 0).Err(); err != nil {
+		return f.callError("New: epoch", err)
+	}
+	return nil
 }
 
 // ParseURL parses a redis:// or rediss:// URL (redis.ParseURL) into client

@@ -6,11 +6,14 @@ package redisfleet
 // durations are microseconds unless the name says otherwise.
 //
 //	P epoch                 string  "0" when the fleet started on an empty
-//	                                Redis (set by New, NX); a Redis-clock
-//	                                time (µs) when a script found the key
-//	                                missing: the data was lost then, and
-//	                                hosts without state are held for one
-//	                                lease from that time. No expiry.
+//	                                Redis with no other process connected
+//	                                (set by New, NX); a Redis-clock time
+//	                                (µs) when a script found the key
+//	                                missing, or New did while other
+//	                                processes were connected: the data was
+//	                                lost then, and hosts without state are
+//	                                held for one lease from that time. No
+//	                                expiry.
 //	P wake                  channel Pub/Sub wake-ups; the payload is the
 //	                                key whose state changed (a host hash
 //	                                key, a fetch lock key, or any key a

@@ -1,6 +1,7 @@
 package redisfleet
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
@@ -24,5 +25,53 @@ func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
 	}
 	if got := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Lease(); got != time.Second {
 		t.Fatalf("lease %v, want the 1s asked for", got)
+	}
+}
+
+// TestNewAfterRestartKeepsHold: a process that calls New on a Redis
+// restarted empty, while another process of the fleet is connected and
+// holds a permit, does not mark a fresh start: the host stays held until
+// the holder releases it.
+func TestNewAfterRestartKeepsHold(t *testing.T) {
+	srv := redistest.Start(t)
+	const host, delay = "https://held.example", 100 * time.Millisecond
+	opts := []Option{WithLease(6 * time.Second), WithCallTimeout(2 * time.Second)}
+	a := newFleet(t, srv, opts...).Limiter(LimiterConfig{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pa, err := a.Acquire(ctx, host, delay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	if err := srv.Start(); err != nil { // back, empty
+		t.Fatal(err)
+	}
+	c := newClient(t, srv)
+	wake := "robots:v1:wake"
+	waitFor(t, 10*time.Second, "resubscribed", func() bool {
+		n, err := c.PubSubNumSub(ctx, wake).Result()
+		return err == nil && n[wake] > 0
+	})
+	fb := newFleet(t, srv, opts...)
+	if ep, err := c.Get(ctx, "robots:v1:epoch").Result(); err != nil || ep == "0" {
+		t.Fatalf("epoch after New on an emptied Redis with a live process = %q, %v; want the server's time", ep, err)
+	}
+	granted := make(chan time.Time, 1)
+	go func() {
+		p, err := fb.Limiter(LimiterConfig{}).Acquire(ctx, host, delay)
+		if err != nil {
+			t.Error(err)
+			granted <- time.Time{}
+			return
+		}
+		granted <- time.Now()
+		p.Release()
+	}()
+	time.Sleep(2500 * time.Millisecond) // the request under pa runs on
+	released := time.Now()
+	pa.Release()
+	if at := <-granted; at.Before(released) {
+		t.Fatalf("the new process was granted the host %v before the permit out in another process was released", released.Sub(at))
 	}
 }
