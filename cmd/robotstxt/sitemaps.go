@@ -28,6 +28,12 @@ const (
 	sitemapsMaxDelay = 30 * time.Second
 )
 
+// sitemapsRemember is how many page URLs the sitemaps command remembers to
+// print each once (a 16-byte hash each: about 40 MB at the cap, map
+// included). Past it, it says so once on stderr, prints the further URLs
+// without de-duplicating them, and exits 1. A variable for the tests.
+var sitemapsRemember = 1_000_000
+
 // sitemapsAbout is what -h says of the sitemaps command.
 const sitemapsAbout = `Streams the page URLs of a site's sitemaps to standard output, one per line,
 in document order, each once. URL is a site (http(s)://host/, or its
@@ -39,9 +45,13 @@ fetched; a child or page URL on another host than the site's is left out;
 requests to a host are spaced by its Crawl-delay (else 1 s). -since DATE
 (2006-01-02 or RFC 3339) leaves out pages and index children whose lastmod
 is earlier. Progress and errors go to standard error, one line per sitemap.
+Each URL is printed once up to 1,000,000 different URLs; past them, further
+ones are printed without de-duplication (said once on standard error).
 Exit status 0 when every sitemap was read, 1 when some failed or were cut
-by a limit (the URLs read before are printed) or the site announces none,
-2 on a usage error.`
+by a limit (the URLs read before are printed; a child too deep or past the
+cap of 1,000 sitemaps counts), the de-duplication cap was passed, the site
+announces none or standard output failed (the walk stops), 2 on a usage
+error.`
 
 // sitemapsCmd runs the sitemaps command.
 func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -93,10 +103,19 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 		roots = []string{target.String()}
 	}
 
+	// A write error on stdout ends the walk: nothing more can be printed.
+	wctx, stopWalk := context.WithCancel(ctx)
+	defer stopWalk()
+	var writeErr error
 	out := bufio.NewWriter(stdout)
-	defer out.Flush()
+	flush := func() {
+		if err := out.Flush(); err != nil && writeErr == nil {
+			writeErr = err
+			stopWalk()
+		}
+	}
 	seen := map[[16]byte]struct{}{}
-	failed := false
+	failed, unDeduped := false, false
 	w := sitemap.NewWalker(sitemap.Config{
 		Client:    client,
 		UserAgent: ua,
@@ -112,32 +131,51 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 			return v.Allowed, v.String()
 		},
 		OnReport: func(r sitemap.Report) {
-			out.Flush() // the page URLs before the line that reports them
+			flush() // the page URLs before the line that reports them
+			if writeErr != nil {
+				return
+			}
 			if sitemapFailed(r) {
 				failed = true
 			}
 			fmt.Fprintln(stderr, "robotstxt: "+describeReport(r))
 		},
 	})
-	w.Walk(ctx, scope, roots, func(p sitemap.Page) error {
-		h := fnv.New128a()
-		h.Write([]byte(p.Loc))
-		var k [16]byte
-		h.Sum(k[:0])
-		if _, dup := seen[k]; dup {
-			return errors.New("printed already")
+	w.Walk(wctx, scope, roots, func(p sitemap.Page) error {
+		if writeErr != nil {
+			return writeErr
 		}
-		seen[k] = struct{}{}
+		if !unDeduped {
+			h := fnv.New128a()
+			h.Write([]byte(p.Loc))
+			var k [16]byte
+			h.Sum(k[:0])
+			if _, dup := seen[k]; dup {
+				return errors.New("printed already")
+			}
+			if len(seen) < sitemapsRemember {
+				seen[k] = struct{}{}
+			} else {
+				unDeduped, seen = true, nil
+				fmt.Fprintf(stderr, "robotstxt: warning: more than %d different page URLs: the further ones are printed without de-duplication\n", sitemapsRemember)
+			}
+		}
 		out.WriteString(p.Loc)
-		return out.WriteByte('\n')
+		if err := out.WriteByte('\n'); err != nil {
+			writeErr = err
+			stopWalk()
+			return err
+		}
+		return nil
 	})
-	if err := out.Flush(); err != nil {
-		return 2, err
+	flush()
+	if writeErr != nil {
+		return 1, fmt.Errorf("writing the URLs to standard output: %w (the walk was stopped)", writeErr)
 	}
 	if ctx.Err() != nil {
 		return 1, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
-	if failed {
+	if failed || unDeduped {
 		return 1, nil
 	}
 	return 0, nil

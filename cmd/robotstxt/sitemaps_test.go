@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -220,5 +221,54 @@ func TestSitemapsCommandUsage(t *testing.T) {
 	var out bytes.Buffer
 	if code := runMain([]string{"sitemaps", "-h"}, nil, &out, io.Discard); code != 0 || !strings.Contains(out.String(), "-since DATE") {
 		t.Errorf("-h: %d %q", code, out.String())
+	}
+}
+
+// failWriter is a standard output that fails (a closed pipe, a full disk).
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// A write error on stdout exits 1 (not 2, the usage status), with the
+// error on stderr, and stops the walk: the next sitemap is not fetched.
+func TestSitemapsCommandWriteError(t *testing.T) {
+	s := newSitemapSite(t, func(base string) map[string]string {
+		return map[string]string{
+			"/robots.txt": "User-agent: *\nCrawl-delay: 0.05\nSitemap: /index.xml\n",
+			"/index.xml":  `<sitemapindex><sitemap><loc>` + base + `/s1.xml</loc></sitemap><sitemap><loc>` + base + `/s2.xml</loc></sitemap></sitemapindex>`,
+			"/s1.xml":     cliURLSet(base+"/a", base+"/b"),
+			"/s2.xml":     cliURLSet(base + "/c"),
+		}
+	})
+	var errb bytes.Buffer
+	code := runMain([]string{"sitemaps", s.URL + "/"}, nil, failWriter{}, &errb)
+	if code != 1 || !strings.Contains(errb.String(), "robotstxt: writing the URLs to standard output: broken pipe") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Contains(s.hits, "/s2.xml") {
+		t.Errorf("the walk went on after the write error: %q", s.hits)
+	}
+}
+
+// Past sitemapsRemember different URLs, the command says so once, prints
+// the further URLs without de-duplicating them, and exits 1.
+func TestSitemapsCommandDedupCap(t *testing.T) {
+	defer func(n int) { sitemapsRemember = n }(sitemapsRemember)
+	sitemapsRemember = 3
+	s := newSitemapSite(t, func(base string) map[string]string {
+		return map[string]string{
+			"/robots.txt": "User-agent: *\nCrawl-delay: 0\n",
+			"/s.xml":      cliURLSet(base+"/a", base+"/a", base+"/b", base+"/c", base+"/d", base+"/a", base+"/e", base+"/d"),
+		}
+	})
+	code, out, errs := runSitemaps(s.URL + "/s.xml")
+	want := strings.Join([]string{"/a", "/b", "/c", "/d", "/a", "/e", "/d"}, "\n"+s.URL)
+	if code != 1 || out != s.URL+want+"\n" {
+		t.Errorf("exit %d, stdout:\n%s\nwant:\n%s", code, out, s.URL+want+"\n")
+	}
+	if n := strings.Count(errs, "more than 3 different page URLs"); n != 1 {
+		t.Errorf("said %d times: %q", n, errs)
 	}
 }
