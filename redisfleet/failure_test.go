@@ -448,3 +448,51 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 		t.Fatalf("%d entries left in the queue", n)
 	}
 }
+
+// TestFallBackLocalNoOverlapAcrossSwitch: a request granted by the local
+// gate while Redis was away still runs when Redis is back and the process
+// goes to Redis again: the next request of the process to that host waits
+// for its release.
+func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
+	srv := redistest.Start(t)
+	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
+		WithLogger(slog.New(slog.DiscardHandler)))
+	l := f.Limiter(LimiterConfig{})
+	const host, d = "https://overlap.example", 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv.Stop()
+	p1, err := l.Acquire(ctx, host, d) // from the local gate
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(downSkip + 100*time.Millisecond) // the limiter tries Redis again
+	granted := make(chan time.Time, 1)
+	go func() {
+		p2, err := l.Acquire(ctx, host, d)
+		if err != nil {
+			t.Error(err)
+			granted <- time.Time{}
+			return
+		}
+		granted <- time.Now()
+		p2.Release()
+	}()
+	time.Sleep(2 * time.Second) // the long request under p1 runs on
+	released := time.Now()
+	p1.Release()
+	at := <-granted
+	if at.Before(released) {
+		t.Fatalf("a Redis grant came %v before the release of the local permit of the same host", released.Sub(at))
+	}
+	if g := at.Sub(released); g < d-jitterE2S {
+		t.Fatalf("next request %v after the local release, want ≥ %v", g, d)
+	}
+	h, _ := f.HostKeys(host)
+	if g, _ := newClient(t, srv).HGet(ctx, h, "g").Int(); g != 1 {
+		t.Fatalf("the second request was not granted by Redis (g = %d)", g)
+	}
+}

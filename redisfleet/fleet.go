@@ -66,7 +66,9 @@
 //     goes out unspaced. With [FallBackLocal] it spaces requests with an
 //     in-process hostlimit.Limiter while Redis is away (logging a warning):
 //     each process keeps its own pace then, so the fleet may ask a host
-//     up to once per delay per process. A permit's release that cannot
+//     up to once per delay per process. Every request of such a process
+//     holds a permit of its local gate too, so two requests of one process
+//     to one host never overlap, even across the switch back to Redis. A permit's release that cannot
 //     reach Redis is retried in the background until its lease ends.
 //     The Store reads a failed Get as a miss and the resolver fetches.
 //   - Redis restarted empty: the state of the hosts is gone. A script that

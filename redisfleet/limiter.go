@@ -465,13 +465,39 @@ func at(v []int64, i int) int64 {
 // ctx.Err() and takes nothing. While Redis cannot be reached it retries
 // with backoff (WaitForRedis) or acquires from the local gate
 // (FallBackLocal).
+//
+// With FallBackLocal every request of this process holds a permit of the
+// local gate too, taken first, whether Redis grants it or not: the local
+// gate knows every request of the process in flight, so across a switch
+// from the local gate back to Redis (or the other way) two requests of
+// this process to one host never overlap, and the local spacing holds
+// between them.
 func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration) (hostlimit.Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if l.skipRedis() {
-		return l.local.Acquire(ctx, host, delay)
+	if l.local == nil {
+		return l.acquire(ctx, host, delay, nil)
 	}
+	lp, err := l.local.Acquire(ctx, host, delay)
+	if err != nil {
+		return nil, err
+	}
+	if l.skipRedis() {
+		return lp, nil
+	}
+	p, err := l.acquire(ctx, host, delay, lp)
+	if err != nil {
+		lp.Release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// acquire takes a grant in Redis; lp, when not nil, is the local gate's
+// permit (FallBackLocal) returned alone if Redis cannot be reached, else
+// with the grant.
+func (l *Limiter) acquire(ctx context.Context, host string, delay time.Duration, lp hostlimit.Permit) (hostlimit.Permit, error) {
 	start := time.Now()
 	h := l.ref(host)
 	defer l.unref(h)
@@ -514,7 +540,7 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 			}
 			queued = false // no leave call to an unreachable Redis: the entry goes stale
 			if l.unavailable("acquire", err) {
-				return l.local.Acquire(ctx, host, delay)
+				return lp, nil // the local gate's permit alone
 			}
 			blocked = true
 			backoff = nextBackoff(backoff)
@@ -531,7 +557,11 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 			if blocked {
 				h.waited(start)
 			}
-			return l.grant(h, tok, at(v, 1), at(v, 2)), nil
+			p := l.grant(h, tok, at(v, 1), at(v, 2))
+			if lp != nil {
+				return &bothPermit{p, lp}, nil
+			}
+			return p, nil
 		}
 		queued = true
 		blocked = true
@@ -551,6 +581,21 @@ func (l *Limiter) grant(h *lhost, tok string, fail, delay int64) *permit {
 	p.renew = time.AfterFunc(l.f.cfg.lease/3, p.renewLease)
 	return p
 }
+
+// bothPermit is a Redis grant and the local gate's permit (FallBackLocal):
+// every event goes to both.
+type bothPermit struct {
+	r     *permit
+	local hostlimit.Permit
+}
+
+func (b *bothPermit) Sent() { b.r.Sent(); b.local.Sent() }
+
+func (b *bothPermit) Observe(status int, header http.Header) time.Duration {
+	return max(b.r.Observe(status, header), b.local.Observe(status, header))
+}
+
+func (b *bothPermit) Release() { b.r.Release(); b.local.Release() }
 
 // permit is a Limiter's hostlimit.Permit.
 type permit struct {
