@@ -69,7 +69,9 @@
 //     up to once per delay per process. Every request of such a process
 //     holds a permit of its local gate too, so two requests of one process
 //     to one host never overlap, even across the switch back to Redis. A permit's release that cannot
-//     reach Redis is retried in the background until its lease ends.
+//     reach Redis is retried in the background until its lease ends; one
+//     that never lands, or that Redis refuses, is logged and counted
+//     ([Fleet.LostReleases]), as is a fetch unlock that fails.
 //     The Store reads a failed Get as a miss and the resolver fetches.
 //   - Redis restarted empty: the state of the hosts is gone. A script that
 //     finds the fleet's epoch key missing knows the data was lost and
@@ -242,6 +244,26 @@ type Fleet struct {
 	subs    map[string]map[*waiter]struct{}
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
+	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
+}
+
+// LostReleases returns how many permit releases, start-to-start send
+// marks and robots.txt fetch unlocks of this process did not take effect in
+// Redis: refused by it (a reply error), or not reaching it before the
+// lease ended (then the lease ended the permit or the lock, later than the
+// release would have). Each is also logged as a warning (a refusal each
+// time; an unreachable Redis once per outage).
+func (f *Fleet) LostReleases() int64 { return f.lost.Load() }
+
+// lostRelease counts a release (op) that did not take effect and logs it:
+// each reply error, and a failure to reach Redis once per outage.
+func (f *Fleet) lostRelease(op string, err error) {
+	f.lost.Add(1)
+	if errors.Is(err, ErrUnavailable) {
+		f.outage(op, err)
+		return
+	}
+	f.log.Warn("redisfleet: a release did not take effect; the lease ends it", slog.String("op", op), slog.Any("error", err))
 }
 
 // New returns a Fleet on client, after checking with PING (bounded by the

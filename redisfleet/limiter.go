@@ -709,9 +709,15 @@ func (p *permit) Release() {
 
 // callOrRetry runs a release or a send mark now, and if Redis cannot be
 // reached, again in the background with backoff, for one lease at most.
+// One that Redis refuses, or that never reaches it, is logged and counted
+// ([Fleet.LostReleases]).
 func (l *Limiter) callOrRetry(h *lhost, op, tok string, extra ...any) {
 	_, err := l.run(context.Background(), h, op, tok, -1, extra...)
-	if err == nil || !errors.Is(err, ErrUnavailable) {
+	if err == nil {
+		return
+	}
+	if !errors.Is(err, ErrUnavailable) {
+		l.f.lostRelease("limiter "+op, err)
 		return
 	}
 	l.f.outage(op, err)
@@ -721,10 +727,15 @@ func (l *Limiter) callOrRetry(h *lhost, op, tok string, extra ...any) {
 		for time.Now().Before(end) {
 			b = nextBackoff(b)
 			time.Sleep(b)
-			if _, err := l.run(context.Background(), h, op, tok, -1, extra...); err == nil || !errors.Is(err, ErrUnavailable) {
+			_, err = l.run(context.Background(), h, op, tok, -1, extra...)
+			if err == nil {
 				return
 			}
+			if !errors.Is(err, ErrUnavailable) {
+				break
+			}
 		}
+		l.f.lostRelease("limiter "+op, err)
 	}()
 }
 

@@ -75,3 +75,44 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 		t.Fatalf("the new process was granted the host %v before the permit out in another process was released", released.Sub(at))
 	}
 }
+
+// TestLostReleaseLogged: a release and a fetch unlock that Redis refuses
+// are logged and counted, not dropped silently.
+func TestLostReleaseLogged(t *testing.T) {
+	srv := redistest.Start(t)
+	var logs syncBuffer
+	f := newFleet(t, srv, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	c := newClient(t, srv)
+	ctx := context.Background()
+	const host = "https://refused.example"
+	p, err := f.Limiter(LimiterConfig{}).Acquire(ctx, host, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := f.HostKeys(host)
+	if err := c.Set(ctx, h, "not a hash", 0).Err(); err != nil { // the release's script now fails (WRONGTYPE)
+		t.Fatal(err)
+	}
+	p.Release()
+	if n := f.LostReleases(); n != 1 {
+		t.Fatalf("LostReleases = %d after a refused release, want 1", n)
+	}
+	unlock, ok, err := f.Store().LockFetch(ctx, "https://refused.example", time.Second)
+	if err != nil || !ok {
+		t.Fatalf("LockFetch: %v, %v", ok, err)
+	}
+	k := f.Key(kindFetch, "https://refused.example")
+	if err := c.Del(ctx, k).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.HSet(ctx, k, "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if n := f.LostReleases(); n != 2 {
+		t.Fatalf("LostReleases = %d after a refused unlock, want 2", n)
+	}
+	if got := strings.Count(logs.String(), "did not take effect"); got != 2 {
+		t.Fatalf("%d warnings, want 2: %q", got, logs.String())
+	}
+}

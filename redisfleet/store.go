@@ -148,7 +148,9 @@ func (lk *fetchLock) unlock() {
 	ctx, cancel := lk.s.ctx(context.Background())
 	defer cancel()
 	// On failure the lease ends the lock; the waiters' timers see it.
-	_ = unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.Key(kindWake, "")).Err()
+	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.Key(kindWake, "")).Err(); err != nil {
+		lk.s.f.lostRelease("fetch unlock", lk.s.f.callError("fetch unlock", err))
+	}
 }
 
 // WaitFetch implements [policy.FetchLocker]: it reads the lock's remaining
