@@ -393,6 +393,9 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 		err := c.Request(http.MethodGet, pg.Loc, nil, cctx, nil)
 		if reason, refused := visitRefusal(err, c.Async); refused {
 			s.release()
+			if reason == reasonCollyOther {
+				p.log.Debug("robots: Colly refused a sitemap's page URL", slog.String("url", pg.Loc), slog.String("error", err.Error()))
+			}
 			return errors.New(reason)
 		}
 		return nil
@@ -454,10 +457,16 @@ var visitRefusals = []struct {
 	{colly.ErrQueueFull, "queue full"},
 }
 
+// reasonCollyOther is the reason a refusal by Colly that is none of
+// visitRefusals is counted under (a URL Colly's parser refuses, an error of
+// the collector's storage, ...): one key, whatever the error's text, which
+// may contain the URL. Each such error is logged (debug level).
+const reasonCollyOther = "refused by Colly (other error)"
+
 // visitRefusal says whether err, returned by c.Request, means Colly refused
-// the URL before making a request, and why. In sync mode Request also
-// returns the error of the request it made (a 404, a robots.txt stop):
-// that URL was handed over.
+// the URL before making a request, and why: one of a fixed set of reasons,
+// never the error's text. In sync mode Request also returns the error of
+// the request it made (a 404, a robots.txt stop): that URL was handed over.
 func visitRefusal(err error, async bool) (string, bool) {
 	if err == nil {
 		return "", false
@@ -473,8 +482,8 @@ func visitRefusal(err error, async bool) (string, bool) {
 	}
 	if async {
 		// An Async Request returns before the request is made: any error
-		// is a refusal (a URL Colly cannot parse, ...).
-		return "refused by Colly: " + err.Error(), true
+		// is a refusal.
+		return reasonCollyOther, true
 	}
 	return "", false
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/storage"
 
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/sitemap"
@@ -506,5 +507,51 @@ func testSitemapsSpacedAndCanceled(t *testing.T, async bool) {
 	}
 	if s2 == nil || !errors.Is(s2.Err, context.Canceled) {
 		t.Errorf("s2 report %+v: the cancel is its error", s2)
+	}
+}
+
+// failingStore is a Colly storage that cannot record some requests (a
+// full store): its error names the request, so it differs per URL.
+type failingStore struct {
+	storage.InMemoryStorage
+	mu   sync.Mutex
+	n    int
+	full func(n int) bool // of the nth request recorded, from 1
+}
+
+func (s *failingStore) Visited(id uint64) error {
+	s.mu.Lock()
+	s.n++
+	full := s.full(s.n)
+	s.mu.Unlock()
+	if full {
+		return fmt.Errorf("store full: cannot record request %d", id)
+	}
+	return s.InMemoryStorage.Visited(id)
+}
+
+// TestSitemapsRefusalReasons: refusals by Colly are counted under a fixed
+// set of reasons, never under the error's text (which can name the URL):
+// two URLs refused the same unlisted way give one key.
+func TestSitemapsRefusalReasons(t *testing.T) {
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
+		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet("http://a.test/full/1", "http://a.test/full/2", "http://a.test/ok", "http://a.test/ok")}})
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(true)
+	c.AllowURLRevisit = false
+	// Recorded in order: the home page (1), then the sitemap's URLs: the
+	// two /full/ ones (2, 3) find the store full.
+	if err := c.SetStorage(&failingStore{full: func(n int) bool { return n == 2 || n == 3 }}); err != nil {
+		t.Fatal(err)
+	}
+	p.Attach(c)
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	tot := p.SitemapTotals()
+	if tot.Filtered[reasonCollyOther] != 2 || tot.Filtered["already visited"] != 1 || len(tot.Filtered) != 2 || tot.Handed != 1 {
+		t.Errorf("filtered %v, handed %d: want one key for the two store refusals", tot.Filtered, tot.Handed)
 	}
 }
