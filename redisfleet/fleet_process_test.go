@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,7 @@ type proc struct {
 	stdout, stderr lockedBuffer
 	done           chan struct{}
 	err            error
+	exited         time.Time // set before done is closed
 }
 
 type lockedBuffer struct {
@@ -103,7 +105,7 @@ func startFleet(t testing.TB, n int, args ...string) []*proc {
 		if err := p.cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		go func() { p.err = p.cmd.Wait(); close(p.done) }()
+		go func() { p.err = p.cmd.Wait(); p.exited = time.Now(); close(p.done) }()
 		t.Cleanup(func() {
 			p.cmd.Process.Kill()
 			<-p.done
@@ -195,6 +197,77 @@ func checkSpacing(t *testing.T, farm *testutil.Farm, hosts []string, delay time.
 	}
 }
 
+// span is one request as the server saw it: from the handler's start to
+// its end (the response written).
+type span struct {
+	path       string
+	start, end time.Time
+}
+
+// recorder serves the farm and records every request's span per host.
+type recorder struct {
+	farm *testutil.Farm
+	mu   sync.Mutex
+	reqs map[string][]span
+}
+
+func newRecorder(t *testing.T, farm *testutil.Farm) (*recorder, *httptest.Server) {
+	rec := &recorder{farm: farm, reqs: map[string][]span{}}
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	return rec, srv
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec.farm.ServeHTTP(w, r)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	end := time.Now()
+	host, _, _ := strings.Cut(r.Host, ":")
+	rec.mu.Lock()
+	rec.reqs[host] = append(rec.reqs[host], span{r.URL.Path, start, end})
+	rec.mu.Unlock()
+}
+
+// checkEndToStart fails t if two requests of a host overlapped at the
+// server, or if one started less than delay (less the jitter) after the
+// previous one ended; it returns the latest end of any request.
+func (rec *recorder) checkEndToStart(t *testing.T, delay time.Duration) time.Time {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var last time.Time
+	for h, v := range rec.reqs {
+		v = append([]span(nil), v...)
+		sort.Slice(v, func(i, j int) bool { return v[i].start.Before(v[j].start) })
+		shortest := time.Duration(-1)
+		for i, x := range v {
+			if x.end.After(last) {
+				last = x.end
+			}
+			if i == 0 {
+				continue
+			}
+			prev := v[i-1]
+			if x.start.Before(prev.end) {
+				t.Errorf("%s: %s started while %s was in flight (%v before its end)", h, x.path, prev.path, prev.end.Sub(x.start))
+				continue
+			}
+			g := x.start.Sub(prev.end)
+			if shortest < 0 || g < shortest {
+				shortest = g
+			}
+			if g < delay-jitter {
+				t.Errorf("%s: %s started %v after %s ended, under the Crawl-delay %v", h, x.path, g, prev.path, delay)
+			}
+		}
+		t.Logf("%s: %d requests, none overlapping, shortest end-to-start gap %v", h, len(v), shortest.Round(10*time.Microsecond))
+	}
+	return last
+}
+
 func hostURLs(hosts []string) []string {
 	var u []string
 	for _, h := range hosts {
@@ -217,15 +290,25 @@ func TestFleetThreeProcesses(t *testing.T) {
 		sites[h] = linkSite("0.3", pages, nil)
 	}
 	farm := testutil.NewFarm(t, sites)
-	args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
+	rec, front := newRecorder(t, farm)
+	args := append([]string{"-redis", srv.URL(), "-connect", front.Listener.Addr().String(),
 		"-threads", "2", "-min-delay", "0", "-lease", "2s"}, hostURLs(hosts)...)
 	ps := startFleet(t, 3, args...)
 	for _, p := range ps {
 		if code := p.wait(t, time.Minute); code != 0 {
 			t.Fatalf("process %d exited %d", p.cmd.Process.Pid, code)
 		}
-		if !strings.Contains(p.stdout.String(), "done: ") {
-			t.Errorf("process %d printed no summary", p.cmd.Process.Pid)
+		lines := strings.Split(strings.TrimSpace(p.stdout.String()), "\n")
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "done: ") {
+			t.Errorf("process %d's last line is %q, want its summary", p.cmd.Process.Pid, last)
+		}
+	}
+	// No process left while the shared frontier still had work: each
+	// exited after the fleet's last request was answered.
+	lastEnd := rec.checkEndToStart(t, delay)
+	for _, p := range ps {
+		if p.exited.Before(lastEnd) {
+			t.Errorf("process %d exited %v before the fleet's last request ended", p.cmd.Process.Pid, lastEnd.Sub(p.exited))
 		}
 	}
 	for _, h := range hosts {
@@ -314,6 +397,11 @@ func TestFleetRedisRestarted(t *testing.T) {
 		dups += n - 1
 	}
 	t.Logf("requests while Redis was away: %d (ones granted before it went); pages fetched twice after the data loss: %d", during, dups)
+	// Nothing is granted while Redis is away: what reaches a host then was
+	// granted before, at most one request per host (end-to-start).
+	if during > len(hosts) {
+		t.Errorf("%d requests reached the hosts while Redis was away, want at most one per host (%d)", during, len(hosts))
+	}
 }
 
 // TestFleetRedisGone kills Redis for good mid-crawl: nothing goes out
@@ -438,6 +526,13 @@ func TestFleetProcessKilled(t *testing.T) {
 		t.Errorf("a surviving process reported a.example/p2 fetched %d times, want 1", all["http://a.example/p2"])
 	}
 	t.Logf("a.example/p2 asked again %v after the kill (lease %v + Crawl-delay %v)", p2[1].Sub(killed).Round(time.Millisecond), lease, delay)
+	// The killed process renewed its lease every third of it up to its
+	// death, so the lease ended no earlier than two thirds of a lease
+	// after the kill; the host is asked again no earlier than the delay
+	// after that.
+	if after, least := p2[1].Sub(killed), 2*lease/3+delay-jitter; after < least {
+		t.Errorf("a.example asked again %v after the kill, before the killed process's lease could end and its Crawl-delay pass (≥ %v)", after, least)
+	}
 }
 
 // waitHits waits until the farm has seen n requests over hosts.
