@@ -181,7 +181,7 @@ func (p *Plugin) Attach(c *colly.Collector) {
 		c.OnScraped(p.onScraped)
 		c.OnError(func(r *colly.Response, _ error) {
 			if r != nil {
-				releaseSlot(r.Ctx)
+				releaseSlot(r.Request)
 			}
 		})
 	}

@@ -167,10 +167,14 @@ func SitemapWindow(n int) SitemapOption {
 // if a Colly version changes that layout, the plugin logs a warning and
 // walks in the OnRequest hook as in sync mode); at most [SitemapWindow]
 // handed-over requests are in flight at once, each releasing its slot at
-// OnScraped or OnError. A request that a user callback aborts silently in
-// OnRequest reaches neither: its slot is released when its Context is
-// garbage collected (the walk asks for a collection while it waits for a
-// slot), so no slot is lost.
+// its own OnScraped or OnError (not at those of the pages reached by links
+// from it, which share its Context: they have a greater Depth). A request
+// that a user callback aborts silently in OnRequest reaches neither: its
+// slot is released when its Context is garbage collected; the walk asks for
+// a collection when the window stays full much longer than the recent pace
+// of releases explains (at least 100 ms, with a backoff), and at most once a
+// minute otherwise, so no slot is lost and a crawl spaced by a crawl delay
+// forces almost no collection.
 //
 // Every sitemap document gets a [sitemap.Report] (found, handed over,
 // filtered and rejected by reason, its error): passed to [WithOnSitemap],
@@ -221,6 +225,7 @@ type sitemapState struct {
 	next    int
 	totals  SitemapTotals
 	warned  atomic.Bool
+	gcFreed atomic.Int64 // slots released by the cleanup of a collected Context
 }
 
 // Sitemaps returns the reports of the most recent sitemap documents (up to
@@ -324,6 +329,7 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 	if len(roots) == 0 {
 		return
 	}
+	delay, _ := p.delayOf(pol)
 	if c.Async {
 		if wg := collyWaitGroup(c); wg != nil {
 			wg.Add(1) // before OnRequest returns: Wait cannot slip in between
@@ -331,7 +337,7 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 			go func() {
 				defer wg.Done()
 				defer p.sm.active.Add(-1)
-				p.walkSitemaps(c, a, roots, true)
+				p.walkSitemaps(c, a, roots, true, delay)
 			}()
 			return
 		}
@@ -341,7 +347,7 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 	}
 	p.sm.active.Add(1)
 	defer p.sm.active.Add(-1)
-	p.walkSitemaps(c, a, roots, c.Async)
+	p.walkSitemaps(c, a, roots, c.Async, delay)
 }
 
 func contains(s []string, x string) bool {
@@ -354,8 +360,9 @@ func contains(s []string, x string) bool {
 }
 
 // walkSitemaps walks the sitemaps of authority a and hands their page URLs
-// to c; window bounds the requests in flight (Async).
-func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, window bool) {
+// to c; window bounds the requests in flight (Async); delay is a's spacing
+// of requests.
+func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, window bool, delay time.Duration) {
 	sc := p.cfg.sitemaps
 	ctx := c.Context
 	if ctx == nil {
@@ -373,7 +380,7 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 	cfg.Spool = true
 	var win *slots
 	if window {
-		win = newSlots(sc.window)
+		win = newSlots(sc.window, delay, &p.sm.gcFreed)
 	}
 	sitemap.NewWalker(cfg).Walk(ctx, a, roots, func(pg sitemap.Page) error {
 		cctx := colly.NewContext()
@@ -388,11 +395,11 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 			cctx.Put(ctxSlot, s)
 			// The fallback for a request that never reaches OnScraped or
 			// OnError: the slot goes back when its Context is unreachable.
-			runtime.AddCleanup(cctx, func(s *slot) { s.release() }, s)
+			runtime.AddCleanup(cctx, func(s *slot) { s.release(false) }, s)
 		}
 		err := c.Request(http.MethodGet, pg.Loc, nil, cctx, nil)
 		if reason, refused := visitRefusal(err, c.Async); refused {
-			s.release()
+			s.release(true)
 			if reason == reasonCollyOther {
 				p.log.Debug("robots: Colly refused a sitemap's page URL", slog.String("url", pg.Loc), slog.String("error", err.Error()))
 			}
@@ -489,8 +496,30 @@ func visitRefusal(err error, async bool) (string, bool) {
 }
 
 // slots bounds the page URLs in flight in an Async collector.
+//
+// A slot is released at the OnScraped or OnError of the request it was
+// taken for, or, for a request that reached neither (a user callback
+// aborted it in OnRequest), when its Context is garbage collected. The
+// walk asks for a collection (runtime.GC) only when the window is full and
+// no slot was released for much longer than the recent pace of releases
+// and the host's delay explain: slotGCPace times the larger (at least
+// slotGCMin; before the first release, at least slotGCFirst), times a
+// backoff that doubles after a collection that freed nothing; and at most
+// once per slotGCMax while it waits otherwise. A crawl whose pages are
+// spaced by a crawl delay (the window full nearly always) forces no
+// collection per page.
 type slots struct {
-	sem chan struct{}
+	sem   chan struct{}
+	freed *atomic.Int64 // slots released by the garbage collector's cleanup
+
+	mu          sync.Mutex
+	lastRelease time.Time     // of the last slot released at OnScraped/OnError (at first: newSlots)
+	pace        time.Duration // moving average of the time between those releases; 0: none yet
+	lastGC      time.Time     // of the last collection asked for
+	freedAtGC   int64         // freed at that time
+	backoff     time.Duration // multiplies the wait before a collection: 1, 2, 4, ...
+	delay       time.Duration // the host's spacing of requests: pages end at most that often
+	filled      bool          // the window was full once
 }
 
 // slot is one page URL's place in the window. It holds no reference to the
@@ -500,15 +529,74 @@ type slot struct {
 	done atomic.Bool
 }
 
-func newSlots(n int) *slots { return &slots{sem: make(chan struct{}, n)} }
+// slotDepth is the colly.Request.Depth of a request the walk hands over
+// (c.Request makes depth 1). Requests made with Request.Visit from a
+// sitemap's page share its Context, and so its slot, at depth 2 and more:
+// only the handed-over request (or Colly's retries of it, same depth)
+// releases the slot. A redirect keeps the request's depth (Colly changes
+// its URL).
+const slotDepth = 1
 
-// slotPoll is how long acquire waits for a slot before it asks for a
-// garbage collection, which releases the slots of requests that ended
-// without OnScraped or OnError.
-const slotPoll = 200 * time.Millisecond
+// The bounds of the wait before the walk asks for a collection.
+const (
+	slotGCMin   = 100 * time.Millisecond
+	slotGCFirst = time.Second // before the first release
+	slotGCMax   = time.Minute
+	slotGCPace  = 8 // times the recent interval between releases
+)
+
+// newSlots returns a window of n slots for pages on a host whose requests
+// are spaced by delay; freed counts the slots the cleanup releases.
+func newSlots(n int, delay time.Duration, freed *atomic.Int64) *slots {
+	now := time.Now()
+	return &slots{sem: make(chan struct{}, n), freed: freed, lastRelease: now, lastGC: now, backoff: 1, delay: max(delay, 0)}
+}
+
+// gcDue returns how long from now the walk waits before it asks for a
+// collection (≤ 0: now).
+func (w *slots) gcDue(now time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	base := max(slotGCFirst, slotGCPace*w.delay) // no release yet: the pace is unknown
+	if w.pace > 0 {
+		base = max(slotGCMin, slotGCPace*max(w.pace, w.delay))
+	}
+	idle := min(base*w.backoff, slotGCMax)
+	return min(w.lastRelease.Add(idle).Sub(now), w.lastGC.Add(slotGCMax).Sub(now))
+}
+
+// collect asks for a collection and adjusts the backoff: doubled when the
+// previous one freed nothing, back to 1 when it did.
+func (w *slots) collect(now time.Time) {
+	w.mu.Lock()
+	if f := w.freed.Load(); f > w.freedAtGC {
+		w.backoff = 1
+	} else if now.Sub(w.lastGC) < slotGCMax {
+		w.backoff = min(2*w.backoff, slotGCMax/slotGCMin)
+	}
+	w.freedAtGC = w.freed.Load()
+	w.lastGC = now
+	w.mu.Unlock()
+	slotForcedGC.Add(1)
+	runtime.GC()
+}
+
+// slotForcedGC counts the collections the walks asked for (tests).
+var slotForcedGC atomic.Int64
 
 func (w *slots) acquire(ctx context.Context) (*slot, error) {
-	t := time.NewTimer(slotPoll)
+	select {
+	case w.sem <- struct{}{}:
+		return &slot{w: w}, nil
+	default:
+	}
+	w.mu.Lock()
+	if !w.filled { // the wait for a release starts now
+		w.filled = true
+		w.lastRelease = time.Now()
+	}
+	w.mu.Unlock()
+	t := time.NewTimer(max(w.gcDue(time.Now()), time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -517,33 +605,57 @@ func (w *slots) acquire(ctx context.Context) (*slot, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-t.C:
-			runtime.GC()
-			t.Reset(slotPoll)
 		}
+		now := time.Now()
+		if d := w.gcDue(now); d > 0 {
+			t.Reset(d) // a slot was released meanwhile: the wait starts again
+			continue
+		}
+		w.collect(now)
+		// The cleanups run after the collection, on their own goroutine.
+		t.Reset(max(w.gcDue(time.Now()), slotGCMin))
 	}
 }
 
-// release gives the slot back, once; a nil slot does nothing.
-func (s *slot) release() {
-	if s != nil && s.done.CompareAndSwap(false, true) {
-		<-s.w.sem
-	}
-}
-
-// releaseSlot releases the slot a request of a sitemap page holds, if any:
-// the OnScraped and OnError hooks.
-func releaseSlot(ctx *colly.Context) {
-	if ctx == nil {
+// release gives the slot back, once; a nil slot does nothing. normal says
+// it is released at the request's end (not by the cleanup).
+func (s *slot) release(normal bool) {
+	if s == nil || !s.done.CompareAndSwap(false, true) {
 		return
 	}
-	if s, ok := ctx.GetAny(ctxSlot).(*slot); ok {
-		s.release()
+	w := s.w
+	if normal {
+		w.mu.Lock()
+		now := time.Now()
+		if d := now.Sub(w.lastRelease); w.pace == 0 {
+			w.pace = max(d, time.Nanosecond)
+		} else {
+			w.pace += (d - w.pace) / 8
+		}
+		w.pace = min(w.pace, slotGCMax)
+		w.lastRelease = now
+		w.mu.Unlock()
+	} else {
+		w.freed.Add(1)
+	}
+	<-w.sem
+}
+
+// releaseSlot releases the slot a request of a sitemap page holds, if any,
+// when r is the request the walk handed over (see slotDepth): the
+// OnScraped and OnError hooks.
+func releaseSlot(r *colly.Request) {
+	if r == nil || r.Ctx == nil || r.Depth != slotDepth {
+		return
+	}
+	if s, ok := r.Ctx.GetAny(ctxSlot).(*slot); ok {
+		s.release(true)
 	}
 }
 
 func (p *Plugin) onScraped(r *colly.Response) {
 	if r != nil {
-		releaseSlot(r.Ctx)
+		releaseSlot(r.Request)
 	}
 }
 
