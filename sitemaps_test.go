@@ -648,6 +648,45 @@ func TestSitemapsChildDoesNotFreeSlot(t *testing.T) {
 	}
 }
 
+// TestSitemapsUserAgent: the sitemap fetches carry the collector's
+// User-Agent (colly.UserAgent), end to end.
+func TestSitemapsUserAgent(t *testing.T) {
+	var mu sync.Mutex
+	uas := map[string]string{}
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"a.test": {
+		Robots: "User-agent: *\nSitemap: http://a.test/index.xml\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			mu.Lock()
+			uas[r.URL.Path] = r.Header.Get("User-Agent")
+			mu.Unlock()
+			switch r.URL.Path {
+			case "/index.xml":
+				fmt.Fprint(w, smIndex("http://a.test/s.xml"))
+			case "/s.xml":
+				fmt.Fprint(w, smURLSet("http://a.test/page"))
+			default:
+				return false
+			}
+			return true
+		},
+	}})
+	const ua = "UATestBot/2.1 (+https://example.com/uabot)"
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
+	t.Cleanup(func() { p.Close() })
+	c := colly.NewCollector(colly.UserAgent(ua), p.Option())
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, path := range []string{"/index.xml", "/s.xml", "/page"} {
+		if uas[path] != ua {
+			t.Errorf("%s requested with User-Agent %q, want %q", path, uas[path], ua)
+		}
+	}
+}
+
 // BenchmarkSitemapFeedDelay feeds a 50,000-URL sitemap into an Async
 // collector whose host has a crawl delay, for 10 seconds (the window is
 // full nearly all the time), and reports the garbage collections forced
