@@ -675,9 +675,13 @@ var waitGroupOffset = func() (o struct {
 	return o
 }()
 
+// noWaitGroup makes collyWaitGroup fail, as with a Colly whose layout is
+// unknown (tests of the fallback).
+var noWaitGroup bool
+
 // collyWaitGroup returns c's wait group, or nil when it cannot be read.
 func collyWaitGroup(c *colly.Collector) *sync.WaitGroup {
-	if !waitGroupOffset.ok || c == nil {
+	if !waitGroupOffset.ok || c == nil || noWaitGroup {
 		return nil
 	}
 	return *(**sync.WaitGroup)(unsafe.Add(unsafe.Pointer(c), waitGroupOffset.off))

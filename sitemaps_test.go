@@ -687,6 +687,68 @@ func TestSitemapsUserAgent(t *testing.T) {
 	}
 }
 
+// TestSitemapsAsyncFallback: when the collector's wait group cannot be
+// read (a Colly whose layout the plugin does not know), an Async walk runs
+// in the OnRequest hook of the request that found it, with a warning, and
+// c.Wait() still covers every page it handed over.
+func TestSitemapsAsyncFallback(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	noWaitGroup = true
+	t.Cleanup(func() { noWaitGroup = false })
+	var locs []string
+	for i := range 100 {
+		locs = append(locs, fmt.Sprintf("http://a.test/p/%d", i))
+	}
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
+		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet(locs...)}})
+	var logs syncBuffer
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWindow(4)),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(true, p.Option())
+	c.AllowURLRevisit = false
+	var scraped atomic.Int64
+	c.OnScraped(func(*colly.Response) { scraped.Add(1) })
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	// Everything was visited before Wait returned.
+	if n := scraped.Load(); n != 101 {
+		t.Errorf("scraped %d before Wait returned, want 101", n)
+	}
+	hs := f.Pages("a.test", false)
+	for _, l := range locs {
+		if n := count(hs, strings.TrimPrefix(l, "http://a.test")); n != 1 {
+			t.Errorf("%s fetched %d times", l, n)
+		}
+	}
+	if p.SitemapsWalking() != 0 || p.SitemapTotals().Handed != 100 {
+		t.Errorf("walking %d, totals %+v", p.SitemapsWalking(), p.SitemapTotals())
+	}
+	if !strings.Contains(logs.String(), "cannot read the collector's wait group") {
+		t.Errorf("no warning: %q", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // BenchmarkSitemapFeedDelay feeds a 50,000-URL sitemap into an Async
 // collector whose host has a crawl delay, for 10 seconds (the window is
 // full nearly all the time), and reports the garbage collections forced
