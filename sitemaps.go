@@ -204,10 +204,13 @@ func WithOnSitemap(fn func(sitemap.Report)) Option {
 }
 
 // SitemapTotals sums the reports of every sitemap document the plugin
-// walked.
+// walked. A child sitemap that a limit kept from being fetched (nested too
+// deep, or past the sitemaps-per-authority cap) has no report of its own:
+// it is counted in Rejected under [sitemap.ReasonTooDeep] or
+// [sitemap.ReasonSitemapCap], not in Sitemaps or Failed.
 type SitemapTotals struct {
 	Sitemaps int64 // documents reported
-	Failed   int64 // documents whose report has an error (not fetched, cut, not a sitemap, ...)
+	Failed   int64 // documents whose report has an error (not fetched, cut by a limit while read, not a sitemap, ...)
 	Found    int64 // entries read
 	Handed   int64 // page URLs handed to the collector
 	Children int64 // child sitemaps queued by indexes

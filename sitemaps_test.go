@@ -799,3 +799,27 @@ func benchSitemapFeedDelay(b *testing.B, delay, run time.Duration) {
 		f.Server.Close()
 	}
 }
+
+// TestSitemapsTotalsLimits: children a limit keeps from being fetched are
+// counted in the totals' Rejected, by reason, and are no failed documents.
+func TestSitemapsTotalsLimits(t *testing.T) {
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/i0.xml\n"},
+		map[string]map[string]string{"a.test": {
+			"/i0.xml": smIndex("http://a.test/i1.xml", "http://a.test/s1.xml", "http://a.test/s2.xml"),
+			"/i1.xml": smIndex("http://a.test/i2.xml"),
+			"/i2.xml": smURLSet("http://a.test/deep"),
+			"/s1.xml": smURLSet("http://a.test/p1"),
+			"/s2.xml": smURLSet("http://a.test/p2"),
+		}})
+	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapLimits(sitemap.Limits{}, 1, 3)))
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(false, p.Option())
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	tot := p.SitemapTotals()
+	// i0, i1, s1 fetched (3); i2 too deep; s2 past the cap.
+	if tot.Sitemaps != 3 || tot.Failed != 0 || tot.Rejected[sitemap.ReasonTooDeep] != 1 || tot.Rejected[sitemap.ReasonSitemapCap] != 1 || tot.Handed != 1 {
+		t.Errorf("totals %+v", tot)
+	}
+}
