@@ -47,10 +47,14 @@ type site struct {
 	inFlight int
 	maxIn    int
 	status   func(n int) (int, http.Header) // the n-th request's status (nil: 200)
+	// holdFirst: the first response waits until the second request has
+	// arrived (at most 10 s, a failure timeout).
+	holdFirst bool
+	second    chan struct{} // closed when the second request arrives
 }
 
 func newSite(t testing.TB, hold time.Duration) *site {
-	s := &site{hold: hold}
+	s := &site{hold: hold, second: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.mu.Lock()
@@ -59,7 +63,17 @@ func newSite(t testing.TB, hold time.Duration) *site {
 		s.inFlight++
 		s.maxIn = max(s.maxIn, s.inFlight)
 		st := s.status
+		if n == 1 {
+			close(s.second)
+		}
+		holdFirst := s.holdFirst && n == 0
 		s.mu.Unlock()
+		if holdFirst {
+			select {
+			case <-s.second:
+			case <-time.After(10 * time.Second):
+			}
+		}
 		code := 200
 		if st != nil {
 			var h http.Header
@@ -205,9 +219,10 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 		t.Fatalf("shortest end-to-start gap %v, want ≥ %v - %v", g, d, jitterE2S)
 	}
 	// Wait, Acquire, Release, and about one look at the host before its
-	// slot; every process's waiter asking at each release would add one
-	// call per process.
-	if perReq > 5 {
+	// slot (4.1 measured); every waiter asking at each release would add
+	// one call per waiting caller (up to 8 here). The bound leaves room for
+	// scheduling.
+	if perReq > 8 {
 		t.Errorf("%.1f Redis calls per request: a polling herd", perReq)
 	}
 }
@@ -217,6 +232,9 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newSite(t, 250*time.Millisecond)
+	s.mu.Lock()
+	s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
+	s.mu.Unlock()
 	const d = 100 * time.Millisecond
 	fleetRun(t, srv, s, 3, 2, 3, LimiterConfig{Spacing: hostlimit.StartToStart}, d)
 	v := s.log()
@@ -229,7 +247,7 @@ func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 		t.Fatalf("shortest start-to-start gap %v, want ≥ %v - %v", g, d, jitterS2S)
 	}
 	if s.maxIn < 2 {
-		t.Fatalf("start-to-start never let requests overlap (responses take 250 ms, delay %v)", d)
+		t.Fatalf("start-to-start never let requests overlap (the first response waited 10 s for a second request, delay %v)", d)
 	}
 }
 
