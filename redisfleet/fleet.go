@@ -44,6 +44,22 @@
 // request from 1 to 8 contending processes). The README gives the
 // figures and the commands.
 //
+// # Pub/Sub traffic
+//
+// Every Fleet subscribes to one channel (P wake) and every message on it
+// reaches every process of the fleet, which drops those it has no waiter
+// for. Messages are published by a limiter release or send mark that
+// has a waiter to wake (one per such event, naming the waiter), a
+// 429/503 pause, a robots.txt fetch unlock, and by the frontier on each
+// AddRequest that queues something and on each done report. The
+// deliveries are therefore processes × publications: 8 processes
+// crawling at 100 requests per second with the frontier publish about 200
+// messages a second (an add batch and a done per request, plus the
+// limiter's wake-ups when callers queue), which Redis delivers 1,600
+// times a second, each payload under 200 bytes. It is not divided by
+// host or by crawl: a fleet much larger than that should use
+// several prefixes.
+//
 // # Keys and versions
 //
 // Every key starts with the prefix ([WithPrefix], default "robots:") and
