@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -48,4 +49,31 @@ func ExampleFleet_Frontier() {
 	if err := q.Run(c); err != nil {
 		fmt.Println("stopped:", err) // Redis unreachable past the outage limit
 	}
+}
+
+// The frontier's keys expire a week (WithFrontierTTL) after the crawl's
+// last activity; once every process's queue.Run has returned, one process
+// may delete them at once. The journal that lets a process queue again
+// what Redis lost is capped (WithJournalCap). (Compiled, not run: it needs
+// a Redis.)
+func ExampleFrontier_Drop() {
+	ctx := context.Background()
+	opts, _ := redisfleet.ParseURL(redisURL())
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	fleet, err := redisfleet.New(ctx, rdb)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer fleet.Close()
+	front := fleet.Frontier(redisfleet.WithFrontierName("crawl-42"),
+		redisfleet.WithFrontierTTL(24*time.Hour), redisfleet.WithJournalCap(50_000))
+	defer front.Close()
+	// ... every process runs its Colly queue on front until it returns ...
+	if err := front.Drop(ctx); err != nil {
+		fmt.Println("keys left to their TTL:", err)
+	}
+	st := front.Stats()
+	fmt.Println(st.Journal, st.Pruned, st.NotJournaled)
 }
