@@ -580,12 +580,8 @@ func (w *slots) collect(now time.Time) {
 	w.freedAtGC = w.freed.Load()
 	w.lastGC = now
 	w.mu.Unlock()
-	slotForcedGC.Add(1)
 	runtime.GC()
 }
-
-// slotForcedGC counts the collections the walks asked for (tests).
-var slotForcedGC atomic.Int64
 
 func (w *slots) acquire(ctx context.Context) (*slot, error) {
 	select {
