@@ -12,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/politecrawl/robots/internal/gatewait"
@@ -357,8 +356,8 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 	ws.fetched++
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	budget := newDocBudget(cfg.DocTimeout, cancel)
-	defer budget.stop()
+	budget := gatewait.NewBudget(cfg.DocTimeout, cancel)
+	defer budget.Stop()
 	dctx = gatewait.With(dctx, budget)
 	body, status, err := ws.w.fetch(dctx, loc)
 	r.Status = status
@@ -475,8 +474,8 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 // document's content decided (a limit, not a sitemap, a DOCTYPE) is
 // reported as it is, and any other (what the timeout's cancel made of the
 // fetch or read) is wrapped with ErrDocTimeout: both match errors.Is.
-func (ws *walkState) timedOut(ctx context.Context, b *docBudget, loc, what string, err error) error {
-	if !b.spent() || ctx.Err() != nil || errors.Is(err, ErrLimit) || errors.Is(err, ErrNotSitemap) || errors.Is(err, ErrDoctype) {
+func (ws *walkState) timedOut(ctx context.Context, b *gatewait.Budget, loc, what string, err error) error {
+	if !b.Spent() || ctx.Err() != nil || errors.Is(err, ErrLimit) || errors.Is(err, ErrNotSitemap) || errors.Is(err, ErrDoctype) {
 		return err
 	}
 	return fmt.Errorf("sitemap: %s: %w: %s took longer than %s: %w", loc, ErrDocTimeout, what, ws.w.cfg.DocTimeout, err)
@@ -626,58 +625,6 @@ func walkRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return max(t.Sub(now), 0), true
 	}
 	return 0, false
-}
-
-// docBudget bounds the time one document takes, not counting the time its
-// requests wait at a host's gate (the gate calls Pause and Resume around
-// that wait: [gatewait.Hook]). Safe for concurrent use.
-type docBudget struct {
-	mu      sync.Mutex
-	left    time.Duration // budget left when the timer was last (re)started
-	started time.Time
-	timer   *time.Timer
-	paused  int // nested pauses
-	fired   bool
-}
-
-func newDocBudget(total time.Duration, cancel func()) *docBudget {
-	b := &docBudget{left: total, started: time.Now()}
-	b.timer = time.AfterFunc(total, func() {
-		b.mu.Lock()
-		b.fired = true
-		b.mu.Unlock()
-		cancel()
-	})
-	return b
-}
-
-// Pause stops the clock (unless the budget is spent already).
-func (b *docBudget) Pause() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.paused++
-	if b.paused == 1 && !b.fired && b.timer.Stop() {
-		b.left -= time.Since(b.started)
-	}
-}
-
-// Resume starts the clock again with what is left.
-func (b *docBudget) Resume() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.paused--
-	if b.paused == 0 && !b.fired {
-		b.started = time.Now()
-		b.timer.Reset(max(b.left, 0))
-	}
-}
-
-func (b *docBudget) stop() { b.timer.Stop() }
-
-func (b *docBudget) spent() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.fired
 }
 
 // spoolMemory is how much of a spooled document is kept in memory; the
