@@ -24,36 +24,6 @@ import (
 	"github.com/politecrawl/robots/sitemap"
 )
 
-func smURLSet(locs ...string) string {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-	for _, l := range locs {
-		loc, mod, _ := strings.Cut(l, "|")
-		b.WriteString("<url><loc>" + loc + "</loc>")
-		if mod != "" {
-			b.WriteString("<lastmod>" + mod + "</lastmod>")
-		}
-		b.WriteString("</url>")
-	}
-	b.WriteString("</urlset>")
-	return b.String()
-}
-
-func smIndex(locs ...string) string {
-	var b strings.Builder
-	b.WriteString(`<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-	for _, l := range locs {
-		loc, mod, _ := strings.Cut(l, "|")
-		b.WriteString("<sitemap><loc>" + loc + "</loc>")
-		if mod != "" {
-			b.WriteString("<lastmod>" + mod + "</lastmod>")
-		}
-		b.WriteString("</sitemap>")
-	}
-	b.WriteString("</sitemapindex>")
-	return b.String()
-}
-
 // smFarm serves the documents (path → body) of each host; any other path
 // is a small HTML page without links. Each host's robots.txt is given.
 func smFarm(t *testing.T, robots map[string]string, docs map[string]map[string]string) *testutil.Farm {
@@ -100,12 +70,12 @@ func TestSitemapsFeedCollector(t *testing.T) {
 				"b.test": "User-agent: *\n",
 			}, map[string]map[string]string{
 				"a.test": {
-					"/sitemap.xml":    smIndex("http://a.test/s1.xml", "http://b.test/child.xml", "http://a.test/s2.xml"),
-					"/s1.xml":         smURLSet(pages...),
-					"/s2.xml":         smURLSet("http://a.test/dup", "http://a.test/dup", "http://b.test/elsewhere", "http://a.test/private/page"),
-					"/private/sm.xml": smURLSet("http://a.test/secret"),
+					"/sitemap.xml":    testutil.SitemapIndex("http://a.test/s1.xml", "http://b.test/child.xml", "http://a.test/s2.xml"),
+					"/s1.xml":         testutil.URLSet(pages...),
+					"/s2.xml":         testutil.URLSet("http://a.test/dup", "http://a.test/dup", "http://b.test/elsewhere", "http://a.test/private/page"),
+					"/private/sm.xml": testutil.URLSet("http://a.test/secret"),
 				},
-				"b.test": {"/child.xml": smURLSet("http://b.test/x")},
+				"b.test": {"/child.xml": testutil.URLSet("http://b.test/x")},
 			})
 			var reports []sitemap.Report
 			var rmu sync.Mutex
@@ -194,13 +164,13 @@ func TestSitemapsOptions(t *testing.T) {
 		"c.test": "User-agent: *\n",
 	}, map[string]map[string]string{
 		"a.test": {
-			"/sitemap.xml":    smIndex("http://a.test/old.xml|2020-01-01", "http://a.test/new.xml"),
-			"/old.xml":        smURLSet("http://a.test/never"),
-			"/new.xml":        smURLSet("http://a.test/n1|2025-06-01", "http://a.test/n2|2020-01-01", "http://a.test/skip-1", "http://a.test/blocked-1", "http://a.test/n3", "http://a.test/n4", "http://a.test/n5"),
-			"/dir/extra.xml":  smURLSet("http://a.test/dir/e1", "http://a.test/other/e2"),
-			"/dir/extra2.xml": smURLSet("http://a.test/dir/e3"),
+			"/sitemap.xml":    testutil.SitemapIndex("http://a.test/old.xml|2020-01-01", "http://a.test/new.xml"),
+			"/old.xml":        testutil.URLSet("http://a.test/never"),
+			"/new.xml":        testutil.URLSet("http://a.test/n1|2025-06-01", "http://a.test/n2|2020-01-01", "http://a.test/skip-1", "http://a.test/blocked-1", "http://a.test/n3", "http://a.test/n4", "http://a.test/n5"),
+			"/dir/extra.xml":  testutil.URLSet("http://a.test/dir/e1", "http://a.test/other/e2"),
+			"/dir/extra2.xml": testutil.URLSet("http://a.test/dir/e3"),
 		},
-		"c.test": {"/s.xml": smURLSet("http://c.test/c1")},
+		"c.test": {"/s.xml": testutil.URLSet("http://c.test/c1")},
 	})
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(
 		SitemapsSince(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
@@ -258,7 +228,7 @@ func TestSitemapsAsyncWindow(t *testing.T) {
 		locs[i] = fmt.Sprintf("http://a.test/p/%d", i)
 	}
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
-		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet(locs...)}})
+		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet(locs...)}})
 	const window = 8
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWindow(window)))
 	t.Cleanup(func() { p.Close() })
@@ -317,7 +287,7 @@ func TestSitemapsAsyncWindow(t *testing.T) {
 // authority again; the walk feeds the collector whose request found it.
 func TestSitemapsSecondCollector(t *testing.T) {
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
-		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet("http://a.test/x", "http://a.test/y")}})
+		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet("http://a.test/x", "http://a.test/y")}})
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
 	t.Cleanup(func() { p.Close() })
 	c := newCollector(true, p.Option())
@@ -383,7 +353,7 @@ func benchSitemapFeed(b *testing.B, window int) {
 	for i := range locs {
 		locs[i] = fmt.Sprintf("http://a.test/page/%d", i)
 	}
-	doc := smURLSet(locs...)
+	doc := testutil.URLSet(locs...)
 	for range b.N {
 		f := testutil.NewFarm(b, map[string]*testutil.Site{"a.test": {
 			Robots: "User-agent: *\nSitemap: http://a.test/sitemap.xml\n",
@@ -450,7 +420,7 @@ func benchSitemapFeed(b *testing.B, window int) {
 // strict directory rule keeps each sitemap to its own directory.
 func TestSitemapsExtraAndStrict(t *testing.T) {
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\n"}, map[string]map[string]string{"a.test": {
-		"/dir/extra.xml": smURLSet("http://a.test/dir/e1", "http://a.test/other/e2", "http://a.test/dir/sub/e3"),
+		"/dir/extra.xml": testutil.URLSet("http://a.test/dir/e1", "http://a.test/other/e2", "http://a.test/dir/sub/e3"),
 	}})
 	var reps []sitemap.Report
 	var mu sync.Mutex
@@ -489,9 +459,9 @@ func testSitemapsSpacedAndCanceled(t *testing.T, async bool) {
 	}
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nCrawl-delay: 0.05\nSitemap: http://a.test/index.xml\n"},
 		map[string]map[string]string{"a.test": {
-			"/index.xml": smIndex("http://a.test/s1.xml", "http://a.test/s2.xml"),
-			"/s1.xml":    smURLSet(locs[:3]...),
-			"/s2.xml":    smURLSet(locs[3:]...),
+			"/index.xml": testutil.SitemapIndex("http://a.test/s1.xml", "http://a.test/s2.xml"),
+			"/s1.xml":    testutil.URLSet(locs[:3]...),
+			"/s2.xml":    testutil.URLSet(locs[3:]...),
 		}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -556,7 +526,7 @@ func (s *failingStore) Visited(id uint64) error {
 // two URLs refused the same unlisted way give one key.
 func TestSitemapsRefusalReasons(t *testing.T) {
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
-		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet("http://a.test/full/1", "http://a.test/full/2", "http://a.test/ok", "http://a.test/ok")}})
+		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet("http://a.test/full/1", "http://a.test/full/2", "http://a.test/ok", "http://a.test/ok")}})
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
 	t.Cleanup(func() { p.Close() })
 	c := newCollector(true)
@@ -584,7 +554,7 @@ func TestSitemapsRefusalReasons(t *testing.T) {
 func TestSitemapsChildDoesNotFreeSlot(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
-		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet("http://a.test/p/0", "http://a.test/p/1")}})
+		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet("http://a.test/p/0", "http://a.test/p/1")}})
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWindow(1)))
 	t.Cleanup(func() { p.Close() })
 	c := newCollector(true)
@@ -661,9 +631,9 @@ func TestSitemapsUserAgent(t *testing.T) {
 			mu.Unlock()
 			switch r.URL.Path {
 			case "/index.xml":
-				fmt.Fprint(w, smIndex("http://a.test/s.xml"))
+				fmt.Fprint(w, testutil.SitemapIndex("http://a.test/s.xml"))
 			case "/s.xml":
-				fmt.Fprint(w, smURLSet("http://a.test/page"))
+				fmt.Fprint(w, testutil.URLSet("http://a.test/page"))
 			default:
 				return false
 			}
@@ -700,7 +670,7 @@ func TestSitemapsAsyncFallback(t *testing.T) {
 		locs = append(locs, fmt.Sprintf("http://a.test/p/%d", i))
 	}
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
-		map[string]map[string]string{"a.test": {"/sitemap.xml": smURLSet(locs...)}})
+		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet(locs...)}})
 	var logs syncBuffer
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWindow(4)),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))))
@@ -766,7 +736,7 @@ func benchSitemapFeedDelay(b *testing.B, delay, run time.Duration) {
 	for i := range locs {
 		locs[i] = fmt.Sprintf("http://a.test/page/%d", i)
 	}
-	doc := smURLSet(locs...)
+	doc := testutil.URLSet(locs...)
 	forced := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
 	for range b.N {
 		f := testutil.NewFarm(b, map[string]*testutil.Site{"a.test": {
@@ -805,11 +775,11 @@ func benchSitemapFeedDelay(b *testing.B, delay, run time.Duration) {
 func TestSitemapsTotalsLimits(t *testing.T) {
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/i0.xml\n"},
 		map[string]map[string]string{"a.test": {
-			"/i0.xml": smIndex("http://a.test/i1.xml", "http://a.test/s1.xml", "http://a.test/s2.xml"),
-			"/i1.xml": smIndex("http://a.test/i2.xml"),
-			"/i2.xml": smURLSet("http://a.test/deep"),
-			"/s1.xml": smURLSet("http://a.test/p1"),
-			"/s2.xml": smURLSet("http://a.test/p2"),
+			"/i0.xml": testutil.SitemapIndex("http://a.test/i1.xml", "http://a.test/s1.xml", "http://a.test/s2.xml"),
+			"/i1.xml": testutil.SitemapIndex("http://a.test/i2.xml"),
+			"/i2.xml": testutil.URLSet("http://a.test/deep"),
+			"/s1.xml": testutil.URLSet("http://a.test/p1"),
+			"/s2.xml": testutil.URLSet("http://a.test/p2"),
 		}})
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapLimits(sitemap.Limits{}, 1, 3)))
 	t.Cleanup(func() { p.Close() })

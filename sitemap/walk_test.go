@@ -1,8 +1,6 @@
 package sitemap
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -22,36 +20,6 @@ import (
 // wkDocs is a site's documents by path: a body, or "!503", "!404", "!hang"
 // ... for an answer of that status (see serveDocs).
 type wkDocs map[string]string
-
-func wkURLSet(locs ...string) string {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-	for _, l := range locs {
-		loc, mod, _ := strings.Cut(l, "|")
-		b.WriteString("<url><loc>" + loc + "</loc>")
-		if mod != "" {
-			b.WriteString("<lastmod>" + mod + "</lastmod>")
-		}
-		b.WriteString("</url>")
-	}
-	b.WriteString("</urlset>")
-	return b.String()
-}
-
-func wkIndex(locs ...string) string {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-	for _, l := range locs {
-		loc, mod, _ := strings.Cut(l, "|")
-		b.WriteString("<sitemap><loc>" + loc + "</loc>")
-		if mod != "" {
-			b.WriteString("<lastmod>" + mod + "</lastmod>")
-		}
-		b.WriteString("</sitemap>")
-	}
-	b.WriteString("</sitemapindex>")
-	return b.String()
-}
 
 // wkFarm serves sites (host → documents) on one loopback server; it
 // records every hit and the User-Agent of each.
@@ -128,9 +96,9 @@ func wkReport(reps []Report, u string) *Report {
 
 func TestWalkURLSetAndIndex(t *testing.T) {
 	f, cl, uas := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/sitemap.xml": wkIndex("http://a.test/s1.xml", "/s2.xml", "http://a.test/s1.xml"),
-		"/s1.xml":      wkURLSet("http://a.test/p1", "http://a.test/p2"),
-		"/s2.xml":      wkURLSet("http://a.test/p3", "/p4"),
+		"/sitemap.xml": testutil.SitemapIndex("http://a.test/s1.xml", "/s2.xml", "http://a.test/s1.xml"),
+		"/s1.xml":      testutil.URLSet("http://a.test/p1", "http://a.test/p2"),
+		"/s2.xml":      testutil.URLSet("http://a.test/p3", "/p4"),
 	}})
 	got, reps := wkCollect(t, Config{Client: cl, UserAgent: "walkbot/1.0"}, "http://a.test", "http://a.test/sitemap.xml")
 	if want := []string{"http://a.test/p1", "http://a.test/p2", "http://a.test/p3", "http://a.test/p4"}; !slices.Equal(got, want) {
@@ -164,10 +132,10 @@ func TestWalkURLSetAndIndex(t *testing.T) {
 
 func TestWalkCycles(t *testing.T) {
 	f, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/self.xml": wkIndex("http://a.test/self.xml", "http://a.test/leaf.xml"),
-		"/a.xml":    wkIndex("http://a.test/b.xml"),
-		"/b.xml":    wkIndex("http://a.test/a.xml", "http://a.test/leaf.xml"),
-		"/leaf.xml": wkURLSet("http://a.test/p"),
+		"/self.xml": testutil.SitemapIndex("http://a.test/self.xml", "http://a.test/leaf.xml"),
+		"/a.xml":    testutil.SitemapIndex("http://a.test/b.xml"),
+		"/b.xml":    testutil.SitemapIndex("http://a.test/a.xml", "http://a.test/leaf.xml"),
+		"/leaf.xml": testutil.URLSet("http://a.test/p"),
 	}})
 	got, reps := wkCollect(t, Config{Client: cl}, "http://a.test", "http://a.test/self.xml", "http://a.test/a.xml")
 	if !slices.Equal(got, []string{"http://a.test/p"}) {
@@ -189,7 +157,7 @@ func TestWalkCycles(t *testing.T) {
 func TestWalkDepthAndSitemapCap(t *testing.T) {
 	d := wkDocs{}
 	for i := 0; i < 8; i++ {
-		d[fmt.Sprintf("/i%d.xml", i)] = wkIndex(fmt.Sprintf("http://a.test/i%d.xml", i+1))
+		d[fmt.Sprintf("/i%d.xml", i)] = testutil.SitemapIndex(fmt.Sprintf("http://a.test/i%d.xml", i+1))
 	}
 	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": d})
 	_, reps := wkCollect(t, Config{Client: cl, MaxIndexDepth: 3}, "http://a.test", "http://a.test/i0.xml")
@@ -200,9 +168,9 @@ func TestWalkDepthAndSitemapCap(t *testing.T) {
 		t.Errorf("deepest %+v", r)
 	}
 
-	d = wkDocs{"/root.xml": wkIndex("http://a.test/c0.xml", "http://a.test/c1.xml", "http://a.test/c2.xml", "http://a.test/c3.xml")}
+	d = wkDocs{"/root.xml": testutil.SitemapIndex("http://a.test/c0.xml", "http://a.test/c1.xml", "http://a.test/c2.xml", "http://a.test/c3.xml")}
 	for i := 0; i < 4; i++ {
-		d[fmt.Sprintf("/c%d.xml", i)] = wkURLSet(fmt.Sprintf("http://a.test/p%d", i))
+		d[fmt.Sprintf("/c%d.xml", i)] = testutil.URLSet(fmt.Sprintf("http://a.test/p%d", i))
 	}
 	_, cl, _ = wkFarm(t, map[string]wkDocs{"a.test": d})
 	got, reps := wkCollect(t, Config{Client: cl, MaxSitemaps: 3}, "http://a.test", "http://a.test/root.xml")
@@ -217,10 +185,10 @@ func TestWalkDepthAndSitemapCap(t *testing.T) {
 	// comes is counted like one listed past it: in its index's Rejected,
 	// with no report (and no error) of its own.
 	d = wkDocs{
-		"/root.xml": wkIndex("http://a.test/c1.xml", "http://a.test/c2.xml"),
-		"/c1.xml":   wkIndex("http://a.test/u1.xml", "http://a.test/u2.xml"),
-		"/c2.xml":   wkIndex("http://a.test/u3.xml"),
-		"/u1.xml":   wkURLSet("http://a.test/p1"),
+		"/root.xml": testutil.SitemapIndex("http://a.test/c1.xml", "http://a.test/c2.xml"),
+		"/c1.xml":   testutil.SitemapIndex("http://a.test/u1.xml", "http://a.test/u2.xml"),
+		"/c2.xml":   testutil.SitemapIndex("http://a.test/u3.xml"),
+		"/u1.xml":   testutil.URLSet("http://a.test/p1"),
 	}
 	f, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": d})
 	got, reps = wkCollect(t, Config{Client: cl, MaxSitemaps: 3}, "http://a.test", "http://a.test/root.xml")
@@ -252,7 +220,7 @@ func TestWalkDepthAndSitemapCap(t *testing.T) {
 // limit) is reported as it is, not as a timeout.
 func TestWalkDocTimeoutNotCallbacks(t *testing.T) {
 	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/s.xml": wkURLSet("http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4", "http://a.test/5"),
+		"/s.xml": testutil.URLSet("http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4", "http://a.test/5"),
 	}})
 	for _, spool := range []bool{false, true} {
 		cfg := Config{Client: cl, Spool: spool, DocTimeout: time.Second, Limits: Limits{MaxEntries: 4}}
@@ -272,17 +240,17 @@ func TestWalkDocTimeoutNotCallbacks(t *testing.T) {
 func TestWalkScope(t *testing.T) {
 	f, cl, _ := wkFarm(t, map[string]wkDocs{
 		"a.test": {
-			"/sitemap.xml":     wkIndex("http://b.test/child.xml", "http://a.test/dir/s.xml", "https://a.test/ok.xml", "http://a.test:8080/port.xml"),
-			"/dir/s.xml":       wkURLSet("http://a.test/dir/p1", "http://a.test/other/p2", "http://b.test/p3", "HTTP://A.TEST/dir/p4"),
-			"/ok.xml":          wkURLSet(),
-			"/announced-b.xml": wkURLSet("http://b.test/x"),
+			"/sitemap.xml":     testutil.SitemapIndex("http://b.test/child.xml", "http://a.test/dir/s.xml", "https://a.test/ok.xml", "http://a.test:8080/port.xml"),
+			"/dir/s.xml":       testutil.URLSet("http://a.test/dir/p1", "http://a.test/other/p2", "http://b.test/p3", "HTTP://A.TEST/dir/p4"),
+			"/ok.xml":          testutil.URLSet(),
+			"/announced-b.xml": testutil.URLSet("http://b.test/x"),
 		},
 		"cdn.test": {
-			"/s.xml":     wkIndex("http://cdn.test/s2.xml"),
-			"/s2.xml":    wkURLSet("http://a.test/from-cdn", "http://cdn.test/cdn-page"),
-			"/other.xml": wkURLSet("http://b.test/y"),
+			"/s.xml":     testutil.SitemapIndex("http://cdn.test/s2.xml"),
+			"/s2.xml":    testutil.URLSet("http://a.test/from-cdn", "http://cdn.test/cdn-page"),
+			"/other.xml": testutil.URLSet("http://b.test/y"),
 		},
-		"b.test": {"/child.xml": wkURLSet("http://b.test/z")},
+		"b.test": {"/child.xml": testutil.URLSet("http://b.test/z")},
 	})
 	got, reps := wkCollect(t, Config{Client: cl}, "http://a.test", "http://a.test/sitemap.xml", "http://cdn.test/s.xml")
 	// The host compares case-insensitively (the reader may or may not
@@ -322,10 +290,10 @@ func TestWalkScope(t *testing.T) {
 
 func TestWalkDisallowed(t *testing.T) {
 	f, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/sitemap.xml":         wkIndex("http://a.test/private/s.xml", "http://a.test/s.xml"),
-		"/private/s.xml":       wkURLSet("http://a.test/secret"),
-		"/s.xml":               wkURLSet("http://a.test/p"),
-		"/private/sitemap.xml": wkURLSet("http://a.test/q"),
+		"/sitemap.xml":         testutil.SitemapIndex("http://a.test/private/s.xml", "http://a.test/s.xml"),
+		"/private/s.xml":       testutil.URLSet("http://a.test/secret"),
+		"/s.xml":               testutil.URLSet("http://a.test/p"),
+		"/private/sitemap.xml": testutil.URLSet("http://a.test/q"),
 	}})
 	var asked []string
 	allow := func(_ context.Context, u *url.URL) (bool, string) {
@@ -379,7 +347,7 @@ func TestWalkRetries(t *testing.T) {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.Close()
 		default:
-			fmt.Fprint(w, wkURLSet("http://f.test"+r.URL.Path+"/page"))
+			fmt.Fprint(w, testutil.URLSet("http://f.test"+r.URL.Path+"/page"))
 		}
 		return true
 	}}})
@@ -433,10 +401,10 @@ func TestWalkRetries(t *testing.T) {
 
 func TestWalkFilters(t *testing.T) {
 	f, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/sitemap.xml": wkIndex("http://a.test/old.xml|2020-01-01", "http://a.test/new.xml|2025-06-01", "http://a.test/unknown.xml"),
-		"/old.xml":     wkURLSet("http://a.test/never"),
-		"/new.xml":     wkURLSet("http://a.test/n1|2025-06-01", "http://a.test/n2|2020-01-01", "http://a.test/n3", "http://a.test/skip-me|2025-06-02"),
-		"/unknown.xml": wkURLSet("http://a.test/u1", "http://a.test/u2", "http://a.test/u3"),
+		"/sitemap.xml": testutil.SitemapIndex("http://a.test/old.xml|2020-01-01", "http://a.test/new.xml|2025-06-01", "http://a.test/unknown.xml"),
+		"/old.xml":     testutil.URLSet("http://a.test/never"),
+		"/new.xml":     testutil.URLSet("http://a.test/n1|2025-06-01", "http://a.test/n2|2020-01-01", "http://a.test/n3", "http://a.test/skip-me|2025-06-02"),
+		"/unknown.xml": testutil.URLSet("http://a.test/u1", "http://a.test/u2", "http://a.test/u3"),
 	}})
 	since := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	keep := func(p Page) bool { return !strings.Contains(p.Loc, "skip") }
@@ -466,9 +434,9 @@ func TestWalkFilters(t *testing.T) {
 
 	// The cap reached in the first child: the second is not fetched.
 	f, cl, _ = wkFarm(t, map[string]wkDocs{"a.test": {
-		"/sitemap.xml": wkIndex("http://a.test/one.xml", "http://a.test/two.xml"),
-		"/one.xml":     wkURLSet("http://a.test/1", "http://a.test/2", "http://a.test/3"),
-		"/two.xml":     wkURLSet("http://a.test/4"),
+		"/sitemap.xml": testutil.SitemapIndex("http://a.test/one.xml", "http://a.test/two.xml"),
+		"/one.xml":     testutil.URLSet("http://a.test/1", "http://a.test/2", "http://a.test/3"),
+		"/two.xml":     testutil.URLSet("http://a.test/4"),
 	}})
 	got, reps = wkCollect(t, Config{Client: cl, MaxURLs: 2}, "http://a.test", "http://a.test/sitemap.xml")
 	if !slices.Equal(got, []string{"http://a.test/1", "http://a.test/2"}) {
@@ -486,7 +454,7 @@ func TestWalkFilters(t *testing.T) {
 }
 
 func TestWalkContext(t *testing.T) {
-	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {"/s.xml": wkURLSet("http://a.test/1", "http://a.test/2", "http://a.test/3")}})
+	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {"/s.xml": testutil.URLSet("http://a.test/1", "http://a.test/2", "http://a.test/3")}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var got []string
@@ -526,27 +494,19 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-func wkGzip(s string) string {
-	var b bytes.Buffer
-	z := gzip.NewWriter(&b)
-	z.Write([]byte(s))
-	z.Close()
-	return b.String()
-}
-
 // The reader's formats, errors and limits reach the reports.
 func TestWalkDocuments(t *testing.T) {
 	many := make([]string, 50_001)
 	for i := range many {
 		many[i] = fmt.Sprintf("http://a.test/m/%d", i)
 	}
-	full := wkURLSet("http://a.test/t1", "http://a.test/t2", "http://a.test/t3")
+	full := testutil.URLSet("http://a.test/t1", "http://a.test/t2", "http://a.test/t3")
 	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/gz.xml.gz":     wkGzip(wkURLSet("http://a.test/g1")),
-		"/double.gz":     wkGzip(wkGzip(wkURLSet("http://a.test/d1"))),
+		"/gz.xml.gz":     testutil.Gzip(testutil.URLSet("http://a.test/g1")),
+		"/double.gz":     testutil.Gzip(testutil.Gzip(testutil.URLSet("http://a.test/d1"))),
 		"/soft404.xml":   "<!DOCTYPE html><html><head><title>Not found</title></head><body><p>Sorry</p></body></html>",
 		"/truncated.xml": full[:strings.Index(full, "http://a.test/t3")],
-		"/many.xml":      wkURLSet(many...),
+		"/many.xml":      testutil.URLSet(many...),
 		"/text.txt":      "http://a.test/x1\n\nhttp://a.test/x2\r\n",
 	}})
 	var n int
@@ -592,7 +552,7 @@ var errAny = errors.New("any error")
 // pauses the budget) does not count.
 func TestWalkDocTimeout(t *testing.T) {
 	slow := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
-		doc := wkURLSet("http://s.test/1", "http://s.test/2", "http://s.test/3")
+		doc := testutil.URLSet("http://s.test/1", "http://s.test/2", "http://s.test/3")
 		if r.URL.Path == "/stall.xml" {
 			cut := strings.Index(doc, "http://s.test/3")
 			io.WriteString(w, doc[:cut])
@@ -639,7 +599,7 @@ func TestWalkSpool(t *testing.T) {
 	for i := range locs {
 		locs[i] = fmt.Sprintf("http://a.test/page/%d", i)
 	}
-	f, _, _ := wkFarm(t, map[string]wkDocs{"a.test": {"/big.xml": wkURLSet(locs...), "/page/0": "", "/page/39999": ""}})
+	f, _, _ := wkFarm(t, map[string]wkDocs{"a.test": {"/big.xml": testutil.URLSet(locs...), "/page/0": "", "/page/39999": ""}})
 	tr := f.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
 	lim := hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return time.Millisecond }})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 const relRobots = "User-agent: *\nDisallow: /x\nSitemap: /sitemap.xml\nSitemap: https://cdn.example/a.xml\nSitemap: /sitemap.xml\n"
@@ -54,28 +55,6 @@ func TestInspectSitemapLines(t *testing.T) {
 		!strings.Contains(w, "line 5: Sitemap "+srv.URL+"/sitemap.xml repeats line 3") {
 		t.Errorf("fetched stderr %q", w)
 	}
-}
-
-func cliURLSet(locs ...string) string {
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
-	for _, l := range locs {
-		loc, mod, _ := strings.Cut(l, "|")
-		b.WriteString("<url><loc>" + loc + "</loc>")
-		if mod != "" {
-			b.WriteString("<lastmod>" + mod + "</lastmod>")
-		}
-		b.WriteString("</url>")
-	}
-	return b.String() + "</urlset>"
-}
-
-func gz(s string) string {
-	var b bytes.Buffer
-	z := gzip.NewWriter(&b)
-	z.Write([]byte(s))
-	z.Close()
-	return b.String()
 }
 
 // sitemapSite serves docs (path → body; "" robots.txt → 404) and records
@@ -121,10 +100,10 @@ func TestSitemapsCommandSite(t *testing.T) {
 			"/robots.txt": "User-agent: *\nDisallow: /private/\nCrawl-delay: 0.1\nSitemap: /sitemap.xml\nSitemap: " + base + "/private/s.xml\nSitemap: /news.txt\n",
 			"/sitemap.xml": `<sitemapindex><sitemap><loc>` + base + `/s1.xml.gz</loc></sitemap><sitemap><loc>http://other.example/s.xml</loc></sitemap>` +
 				`<sitemap><loc>` + base + `/s2.xml</loc></sitemap></sitemapindex>`,
-			"/s1.xml.gz":     gz(cliURLSet(base+"/a", base+"/b", "http://other.example/x", base+"/c")),
-			"/s2.xml":        cliURLSet(base+"/b", base+"/d"),
+			"/s1.xml.gz":     testutil.Gzip(testutil.URLSet(base+"/a", base+"/b", "http://other.example/x", base+"/c")),
+			"/s2.xml":        testutil.URLSet(base+"/b", base+"/d"),
 			"/news.txt":      base + "/e\n" + base + "/a\n",
-			"/private/s.xml": cliURLSet(base + "/secret"),
+			"/private/s.xml": testutil.URLSet(base + "/secret"),
 		}
 	})
 	code, out, errs := runSitemaps("-agent", "examplebot", s.URL+"/")
@@ -168,8 +147,8 @@ func TestSitemapsCommandOneSitemap(t *testing.T) {
 	s := newSitemapSite(t, func(base string) map[string]string {
 		return map[string]string{
 			"/robots.txt": "User-agent: *\nCrawl-delay: 0\n",
-			"/s.xml":      cliURLSet(base+"/old|2020-01-01", base+"/new|2025-03-01", base+"/unknown"),
-			"/broken.xml": cliURLSet(base+"/one", base+"/two")[:150] + "<url><loc>" + base + "/thr",
+			"/s.xml":      testutil.URLSet(base+"/old|2020-01-01", base+"/new|2025-03-01", base+"/unknown"),
+			"/broken.xml": testutil.URLSet(base+"/one", base+"/two")[:150] + "<url><loc>" + base + "/thr",
 			"/page.html":  "<!DOCTYPE html><html><head><title>Not found</title></head><body>oops</body></html>",
 			"/empty.txt":  "User-agent: *\n",
 		}
@@ -236,8 +215,8 @@ func TestSitemapsCommandWriteError(t *testing.T) {
 		return map[string]string{
 			"/robots.txt": "User-agent: *\nCrawl-delay: 0.05\nSitemap: /index.xml\n",
 			"/index.xml":  `<sitemapindex><sitemap><loc>` + base + `/s1.xml</loc></sitemap><sitemap><loc>` + base + `/s2.xml</loc></sitemap></sitemapindex>`,
-			"/s1.xml":     cliURLSet(base+"/a", base+"/b"),
-			"/s2.xml":     cliURLSet(base + "/c"),
+			"/s1.xml":     testutil.URLSet(base+"/a", base+"/b"),
+			"/s2.xml":     testutil.URLSet(base + "/c"),
 		}
 	})
 	var errb bytes.Buffer
@@ -260,7 +239,7 @@ func TestSitemapsCommandDedupCap(t *testing.T) {
 	s := newSitemapSite(t, func(base string) map[string]string {
 		return map[string]string{
 			"/robots.txt": "User-agent: *\nCrawl-delay: 0\n",
-			"/s.xml":      cliURLSet(base+"/a", base+"/a", base+"/b", base+"/c", base+"/d", base+"/a", base+"/e", base+"/d"),
+			"/s.xml":      testutil.URLSet(base+"/a", base+"/a", base+"/b", base+"/c", base+"/d", base+"/a", base+"/e", base+"/d"),
 		}
 	})
 	code, out, errs := runSitemaps(s.URL + "/s.xml")
