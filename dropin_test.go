@@ -133,7 +133,7 @@ func TestProxyInEveryOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/async=%v", o.name, async), func(t *testing.T) {
 				f := proxyFarm(t)
 				px := newForwardProxy(t, f)
-				var logs lockedBuffer
+				var logs testutil.Buffer
 				c := newCollector(async)
 				o.run(c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 				crawlThroughProxy(t, c, f, px)
@@ -150,7 +150,7 @@ func TestProxyInEveryOrder(t *testing.T) {
 // more, and another plugin's Attach leaves the collector to the first.
 func TestOnePluginPerCollector(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"two.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	first := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	c := newCollector(false, first.Option())
 	if p := Attach(c); p != first {
@@ -227,7 +227,7 @@ func TestDefaultDelay(t *testing.T) {
 // Out-of-range option values are logged once when the plugin is made, and
 // the default is used.
 func TestOptionProblemsAreLogged(t *testing.T) {
-	var logs lockedBuffer
+	var logs testutil.Buffer
 	p := New(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
 		WithStatsCapacity(-1), WithSpacing(7), WithMinDelay(-time.Second), WithDefaultDelay(-1),
 		WithDeferWait(-time.Second), WithMaxCrawlDelay(0, OverDelay(9)))

@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -546,24 +545,6 @@ func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func TestPluginWarnsWithoutProductToken(t *testing.T) {
 	const msg = "robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)"
 	cases := []struct {
@@ -582,7 +563,7 @@ func TestPluginWarnsWithoutProductToken(t *testing.T) {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"tk.test": {Robots: "User-agent: *\nDisallow: /star\n\nUser-agent: examplebot\nDisallow: /bot\n"}})
-				var buf lockedBuffer
+				var buf testutil.Buffer
 				log := slog.New(slog.NewJSONHandler(&buf, nil))
 				p := New(append([]Option{WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(log)}, tc.opts...)...)
 				o := []colly.CollectorOption{colly.UserAgent(tc.ua), p.Option()}

@@ -671,7 +671,7 @@ func TestSitemapsAsyncFallback(t *testing.T) {
 	}
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
 		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet(locs...)}})
-	var logs syncBuffer
+	var logs testutil.Buffer
 	p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWindow(4)),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))))
 	t.Cleanup(func() { p.Close() })
@@ -699,24 +699,6 @@ func TestSitemapsAsyncFallback(t *testing.T) {
 	if !strings.Contains(logs.String(), "cannot read the collector's wait group") {
 		t.Errorf("no warning: %q", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes (a log sink).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // BenchmarkSitemapFeedDelay feeds a 50,000-URL sitemap into an Async

@@ -2,7 +2,6 @@ package redisfleet
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // newClient returns a client of srv with the options ParseURL sets.
@@ -250,31 +250,13 @@ func TestLimiterRedisRestartedMidRun(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLimiterFallBackLocal: with FallBackLocal, requests go on through the
 // local gate while Redis is away, spaced by the delay, with a warning; once
 // Redis is back the fleet's state is used again.
 func TestLimiterFallBackLocal(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
-	var logs syncBuffer
+	var logs testutil.Buffer
 	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	l := f.Limiter(LimiterConfig{})

@@ -5,7 +5,6 @@ package redisfleet_test
 // redis-server and a loopback farm standing for several hosts.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -69,27 +68,10 @@ func TestMain(m *testing.M) {
 // proc is one running process of the fleet.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr lockedBuffer
+	stdout, stderr testutil.Buffer
 	done           chan struct{}
 	err            error
 	exited         time.Time // set before done is closed
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startFleet starts n processes with args at once.

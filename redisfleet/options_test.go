@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // TestLeaseAtLeastThreeCallTimeouts: a lease that a renewal taking a whole
 // call timeout could miss is raised, with a warning.
 func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
 	srv := redistest.Start(t)
-	var logs syncBuffer
+	var logs testutil.Buffer
 	f := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(2*time.Second),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if got := f.Lease(); got != 6*time.Second {
@@ -80,7 +81,7 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 // are logged and counted, not dropped silently.
 func TestLostReleaseLogged(t *testing.T) {
 	srv := redistest.Start(t)
-	var logs syncBuffer
+	var logs testutil.Buffer
 	f := newFleet(t, srv, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	c := newClient(t, srv)
 	ctx := context.Background()
