@@ -79,3 +79,18 @@ func ExampleLimiter_Transport() {
 	// spaced by the delay: true
 	// paused for: 2m0s
 }
+
+// ParseRetryAfter reads both forms of the header; anything else is not a
+// Retry-After.
+func ExampleParseRetryAfter() {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"120", "Tue, 24 Nov 2026 12:00:30 GMT", "Mon, 23 Nov 2026 12:00:00 GMT", "soon"} {
+		d, ok := hostlimit.ParseRetryAfter(v, now)
+		fmt.Println(d, ok)
+	}
+	// Output:
+	// 2m0s true
+	// 30s true
+	// 0s true
+	// 0s false
+}

@@ -13,7 +13,7 @@ import (
 
 // Fuzzing the Retry-After reader and Limiter.Observe (issue "Hardening").
 //
-// FuzzParseRetryAfter checks parseRetryAfterLim, besides "no panic":
+// FuzzParseRetryAfter checks ParseRetryAfter, besides "no panic":
 //   - an ok result is ≥ 0 and ≤ limMaxDur, and comes from delay-seconds
 //     (digits only) or a date http.ParseTime reads; anything else is not ok;
 //   - SP and HTAB around the value change nothing;
@@ -62,10 +62,10 @@ func FuzzParseRetryAfter(f *testing.F) {
 		now := time.Unix(int64(uint64(nowSec)%(maxUnixSec+1)), 0)
 
 		// Any value.
-		d, ok := parseRetryAfterLim(v, now)
+		d, ok := ParseRetryAfter(v, now)
 		checkRetryAfter(t, v, now, d, ok)
 		for _, pad := range []string{" ", "\t", " \t \t"} {
-			d2, ok2 := parseRetryAfterLim(pad+v+pad, now)
+			d2, ok2 := ParseRetryAfter(pad+v+pad, now)
 			if d2 != d || ok2 != ok {
 				t.Fatalf("%q: %v %v, but padded with %q: %v %v", v, d, ok, pad, d2, ok2)
 			}
@@ -74,7 +74,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		// Delay-seconds.
 		secs := strings.Repeat("0", int(zeros%40)) + strconv.FormatUint(n, 10)
 		want := time.Duration(min(n, uint64(limMaxDur/time.Second))) * time.Second
-		if d, ok := parseRetryAfterLim(secs, now); !ok || d != want {
+		if d, ok := ParseRetryAfter(secs, now); !ok || d != want {
 			t.Fatalf("%q: %v %v, want %v true", secs, d, ok, want)
 		}
 
@@ -93,7 +93,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 		for _, layout := range formats {
 			s := at.Format(layout)
-			d, ok := parseRetryAfterLim(s, now)
+			d, ok := ParseRetryAfter(s, now)
 			checkRetryAfter(t, s, now, d, ok)
 			if !ok || d != want {
 				t.Fatalf("%q (now %v): %v %v, want %v true", s, now.UTC(), d, ok, want)
@@ -103,7 +103,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 }
 
 // checkRetryAfter checks the properties of any result d, ok of
-// parseRetryAfterLim(v, now).
+// ParseRetryAfter(v, now).
 func checkRetryAfter(t *testing.T, v string, now time.Time, d time.Duration, ok bool) {
 	t.Helper()
 	s := strings.TrimSpace(v)
@@ -130,7 +130,7 @@ func checkRetryAfter(t *testing.T, v string, now time.Time, d time.Duration, ok 
 }
 
 // knownRetryAfterIssue names the deviation, already reported on the issue,
-// that the result d of parseRetryAfterLim(v, now) shows, or returns "".
+// that the result d of ParseRetryAfter(v, now) shows, or returns "".
 func knownRetryAfterIssue(v string, now time.Time, d time.Duration) string {
 	strict := os.Getenv("FUZZ_STRICT")
 	const name = "retry-after-date-not-clamped"
@@ -223,7 +223,7 @@ func FuzzObserve(f *testing.F) {
 		if maxRA == 0 {
 			capRA = defaultMaxRetryAfter
 		}
-		if d, ok := parseRetryAfterLim(raVal, start); ok {
+		if d, ok := ParseRetryAfter(raVal, start); ok {
 			if maxRA >= 0 && got > capRA {
 				t.Fatalf("Retry-After %q: pause %v above MaxRetryAfter %v", ra, got, capRA)
 			}

@@ -788,7 +788,7 @@ func (l *Limiter) observe(h *limHost, now int64, status int, header http.Header)
 		h.failures++
 	}
 	var d int64
-	if ra, ok := parseRetryAfterLim(header.Get("Retry-After"), time.Now()); ok {
+	if ra, ok := ParseRetryAfter(header.Get("Retry-After"), time.Now()); ok {
 		d = limClampDur(ra)
 		if l.maxRetryAfter >= 0 {
 			d = min(d, l.maxRetryAfter)
@@ -804,9 +804,13 @@ func (l *Limiter) observe(h *limHost, now int64, status int, header http.Header)
 	return d
 }
 
-// parseRetryAfterLim reads a Retry-After value: delay-seconds or an HTTP date
-// (relative to now; a past date gives 0).
-func parseRetryAfterLim(v string, now time.Time) (time.Duration, bool) {
+// ParseRetryAfter reads a Retry-After header value (RFC 9110 §10.2.3):
+// delay-seconds, or an HTTP date taken relative to now (a past date gives
+// 0). Surrounding spaces are ignored; a value that is neither gives 0 and
+// false. Seconds are clamped to about 73 years, so that adding the result
+// to a time cannot overflow. The Limiter's Observe and the fleet's limiter
+// (package redisfleet) read Retry-After with it.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, false

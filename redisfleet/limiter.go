@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -657,7 +655,7 @@ func (p *permit) Observe(status int, header http.Header) time.Duration {
 	kind, ra := 2, int64(-1)
 	if tooMany {
 		kind = 1
-		if d, ok := parseRetryAfter(header.Get("Retry-After"), time.Now()); ok {
+		if d, ok := hostlimit.ParseRetryAfter(header.Get("Retry-After"), time.Now()); ok {
 			ra = d.Microseconds()
 		}
 	}
@@ -775,28 +773,4 @@ func (l *Limiter) Pause(ctx context.Context, host string, d time.Duration) error
 	defer l.unref(h)
 	_, err := l.run(ctx, h, opPause, "", -1, d.Microseconds())
 	return err
-}
-
-// parseRetryAfter reads a Retry-After value: delay-seconds or an HTTP date
-// (relative to now; a past date gives 0).
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		secs, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			if ne, ok := err.(*strconv.NumError); !ok || ne.Err != strconv.ErrRange {
-				return 0, false
-			}
-			secs = 1 << 32
-		}
-		return time.Duration(min(secs, 1<<32)) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return max(t.Sub(now), 0), true
 }
