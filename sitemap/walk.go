@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/internal/gatewait"
+	"github.com/politecrawl/robots/internal/retryafter"
 )
 
 // Defaults of the walker's [Config].
@@ -605,26 +606,11 @@ func walkTransient(err error) bool {
 	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
-// walkRetryAfter reads a Retry-After value: seconds, or an HTTP date (then the
-// time from now).
+// walkRetryAfter reads a Retry-After value (seconds, or an HTTP date: then
+// the time from now), at most a day.
 func walkRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n < 0 {
-			return 0, false
-		}
-		if n > int64(24*time.Hour/time.Second) {
-			n = int64(24 * time.Hour / time.Second)
-		}
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
+	d, ok := retryafter.Parse(v, now)
+	return min(d, 24*time.Hour), ok
 }
 
 // spoolMemory is how much of a spooled document is kept in memory; the
