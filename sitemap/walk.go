@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/politecrawl/robots/internal/authority"
 	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/internal/retryafter"
 )
@@ -41,7 +42,7 @@ const (
 	ReasonAlreadyRead = "sitemap already read"            // an index listing itself, A→B→A, or the same child twice
 	ReasonSitemapCap  = "sitemaps per host cap"           // Config.MaxSitemaps documents were fetched already
 	ReasonTooDeep     = "index nesting too deep"          // Config.MaxIndexDepth
-	ReasonNoURL       = "unreadable URL"                  // a loc that does not parse as a URL
+	ReasonNoURL       = "unreadable URL"                  // a loc that does not parse as a URL, or names no usable host
 )
 
 // ErrDocTimeout is wrapped by the error of a document that took longer
@@ -491,7 +492,12 @@ func (ws *walkState) scopeCheck(loc, dir string, isChild bool) string {
 	if err != nil {
 		return ReasonNoURL
 	}
-	if h := walkHostKey(u); h != ws.scopeHost && (!isChild || h != ws.rootHost) {
+	var buf [128]byte
+	h := walkHostKey(buf[:0], u)
+	if h == nil {
+		return ReasonNoURL
+	}
+	if string(h) != ws.scopeHost && (!isChild || string(h) != ws.rootHost) {
 		return ReasonOtherHost
 	}
 	if ws.w.cfg.StrictDirectory && !strings.HasPrefix(loc, dir) {
@@ -512,27 +518,27 @@ func walkDir(u *url.URL) string {
 	return u.Scheme + "://" + u.Host + p
 }
 
-// walkHostKeyOf is walkHostKey of an authority or URL string; "" when it does not
-// parse.
+// walkHostKeyOf is walkHostKey of an authority or URL string; "" when it
+// has none.
 func walkHostKeyOf(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return ""
 	}
-	return walkHostKey(u)
+	var buf [128]byte
+	return string(walkHostKey(buf[:0], u))
 }
 
-// walkHostKey is the host name, lower-cased, and the port unless it is the
-// scheme's default.
-func walkHostKey(u *url.URL) string {
-	h, port := strings.ToLower(u.Hostname()), u.Port()
-	switch {
-	case port == "",
-		port == "80" && strings.EqualFold(u.Scheme, "http"),
-		port == "443" && strings.EqualFold(u.Scheme, "https"):
-		return h
+// walkHostKey appends u's authority (internal/authority: the one robots.txt
+// and the host's gate use, an internationalised host in punycode) without
+// its scheme, http and https alike, to b; nil when u has none.
+func walkHostKey(b []byte, u *url.URL) []byte {
+	a, err := authority.Append(b, u)
+	if err != nil {
+		return nil
 	}
-	return h + ":" + port
+	_, host, _ := bytes.Cut(a, []byte("://"))
+	return host
 }
 
 // fetch GETs loc, retrying a 5xx, 429 or network error, and returns the

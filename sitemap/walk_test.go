@@ -286,6 +286,20 @@ func TestWalkScope(t *testing.T) {
 	if len(got) != 0 {
 		t.Errorf("own-host scope handed %q", got)
 	}
+
+	// The host is compared as robots.txt's authority: an internationalised
+	// name matches its punycode, a port's leading zeros and the scheme's
+	// default port do not count.
+	_, cl, _ = wkFarm(t, map[string]wkDocs{"xn--bcher-kva.test": {
+		"/s.xml": testutil.URLSet("http://bücher.test/idn", "http://XN--BCHER-KVA.test:080/port", "https://xn--bcher-kva.test:443/tls", "http://xn--bcher-kva.test:8080/other"),
+	}})
+	got, reps = wkCollect(t, Config{Client: cl}, "http://xn--bcher-kva.test", "http://xn--bcher-kva.test/s.xml")
+	if len(got) != 3 {
+		t.Errorf("pages %q, want the first three", got)
+	}
+	if r := wkReport(reps, "http://xn--bcher-kva.test/s.xml"); r == nil || r.Rejected[ReasonOtherHost] != 1 {
+		t.Errorf("report %+v: only the other port is another host", r)
+	}
 }
 
 func TestWalkDisallowed(t *testing.T) {
