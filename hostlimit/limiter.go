@@ -195,6 +195,7 @@ type limHost struct {
 	pauseUntil int64 // 429/503 pause
 	claimUntil int64 // a Wait caller was let through and is heading for the gate
 	lastUsed   int64
+	held       int64 // largest delay a permit still blocking the host was granted under (see serialDelay)
 	inFlight   int32 // granted, not released
 	unsent     int32 // granted, not marked sent
 	failures   int32 // consecutive 429/503 responses
@@ -316,6 +317,37 @@ func (l *Limiter) delayOf(h *limHost) int64 {
 	return max(h.delay, limClampDur(time.Duration(l.factor*float64(h.rtt))))
 }
 
+// serialDelay is the delay that serialises h: its delay, raised, while a
+// permit blocks the host (in flight in EndToStart, unsent in
+// StartToStart), to the largest delay such a permit was granted under. A
+// caller passing a lower delay (a robots.txt fetch before the policy is
+// known, a policy refetched with a lower Crawl-delay) thus does not end
+// the serialisation of permits already out; the fleet's limiter (package
+// redisfleet) has the same rule.
+func (l *Limiter) serialDelay(h *limHost) int64 {
+	d := l.delayOf(h)
+	if l.blocking(h) > 0 {
+		d = max(d, h.held)
+	}
+	return d
+}
+
+// blocking counts h's permits that block the next grant while the delay
+// is above zero.
+func (l *Limiter) blocking(h *limHost) int32 {
+	if l.spacing == EndToStart {
+		return h.inFlight
+	}
+	return h.unsent
+}
+
+// settleHeld forgets h.held once no permit blocks the host.
+func (l *Limiter) settleHeld(h *limHost) {
+	if l.blocking(h) == 0 {
+		h.held = 0
+	}
+}
+
 func (l *Limiter) shard(host string) *limiterShard {
 	return &l.shards[maphash.String(l.seed, host)%limiterShards]
 }
@@ -366,7 +398,7 @@ func (l *Limiter) lockHost(host string) (*limiterShard, *limHost, int64) {
 // emptying) before it can be reached.
 func (l *Limiter) readyAt(h *limHost, early bool) (at int64, event bool) {
 	at = max(h.pauseUntil, h.nextOK)
-	if d := l.delayOf(h); d > 0 {
+	if d := l.serialDelay(h); d > 0 {
 		if l.spacing == EndToStart {
 			event = h.inFlight > 0
 			at = max(at, h.lastEnd+d)
@@ -547,6 +579,7 @@ type permit struct {
 	done   bool // guarded by s.mu
 	track  bool // StartToStart with a delay at grant: Sent matters
 	sentAt int64
+	gd     int64 // the delay in force at the grant
 	rc     io.ReadCloser
 }
 
@@ -590,7 +623,9 @@ func (l *Limiter) acquire(ctx context.Context, host string, p *permit, delay tim
 }
 
 func (l *Limiter) grant(s *limiterShard, h *limHost, p *permit) {
-	*p = permit{l: l, s: s, h: h, track: l.spacing == StartToStart && l.delayOf(h) > 0, sentAt: l.now()}
+	d := l.delayOf(h)
+	*p = permit{l: l, s: s, h: h, track: l.spacing == StartToStart && d > 0, sentAt: l.now(), gd: d}
+	h.held = max(h.held, d)
 	h.inFlight++
 	h.unsent++
 	h.grants++
@@ -619,8 +654,9 @@ func (p *permit) markSent(now int64) {
 	h.unsent--
 	h.lastSent = max(h.lastSent, now)
 	if p.l.spacing == StartToStart {
-		h.nextOK = max(h.nextOK, now+p.l.delayOf(h))
+		h.nextOK = max(h.nextOK, now+max(p.l.delayOf(h), p.gd))
 	}
+	p.l.settleHeld(h)
 	h.notify()
 }
 
@@ -665,15 +701,17 @@ func (p *permit) Release() {
 		}
 	}
 	if p.l.spacing == EndToStart {
-		h.nextOK = max(h.nextOK, now+p.l.delayOf(h))
+		h.nextOK = max(h.nextOK, now+max(p.l.delayOf(h), p.gd))
 	}
+	p.l.settleHeld(h)
 	h.notify()
 }
 
 // SetDelay sets host's delay, creating its state if need be. A negative d
 // counts as 0. A raised delay applies at once, also to callers already
 // waiting; a lowered one never shortens the gap after a request that ended
-// (EndToStart) or was sent (StartToStart) under the higher delay. The value
+// (EndToStart) or was sent (StartToStart) under the higher delay, nor ends
+// the serialisation of a permit still out that was granted under it. The value
 // lasts as long as the host's state (see Config.Delay).
 func (l *Limiter) SetDelay(host string, d time.Duration) {
 	s, h, _ := l.lockHost(host)

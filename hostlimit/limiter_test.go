@@ -732,6 +732,55 @@ func TestLimiterLowerDelay(t *testing.T) {
 	t.Logf("gap kept after lowering %v → %v: %v", hi, lo, rs[1].arrive.Sub(rs[0].end))
 }
 
+// TestLimiterLowerDelayWhileOut: a caller passing a lower delay (0, as a
+// robots.txt fetch before the policy is known) while a permit granted
+// under a higher one blocks the host waits for it, and then for the
+// higher delay, as the fleet's limiter does (redisfleet's hd).
+func TestLimiterLowerDelayWhileOut(t *testing.T) {
+	const hi = 150 * time.Millisecond
+	const host = "http://lower.test"
+	for _, mode := range []Spacing{EndToStart, StartToStart} {
+		t.Run(mode.String(), func(t *testing.T) {
+			l := New(Config{Spacing: mode})
+			ctx := context.Background()
+			p, err := l.Acquire(ctx, host, hi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, busy := l.Ready(host); !busy {
+				t.Error("Ready: not busy while a permit granted under a delay blocks the host")
+			}
+			got := make(chan time.Time, 1)
+			go func() {
+				q, err := l.Acquire(ctx, host, 0)
+				got <- time.Now()
+				if err == nil {
+					q.Release()
+				}
+			}()
+			time.Sleep(50 * time.Millisecond)
+			select {
+			case <-got:
+				t.Fatal("a caller passing delay 0 was granted while the permit granted under a higher delay was out")
+			default:
+			}
+			var from time.Time
+			if mode == StartToStart {
+				from = time.Now()
+				p.Sent()
+			}
+			time.Sleep(20 * time.Millisecond)
+			if mode == EndToStart {
+				from = time.Now()
+			}
+			p.Release()
+			if g := (<-got).Sub(from); g < hi {
+				t.Errorf("granted %v after the %s of the permit granted under %v; want ≥ %v", g, map[bool]string{true: "send", false: "end"}[mode == StartToStart], hi, hi)
+			}
+		})
+	}
+}
+
 func TestLimiterEviction(t *testing.T) {
 	const ttl = 30 * time.Millisecond
 	var evicted atomic.Int64
