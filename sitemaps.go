@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -314,9 +315,6 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 		return // robots.txt unreachable for now: a later request walks it
 	}
 	a := pol.Authority()
-	if _, done := p.sm.walked.Load(a); done {
-		return
-	}
 	if _, done := p.sm.walked.LoadOrStore(a, struct{}{}); done {
 		return
 	}
@@ -325,7 +323,7 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 		p.log.Warn("robots: robots.txt Sitemap line: "+w, slog.String("authority", a))
 	}
 	for _, x := range sc.extra[a] {
-		if !contains(roots, x) {
+		if !slices.Contains(roots, x) {
 			roots = append(roots, x)
 		}
 	}
@@ -351,15 +349,6 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 	p.sm.active.Add(1)
 	defer p.sm.active.Add(-1)
 	p.walkSitemaps(c, a, roots, c.Async, delay)
-}
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // walkSitemaps walks the sitemaps of authority a and hands their page URLs
