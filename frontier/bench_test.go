@@ -10,6 +10,7 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // BenchmarkQueueEfficiency crawls 4 hosts × 6 pages at Crawl-delay 0.5 s
@@ -53,11 +54,11 @@ func BenchmarkFrontierCycle(b *testing.B) {
 		b.Run(fmt.Sprintf("hosts=%d", hosts), func(b *testing.B) {
 			f := frontier.New(frontier.Config{Ready: hostlimit.New(hostlimit.Config{})})
 			for i := range hosts {
-				f.AddRequest(req(b, fmt.Sprintf("http://h%d.example/seed", i)))
+				f.AddRequest(testutil.CollyRequest(b, fmt.Sprintf("http://h%d.example/seed", i)))
 			}
 			reqs := make([][]byte, b.N)
 			for i := range reqs {
-				reqs[i] = req(b, fmt.Sprintf("http://h%d.example/p%d", i%hosts, i))
+				reqs[i] = testutil.CollyRequest(b, fmt.Sprintf("http://h%d.example/p%d", i%hosts, i))
 			}
 			c := colly.NewCollector()
 			b.ReportAllocs()

@@ -20,20 +20,6 @@ import (
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
-// req serialises a GET of u as Colly's queue does.
-func req(t testing.TB, u string) []byte {
-	t.Helper()
-	pu, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := (&colly.Request{URL: pu, Method: "GET", Ctx: colly.NewContext()}).Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // urlOf decodes a handed-out request with a real collector, as Colly's
 // loop does, and returns its URL and lease.
 func urlOf(t testing.TB, b []byte) (string, string) {
@@ -69,10 +55,10 @@ func TestAddRequest(t *testing.T) {
 		in   []byte
 		want error
 	}{
-		{req(t, "http://a.example/1"), nil},
-		{req(t, "http://a.example/1"), frontier.ErrSeen},
+		{testutil.CollyRequest(t, "http://a.example/1"), nil},
+		{testutil.CollyRequest(t, "http://a.example/1"), frontier.ErrSeen},
 		{[]byte(`{"URL":"http://a.example/1","Method":"POST","Body":"eA=="}`), nil}, // another method and a body: another request
-		{req(t, "http://b.example/1"), frontier.ErrFull},
+		{testutil.CollyRequest(t, "http://b.example/1"), frontier.ErrFull},
 		{[]byte(`not json`), frontier.ErrBadRequest},
 		{[]byte(`{"URL":"/relative"}`), frontier.ErrBadRequest},
 		{[]byte(`{"URL":"http://%zz"}`), frontier.ErrBadRequest},
@@ -98,7 +84,7 @@ func TestAddRequest(t *testing.T) {
 func TestPerHostOrder(t *testing.T) {
 	f := frontier.New(frontier.Config{MaxWait: 50 * time.Millisecond})
 	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3", "http://b.example/1", "http://c.example/1", "http://b.example/2"} {
-		if err := f.AddRequest(req(t, u)); err != nil {
+		if err := f.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -160,8 +146,8 @@ func TestWaitsForSoonest(t *testing.T) {
 	now := time.Now()
 	r.set("http://a.example", now.Add(300*time.Millisecond))
 	r.set("http://b.example", now.Add(150*time.Millisecond))
-	f.AddRequest(req(t, "http://a.example/1"))
-	f.AddRequest(req(t, "http://b.example/1"))
+	f.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+	f.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
 	b, _ := f.GetRequest()
 	got, _ := urlOf(t, b)
 	if got != "http://b.example/1" || time.Since(now) < 150*time.Millisecond {
@@ -170,7 +156,7 @@ func TestWaitsForSoonest(t *testing.T) {
 	// A new host, ready now, ends the wait for a.
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		f.AddRequest(req(t, "http://c.example/1"))
+		f.AddRequest(testutil.CollyRequest(t, "http://c.example/1"))
 	}()
 	b, _ = f.GetRequest()
 	if got, _ := urlOf(t, b); got != "http://c.example/1" {
@@ -188,7 +174,7 @@ func TestNotReady(t *testing.T) {
 	r := &fakeReady{at: map[string]time.Time{}}
 	f := frontier.New(frontier.Config{Ready: r, MaxWait: 50 * time.Millisecond})
 	r.set("http://a.example", time.Now().Add(time.Hour))
-	f.AddRequest(req(t, "http://a.example/1"))
+	f.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	start := time.Now()
 	if _, err := f.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
 		t.Fatalf("GetRequest = %v, want ErrNotReady", err)
@@ -203,8 +189,8 @@ func TestNotReady(t *testing.T) {
 
 func TestHold(t *testing.T) {
 	f := frontier.New(frontier.Config{Hold: 30 * time.Millisecond, MaxWait: time.Second})
-	f.AddRequest(req(t, "http://a.example/1"))
-	f.AddRequest(req(t, "http://a.example/2"))
+	f.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+	f.AddRequest(testutil.CollyRequest(t, "http://a.example/2"))
 	if _, err := f.GetRequest(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // frCounter is a go-redis hook counting round trips (a pipeline counts
@@ -55,7 +56,7 @@ func BenchmarkFrontier(b *testing.B) {
 	defer q.Close()
 	reqs := make([][]byte, b.N)
 	for i := range reqs {
-		reqs[i] = frReq(b, fmt.Sprintf("http://h%d.example/p%d", i%1000, i))
+		reqs[i] = testutil.CollyRequest(b, fmt.Sprintf("http://h%d.example/p%d", i%1000, i))
 	}
 	calls.n.Store(0)
 	b.ReportAllocs()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // waitFor polls cond every 20 ms; it fails t after limit (a failure
@@ -30,7 +31,7 @@ func TestFrontierJournalPruned(t *testing.T) {
 	p2 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
 	const n, left = 20, 5
 	for i := range n {
-		if err := p1.AddRequest(frReq(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
+		if err := p1.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,7 +63,7 @@ func TestFrontierJournalCap(t *testing.T) {
 	srv := redistest.Start(t)
 	p := frOpen(t, frFleet(t, srv), WithJournalCap(3))
 	for i := range 5 {
-		if err := p.AddRequest(frReq(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
+		if err := p.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,7 +79,7 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	f := frFleet(t, srv, WithPrefix("ttl:"))
 	p := frOpen(t, f, WithFrontierTTL(time.Hour), WithMaxWait(100*time.Millisecond))
 	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
-		if err := p.AddRequest(frReq(t, u)); err != nil {
+		if err := p.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 			t.Fatal(err)
 		}
 	}

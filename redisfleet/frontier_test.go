@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -51,19 +50,6 @@ func frOpen(t testing.TB, f *Fleet, opts ...FrontierOption) *Frontier {
 	return q
 }
 
-func frReq(t testing.TB, u string) []byte {
-	t.Helper()
-	pu, err := url.Parse(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := (&colly.Request{URL: pu, Method: "GET", Ctx: colly.NewContext()}).Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // frGet hands out one request and returns its URL and lease, read by a
 // real collector as Colly's loop does.
 func frGet(t testing.TB, q *Frontier) (string, string) {
@@ -97,10 +83,10 @@ func TestFrontierSharedQueue(t *testing.T) {
 	p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 	p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
-		if err := p1.AddRequest(frReq(t, u)); err != nil {
+		if err := p1.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 			t.Fatal(err)
 		}
-		if err := p2.AddRequest(frReq(t, u)); !errors.Is(err, frontier.ErrSeen) {
+		if err := p2.AddRequest(testutil.CollyRequest(t, u)); !errors.Is(err, frontier.ErrSeen) {
 			t.Fatalf("the second process queued %s again: %v", u, err)
 		}
 	}
@@ -167,8 +153,8 @@ func TestFrontierReadsLimiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q.AddRequest(frReq(t, "http://a.example/1"))
-	q.AddRequest(frReq(t, "http://b.example/1"))
+	q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+	q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
 	if u, _ := frGet(t, q); u != "http://b.example/1" {
 		t.Fatalf("got %s while a is held: want b", u)
 	}
@@ -198,8 +184,8 @@ func TestFrontierNotReady(t *testing.T) {
 	if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	q.AddRequest(frReq(t, "http://a.example/1"))
-	q.AddRequest(frReq(t, "http://a.example/2"))
+	q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+	q.AddRequest(testutil.CollyRequest(t, "http://a.example/2"))
 	start := time.Now()
 	if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
 		t.Fatalf("GetRequest = %v, want ErrNotReady", err)
@@ -207,7 +193,7 @@ func TestFrontierNotReady(t *testing.T) {
 	if time.Since(start) < 100*time.Millisecond {
 		t.Fatal("returned before MaxWait")
 	}
-	q.AddRequest(frReq(t, "http://b.example/1"))
+	q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
 	_, lb := frGet(t, q) // b is ready; now something of this process is out
 	if u, _ := frGet(t, q); u != "http://a.example/1" {
 		t.Fatalf("got %s, want a/1 handed out early", u)
@@ -226,7 +212,7 @@ func TestFrontierDeadProcess(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	dying := frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)).Frontier(WithMaxWait(100 * time.Millisecond))
 	live := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*time.Second))
-	dying.AddRequest(frReq(t, "http://a.example/1"))
+	dying.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	if u, _ := frGet(t, dying); u != "http://a.example/1" {
 		t.Fatal(u)
 	}
@@ -255,7 +241,7 @@ func TestFrontierLeaseRenewed(t *testing.T) {
 	const lease = 300 * time.Millisecond
 	p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
 	p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(4*lease))
-	p1.AddRequest(frReq(t, "http://a.example/1"))
+	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	frGet(t, p1)
 	if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
 		t.Fatalf("the other process got a request that is out: %v", err)
@@ -272,11 +258,11 @@ func TestFrontierRedisDown(t *testing.T) {
 	srv := redistest.Start(t)
 	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(300*time.Millisecond)), WithMaxWait(200*time.Millisecond), WithOutageLimit(500*time.Millisecond))
 	p2 := frOpen(t, frFleet(t, srv, WithCallTimeout(300*time.Millisecond)), WithMaxWait(200*time.Millisecond))
-	p1.AddRequest(frReq(t, "http://a.example/1"))
+	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	_, la := frGet(t, p2) // a: out at p2 while Redis is lost
-	p2.AddRequest(frReq(t, "http://b.example/1"))
+	p2.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
 	srv.Stop()
-	if err := p1.AddRequest(frReq(t, "http://c.example/1")); err != nil {
+	if err := p1.AddRequest(testutil.CollyRequest(t, "http://c.example/1")); err != nil {
 		t.Fatalf("AddRequest while Redis is away: %v (want it kept)", err)
 	}
 	if st := p1.Stats(); st.Pending != 1 {
