@@ -3,7 +3,6 @@ package redisfleet
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,24 +11,6 @@ import (
 	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
-
-// frCounter is a go-redis hook counting round trips (a pipeline counts
-// once).
-type frCounter struct{ n atomic.Int64 }
-
-func (c *frCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *frCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *frCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
 
 // BenchmarkFrontier measures what the Redis frontier adds to one request
 // on loopback: AddRequest, QueueSize (Colly's loop asks before every
@@ -44,7 +25,7 @@ func BenchmarkFrontier(b *testing.B) {
 	}
 	rdb := redis.NewClient(o)
 	defer rdb.Close()
-	var calls frCounter
+	var calls callCounter
 	rdb.AddHook(&calls)
 	fl, err := New(context.Background(), rdb)
 	if err != nil {
