@@ -16,6 +16,10 @@ import (
 	"github.com/politecrawl/robots/redisfleet"
 )
 
+// fleet is the handle the examples below use, made once per process as in
+// Example and ExampleNew (as database/sql's examples share one *sql.DB).
+var fleet *redisfleet.Fleet
+
 // redisURL is the Redis of the examples: $REDIS_URL, else a local one.
 func redisURL() string {
 	if u := os.Getenv("REDIS_URL"); u != "" {
@@ -78,15 +82,6 @@ func ExampleNew() {
 // plugin) it also makes one process fetch a robots.txt while the others
 // wait for its result.
 func ExampleFleet_Store() {
-	opts, _ := redisfleet.ParseURL(redisURL())
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	fleet, err := redisfleet.New(context.Background(), rdb)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer fleet.Close()
 	c := colly.NewCollector(robots.WithRobots(robots.WithStore(fleet.Store())))
 	c.Visit("https://example.com/")
 }
@@ -94,15 +89,6 @@ func ExampleFleet_Store() {
 // A start-to-start limiter for the whole fleet, with 429/503 pauses capped
 // at two minutes.
 func ExampleFleet_Limiter() {
-	opts, _ := redisfleet.ParseURL(redisURL())
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	fleet, err := redisfleet.New(context.Background(), rdb)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer fleet.Close()
 	l := fleet.Limiter(redisfleet.LimiterConfig{Spacing: hostlimit.StartToStart, MaxRetryAfter: 2 * time.Minute})
 	p, err := l.Acquire(context.Background(), "https://example.com", 500*time.Millisecond)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
@@ -21,17 +20,6 @@ import (
 // (Compiled, not run: it needs a Redis; examples/distributed is the whole
 // program and the package's tests run it as three processes.)
 func ExampleFleet_Frontier() {
-	ctx := context.Background()
-	opts, _ := redisfleet.ParseURL(redisURL())
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	fleet, err := redisfleet.New(ctx, rdb)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer fleet.Close()
-
 	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(
 		robots.WithStore(fleet.Store()),
 		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
@@ -58,15 +46,6 @@ func ExampleFleet_Frontier() {
 // a Redis.)
 func ExampleFrontier_Drop() {
 	ctx := context.Background()
-	opts, _ := redisfleet.ParseURL(redisURL())
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	fleet, err := redisfleet.New(ctx, rdb)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer fleet.Close()
 	front := fleet.Frontier(redisfleet.WithFrontierName("crawl-42"),
 		redisfleet.WithFrontierTTL(24*time.Hour), redisfleet.WithJournalCap(50_000))
 	defer front.Close()
