@@ -178,12 +178,8 @@ func (p *Plugin) Attach(c *colly.Collector) {
 	c.OnError(p.onError)
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
-		c.OnScraped(p.onScraped)
-		c.OnError(func(r *colly.Response, _ error) {
-			if r != nil {
-				releaseSlot(r.Request)
-			}
-		})
+		c.OnScraped(releaseSlot)
+		c.OnError(func(r *colly.Response, _ error) { releaseSlot(r) })
 	}
 }
 

@@ -629,21 +629,15 @@ func (s *slot) release(normal bool) {
 	<-w.sem
 }
 
-// releaseSlot releases the slot a request of a sitemap page holds, if any,
-// when r is the request the walk handed over (see slotDepth): the
-// OnScraped and OnError hooks.
-func releaseSlot(r *colly.Request) {
-	if r == nil || r.Ctx == nil || r.Depth != slotDepth {
+// releaseSlot releases the slot the request of r holds, if any, when it is
+// the request the walk handed over (see slotDepth): the OnScraped and
+// OnError hooks.
+func releaseSlot(r *colly.Response) {
+	if r == nil || r.Request == nil || r.Request.Ctx == nil || r.Request.Depth != slotDepth {
 		return
 	}
-	if s, ok := r.Ctx.GetAny(ctxSlot).(*slot); ok {
+	if s, ok := r.Request.Ctx.GetAny(ctxSlot).(*slot); ok {
 		s.release(true)
-	}
-}
-
-func (p *Plugin) onScraped(r *colly.Response) {
-	if r != nil {
-		releaseSlot(r.Request)
 	}
 }
 
