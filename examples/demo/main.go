@@ -14,11 +14,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -142,15 +144,6 @@ func main() {
 	run(os.Stdout, d)
 }
 
-func sortedKeys(m map[string]int) []string {
-	var k []string
-	for x := range m {
-		k = append(k, x)
-	}
-	sort.Strings(k)
-	return k
-}
-
 // lockedWriter serialises the writes of concurrent callbacks.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -234,10 +227,10 @@ func run(w io.Writer, d *dialect.Dialect) {
 	fmt.Fprintln(out, "\nsitemaps (announced by robots.txt, read as a stream, fed back into the collector):")
 	for _, r := range reports {
 		fmt.Fprintf(out, "  %-42s %-12s found %d, handed over %d", r.URL, r.Format, r.Found, r.Handed)
-		for _, k := range sortedKeys(r.Filtered) {
+		for _, k := range slices.Sorted(maps.Keys(r.Filtered)) {
 			fmt.Fprintf(out, ", filtered %d (%s)", r.Filtered[k], k)
 		}
-		for _, k := range sortedKeys(r.Rejected) {
+		for _, k := range slices.Sorted(maps.Keys(r.Rejected)) {
 			fmt.Fprintf(out, ", rejected %d (%s)", r.Rejected[k], k)
 		}
 		if r.Err != nil {
