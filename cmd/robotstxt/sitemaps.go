@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -219,12 +220,7 @@ func describeReport(r sitemap.Report) string {
 		name string
 		m    map[string]int
 	}{{"filtered", r.Filtered}, {"rejected", r.Rejected}} {
-		keys := make([]string, 0, len(part.m))
-		for k := range part.m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(part.m)) {
 			fmt.Fprintf(&b, ", %s %d (%s)", part.name, part.m[k], k)
 		}
 	}
