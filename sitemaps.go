@@ -430,14 +430,11 @@ func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // allowSitemap is the walker's robots.txt check of a sitemap URL.
 func (p *Plugin) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
-	pol, err := p.resolver().Policy(ctx, u)
+	v, err := p.resolver().Check(ctx, u)
 	if err != nil {
 		return false, err.Error()
 	}
-	if v := pol.Check(u); !v.Allowed {
-		return false, v.String()
-	}
-	return true, ""
+	return v.Allowed, v.String()
 }
 
 // visitRefusals are the errors with which Colly refuses a request before
