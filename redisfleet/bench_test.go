@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/redistest"
 )
@@ -19,15 +17,8 @@ import (
 // benchFleet returns a fleet on srv whose client counts its calls.
 func benchFleet(b *testing.B, srv *redistest.Server, calls *callCounter) *Fleet {
 	b.Helper()
-	o, _ := ParseURL(srv.URL())
-	c := redis.NewClient(o)
-	b.Cleanup(func() { c.Close() })
-	f, err := New(context.Background(), c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
-	c.AddHook(calls)
+	f := newFleet(b, srv)
+	f.rdb.AddHook(calls)
 	return f
 }
 
