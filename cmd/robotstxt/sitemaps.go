@@ -116,6 +116,7 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 		}
 	}
 	seen := map[[16]byte]struct{}{}
+	h := fnv.New128a() // the key of a printed URL: 16 bytes whatever its length
 	failed, unDeduped := false, false
 	w := sitemap.NewWalker(sitemap.Config{
 		Client:    client,
@@ -147,7 +148,7 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 			return writeErr
 		}
 		if !unDeduped {
-			h := fnv.New128a()
+			h.Reset()
 			h.Write([]byte(p.Loc))
 			var k [16]byte
 			h.Sum(k[:0])
