@@ -289,7 +289,7 @@ func (w *Walker) Walk(ctx context.Context, scope string, roots []string, fn func
 		sc := scope
 		if sc == "" {
 			if u, err := url.Parse(root); err == nil {
-				sc = u.Scheme + "://" + u.Host
+				sc, _ = authority.String(u)
 			}
 		}
 		ws.scope, ws.scopeHost, ws.rootHost = sc, walkHostKeyOf(sc), walkHostKeyOf(root)

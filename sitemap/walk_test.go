@@ -282,9 +282,12 @@ func TestWalkScope(t *testing.T) {
 	}
 
 	// No scope: each root's own authority.
-	got, _ = wkCollect(t, Config{Client: cl}, "", "http://cdn.test/other.xml", "http://a.test/announced-b.xml")
+	got, reps = wkCollect(t, Config{Client: cl}, "", "http://cdn.test/other.xml", "http://a.test:080/announced-b.xml")
 	if len(got) != 0 {
 		t.Errorf("own-host scope handed %q", got)
+	}
+	if r := wkReport(reps, "http://a.test:080/announced-b.xml"); r == nil || r.Scope != "http://a.test" || r.Rejected[ReasonOtherHost] != 1 {
+		t.Errorf("report %+v: the scope is the root's authority, as robots.txt names it", r)
 	}
 
 	// The host is compared as robots.txt's authority: an internationalised
