@@ -272,9 +272,10 @@ func NewWalker(cfg Config) *Walker {
 // reports in the order the documents were finished (a child's before its
 // parent's), at most about MaxSitemaps plus the roots.
 //
-// Scope: a page URL must be on scope's host (host name, case-insensitive,
-// and port, a scheme's default port counting as none; http and https
-// alike), an index child on scope's host or its root's, else it is
+// Scope: a page URL must be on scope's host (host name and port as
+// robots.txt's authority names them: case-insensitive, an internationalised
+// name and its punycode alike, a scheme's default port counting as none;
+// http and https alike), an index child on scope's host or its root's, else it is
 // rejected (ReasonOtherHost); with StrictDirectory each must also be under
 // the directory of the sitemap that lists it. A root is fetched whatever
 // its host (cross-submission). Each sitemap URL is read once per Walk (a
