@@ -15,6 +15,7 @@ import (
 
 	"github.com/politecrawl/robots/internal/authority"
 	"github.com/politecrawl/robots/internal/gatewait"
+	"github.com/politecrawl/robots/internal/retryafter"
 )
 
 // Spacing selects the two instants between which a [Limiter] measures the
@@ -849,28 +850,11 @@ func (l *Limiter) observe(h *limHost, now int64, status int, header http.Header)
 // to a time cannot overflow. The Limiter's Observe and the fleet's limiter
 // (package redisfleet) read Retry-After with it.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
+	d, ok := retryafter.Parse(v, now)
+	if s := strings.TrimSpace(v); s != "" && s[0] >= '0' && s[0] <= '9' {
+		d = min(d, limMaxDur/time.Second*time.Second) // delay-seconds, in whole seconds
 	}
-	if v[0] >= '0' && v[0] <= '9' {
-		var secs int64
-		for i := 0; i < len(v); i++ {
-			c := v[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			if secs < int64(limMaxDur/time.Second) {
-				secs = secs*10 + int64(c-'0')
-			}
-		}
-		return time.Duration(min(secs, int64(limMaxDur/time.Second))) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return max(t.Sub(now), 0), true
+	return d, ok
 }
 
 // Stats is a snapshot of one host's limiter state and counters.
