@@ -113,6 +113,25 @@ type Config struct {
 	// host whose state the sweep drops. It is called without any lock held,
 	// from the goroutine that triggered the sweep.
 	OnEvict func(host string, stats Stats)
+
+	// Clock, when not nil, is the time source of every instant the
+	// Limiter records or compares (grants, sends, releases, pauses,
+	// Retry-After dates, idle times) and of the timers its waiting
+	// callers sleep on; nil means the system clock (monotonic). Tests give
+	// a controllable clock to check the spacing without sleeping.
+	Clock Clock
+}
+
+// Clock is the time source of a [Limiter] (see Config.Clock). Its methods
+// must be safe for concurrent use.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// After returns a channel that receives the time once d has passed
+	// (at once if d ≤ 0), and a stop function the Limiter calls, once,
+	// when it no longer waits on the channel, so that the timer can be
+	// dropped.
+	After(d time.Duration) (c <-chan time.Time, stop func())
 }
 
 // A Limiter spaces the requests made to each host by a per-host delay, and
@@ -161,6 +180,7 @@ type Limiter struct {
 	idleTTL       int64
 	claim         int64
 	onEvict       func(string, Stats)
+	clock         Clock // nil: the system clock
 
 	epoch  time.Time // monotonic origin of all int64 times
 	seed   maphash.Seed
@@ -270,8 +290,13 @@ func New(cfg Config) *Limiter {
 		idleTTL:       limOrDefault(cfg.IdleTTL, defaultIdleTTL),
 		claim:         limOrDefault(cfg.WaitClaim, defaultWaitClaim),
 		onEvict:       cfg.OnEvict,
-		epoch:         time.Now(),
+		clock:         cfg.Clock,
 		seed:          maphash.MakeSeed(),
+	}
+	if l.clock != nil {
+		l.epoch = l.clock.Now()
+	} else {
+		l.epoch = time.Now()
 	}
 	if cfg.MaxRetryAfter < 0 {
 		l.maxRetryAfter = -1
@@ -307,7 +332,12 @@ func limClampDur(d time.Duration) int64 {
 	return int64(d)
 }
 
-func (l *Limiter) now() int64 { return int64(time.Since(l.epoch)) }
+func (l *Limiter) now() int64 {
+	if l.clock != nil {
+		return int64(l.clock.Now().Sub(l.epoch))
+	}
+	return int64(time.Since(l.epoch))
+}
 
 // delayOf returns h's delay in force: its delay, raised to DelayFactor
 // times its recent response time.
@@ -425,14 +455,22 @@ func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *lim
 	w := &limWaiter{ch: make(chan struct{}, 1)}
 	q.push(w)
 	start := now
-	var timer *time.Timer
+	var timer *time.Timer // system clock
+	var stop func()       // Config.Clock's timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
+		if stop != nil {
+			stop()
+		}
 	}()
 	for {
 		var tc <-chan time.Time
+		if stop != nil {
+			stop()
+			stop = nil
+		}
 		if q.head == w {
 			at, event := l.readyAt(h, early)
 			if !event && at <= now {
@@ -443,12 +481,15 @@ func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *lim
 			}
 			if !event {
 				d := time.Duration(at - now)
-				if timer == nil {
+				if l.clock != nil {
+					tc, stop = l.clock.After(d)
+				} else if timer == nil {
 					timer = time.NewTimer(d)
+					tc = timer.C
 				} else {
 					timer.Reset(d)
+					tc = timer.C
 				}
-				tc = timer.C
 			}
 		}
 		s.mu.Unlock()
@@ -827,7 +868,7 @@ func (l *Limiter) observe(h *limHost, now int64, status int, header http.Header)
 		h.failures++
 	}
 	var d int64
-	if ra, ok := ParseRetryAfter(header.Get("Retry-After"), time.Now()); ok {
+	if ra, ok := ParseRetryAfter(header.Get("Retry-After"), l.epoch.Add(time.Duration(now))); ok {
 		d = limClampDur(ra)
 		if l.maxRetryAfter >= 0 {
 			d = min(d, l.maxRetryAfter)

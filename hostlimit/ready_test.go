@@ -5,90 +5,72 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // TestReady checks the hint a scheduler reads, against the gate's own
-// decisions: at is when the next permit comes, busy means an event must
-// come first.
+// decisions, on a fake clock: at is when the next permit comes, busy means
+// an event must come first.
 func TestReady(t *testing.T) {
 	ctx := context.Background()
 	const d = 80 * time.Millisecond
 	cases := []struct {
 		name    string
 		spacing Spacing
-		delay   time.Duration
-		run     func(t *testing.T, l *Limiter, host string) (before, after time.Time) // the bracket of the event at is counted from
+		run     func(t *testing.T, l *Limiter, clk *testutil.FakeClock, host string)
 		busy    bool
-		gap     time.Duration // at is within [before+gap, after+gap]
+		at      time.Duration // from the clock's start; 0: now
 	}{
-		{name: "no state: ready now", run: func(*testing.T, *Limiter, string) (time.Time, time.Time) { return time.Time{}, time.Time{} }},
-		{name: "end-to-start, in flight: busy", spacing: EndToStart, delay: d, busy: true,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
-				mustAcquire(t, l, host, d)
-				return time.Time{}, time.Time{}
-			}},
-		{name: "end-to-start, released: the delay after the release", spacing: EndToStart, delay: d, gap: d,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
+		{name: "no state: ready now", run: func(*testing.T, *Limiter, *testutil.FakeClock, string) {}},
+		{name: "end-to-start, in flight: busy", spacing: EndToStart, busy: true,
+			run: func(t *testing.T, l *Limiter, _ *testutil.FakeClock, host string) { mustAcquire(t, l, host, d) }},
+		{name: "end-to-start, released: the delay after the release", spacing: EndToStart, at: 10*time.Millisecond + d,
+			run: func(t *testing.T, l *Limiter, clk *testutil.FakeClock, host string) {
 				p := mustAcquire(t, l, host, d)
 				p.Sent()
-				before := time.Now()
+				clk.Advance(10 * time.Millisecond)
 				p.Release()
-				return before, time.Now()
 			}},
-		{name: "end-to-start, delay 0: never busy", spacing: EndToStart, delay: 0,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
-				mustAcquire(t, l, host, 0)
-				return time.Time{}, time.Time{}
-			}},
-		{name: "start-to-start, granted not sent: busy", spacing: StartToStart, delay: d, busy: true,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
-				mustAcquire(t, l, host, d)
-				return time.Time{}, time.Time{}
-			}},
-		{name: "start-to-start, sent: the delay after the send", spacing: StartToStart, delay: d, gap: d,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
+		{name: "end-to-start, delay 0: never busy", spacing: EndToStart,
+			run: func(t *testing.T, l *Limiter, _ *testutil.FakeClock, host string) { mustAcquire(t, l, host, 0) }},
+		{name: "start-to-start, granted not sent: busy", spacing: StartToStart, busy: true,
+			run: func(t *testing.T, l *Limiter, _ *testutil.FakeClock, host string) { mustAcquire(t, l, host, d) }},
+		{name: "start-to-start, sent: the delay after the send", spacing: StartToStart, at: 10*time.Millisecond + d,
+			run: func(t *testing.T, l *Limiter, clk *testutil.FakeClock, host string) {
 				p := mustAcquire(t, l, host, d)
-				before := time.Now()
+				clk.Advance(10 * time.Millisecond)
 				p.Sent()
-				return before, time.Now()
 			}},
-		{name: "paused: the end of the pause", spacing: EndToStart, delay: 0, gap: time.Second,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
-				before := time.Now()
-				l.Pause(host, time.Second)
-				return before, time.Now()
-			}},
-		{name: "a caller queued in Wait: busy", spacing: StartToStart, delay: time.Second, busy: true,
-			run: func(t *testing.T, l *Limiter, host string) (time.Time, time.Time) {
+		{name: "paused: the end of the pause", spacing: EndToStart, at: time.Second,
+			run: func(t *testing.T, l *Limiter, _ *testutil.FakeClock, host string) { l.Pause(host, time.Second) }},
+		{name: "a caller queued in Wait: busy", spacing: StartToStart, busy: true, at: time.Second,
+			run: func(t *testing.T, l *Limiter, clk *testutil.FakeClock, host string) {
 				mustAcquire(t, l, host, time.Second).Sent() // nothing blocks but the spacing
 				wctx, cancel := context.WithCancel(ctx)
 				done := make(chan struct{})
 				go func() { l.Wait(wctx, host, time.Second); close(done) }()
 				t.Cleanup(func() { cancel(); <-done })
-				waitFor(t, func() bool { st, _ := l.Stats(host); return st.Queued == 1 })
-				return time.Time{}, time.Time{}
+				clk.WaitTimers(t, 1)
 			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l := New(Config{Spacing: c.spacing})
+			t.Parallel()
+			l, clk := newFake(Config{Spacing: c.spacing})
 			const host = "https://a.example"
-			before, after := c.run(t, l, host)
+			c.run(t, l, clk, host)
 			at, busy := l.Ready(host)
 			if busy != c.busy {
 				t.Fatalf("busy = %v, want %v", busy, c.busy)
 			}
-			if before.IsZero() {
-				if c.busy {
-					return
+			want := testutil.ClockStart.Add(c.at)
+			if c.at == 0 {
+				if at.After(clk.Now()) {
+					t.Fatalf("at = %v from now, want now", at.Sub(clk.Now()))
 				}
-				if at.After(time.Now()) {
-					t.Fatalf("at = %v from now, want now", time.Until(at))
-				}
-				return
-			}
-			if at.Before(before.Add(c.gap)) || at.After(after.Add(c.gap)) {
-				t.Fatalf("at is %v after the event, want %v", at.Sub(before), c.gap)
+			} else if !at.Equal(want) {
+				t.Fatalf("at = +%v, want +%v", at.Sub(testutil.ClockStart), c.at)
 			}
 			if _, ok := l.Stats("https://other.example"); ok {
 				t.Fatal("state created")
@@ -105,22 +87,36 @@ func TestReady(t *testing.T) {
 }
 
 // TestReadyMatchesGate: a caller that asks once Ready says so is granted
-// at once.
+// at once, and not a nanosecond earlier.
 func TestReadyMatchesGate(t *testing.T) {
-	l := New(Config{})
+	l, clk := newFake(Config{})
 	const host, d = "https://b.example", 30 * time.Millisecond
-	for range 3 {
+	for i := range 3 {
 		at, busy := l.Ready(host)
 		if busy {
 			t.Fatal("busy with nothing in flight")
 		}
-		time.Sleep(time.Until(at))
-		st0, _ := l.Stats(host)
-		p := mustAcquire(t, l, host, d)
-		if st, _ := l.Stats(host); st.Waits != st0.Waits {
-			t.Fatal("Acquire had to wait after Ready's time")
+		if i > 0 {
+			clk.AdvanceTo(at.Add(-time.Nanosecond))
+			st0, _ := l.Stats(host)
+			ch := goAcquire(context.Background(), l, clk, host, d)
+			clk.WaitTimers(t, 1)
+			pending(t, ch, "Acquire before Ready's time")
+			clk.AdvanceTo(at)
+			(<-ch).p.Release()
+			if st, _ := l.Stats(host); st.Waits != st0.Waits+1 {
+				t.Fatal("Acquire did not wait 1ns before Ready's time")
+			}
+			continue
 		}
-		p.Release()
+		mustAcquire(t, l, host, d).Release()
+	}
+	at, _ := l.Ready(host)
+	clk.AdvanceTo(at)
+	st0, _ := l.Stats(host)
+	mustAcquire(t, l, host, d).Release()
+	if st, _ := l.Stats(host); st.Waits != st0.Waits {
+		t.Fatal("Acquire had to wait at Ready's time")
 	}
 }
 
@@ -131,15 +127,6 @@ func mustAcquire(t *testing.T, l *Limiter, host string, d time.Duration) Permit 
 		t.Fatal(err)
 	}
 	return p
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
-		}
-	}
 }
 
 // A scheduler asks Ready which host may be asked now, instead of handing a
