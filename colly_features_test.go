@@ -461,8 +461,8 @@ func TestFeatureClone(t *testing.T) {
 			rules := map[string]hostRules{"cl.test": {100 * time.Millisecond, []string{"/private"}}}
 			f := rulesFarm(t, rules, nil)
 			var blocks blockLog
-			p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add))
-			opts := []colly.CollectorOption{colly.UserAgent(featureUA), p.Option()}
+			p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+			opts := []colly.CollectorOption{colly.UserAgent(featureUA), p.opt(t)}
 			if async {
 				opts = append(opts, colly.Async(true))
 			}
@@ -796,8 +796,8 @@ func TestFeatureCacheDirStopOfACachedPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		var blocks blockLog
-		p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add))
-		c := colly.NewCollector(colly.UserAgent(featureUA), colly.CacheDir(dir), p.Option())
+		p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+		c := colly.NewCollector(colly.UserAgent(featureUA), colly.CacheDir(dir), p.opt(t))
 		rec := newCrawlRecord()
 		rec.watch(c)
 		err := c.Visit("http://cd.test/private/x")
@@ -814,8 +814,8 @@ func TestFeatureCacheDirStopOfACachedPage(t *testing.T) {
 	t.Run("aborted after the plugin", func(t *testing.T) {
 		rules := map[string]hostRules{"ab.test": {0, []string{"/private"}}}
 		f := rulesFarm(t, rules, nil)
-		p := New(WithTransport(farmTransport(t, f)), WithDefaultDelay(0))
-		c := colly.NewCollector(colly.UserAgent(featureUA), p.Option())
+		p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0))
+		c := colly.NewCollector(colly.UserAgent(featureUA), p.opt(t))
 		extensions.URLLengthFilter(c, 36) // the first URL is longer, the second not
 		c.OnRequestHeaders(func(r *colly.Request) {
 			if strings.HasSuffix(r.URL.Path, "/by-headers") {

@@ -1,76 +1,86 @@
-// Package robots makes Colly crawlers polite in one line: robots.txt obeyed
-// the way a chosen crawler reads it, and each host crawled no faster than its
-// Crawl-delay asks.
+// Package robots makes Colly crawlers polite in one line. A [Plugin]
+// attached to a collector stops every request robots.txt disallows for the
+// crawler (read the way a chosen [dialect] reads it) and spaces the requests
+// to each host by its Crawl-delay, one plugin per collector, shared by its
+// clones.
 //
 //	c := colly.NewCollector(
 //		colly.UserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
 //		robots.WithRobots(robots.WithDialect(dialect.Google)),
 //	)
 //
-// or, for a collector that exists, p := robots.Attach(c) (p gives statistics).
+// or, for a collector that exists, p, err := robots.Attach(c) (p gives
+// statistics, err a configuration error).
 //
 // This package is the Colly plugin only. The parts it drives stand on their
 // own, without Colly: package [github.com/politecrawl/robots/dialect] reads
 // robots.txt, package [github.com/politecrawl/robots/policy] fetches and
 // caches it and says what it means for a URL now (its documentation has the
-// fetch-outcome table), and package
-// [github.com/politecrawl/robots/hostlimit] spaces requests per host.
+// fetch-outcome table), package [github.com/politecrawl/robots/hostlimit]
+// spaces requests per host, package [github.com/politecrawl/robots/sitemap]
+// reads sitemaps and package [github.com/politecrawl/robots/frontier] is a
+// host-aware queue for Colly's queue package.
 //
-// # The plugin
+// # What happens to a request
 //
 // Attached to a collector, the plugin turns Colly's own robots.txt check off
 // and, for every request:
 //
 //   - in OnRequest, resolves the policy of the request's authority (one
 //     robots.txt fetch per authority, cached; [policy.Resolver]); a request
-//     the rules disallow is aborted and reported ([WithOnBlocked], the log,
-//     [Plugin.Stats]) with the rule and its line, or with the fetch outcome.
-//     Colly's Abort is silent and leaves the URL marked visited, so a
-//     request held back only because robots.txt is temporarily unreachable
-//     is not dropped: it waits for the retry time up to [WithDeferWait]
-//     (30 s by default), then is handed back, reported as [Deferred] and
-//     kept for [Plugin.RetryDeferred];
+//     the rules disallow is stopped and reported once ([WithOnBlocked], the
+//     log, [Plugin.Stats], and OnError with a [*BlockedError] wrapping
+//     [ErrBlocked]) with the rule and its line, or with the fetch outcome.
+//     A request held back only because robots.txt is temporarily
+//     unreachable is not dropped: it waits for the retry time up to
+//     [WithDeferWait] (30 s by default), then is handed back, reported as
+//     [Deferred] and kept for [Plugin.RetryDeferred];
 //   - still in OnRequest, where no LimitRule slot is held, waits for the
-//     host's turn ([Limiter.Wait]);
+//     host's turn ([Limiter].WaitMax);
 //   - at the transport, checks the URL again (so redirect hops into
 //     disallowed paths are not followed, and a clone the plugin was not
 //     attached to is still guarded) and passes the per-host gate
-//     ([Limiter.Acquire]), which spaces requests by max([WithMinDelay], the
-//     Crawl-delay for our tokens): by default from the end of one response
-//     to the next send, one request in flight per host ([EndToStart]); 429
-//     and 503 pause the host until Retry-After, or with exponential backoff.
-//     robots.txt fetches pass the same gate.
+//     ([Limiter].Acquire), which spaces requests by the delay in force:
+//     the Crawl-delay for the crawler's tokens, else [WithDefaultDelay]
+//     (1 s), never less than [WithMinDelay], capped by [WithMaxCrawlDelay];
+//     by default from the end of one response to the next send, one request
+//     in flight per host. 429 and 503 pause the host until Retry-After, or
+//     with exponential backoff. robots.txt fetches pass the same gate.
 //
-// A Crawl-delay above [WithMaxCrawlDelay] (30 s by default) is capped, or the
-// host skipped, or obeyed, as chosen. c.Clone() shares the transport (and so
-// the gate and the transport check) but not the callbacks: call
-// [Plugin.Attach] on the clone too. Everything the plugin waits on ends with
-// the collector's Context.
+// Everything the plugin waits on ends with the collector's Context.
 //
 // # Options
 //
-// The plugin's own options set the spacing, the reports, the deferral and
-// the statistics. Options of its resolver are passed through [WithPolicy];
-// [WithDialect], [WithAgents] and the other resolver options named here are
-// shorthands for it. [WithLimiter] replaces the in-memory per-host limiter
-// with another implementation of [Limiter], such as a fleet limiter shared
-// by several crawler processes.
+// An option given a value it cannot use makes [New] and [Attach] return an
+// error; [WithRobots], which cannot return one, fails closed (every request
+// stopped, the error logged). The resolver's options are passed with
+// [WithPolicy] (cache lifetimes, a shared [policy.Store], timeouts, a
+// clock); the default limiter's with [WithLimiter](hostlimit.New(...)).
 //
 // # Sitemaps
 //
-// [WithSitemaps] feeds the page URLs of each authority's sitemaps (those its
-// robots.txt announces, and any given with [SitemapURLs]) back into the
-// collector, through Colly's own Request, so that AllowedDomains, URL
-// filters, MaxDepth and the visited set apply. Sitemaps are fetched through
-// the plugin's transport (robots.txt check, per-host gate) and read as a
-// stream by package [github.com/politecrawl/robots/sitemap], with its
-// limits. c.Wait() covers the walk in sync and Async mode; an Async
-// collector is fed through a bounded window ([SitemapWindow]). Each
-// document's report ([github.com/politecrawl/robots/sitemap.Report]) goes
-// to [WithOnSitemap], [Plugin.Sitemaps] and [Plugin.SitemapTotals].
+// [WithSitemaps] feeds the page URLs of each authority's sitemaps back into
+// the collector through Colly's own Request, so that AllowedDomains, URL
+// filters, MaxDepth and the visited set apply. The walk runs in the
+// OnRequest hook of the request that loaded the authority's policy, in sync
+// and Async mode alike. This is the one mechanism, chosen because that hook
+// runs on Colly's own goroutine, counted by the collector's wait group
+// (c.Wait() covers the walk with no access to Colly's internals) and
+// holding no LimitRule slot; in Async mode a window of 64 in-flight
+// requests bounds memory, each place freed at the request's OnScraped or
+// OnError, or taken back after a hold time for a request a callback
+// aborted, as a frontier takes back an expired lease.
 //
 // Statistics are kept per authority for the [WithStatsCapacity] most
 // recently active authorities, the others counted in [Plugin.Totals]; the
-// default limiter drops idle hosts' state. The README gives the plugin's
-// cost per request and per host.
+// default limiter drops idle hosts' state.
+//
+// # Colly's internals
+//
+// The plugin uses Colly's public API, with one exception: Colly has no
+// getter for a collector's HTTP client, so one small file reads it
+// (read-only), to adopt a transport the user set on the collector after
+// the plugin (a proxy) and to find a collector's plugin. A test fails if
+// Colly's layout changes; if it ever does at run time, the plugin says so
+// at Attach and asks for [WithTransport].
 package robots

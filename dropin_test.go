@@ -19,6 +19,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/sitemap"
 )
 
 // forwardProxy is an HTTP proxy in front of a farm: it counts what passes
@@ -97,45 +98,46 @@ func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *f
 func TestProxyInEveryOrder(t *testing.T) {
 	orders := []struct {
 		name string
-		run  func(c *colly.Collector, px *forwardProxy, opts ...Option)
+		run  func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option)
 		warn string // a warning the plugin must log, if any
 	}{
-		{"SetProxyFunc then Attach", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+		{"SetProxyFunc then Attach", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
 			c.SetProxyFunc(http.ProxyURL(px.url()))
-			Attach(c, opts...)
+			mustAttach(t, c, opts...)
 		}, ""},
-		{"SetProxy then Attach", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
+		{"SetProxy then Attach", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
 			_ = c.SetProxy(px.srv.URL)
-			Attach(c, opts...)
+			mustAttach(t, c, opts...)
 		}, ""},
-		{"Attach then SetProxyFunc", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
-			Attach(c, opts...)
+		{"Attach then SetProxyFunc", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+			mustAttach(t, c, opts...)
 			c.SetProxyFunc(http.ProxyURL(px.url()))
 		}, "transport was replaced after Attach"},
-		{"Attach then SetProxy", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
-			Attach(c, opts...)
+		{"Attach then SetProxy", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+			mustAttach(t, c, opts...)
 			_ = c.SetProxy(px.srv.URL)
 		}, "transport was replaced after Attach"},
-		{"Attach then WithTransport", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
-			Attach(c, opts...)
+		{"Attach then WithTransport", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+			mustAttach(t, c, opts...)
 			c.WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())})
 		}, "transport was replaced after Attach"},
-		{"Attach then SetClient", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
-			Attach(c, opts...)
+		{"Attach then SetClient", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+			mustAttach(t, c, opts...)
 			c.SetClient(&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(px.url())}})
 		}, "transport was replaced after Attach"},
-		{"WithTransport option", func(c *colly.Collector, px *forwardProxy, opts ...Option) {
-			Attach(c, append(opts, WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())}))...)
+		{"WithTransport option", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+			mustAttach(t, c, append(opts, WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())}))...)
 		}, ""},
 	}
 	for _, o := range orders {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", o.name, async), func(t *testing.T) {
+				t.Parallel()
 				f := proxyFarm(t)
 				px := newForwardProxy(t, f)
 				var logs testutil.Buffer
 				c := newCollector(async)
-				o.run(c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+				o.run(t, c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 				crawlThroughProxy(t, c, f, px)
 				if o.warn != "" && strings.Count(logs.String(), o.warn) != 1 {
 					t.Errorf("log %q: want one warning %q", logs.String(), o.warn)
@@ -151,14 +153,21 @@ func TestProxyInEveryOrder(t *testing.T) {
 func TestOnePluginPerCollector(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"two.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
 	var logs testutil.Buffer
-	first := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	c := newCollector(false, first.Option())
-	if p := Attach(c); p != first {
-		t.Fatal("Attach on a collector with a plugin returned a new one")
+	first := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	c := newCollector(false, first.opt(t))
+	if p, err := Attach(c); p != first || err != nil {
+		t.Fatalf("Attach on a collector with a plugin: %p, %v; want the first, no error", p, err)
 	}
-	first.Attach(c)
-	other := New(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	other.Attach(c)
+	if p, err := Attach(c, WithMinDelay(time.Second)); p != first || err == nil {
+		t.Fatalf("Attach with options on a collector with a plugin: %p, %v; want the first and an error (the options cannot act)", p, err)
+	}
+	if err := first.Attach(c); err != nil {
+		t.Fatalf("attaching the same plugin again: %v", err)
+	}
+	other := mustNew(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err := other.Attach(c); err == nil || !strings.Contains(err.Error(), "another robots plugin") {
+		t.Fatalf("another plugin's Attach: %v; want an error", err)
+	}
 	var requests atomic.Int64
 	c.OnRequest(func(*colly.Request) { requests.Add(1) })
 	for i := range 3 {
@@ -173,9 +182,6 @@ func TestOnePluginPerCollector(t *testing.T) {
 	}
 	if other.Resolver() != nil || other.Totals().Allowed != 0 {
 		t.Error("the second plugin did work")
-	}
-	if !strings.Contains(logs.String(), "already has another robots plugin") {
-		t.Errorf("no warning for the second plugin: %q", logs.String())
 	}
 }
 
@@ -203,8 +209,8 @@ func TestDefaultDelay(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := New(append([]Option{WithTransport(f.Transport())}, tc.opts...)...)
-			c := newCollector(false, p.Option())
+			p := mustNew(t, append([]Option{WithTransport(f.Transport())}, tc.opts...)...)
+			c := newCollector(false, p.opt(t))
 			if err := c.Visit("http://" + tc.host + "/a"); err != nil {
 				t.Fatal(err)
 			}
@@ -214,8 +220,8 @@ func TestDefaultDelay(t *testing.T) {
 		})
 	}
 	// And the server sees it: two pages of a host without Crawl-delay.
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(150*time.Millisecond))
-	c := newCollector(true, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(150*time.Millisecond))
+	c := newCollector(true, p.opt(t))
 	c.Visit("http://plain.test/1")
 	c.Visit("http://plain.test/2")
 	c.Wait()
@@ -224,23 +230,44 @@ func TestDefaultDelay(t *testing.T) {
 	}
 }
 
-// Out-of-range option values are logged once when the plugin is made, and
-// the default is used.
-func TestOptionProblemsAreLogged(t *testing.T) {
-	var logs testutil.Buffer
-	p := New(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))),
-		WithStatsCapacity(-1), WithSpacing(7), WithMinDelay(-time.Second), WithDefaultDelay(-1),
-		WithDeferWait(-time.Second), WithMaxCrawlDelay(0, OverDelay(9)))
-	out := logs.String()
-	for _, want := range []string{"WithStatsCapacity(-1)", "WithSpacing(Spacing(7))", "WithMinDelay(-1s)", "WithDefaultDelay(-1ns)",
-		"WithDeferWait(-1s)", "WithMaxCrawlDelay(0s, OverDelay(9)): the delay", "WithMaxCrawlDelay(0s, OverDelay(9)): not a choice"} {
-		if strings.Count(out, want) != 1 {
-			t.Errorf("log does not say %q once: %s", want, out)
+// Out-of-range option values make New fail, naming each; WithRobots then
+// fails closed: every request is stopped and reported with the error.
+func TestOptionErrors(t *testing.T) {
+	_, err := New(WithStatsCapacity(-1), WithMinDelay(-time.Second), WithDefaultDelay(-1),
+		WithDeferWait(-time.Second), WithMaxCrawlDelay(0, OverDelay(9)), WithMaxRate(0, 1), WithLimiter(nil),
+		WithTransport(nil), WithDialect(nil), WithSitemaps(SitemapURLs("ftp://x.test/s.xml"), SitemapWalk(sitemap.Config{Spool: true, UserAgent: "x"})))
+	if err == nil {
+		t.Fatal("New accepted every bad value")
+	}
+	for _, want := range []string{"WithStatsCapacity(-1)", "WithMinDelay(-1s)", "WithDefaultDelay(-1ns)", "WithDeferWait(-1s)",
+		"WithMaxCrawlDelay(0s, OverDelay(9))", "WithMaxRate(0, 1)", "WithLimiter(nil)", "WithTransport(nil)", "WithDialect(nil)",
+		`SitemapURLs("ftp://x.test/s.xml")`, "SitemapWalk: the plugin sets UserAgent, Spool itself"} {
+		if strings.Count(err.Error(), want) != 1 {
+			t.Errorf("error does not name %q once: %v", want, err)
 		}
 	}
-	if p.cfg.statsCap != DefaultStatsCapacity || p.cfg.spacing != EndToStart || p.cfg.defaultDelay != DefaultDelay ||
-		p.cfg.deferWait != DefaultDeferWait || p.cfg.maxCrawlDelay != DefaultMaxCrawlDelay || p.cfg.overDelay != CapDelay {
-		t.Errorf("defaults not kept: %+v", p.cfg)
+	if _, err := Attach(colly.NewCollector(), WithMinDelay(-1)); err == nil {
+		t.Error("Attach accepted a negative delay")
+	}
+
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"bad.test": {Robots: "User-agent: *\nAllow: /\n"}})
+	var logs testutil.Buffer
+	var blocks blockLog
+	c := newCollector(false, WithRobots(WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithOnBlocked(blocks.add),
+		WithTransport(f.Transport()), WithMinDelay(-1)))
+	var stopped error
+	c.OnError(func(_ *colly.Response, err error) { stopped = err })
+	if err := c.Visit("http://bad.test/a"); !errors.Is(err, ErrBlocked) || !errors.Is(stopped, ErrBlocked) {
+		t.Fatalf("a request under an invalid configuration: Visit %v, OnError %v; want a stop", err, stopped)
+	}
+	if n := len(f.Pages("bad.test", true)); n != 0 {
+		t.Errorf("the site saw %d requests under an invalid configuration", n)
+	}
+	if b := blocks.all(); len(b) != 1 || b[0].Kind != Canceled || !strings.Contains(b[0].Reason, "WithMinDelay(-1ns)") {
+		t.Errorf("reports %+v; want one Canceled naming the option", b)
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "WithMinDelay(-1ns)") {
+		t.Errorf("log %q: want the error at Error level", logs.String())
 	}
 }
 
@@ -248,8 +275,8 @@ func TestOptionProblemsAreLogged(t *testing.T) {
 // request carrying another (extensions.RandomUserAgent) changes nothing.
 func TestCrawlerNameFixedOnce(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"name.test": {Robots: "User-agent: examplebot\nDisallow: /\n"}})
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0))
-	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0))
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.opt(t))
 	c.OnRequest(func(r *colly.Request) {
 		r.Headers.Set("User-Agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) Firefox/120.0")
 	})
@@ -267,8 +294,8 @@ func TestCollyCacheHitsWaitForNothing(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cache.test": {Robots: "User-agent: *\nCrawl-delay: 1\n"}})
 	dir := t.TempDir()
 	crawl := func() *Plugin {
-		p := New(WithTransport(f.Transport()))
-		c := newCollector(false, colly.CacheDir(dir), p.Option())
+		p := mustNew(t, WithTransport(f.Transport()))
+		c := newCollector(false, colly.CacheDir(dir), p.opt(t))
 		c.AllowURLRevisit = false
 		for i := range 3 {
 			if err := c.Visit(fmt.Sprintf("http://cache.test/%d", i)); err != nil {
@@ -293,8 +320,8 @@ func TestCollyCacheHitsWaitForNothing(t *testing.T) {
 // else closes the connections).
 func TestCloseReleasesConnections(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"c1.test": {}, "c2.test": {}})
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0))
-	c := newCollector(true, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0))
+	c := newCollector(true, p.opt(t))
 	before := runtime.NumGoroutine()
 	for _, h := range []string{"c1.test", "c2.test"} {
 		for i := range 3 {
@@ -330,8 +357,8 @@ func TestLongPauseDefersRequests(t *testing.T) {
 		},
 	}})
 	var blocks blockLog
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Second), WithOnBlocked(blocks.add))
-	c := newCollector(false, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Second), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.opt(t))
 	start := time.Now()
 	for i := range 4 {
 		err := c.Visit(fmt.Sprintf("http://busy.test/%d", i))
@@ -363,8 +390,8 @@ func TestMaxRate(t *testing.T) {
 		sites[h] = &testutil.Site{}
 	}
 	f := testutil.NewFarm(t, sites)
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithMaxRate(10, 1))
-	c := newCollector(true, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithMaxRate(10, 1))
+	c := newCollector(true, p.opt(t))
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})
 	for h := range sites {
 		for i := range 3 {

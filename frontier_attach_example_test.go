@@ -33,8 +33,12 @@ func ExampleAttachFrontier() {
 	var log []string
 	note := func(s string) { mu.Lock(); log = append(log, s); mu.Unlock() }
 
-	p := robots.New(robots.WithOnBlocked(func(b robots.Block) { note("stopped: " + strings.TrimPrefix(b.URL, site.URL)) }))
-	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"))
+	p, err := robots.Attach(c, robots.WithOnBlocked(func(b robots.Block) { note("stopped: " + strings.TrimPrefix(b.URL, site.URL)) }))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c.OnResponse(func(r *colly.Response) { note("fetched: " + r.Request.URL.Path) })
 	f := frontier.New(frontier.Config{Ready: p.Limiter().(frontier.Readiness)})
 	robots.AttachFrontier(c, f)

@@ -22,7 +22,9 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
 )
 
 const hostileUA = "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"
@@ -70,7 +72,7 @@ func TestHostile429Forever(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		retryAfter string
-		base, max  time.Duration // WithRetryAfter's backoff
+		base, max  time.Duration // the limiter's backoff (hostlimit.Config)
 		deadline   time.Duration // the collector's context
 		// pause is the least gap the server must see before page i+1 (i ≥ 1:
 		// after the i-th 429).
@@ -110,11 +112,11 @@ func TestHostile429Forever(t *testing.T) {
 			var blocks hostileBlocks
 			// WithMinDelay keeps one page in flight (end-to-start spacing), so
 			// that each 429 is seen before the next page is let through.
-			p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add),
-				robots.WithMinDelay(time.Millisecond), robots.WithRetryAfter(0, tc.base, tc.max))
+			p := mustNew(t, robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add),
+				robots.WithMinDelay(time.Millisecond), robots.WithLimiter(hostlimit.New(hostlimit.Config{BackoffBase: tc.base, BackoffMax: tc.max})))
 			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
 			defer cancel()
-			c := colly.NewCollector(colly.UserAgent(hostileUA), colly.Async(true), colly.StdlibContext(ctx), p.Option())
+			c := colly.NewCollector(colly.UserAgent(hostileUA), colly.Async(true), colly.StdlibContext(ctx), attach(t, p))
 			if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {
 				t.Fatal(err)
 			}
@@ -234,8 +236,8 @@ func TestHostileConcurrentFirstCrawl(t *testing.T) {
 		_, _ = io.WriteString(w, "<html><body>ok</body></html>")
 	})
 	var blocks hostileBlocks
-	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add))
-	c := colly.NewCollector(colly.UserAgent(hostileUA), colly.Async(true), p.Option())
+	p := mustNew(t, robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add))
+	c := colly.NewCollector(colly.UserAgent(hostileUA), colly.Async(true), attach(t, p))
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 50}); err != nil {
 		t.Fatal(err)
 	}
@@ -286,10 +288,10 @@ func stalledRedirect(t *testing.T, deadline time.Duration) (p *robots.Plugin, bs
 	var blocks hostileBlocks
 	// The robots.txt fetch outlasts the deadline (and ends when the test
 	// does, with the stalled server).
-	p = robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add), robots.WithTimeouts(0, 0, 10*time.Second))
+	p = mustNew(t, robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add), robots.WithPolicy(policy.WithTimeout(10*time.Second)))
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	c := colly.NewCollector(colly.UserAgent(hostileUA), colly.StdlibContext(ctx), p.Option())
+	c := colly.NewCollector(colly.UserAgent(hostileUA), colly.StdlibContext(ctx), attach(t, p))
 	dl, _ := ctx.Deadline()
 	_ = c.Visit(first.URL + "/start") // fails: the redirect hop is stopped
 	c.Wait()
@@ -330,5 +332,24 @@ func TestHostileRedirectToStalledRobotsAuthority(t *testing.T) {
 	}
 	if st[target].Canceled != 1 {
 		t.Errorf("Stats()[%s].Canceled %d, want 1", target, st[target].Canceled)
+	}
+}
+
+// mustNew is robots.New, failing the test on an error.
+func mustNew(t testing.TB, opts ...robots.Option) *robots.Plugin {
+	t.Helper()
+	p, err := robots.New(opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return p
+}
+
+// attach is a Colly option attaching p, failing the test on an error.
+func attach(t testing.TB, p *robots.Plugin) colly.CollectorOption {
+	return func(c *colly.Collector) {
+		if err := p.Attach(c); err != nil {
+			t.Errorf("Attach: %v", err)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // lockstepLimiter is a second implementation of the Limiter seam, written
 // from its contract alone (no hostlimit internals): one request in flight per
 // host, the next one sent no earlier than the delay after the previous one
-// ended, a 429 pausing the host for pause429. Its Wait does nothing: the
+// ended, a 429 pausing the host for pause429. Its WaitMax does nothing: the
 // early stage promises nothing. It counts every call, so a test can see
 // that the plugin drove it and nothing else.
 type lockstepLimiter struct {
@@ -53,12 +53,15 @@ func (l *lockstepLimiter) host(name string) *lockstepHost {
 	return h
 }
 
-func (l *lockstepLimiter) Wait(ctx context.Context, host string, delay time.Duration) error {
+func (l *lockstepLimiter) WaitMax(ctx context.Context, host string, delay, _ time.Duration) (time.Duration, error) {
 	l.mu.Lock()
 	l.waits[host] = append(l.waits[host], delay)
 	l.mu.Unlock()
-	return ctx.Err()
+	return 0, ctx.Err()
 }
+
+// Stats: this limiter keeps none.
+func (l *lockstepLimiter) Stats(string) (hostlimit.Stats, bool) { return hostlimit.Stats{}, false }
 
 func (l *lockstepLimiter) Acquire(ctx context.Context, host string, delay time.Duration) (hostlimit.Permit, error) {
 	h := l.host(host)
@@ -158,11 +161,11 @@ func TestPluginThroughLimiterSeam(t *testing.T) {
 				},
 			}})
 			lim := newLockstepLimiter()
-			p := New(WithLimiter(lim), WithTransport(f.Transport()), WithDefaultDelay(0))
+			p := mustNew(t, WithLimiter(lim), WithTransport(f.Transport()), WithDefaultDelay(0))
 			if p.Limiter() != Limiter(lim) {
 				t.Fatalf("Limiter() = %T, want the given one", p.Limiter())
 			}
-			c := newCollector(async, p.Option())
+			c := newCollector(async, p.opt(t))
 			for _, path := range []string{"/a", "/busy", "/b", "/private/x", "/c"} {
 				c.Visit("http://seam.test" + path)
 			}

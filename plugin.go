@@ -2,14 +2,11 @@ package robots
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,9 +27,8 @@ import (
 type Plugin struct {
 	cfg  config
 	lim  Limiter
-	wait func(context.Context, string, time.Duration) (time.Duration, error) // lim's WaitTime
-	base atomic.Pointer[roundTripper]                                        // the transport behind the gate
-	coll *checkTransport                                                     // the collectors' transport: robots check, gate, base
+	base atomic.Pointer[roundTripper] // the transport behind the gate
+	coll *checkTransport              // the collectors' transport: robots check, gate, base
 	log  *slog.Logger
 
 	once sync.Once
@@ -48,21 +44,25 @@ type Plugin struct {
 
 	sm sitemapState // WithSitemaps: authorities walked, reports
 
+	broken error // WithRobots with invalid options: every request is stopped with it
 }
 
-// New returns a plugin configured by opts; attach it with [Plugin.Attach] or
-// [Plugin.Option].
-func New(opts ...Option) *Plugin {
+// New returns a plugin configured by opts; attach it with [Plugin.Attach].
+// It returns an error, naming each option, when an option was given a
+// value it cannot use.
+func New(opts ...Option) (*Plugin, error) {
 	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity, defaultDelay: DefaultDelay}}
 	for _, o := range opts {
-		o(&p.cfg)
+		if o != nil {
+			o(&p.cfg)
+		}
+	}
+	if err := errors.Join(p.cfg.errs...); err != nil {
+		return nil, err
 	}
 	p.log = p.cfg.logger
 	if p.log == nil {
 		p.log = slog.New(warnings{slog.Default().Handler()})
-	}
-	for _, msg := range p.cfg.problems {
-		p.log.Warn(msg)
 	}
 	base := p.cfg.transport
 	if base == nil {
@@ -72,44 +72,71 @@ func New(opts ...Option) *Plugin {
 	p.attached = map[*colly.Collector]bool{}
 	p.lim = p.cfg.limiter
 	if p.lim == nil {
-		p.lim = hostlimit.New(hostlimit.Config{
-			Spacing:       p.cfg.spacing,
-			DelayFactor:   p.cfg.delayFactor,
-			MaxRetryAfter: p.cfg.retryAfterCap,
-			BackoffBase:   p.cfg.backoffBase,
-			BackoffMax:    p.cfg.backoffMax,
-		})
+		p.lim = hostlimit.New(hostlimit.Config{})
 	}
-	// A pause of a second or less is always waited out: handing a request
-	// back for it would cost more than it saves.
-	p.wait = waitFunc(p.lim, max(p.cfg.deferWait, time.Second))
 	p.stats.capacity = p.cfg.statsCap
 	p.coll = &checkTransport{p: p}
-	return p
+	return p, nil
 }
 
 // WithRobots returns a Colly option that attaches a new plugin configured by
 // opts: colly.NewCollector(robots.WithRobots(...)). Use [New] and
-// [Plugin.Option], or [Attach], to keep a handle for statistics.
+// [Plugin.Attach], or [Attach], to keep a handle for statistics and to see
+// a configuration error when it happens.
+//
+// If opts are invalid (New returns an error), the collector is guarded all
+// the same, failing closed: the error is logged at Error level (to the
+// WithLogger logger when one was given) and every request is stopped,
+// reported as [Canceled] with the error as its reason.
 func WithRobots(opts ...Option) colly.CollectorOption {
-	return New(opts...).Option()
+	p, err := New(opts...)
+	if err != nil {
+		p = broken(err, opts)
+	}
+	return func(c *colly.Collector) {
+		if err := p.Attach(c); err != nil {
+			p.log.Error(err.Error())
+		}
+	}
+}
+
+// broken returns a plugin that stops every request with err, the error of
+// New for opts: the fail-closed plugin of WithRobots.
+func broken(err error, opts []Option) *Plugin {
+	var cfg config
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	p, _ := New(WithDefaultDelay(0))
+	if cfg.logger != nil {
+		p.log = cfg.logger
+	}
+	p.cfg.onBlocked = cfg.onBlocked
+	p.broken = fmt.Errorf("robots: the plugin's configuration is invalid, every request is stopped: %w", err)
+	p.log.Error(p.broken.Error())
+	return p
 }
 
 // Attach attaches a new plugin configured by opts to an existing collector
 // and returns it. If the collector already has a plugin (from WithRobots,
-// say), Attach returns that one and attaches nothing new: one collector
-// never runs two plugins. Options given then are logged as ignored.
-func Attach(c *colly.Collector, opts ...Option) *Plugin {
+// say), Attach returns that one and attaches nothing new, one collector
+// never running two plugins; it returns an error too if opts were given,
+// since they cannot act.
+func Attach(c *colly.Collector, opts ...Option) (*Plugin, error) {
 	if q := pluginOf(c); q != nil {
-		if len(opts) > 0 {
-			q.log.Warn("robots: the collector already has a plugin; Attach returned it and ignored the options given")
+		err := q.Attach(c) // a clone sharing the transport gets the callbacks
+		if err == nil && len(opts) > 0 {
+			err = errors.New("robots: the collector already has a plugin; Attach returned it and did not apply the options given")
 		}
-		q.Attach(c) // a clone sharing the transport gets the callbacks
-		return q
+		return q, err
 	}
-	p := New(opts...)
-	p.Attach(c)
-	return p
+	p, err := New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.Attach(c)
 }
 
 // pluginOf returns the plugin whose transport c uses, or nil.
@@ -120,9 +147,6 @@ func pluginOf(c *colly.Collector) *Plugin {
 	}
 	return nil
 }
-
-// Option returns a Colly option that attaches p.
-func (p *Plugin) Option() colly.CollectorOption { return p.Attach }
 
 // Attach makes c obey robots.txt through p: it turns Colly's own robots.txt
 // check off, routes c's requests through p's transport (robots.txt check of
@@ -137,27 +161,28 @@ func (p *Plugin) Option() colly.CollectorOption { return p.Attach }
 //
 // The collector's own transport is kept behind the plugin's check and gate
 // when [WithTransport] is not given: a proxy set with SetProxy or
-// SetProxyFunc before Attach stays in use. A transport set on the
-// collector after Attach (SetProxy, SetProxyFunc, WithTransport, SetClient)
-// is adopted the same way at the next request, with a warning, so that no
-// request goes out unchecked or unspaced. Attaching p to a collector it is
-// attached to already does nothing; attaching it to a collector that has
-// another plugin does nothing either (the first keeps the collector) and
-// logs a warning.
-func (p *Plugin) Attach(c *colly.Collector) {
+// SetProxyFunc before Attach stays in use (with WithTransport, Attach
+// returns an error: the collector's transport would be dropped). A
+// transport set on the collector after Attach (SetProxy, SetProxyFunc,
+// WithTransport, SetClient) is adopted the same way at the next request,
+// with a warning, so that no request goes out unchecked or unspaced.
+// Attaching p to a collector it is attached to already does nothing;
+// attaching it to a collector that has another plugin returns an error and
+// attaches nothing (the first keeps the collector).
+func (p *Plugin) Attach(c *colly.Collector) error {
 	if v, ok := os.LookupEnv("COLLY_IGNORE_ROBOTSTXT"); ok && !collyYes(v) && p.warned.CompareAndSwap(false, true) {
 		p.log.Warn("robots: COLLY_IGNORE_ROBOTSTXT=" + v + " turns Colly's own robots.txt check back on after the options; it runs before the plugin and its blocks are not reported (unset it)")
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.attached[c] {
-		return
+		return nil
 	}
 	tr, readable := collyTransport(c)
 	if ct, ok := tr.(*checkTransport); ok && ct.p != p {
-		p.log.Warn("robots: the collector already has another robots plugin; this one is not attached (one plugin per collector: the first keeps it)")
-		return
+		return errors.New("robots: the collector already has another robots plugin; this one is not attached (one plugin per collector)")
 	}
+	var err error
 	switch {
 	case !readable:
 		p.log.Warn("robots: cannot read the collector's transport (a Colly version this plugin does not know): a proxy set on the collector is replaced, and a transport set after Attach is not detected; set it with robots.WithTransport")
@@ -165,7 +190,7 @@ func (p *Plugin) Attach(c *colly.Collector) {
 		if p.cfg.transport == nil {
 			p.base.Store(&roundTripper{tr})
 		} else {
-			p.log.Warn("robots: WithTransport replaces the transport the collector had (SetProxy, SetProxyFunc or WithTransport before Attach)")
+			err = fmt.Errorf("robots: WithTransport replaces the transport the collector had (%T, set with SetProxy, SetProxyFunc or WithTransport before Attach); the plugin is attached with WithTransport's", tr)
 		}
 	}
 	p.attached[c] = true
@@ -178,9 +203,10 @@ func (p *Plugin) Attach(c *colly.Collector) {
 	c.OnError(p.onError)
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
-		c.OnScraped(releaseSlot)
-		c.OnError(func(r *colly.Response, _ error) { releaseSlot(r) })
+		c.OnScraped(p.releaseSlot)
+		c.OnError(func(r *colly.Response, _ error) { p.releaseSlot(r) })
 	}
+	return err
 }
 
 // roundTripper boxes a transport for an atomic.Pointer.
@@ -213,7 +239,7 @@ func (p *Plugin) ensureTransport(c *colly.Collector) {
 	}
 	p.log.Warn("robots: the collector's transport was replaced after Attach (SetProxy, SetProxyFunc, WithTransport or SetClient); the plugin now checks and spaces requests in front of it (set it with robots.WithTransport to avoid this)",
 		slog.String("transport", fmt.Sprintf("%T", cl.Transport)))
-	cl.Transport = p.coll
+	c.WithTransport(p.coll)
 }
 
 // collyYes reads a COLLY_* boolean as Colly does.
@@ -277,6 +303,13 @@ func (p *Plugin) Limiter() Limiter { return p.lim }
 
 // onRequest is the OnRequest hook: verdict, deferral, early wait.
 func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
+	if s := slotOf(r); s != nil {
+		if r.IsAbort() {
+			s.release() // a callback before this hook stopped it: it goes no further
+			return
+		}
+		defer s.arm() // a callback after this hook may stop it silently: see window
+	}
 	if r.IsAbort() {
 		return // another callback stopped it
 	}
@@ -284,6 +317,10 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		delete(*r.Headers, stopHeader) // a retried request stopped before
 	}
 	p.ensureTransport(c)
+	if p.broken != nil {
+		p.stopRequest(r, Block{Kind: Canceled, Reason: p.broken.Error()}, nil)
+		return
+	}
 	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
 		p.log.Warn("robots: Colly's own robots.txt check is on (COLLY_IGNORE_ROBOTSTXT?); it runs before the plugin")
 	}
@@ -309,7 +346,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 		if p.cfg.sitemaps != nil {
-			p.startSitemaps(c, pol)
+			p.walkSitemaps(c, pol)
 		}
 		v = pol.Check(r.URL)
 		if v.Allowed {
@@ -345,14 +382,16 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	if !start.IsZero() {
 		waited = time.Since(start)
 	}
-	if cachedByColly(c, r) {
-		// Colly answers from its disk cache without a request: no turn to
-		// wait for. (If the cached answer is a 5xx, Colly asks the site,
-		// and the transport's gate still spaces that request.)
+	if c.CacheDir != "" {
+		// Colly may answer from its disk cache without a request, and tells
+		// no one which (its cache path is private): no early wait, the
+		// transport's gate spaces what reaches the network.
 		p.stats.record(authority, HostStats{Allowed: 1, Waited: waited})
 		return
 	}
-	w, err := p.wait(ctx, authority, d)
+	// A pause of a second or less is always waited out: handing a request
+	// back for it would cost more than it saves.
+	w, err := p.lim.WaitMax(ctx, authority, d, max(p.cfg.deferWait, time.Second))
 	if err != nil {
 		p.waitFailed(r, v, pol, err)
 		return
@@ -473,16 +512,4 @@ func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
 		fn(b)
 	}
 	return b
-}
-
-// cachedByColly reports whether Colly will answer r from its disk cache
-// (colly.CacheDir): the file it would read exists and has not expired.
-func cachedByColly(c *colly.Collector, r *colly.Request) bool {
-	if c.CacheDir == "" || r.Method != http.MethodGet || r.Headers != nil && r.Headers.Get("Cache-Control") == "no-cache" {
-		return false
-	}
-	sum := sha1.Sum([]byte(r.URL.String()))
-	hash := hex.EncodeToString(sum[:])
-	fi, err := os.Stat(filepath.Join(c.CacheDir, hash[:2], hash))
-	return err == nil && (c.CacheExpiration <= 0 || time.Since(fi.ModTime()) <= c.CacheExpiration)
 }

@@ -68,13 +68,13 @@ func benchScale(b *testing.B, hosts, pages, parallelism int, delay func(int) tim
 		tr := f.Transport()
 		tr.MaxIdleConnsPerHost = 2
 		fixed := testutil.Retained(func() any { // a plugin and collector that crawled nothing
-			p := New(WithTransport(tr))
-			c := newCollector(true, p.Option())
+			p := mustNew(b, WithTransport(tr))
+			c := newCollector(true, p.opt(b))
 			p.resolver() // created on the first request
 			return [2]any{p, c}
 		})
-		p := New(WithTransport(tr))
-		c := newCollector(true, p.Option())
+		p := mustNew(b, WithTransport(tr))
+		c := newCollector(true, p.opt(b))
 		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: parallelism})
 		start := time.Now()
 		for j := 0; j < pages; j++ {
@@ -183,8 +183,8 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		{"plugin/default-delay+max-rate", []Option{WithDefaultDelay(time.Nanosecond), WithMaxRate(1e9, 1e6)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			p := New(append([]Option{WithTransport(site), WithAgents("examplebot")}, tc.opts...)...)
-			c := newCollector(false, p.Option())
+			p := mustNew(b, append([]Option{WithTransport(site), WithAgents("examplebot")}, tc.opts...)...)
+			c := newCollector(false, p.opt(b))
 			req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
 			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}
 			req.Header.Set("User-Agent", c.UserAgent)
@@ -222,7 +222,7 @@ func BenchmarkPluginStatsBytes(b *testing.B) {
 		keys[i] = fmt.Sprintf("https://host-%06d.example.com", i)
 	}
 	for b.Loop() {
-		p := New(WithStatsCapacity(n))
+		p := mustNew(b, WithStatsCapacity(n))
 		before := testutil.HeapInUse()
 		for _, k := range keys {
 			p.stats.record(k, HostStats{Allowed: 1})

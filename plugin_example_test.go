@@ -3,6 +3,7 @@ package robots_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -55,7 +56,11 @@ func ExampleAttach() {
 	defer site.Close()
 
 	c := colly.NewCollector(colly.UserAgent("ExampleBot/2.0"))
-	p := robots.Attach(c) // one line for a collector that already exists
+	p, err := robots.Attach(c) // one line for a collector that already exists
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c.Visit(site.URL + "/page")
 	c.Wait()
 	for authority, s := range p.Stats() {
@@ -65,8 +70,8 @@ func ExampleAttach() {
 	// true allowed 0 disallowed 1
 }
 
-// Keep a handle on the plugin with New and Plugin.Option to read its
-// statistics. Here one test server plays two sites, routed by a custom
+// Keep a handle on the plugin with New and Plugin.Attach to read its
+// statistics and to see a configuration error when it is made. Here one test server plays two sites, routed by a custom
 // dialer given to WithTransport.
 func ExampleNew() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,14 +89,22 @@ func ExampleNew() {
 		return new(net.Dialer).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}
 
-	p := robots.New(robots.WithTransport(toSrv))
-	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+	p, err := robots.New(robots.WithTransport(toSrv))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"))
+	if err := p.Attach(c); err != nil {
+		fmt.Println(err)
+		return
+	}
 	for _, u := range []string{"http://shop.example/", "http://shop.example/cart", "http://shop.example/cart/1", "http://blog.example/post"} {
 		c.Visit(u)
 	}
 	c.Wait()
 	stats := p.Stats()
-	for _, a := range p.Authorities() {
+	for _, a := range slices.Sorted(maps.Keys(stats)) {
 		fmt.Printf("%s: allowed %d, disallowed %d\n", a, stats[a].Allowed, stats[a].Disallowed)
 	}
 	t := p.Totals()
@@ -159,8 +172,12 @@ func ExamplePlugin_RetryDeferred() {
 	defer site.Close()
 
 	clock := &exampleClock{}
-	p := robots.New(robots.WithDeferWait(0), robots.WithClock(clock))
-	c := colly.NewCollector(p.Option())
+	c := colly.NewCollector()
+	p, err := robots.Attach(c, robots.WithDeferWait(0), robots.WithPolicy(policy.WithClock(clock)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched:", r.Request.URL.Path) })
 	c.Visit(site.URL + "/a")
 	c.Visit(site.URL + "/b")
@@ -186,8 +203,12 @@ func ExamplePlugin_Deferred() {
 	}))
 	defer site.Close()
 
-	p := robots.New(robots.WithDeferWait(0))
-	c := colly.NewCollector(p.Option())
+	c := colly.NewCollector()
+	p, err := robots.Attach(c, robots.WithDeferWait(0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c.Visit(site.URL + "/a")
 	c.Visit(site.URL + "/b")
 	c.Wait()
@@ -241,7 +262,7 @@ func ExampleWithLimiter() {
 }
 
 // WithPolicy passes any option of package policy to the plugin's resolver;
-// WithDialect, WithAgents and the like are shorthands for it.
+// WithDialect and WithAgents are shorthands for it.
 func ExampleWithPolicy() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -253,11 +274,15 @@ func ExampleWithPolicy() {
 	}))
 	defer site.Close()
 
-	p := robots.New(robots.WithPolicy(
+	c := colly.NewCollector()
+	p, err := robots.Attach(c, robots.WithPolicy(
 		policy.WithAgents("examplebot-news", "examplebot"),
 		policy.WithMaxAgeBounds(time.Minute, time.Hour), // honour a max-age down to a minute
 	))
-	c := colly.NewCollector(p.Option())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched:", r.Request.URL.Path) })
 	c.Visit(site.URL + "/drafts/x")
 	c.Visit(site.URL + "/news")

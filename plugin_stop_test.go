@@ -14,7 +14,9 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
 )
 
 // A robots.txt fetched again after its policy expired waits at the host's
@@ -24,9 +26,9 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"g.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	clock := testutil.NewStepClock()
 	var blocks blockLog
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(dialect.Google), WithClock(clock),
-		WithMinDelay(1500*time.Millisecond), WithTimeouts(0, 0, 600*time.Millisecond), WithOnBlocked(blocks.add))
-	c := newCollector(false, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(dialect.Google), withClock(clock),
+		WithMinDelay(1500*time.Millisecond), WithPolicy(policy.WithTimeout(600*time.Millisecond)), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.opt(t))
 	if err := c.Visit("http://g.test/a"); err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +68,9 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 		})
 		clock := testutil.NewStepClock()
 		var blocks blockLog
-		p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(0), WithClock(clock), WithOnBlocked(blocks.add),
-			WithRetryAfter(0, time.Millisecond, time.Millisecond))
-		c := newCollector(async, p.Option())
+		p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(0), withClock(clock), WithOnBlocked(blocks.add),
+			withLimiterConfig(hostlimit.Config{MaxRetryAfter: 0, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}))
+		c := newCollector(async, p.opt(t))
 		var onErr []error
 		var mu sync.Mutex
 		c.OnError(func(_ *colly.Response, err error) { mu.Lock(); onErr = append(onErr, err); mu.Unlock() })
@@ -119,8 +121,8 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var blocks blockLog
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
-	c := newCollector(false, p.Option(), colly.StdlibContext(ctx))
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.opt(t), colly.StdlibContext(ctx))
 	if err := c.Visit("http://slow.test/first"); err != nil { // slow.test's next turn is 1 s away
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n",
 				Handle: func(w http.ResponseWriter, r *http.Request) bool { time.Sleep(30 * time.Millisecond); return false }}})
 			sl := &sendLog{next: f.Transport(), at: map[string][]time.Time{}}
-			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithSpacing(StartToStart)))
+			c := newCollector(tc.async, WithRobots(WithTransport(sl), withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart})))
 			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: goroutines})
 			for i := 0; i < 12; i++ {
 				c.Visit(fmt.Sprintf("http://s.test/p%d", i))
@@ -226,9 +226,9 @@ func TestPluginRobots503(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.d.Name(), async), func(t *testing.T) {
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"e.test": {RobotsStatus: 503}})
 				var blocks blockLog
-				p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
-					WithRetryAfter(0, time.Millisecond, time.Millisecond))
-				c := newCollector(async, p.Option())
+				p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d), WithOnBlocked(blocks.add), WithDeferWait(0),
+					withLimiterConfig(hostlimit.Config{MaxRetryAfter: 0, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}))
+				c := newCollector(async, p.opt(t))
 				for i := 0; i < 3; i++ {
 					c.Visit(fmt.Sprintf("http://e.test/p%d", i))
 				}
@@ -262,8 +262,8 @@ func TestPluginDeferredRequestsAreRetried(t *testing.T) {
 	site := &testutil.Site{RobotsStatus: 503, Robots: "User-agent: *\nDisallow: /no\n"}
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"r.test": site})
 	clock := testutil.NewStepClock()
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(0), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
-	c := newCollector(false, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(0), withClock(clock), withLimiterConfig(hostlimit.Config{MaxRetryAfter: 0, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}))
+	c := newCollector(false, p.opt(t))
 	c.Visit("http://r.test/yes")
 	c.Visit("http://r.test/no")
 	c.Wait()
@@ -300,8 +300,8 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 		f.ServeHTTP(w, r)
 	})
 	clock := testutil.NewStepClock()
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Hour), WithClock(clock), WithRetryAfter(0, time.Millisecond, time.Millisecond))
-	c := newCollector(true, p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Hour), withClock(clock), withLimiterConfig(hostlimit.Config{MaxRetryAfter: 0, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}))
+	c := newCollector(true, p.opt(t))
 	go func() {
 		time.Sleep(50 * time.Millisecond)
 		clock.Advance(11 * time.Minute) // the rfc9309 retry time after a 5xx is 10 minutes
@@ -379,7 +379,7 @@ func TestPluginRetryAfter(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				c := newCollector(async, colly.StdlibContext(ctx),
-					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithRetryAfter(tc.maxRA, base, 0)))
+					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), withLimiterConfig(hostlimit.Config{MaxRetryAfter: tc.maxRA, BackoffBase: base, BackoffMax: 0})))
 				c.Visit("http://ra.test/a")
 				c.Visit("http://ra.test/b")
 				c.Wait()
@@ -464,8 +464,8 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 		t.Errorf("blocks %v", bs)
 	}
 	// Capped: the limiter gets the largest honoured delay.
-	p := New(WithMaxCrawlDelay(50*time.Millisecond, CapDelay), WithMinDelay(10*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
-	c2 := newCollector(false, p.Option())
+	p := mustNew(t, WithMaxCrawlDelay(50*time.Millisecond, CapDelay), WithMinDelay(10*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
+	c2 := newCollector(false, p.opt(t))
 	c2.Visit("http://slow.test/c")
 	c2.Wait()
 	if d := p.Limiter().(*hostlimit.Limiter).Delay("http://slow.test"); d != 50*time.Millisecond {
@@ -477,8 +477,8 @@ func TestPluginMinDelayNeverLowered(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"m.test": {Robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
-			p := New(WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
-			c := newCollector(async, p.Option())
+			p := mustNew(t, WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
+			c := newCollector(async, p.opt(t))
 			for i := 0; i < 3; i++ {
 				c.Visit(fmt.Sprintf("http://m.test/%d", i))
 			}
@@ -565,8 +565,8 @@ func TestPluginWarnsWithoutProductToken(t *testing.T) {
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"tk.test": {Robots: "User-agent: *\nDisallow: /star\n\nUser-agent: examplebot\nDisallow: /bot\n"}})
 				var buf testutil.Buffer
 				log := slog.New(slog.NewJSONHandler(&buf, nil))
-				p := New(append([]Option{WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(log)}, tc.opts...)...)
-				o := []colly.CollectorOption{colly.UserAgent(tc.ua), p.Option()}
+				p := mustNew(t, append([]Option{WithTransport(f.Transport()), WithDefaultDelay(0), WithLogger(log)}, tc.opts...)...)
+				o := []colly.CollectorOption{colly.UserAgent(tc.ua), p.opt(t)}
 				if async {
 					o = append(o, colly.Async(true))
 				}
@@ -611,13 +611,15 @@ func TestPluginCloneAndAttach(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cl.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	var blocks blockLog
 	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"))
-	p := Attach(c, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+	p := mustAttach(t, c, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
 	clone := c.Clone()
 	var cloneErr error
 	clone.OnError(func(_ *colly.Response, err error) { cloneErr = err })
 	clone.Visit("http://cl.test/private/1") // not attached: stopped at the transport
 	attached := c.Clone()
-	p.Attach(attached)
+	if err := p.Attach(attached); err != nil {
+		t.Fatal(err)
+	}
 	attached.Visit("http://cl.test/private/2") // attached: aborted in OnRequest
 	attached.Visit("http://cl.test/ok")
 	if got := strings.Join(f.Paths("cl.test"), " "); got != "/ok" {
@@ -651,8 +653,8 @@ func TestPluginContextCancelWhileWaiting(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cc.test": {Robots: "User-agent: *\nCrawl-delay: 10\n"}})
 	var blocks blockLog
 	ctx, cancel := context.WithCancel(context.Background())
-	p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
-	c := newCollector(true, colly.StdlibContext(ctx), p.Option())
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+	c := newCollector(true, colly.StdlibContext(ctx), p.opt(t))
 	c.Visit("http://cc.test/1")
 	c.Visit("http://cc.test/2")
 	time.AfterFunc(300*time.Millisecond, cancel)
@@ -677,8 +679,8 @@ func TestPluginStatsCapacity(t *testing.T) {
 	}
 	f := testutil.NewFarm(t, sites)
 	for _, async := range []bool{false, true} {
-		p := New(WithTransport(f.Transport()), WithDefaultDelay(0), WithStatsCapacity(10))
-		c := newCollector(async, p.Option())
+		p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithStatsCapacity(10))
+		c := newCollector(async, p.opt(t))
 		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 8})
 		for i := 0; i < 50; i++ {
 			c.Visit(fmt.Sprintf("http://s%d.test/a", i))

@@ -5,19 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
-	"reflect"
-	"runtime"
 	"slices"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
@@ -39,66 +38,31 @@ const (
 	ctxSlot = "politecrawl.robots.sitemap-slot"
 )
 
-// Defaults of the sitemap options.
-const (
-	// DefaultSitemapWindow is how many page URLs handed to an Async
-	// collector may be in flight (handed over and not yet scraped or
-	// failed) at once: the walk waits for one to end before handing over
-	// the next.
-	DefaultSitemapWindow = 64
-	// DefaultSitemapReports is how many reports [Plugin.Sitemaps] keeps
-	// (the most recent); [Plugin.SitemapTotals] counts them all.
-	DefaultSitemapReports = 10_000
-)
-
 // SitemapOption configures [WithSitemaps].
 type SitemapOption func(*sitemapConfig)
 
 type sitemapConfig struct {
-	walk   sitemap.Config      // Since, Keep, MaxURLs, StrictDirectory, limits
-	extra  map[string][]string // authority → extra sitemap URLs
-	bad    []string            // extra URLs that are no http(s) URL
-	window int                 // in-flight page URLs of an Async collector
-}
-
-// SitemapsSince follows only what was modified at or after t: page URLs
-// and index children whose lastmod is known and earlier are left out
-// (counted under [sitemap.ReasonNotModified]); an unknown lastmod passes.
-func SitemapsSince(t time.Time) SitemapOption {
-	return func(c *sitemapConfig) { c.walk.Since = t }
-}
-
-// SitemapFilter hands over only the page URLs for which keep returns true
-// (the others are counted under [sitemap.ReasonPredicate]). keep is called
-// from the walk's goroutine, one page at a time per authority, and may be
-// called for several authorities at once.
-func SitemapFilter(keep func(sitemap.Page) bool) SitemapOption {
-	return func(c *sitemapConfig) { c.walk.Keep = keep }
-}
-
-// SitemapMaxURLs hands over at most n page URLs per authority (0: no cap).
-// Once n were handed over, the walk of that authority ends (see
-// [sitemap.Config].MaxURLs).
-func SitemapMaxURLs(n int) SitemapOption {
-	return func(c *sitemapConfig) { c.walk.MaxURLs = max(n, 0) }
+	walk  sitemap.Config      // the user's walk settings (SitemapWalk)
+	extra map[string][]string // authority → extra sitemap URLs
+	errs  []error
 }
 
 // SitemapURLs adds sitemaps to start from, besides those the robots.txt of
 // their authority announces. Each is walked, with the announced ones, the
 // first time its authority's policy is loaded (so Visit a URL of that
-// authority to start), scoped to its own host. A URL that is not http(s)
-// is logged when the plugin is made and left out.
+// authority to start), scoped to its own host. A URL that is not an
+// absolute http(s) URL makes New return an error.
 func SitemapURLs(urls ...string) SitemapOption {
 	return func(c *sitemapConfig) {
 		for _, s := range urls {
 			u, err := url.Parse(s)
 			if err != nil {
-				c.bad = append(c.bad, s)
+				c.errs = append(c.errs, fmt.Errorf("SitemapURLs(%q): %w", s, err))
 				continue
 			}
 			a, err := policy.Authority(u)
 			if err != nil {
-				c.bad = append(c.bad, s)
+				c.errs = append(c.errs, fmt.Errorf("SitemapURLs(%q): not an absolute http(s) URL", s))
 				continue
 			}
 			if c.extra == nil {
@@ -109,30 +73,35 @@ func SitemapURLs(urls ...string) SitemapOption {
 	}
 }
 
-// SitemapStrictDirectory applies the sitemaps.org rule that a sitemap lists
-// only URLs under its own directory (see [sitemap.Config].StrictDirectory).
-// Without it, the scope is the host whose robots.txt announced the sitemap.
-func SitemapStrictDirectory() SitemapOption {
-	return func(c *sitemapConfig) { c.walk.StrictDirectory = true }
-}
-
-// SitemapLimits sets the walker's bounds: per document (decompressed bytes,
-// entries, ...; zero fields keep the reader's defaults), index nesting depth
-// (0: [sitemap.DefaultMaxIndexDepth]) and documents per authority (0:
-// [sitemap.DefaultMaxSitemaps]).
-func SitemapLimits(doc sitemap.Limits, maxIndexDepth, maxSitemaps int) SitemapOption {
+// SitemapWalk sets how sitemaps are walked: which pages are handed over
+// (Since, Keep, MaxURLs, StrictDirectory), the reader's and walker's bounds
+// (Limits, MaxIndexDepth, MaxSitemaps, MaxRedirects, DocTimeout), retries
+// (Retries, RetryWait, MaxRetryAfter), SpoolDir, and OnReport, called with
+// each document's report after the plugin counted it in
+// [Plugin.SitemapTotals]. See [sitemap.Config] for each field. The plugin
+// sets Client, UserAgent, Allow and Spool itself (sitemaps go through its
+// transport, its robots.txt check and its gate): setting one of them makes
+// New return an error.
+func SitemapWalk(cfg sitemap.Config) SitemapOption {
 	return func(c *sitemapConfig) {
-		c.walk.Limits, c.walk.MaxIndexDepth, c.walk.MaxSitemaps = doc, maxIndexDepth, maxSitemaps
-	}
-}
-
-// SitemapWindow sets how many page URLs handed to an Async collector may be
-// in flight at once (default [DefaultSitemapWindow]; n < 1 keeps it).
-func SitemapWindow(n int) SitemapOption {
-	return func(c *sitemapConfig) {
-		if n >= 1 {
-			c.window = n
+		var owned []string
+		if cfg.Client != nil {
+			owned = append(owned, "Client")
 		}
+		if cfg.UserAgent != "" {
+			owned = append(owned, "UserAgent")
+		}
+		if cfg.Allow != nil {
+			owned = append(owned, "Allow")
+		}
+		if cfg.Spool {
+			owned = append(owned, "Spool")
+		}
+		if len(owned) > 0 {
+			c.errs = append(c.errs, fmt.Errorf("SitemapWalk: the plugin sets %s itself (sitemaps go through its transport, robots.txt check and gate)", strings.Join(owned, ", ")))
+			return
+		}
+		c.walk = cfg
 	}
 }
 
@@ -142,66 +111,56 @@ func SitemapWindow(n int) SitemapOption {
 // request), the sitemaps its robots.txt announces ([policy.Policy.Sitemaps]:
 // resolved against the robots.txt URL, each once) and those given with
 // [SitemapURLs] are walked ([sitemap.Walker]: streaming, gzip, indexes,
-// limits, scope), and each page URL is handed to the collector that made
-// the request, with c.Request("GET", url, nil, ctx, nil), as Visit would:
-// AllowedDomains, URL filters, MaxDepth and the visited set apply, and a
-// URL they refuse is counted as filtered with Colly's reason ("already
-// visited", "forbidden domain", ...). The request's Context holds
-// [CtxSitemap] and [CtxLastMod]. With no options, every announced sitemap
-// is followed.
+// limits, scope; set with [SitemapWalk]), and each page URL is handed to
+// the collector that made the request, with c.Request("GET", url, nil, ctx,
+// nil), as Visit would: AllowedDomains, URL filters, MaxDepth and the
+// visited set apply, and a URL they refuse is counted as filtered with
+// Colly's reason ("already visited", "forbidden domain", ...). The
+// request's Context holds [CtxSitemap] and [CtxLastMod]. With no options,
+// every announced sitemap is followed.
 //
 // Sitemaps are fetched through the plugin's transport, with the crawler's
 // User-Agent: checked against robots.txt (a disallowed sitemap is not
-// fetched, and is reported) and spaced by the host's gate like pages;
-// 5xx, 429 and network errors are retried a few times, honouring
-// Retry-After. Each document is read whole before its page URLs are handed
-// over (up to 1 MiB in memory, the rest in a temporary file, at most the
-// reader's MaxBytes): the host's gate holds the host while a response is
-// open, and the pages wait at that gate.
+// fetched, and is reported) and spaced by the host's gate like pages. Each
+// document is read whole before its page URLs are handed over (up to 1 MiB
+// in memory, the rest in a temporary file): the host's gate holds the host
+// while a response is open, and the pages wait at that gate.
 //
-// c.Wait() does not return before every page URL was handed over. In sync
-// mode the walk runs in the OnRequest hook of the request that loaded the
-// policy, before that request goes on: its Visit returns after the
-// sitemap's pages were visited, and callbacks stay on the caller's
-// goroutine. In Async mode it runs on a goroutine of its own, holding a
-// count of the collector's wait group (read from Colly's unexported field;
-// if a Colly version changes that layout, the plugin logs a warning and
-// walks in the OnRequest hook as in sync mode); at most [SitemapWindow]
-// handed-over requests are in flight at once, each releasing its slot at
-// its own OnScraped or OnError (not at those of the pages reached by links
-// from it, which share its Context: they have a greater Depth). A request
-// that a user callback aborts silently in OnRequest reaches neither: its
-// slot is released when its Context is garbage collected; the walk asks for
-// a collection when the window stays full much longer than the recent pace
-// of releases explains (at least 100 ms, with a backoff), and at most once a
-// minute otherwise, so no slot is lost and a crawl spaced by a crawl delay
-// forces almost no collection.
+// The walk runs in the OnRequest hook of the request that loaded the
+// policy, in sync and Async mode alike, before that request goes on: it is
+// Colly's own goroutine, counted by the collector's wait group, so c.Wait()
+// returns only after every page URL was handed over, and it holds no
+// LimitRule slot. That request is sent once the walk ends. In sync mode
+// each page is visited as it is handed over, on the caller's goroutine. In
+// Async mode at most 64 handed-over requests are in flight at once: a
+// request frees its place at its own OnScraped or OnError (not at those of
+// the pages reached by links from it, which share its Context but have a
+// greater Depth). A request that a user's OnRequest callback aborts reaches
+// neither; its place is taken back once it has been out of the plugin's
+// hook for a hold time of a minute plus 64 times the host's delay (the
+// longest a request can queue at the host's gate), as a frontier takes back
+// an expired lease. Filter sitemap pages with SitemapWalk's Keep rather
+// than by aborting them.
 //
 // Every sitemap document gets a [sitemap.Report] (found, handed over,
-// filtered and rejected by reason, its error): passed to [WithOnSitemap],
-// kept by [Plugin.Sitemaps] and summed by [Plugin.SitemapTotals]; one that
+// filtered and rejected by reason, its error), summed by
+// [Plugin.SitemapTotals] and passed to SitemapWalk's OnReport; one that
 // failed is also logged as a warning. Each authority is walked once per
 // plugin, into the collector whose request loaded it (a clone or a second
 // collector on the same plugin does not walk it again).
 func WithSitemaps(opts ...SitemapOption) Option {
 	return func(c *config) {
-		sc := &sitemapConfig{window: DefaultSitemapWindow}
+		sc := &sitemapConfig{}
 		for _, o := range opts {
-			o(sc)
+			if o != nil {
+				o(sc)
+			}
 		}
-		for _, b := range sc.bad {
-			c.problem("SitemapURLs(%q): not an http(s) URL; left out", b)
+		for _, err := range sc.errs {
+			c.fail("WithSitemaps: %w", err)
 		}
 		c.sitemaps = sc
 	}
-}
-
-// WithOnSitemap sets a function called with the report of every sitemap
-// document the plugin walked (or refused to fetch), as soon as it is
-// final. It is called from the walk's goroutine and must be safe for
-// concurrent use.
-func WithOnSitemap(fn func(sitemap.Report)) Option {
-	return func(c *config) { c.onSitemap = fn }
 }
 
 // SitemapTotals sums the reports of every sitemap document the plugin
@@ -221,27 +180,12 @@ type SitemapTotals struct {
 
 // sitemapState is the plugin's sitemap bookkeeping.
 type sitemapState struct {
-	walked sync.Map // authority → struct{}: walked, or being walked
-	active atomic.Int64
+	walked sync.Map        // authority → struct{}: walked, or being walked
+	clock  hostlimit.Clock // of the windows' hold times; nil: the system clock (tests set it)
+	window int             // the Async window's size; 0: sitemapWindow (tests set it)
 
-	mu      sync.Mutex
-	reports []sitemap.Report // ring of the most recent
-	next    int
-	totals  SitemapTotals
-	warned  atomic.Bool
-	gcFreed atomic.Int64 // slots released by the cleanup of a collected Context
-}
-
-// Sitemaps returns the reports of the most recent sitemap documents (up to
-// [DefaultSitemapReports]), oldest first.
-func (p *Plugin) Sitemaps() []sitemap.Report {
-	s := &p.sm
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.reports) < DefaultSitemapReports {
-		return append([]sitemap.Report(nil), s.reports...)
-	}
-	return append(append([]sitemap.Report(nil), s.reports[s.next:]...), s.reports[:s.next]...)
+	mu     sync.Mutex
+	totals SitemapTotals
 }
 
 // SitemapTotals returns the sums over every sitemap report.
@@ -250,29 +194,17 @@ func (p *Plugin) SitemapTotals() SitemapTotals {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.totals
-	t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
-	for k, v := range s.totals.Filtered {
-		t.Filtered[k] = v
-	}
-	for k, v := range s.totals.Rejected {
-		t.Rejected[k] = v
+	t.Filtered, t.Rejected = maps.Clone(s.totals.Filtered), maps.Clone(s.totals.Rejected)
+	if t.Filtered == nil {
+		t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
 	}
 	return t
 }
 
-// SitemapsWalking returns how many authorities' sitemaps are being walked.
-func (p *Plugin) SitemapsWalking() int { return int(p.sm.active.Load()) }
-
-// recordSitemap keeps, sums, logs and passes on one report.
+// recordSitemap sums, logs and passes on one report.
 func (p *Plugin) recordSitemap(r sitemap.Report) {
 	s := &p.sm
 	s.mu.Lock()
-	if len(s.reports) < DefaultSitemapReports {
-		s.reports = append(s.reports, r)
-	} else {
-		s.reports[s.next] = r
-		s.next = (s.next + 1) % DefaultSitemapReports
-	}
 	t := &s.totals
 	if t.Filtered == nil {
 		t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
@@ -298,18 +230,16 @@ func (p *Plugin) recordSitemap(r sitemap.Report) {
 		p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
 			slog.Int("found", r.Found), slog.Int("handed", r.Handed), slog.Int("children", r.Children))
 	}
-	if fn := p.cfg.onSitemap; fn != nil {
+	if fn := p.cfg.sitemaps.walk.OnReport; fn != nil {
 		fn(r)
 	}
 }
 
-// startSitemaps walks the sitemaps of pol's authority the first time its
-// policy is seen by a request of c (r): see WithSitemaps.
-func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
+// walkSitemaps walks the sitemaps of pol's authority into c the first
+// time its policy is seen by a request of c: see WithSitemaps. It is
+// called from the plugin's OnRequest hook.
+func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 	sc := p.cfg.sitemaps
-	if sc == nil {
-		return
-	}
 	switch pol.Action() {
 	case dialect.ActionDisallowAll, dialect.ActionExcludeHost:
 		return // robots.txt unreachable for now: a later request walks it
@@ -330,49 +260,27 @@ func (p *Plugin) startSitemaps(c *colly.Collector, pol *policy.Policy) {
 	if len(roots) == 0 {
 		return
 	}
-	delay, _ := p.delayOf(pol)
-	if c.Async {
-		if wg := collyWaitGroup(c); wg != nil {
-			wg.Add(1) // before OnRequest returns: Wait cannot slip in between
-			p.sm.active.Add(1)
-			go func() {
-				defer wg.Done()
-				defer p.sm.active.Add(-1)
-				p.walkSitemaps(c, a, roots, true, delay)
-			}()
-			return
-		}
-		if p.sm.warned.CompareAndSwap(false, true) {
-			p.log.Warn("robots: cannot read the collector's wait group (a Colly version this plugin does not know): sitemaps are walked in the OnRequest hook of the request that found them, which waits meanwhile")
-		}
-	}
-	p.sm.active.Add(1)
-	defer p.sm.active.Add(-1)
-	p.walkSitemaps(c, a, roots, c.Async, delay)
-}
-
-// walkSitemaps walks the sitemaps of authority a and hands their page URLs
-// to c; window bounds the requests in flight (Async); delay is a's spacing
-// of requests.
-func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, window bool, delay time.Duration) {
-	sc := p.cfg.sitemaps
 	ctx := c.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	cfg := sc.walk
-	res := p.resolver()
 	cfg.Client = &http.Client{Transport: &sitemapTransport{p}}
-	cfg.UserAgent = res.UserAgent()
+	cfg.UserAgent = p.resolver().UserAgent()
 	cfg.Allow = p.allowSitemap
 	cfg.OnReport = p.recordSitemap
 	// The host's gate holds the host while a response is open: the
 	// sitemap is read whole (to a temporary file past 1 MiB) before its
 	// pages, which pass that gate, are handed over.
 	cfg.Spool = true
-	var win *slots
-	if window {
-		win = newSlots(sc.window, delay, &p.sm.gcFreed)
+	var win *window
+	if c.Async {
+		size := p.sm.window
+		if size <= 0 {
+			size = sitemapWindow
+		}
+		delay, _ := p.delayOf(pol)
+		win = newWindow(size, sitemapHoldBase+time.Duration(size)*delay, p.sm.clock, p.log)
 	}
 	sitemap.NewWalker(cfg).Walk(ctx, a, roots, func(pg sitemap.Page) error {
 		cctx := colly.NewContext()
@@ -381,17 +289,14 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, a string, roots []string, wind
 		var s *slot
 		if win != nil {
 			var err error
-			if s, err = win.acquire(ctx); err != nil {
+			if s, err = win.acquire(ctx, pg.Loc); err != nil {
 				return err
 			}
 			cctx.Put(ctxSlot, s)
-			// The fallback for a request that never reaches OnScraped or
-			// OnError: the slot goes back when its Context is unreachable.
-			runtime.AddCleanup(cctx, func(s *slot) { s.release(false) }, s)
 		}
 		err := c.Request(http.MethodGet, pg.Loc, nil, cctx, nil)
 		if reason, refused := visitRefusal(err, c.Async); refused {
-			s.release(true)
+			s.release()
 			if reason == reasonCollyOther {
 				p.log.Debug("robots: Colly refused a sitemap's page URL", slog.String("url", pg.Loc), slog.String("error", err.Error()))
 			}
@@ -415,7 +320,7 @@ func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			if hook != nil {
 				hook.Pause()
 			}
-			err = p.lim.Wait(req.Context(), pol.Authority(), d)
+			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, -1)
 			if hook != nil {
 				hook.Resume()
 			}
@@ -484,184 +389,146 @@ func visitRefusal(err error, async bool) (string, bool) {
 	return "", false
 }
 
-// slots bounds the page URLs in flight in an Async collector.
-//
-// A slot is released at the OnScraped or OnError of the request it was
-// taken for, or, for a request that reached neither (a user callback
-// aborted it in OnRequest), when its Context is garbage collected. The
-// walk asks for a collection (runtime.GC) only when the window is full and
-// no slot was released for much longer than the recent pace of releases
-// and the host's delay explain: slotGCPace times the larger (at least
-// slotGCMin; before the first release, at least slotGCFirst), times a
-// backoff that doubles after a collection that freed nothing; and at most
-// once per slotGCMax while it waits otherwise. A crawl whose pages are
-// spaced by a crawl delay (the window full nearly always) forces no
-// collection per page.
-type slots struct {
-	sem   chan struct{}
-	freed *atomic.Int64 // slots released by the garbage collector's cleanup
-
-	mu          sync.Mutex
-	lastRelease time.Time     // of the last slot released at OnScraped/OnError (at first: newSlots)
-	pace        time.Duration // moving average of the time between those releases; 0: none yet
-	lastGC      time.Time     // of the last collection asked for
-	freedAtGC   int64         // freed at that time
-	backoff     time.Duration // multiplies the wait before a collection: 1, 2, 4, ...
-	delay       time.Duration // the host's spacing of requests: pages end at most that often
-	filled      bool          // the window was full once
-}
-
-// slot is one page URL's place in the window. It holds no reference to the
-// request or its Context, so that the Context can be collected.
-type slot struct {
-	w    *slots
-	done atomic.Bool
-}
+// The Async window of handed-over requests (see WithSitemaps).
+const (
+	sitemapWindow   = 64          // requests in flight per walk
+	sitemapHoldBase = time.Minute // plus sitemapWindow times the host's delay
+)
 
 // slotDepth is the colly.Request.Depth of a request the walk hands over
 // (c.Request makes depth 1). Requests made with Request.Visit from a
 // sitemap's page share its Context, and so its slot, at depth 2 and more:
 // only the handed-over request (or Colly's retries of it, same depth)
-// releases the slot. A redirect keeps the request's depth (Colly changes
-// its URL).
+// releases the slot. A redirect keeps the request's depth.
 const slotDepth = 1
 
-// The bounds of the wait before the walk asks for a collection.
-const (
-	slotGCMin   = 100 * time.Millisecond
-	slotGCFirst = time.Second // before the first release
-	slotGCMax   = time.Minute
-	slotGCPace  = 8 // times the recent interval between releases
-)
+// window bounds the handed-over requests of one Async walk in flight.
+// A slot is taken before a request is handed over and released at its
+// OnScraped or OnError. A request that reaches neither (a user callback
+// aborted it) is reclaimed once it has been out of the plugin's OnRequest
+// hook for hold: every time the plugin's hook ends for a request, its slot
+// is armed to expire hold later. Safe for concurrent use.
+type window struct {
+	size  int
+	hold  time.Duration
+	clock hostlimit.Clock // nil: the system clock
+	log   *slog.Logger
+	freed chan struct{} // signalled (non-blocking) when a slot is released
 
-// newSlots returns a window of n slots for pages on a host whose requests
-// are spaced by delay; freed counts the slots the cleanup releases.
-func newSlots(n int, delay time.Duration, freed *atomic.Int64) *slots {
-	now := time.Now()
-	return &slots{sem: make(chan struct{}, n), freed: freed, lastRelease: now, lastGC: now, backoff: 1, delay: max(delay, 0)}
+	mu    sync.Mutex
+	taken map[*slot]struct{}
 }
 
-// gcDue returns how long from now the walk waits before it asks for a
-// collection (≤ 0: now).
-func (w *slots) gcDue(now time.Time) time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	base := max(slotGCFirst, slotGCPace*w.delay) // no release yet: the pace is unknown
-	if w.pace > 0 {
-		base = max(slotGCMin, slotGCPace*max(w.pace, w.delay))
-	}
-	idle := min(base*w.backoff, slotGCMax)
-	return min(w.lastRelease.Add(idle).Sub(now), w.lastGC.Add(slotGCMax).Sub(now))
+// slot is one handed-over request's place in a window.
+type slot struct {
+	w       *window
+	url     string
+	expires time.Time // zero until the plugin's hook ended for the request; guarded by w.mu
 }
 
-// collect asks for a collection and adjusts the backoff: doubled when the
-// previous one freed nothing, back to 1 when it did.
-func (w *slots) collect(now time.Time) {
-	w.mu.Lock()
-	if f := w.freed.Load(); f > w.freedAtGC {
-		w.backoff = 1
-	} else if now.Sub(w.lastGC) < slotGCMax {
-		w.backoff = min(2*w.backoff, slotGCMax/slotGCMin)
-	}
-	w.freedAtGC = w.freed.Load()
-	w.lastGC = now
-	w.mu.Unlock()
-	runtime.GC()
+func newWindow(size int, hold time.Duration, clock hostlimit.Clock, log *slog.Logger) *window {
+	return &window{size: size, hold: hold, clock: clock, log: log, freed: make(chan struct{}, 1), taken: map[*slot]struct{}{}}
 }
 
-func (w *slots) acquire(ctx context.Context) (*slot, error) {
-	select {
-	case w.sem <- struct{}{}:
-		return &slot{w: w}, nil
-	default:
+func (w *window) now() time.Time {
+	if w.clock != nil {
+		return w.clock.Now()
 	}
-	w.mu.Lock()
-	if !w.filled { // the wait for a release starts now
-		w.filled = true
-		w.lastRelease = time.Now()
+	return time.Now()
+}
+
+func (w *window) after(d time.Duration) (<-chan time.Time, func()) {
+	if w.clock != nil {
+		return w.clock.After(d)
 	}
-	w.mu.Unlock()
-	t := time.NewTimer(max(w.gcDue(time.Now()), time.Millisecond))
-	defer t.Stop()
+	t := time.NewTimer(d)
+	return t.C, func() { t.Stop() }
+}
+
+// acquire takes a slot for the request of u, waiting for one to be
+// released or reclaimed; it fails when ctx ends.
+func (w *window) acquire(ctx context.Context, u string) (*slot, error) {
 	for {
+		w.mu.Lock()
+		now := w.now()
+		var next time.Time // the earliest expiry to come
+		for s := range w.taken {
+			switch {
+			case s.expires.IsZero():
+			case !now.Before(s.expires):
+				delete(w.taken, s)
+				w.log.Debug("robots: a sitemap page's request reached neither OnScraped nor OnError (aborted by a callback?); its place in the window is taken back",
+					slog.String("url", s.url), slog.Duration("hold", w.hold))
+			case next.IsZero() || s.expires.Before(next):
+				next = s.expires
+			}
+		}
+		if len(w.taken) < w.size {
+			s := &slot{w: w, url: u}
+			w.taken[s] = struct{}{}
+			w.mu.Unlock()
+			return s, nil
+		}
+		w.mu.Unlock()
+		var timer <-chan time.Time
+		stop := func() {}
+		if !next.IsZero() {
+			timer, stop = w.after(next.Sub(now))
+		}
 		select {
-		case w.sem <- struct{}{}:
-			return &slot{w: w}, nil
+		case <-w.freed:
+		case <-timer:
 		case <-ctx.Done():
+			stop()
 			return nil, ctx.Err()
-		case <-t.C:
 		}
-		now := time.Now()
-		if d := w.gcDue(now); d > 0 {
-			t.Reset(d) // a slot was released meanwhile: the wait starts again
-			continue
-		}
-		w.collect(now)
-		// The cleanups run after the collection, on their own goroutine.
-		t.Reset(max(w.gcDue(time.Now()), slotGCMin))
+		stop()
 	}
 }
 
-// release gives the slot back, once; a nil slot does nothing. normal says
-// it is released at the request's end (not by the cleanup).
-func (s *slot) release(normal bool) {
-	if s == nil || !s.done.CompareAndSwap(false, true) {
+// arm starts the slot's hold time; a released slot is left alone.
+func (s *slot) arm() {
+	w := s.w
+	w.mu.Lock()
+	if _, ok := w.taken[s]; ok {
+		s.expires = w.now().Add(w.hold)
+	}
+	w.mu.Unlock()
+}
+
+// release gives the slot back; a nil slot, or one released or reclaimed
+// already, does nothing.
+func (s *slot) release() {
+	if s == nil {
 		return
 	}
 	w := s.w
-	if normal {
-		w.mu.Lock()
-		now := time.Now()
-		if d := now.Sub(w.lastRelease); w.pace == 0 {
-			w.pace = max(d, time.Nanosecond)
-		} else {
-			w.pace += (d - w.pace) / 8
+	w.mu.Lock()
+	_, ok := w.taken[s]
+	delete(w.taken, s)
+	w.mu.Unlock()
+	if ok {
+		select {
+		case w.freed <- struct{}{}:
+		default:
 		}
-		w.pace = min(w.pace, slotGCMax)
-		w.lastRelease = now
-		w.mu.Unlock()
-	} else {
-		w.freed.Add(1)
-	}
-	<-w.sem
-}
-
-// releaseSlot releases the slot the request of r holds, if any, when it is
-// the request the walk handed over (see slotDepth): the OnScraped and
-// OnError hooks.
-func releaseSlot(r *colly.Response) {
-	if r == nil || r.Request == nil || r.Request.Ctx == nil || r.Request.Depth != slotDepth {
-		return
-	}
-	if s, ok := r.Request.Ctx.GetAny(ctxSlot).(*slot); ok {
-		s.release(true)
 	}
 }
 
-// Colly keeps a collector's wait group unexported. To make c.Wait() wait
-// for an Async walk, the plugin adds to it; the offset is found once by
-// reflection, and if Colly's layout changes so that it cannot be,
-// waitGroupOffset.ok is false and the plugin walks in OnRequest instead.
-var waitGroupOffset = func() (o struct {
-	off uintptr
-	ok  bool
-}) {
-	f, ok := reflect.TypeOf(colly.Collector{}).FieldByName("wg")
-	if !ok || f.Type != reflect.TypeOf((*sync.WaitGroup)(nil)) {
-		return o
-	}
-	o.off, o.ok = f.Offset, true
-	return o
-}()
-
-// noWaitGroup makes collyWaitGroup fail, as with a Colly whose layout is
-// unknown (tests of the fallback).
-var noWaitGroup bool
-
-// collyWaitGroup returns c's wait group, or nil when it cannot be read.
-func collyWaitGroup(c *colly.Collector) *sync.WaitGroup {
-	if !waitGroupOffset.ok || c == nil || noWaitGroup {
+// slotOf returns the window slot r holds when r is a request the walk
+// handed over (see slotDepth), else nil.
+func slotOf(r *colly.Request) *slot {
+	if r == nil || r.Ctx == nil || r.Depth != slotDepth {
 		return nil
 	}
-	return *(**sync.WaitGroup)(unsafe.Add(unsafe.Pointer(c), waitGroupOffset.off))
+	s, _ := r.Ctx.GetAny(ctxSlot).(*slot)
+	return s
+}
+
+// releaseSlot releases the slot of the request of r, if it holds one: the
+// OnScraped and OnError hooks.
+func (p *Plugin) releaseSlot(r *colly.Response) {
+	if r != nil {
+		slotOf(r.Request).release()
+	}
 }

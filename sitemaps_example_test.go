@@ -30,15 +30,16 @@ func ExampleWithSitemaps() {
 	}))
 	defer site.Close()
 
-	p := robots.New(
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(
 		robots.WithDefaultDelay(0), // a local site: no spacing needed here
-		robots.WithSitemaps(robots.SitemapsSince(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))),
-		robots.WithOnSitemap(func(r sitemap.Report) {
-			fmt.Printf("sitemap: found %d, handed over %d, filtered %v\n", r.Found, r.Handed, r.Filtered)
-		}),
+		robots.WithSitemaps(robots.SitemapWalk(sitemap.Config{
+			Since: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+			OnReport: func(r sitemap.Report) {
+				fmt.Printf("sitemap: found %d, handed over %d, filtered %v\n", r.Found, r.Handed, r.Filtered)
+			},
+		})),
 		robots.WithOnBlocked(func(b robots.Block) { fmt.Println("stopped:", b.Reason) }),
-	)
-	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+	))
 	c.OnResponse(func(r *colly.Response) {
 		lastmod, _ := r.Ctx.GetAny(robots.CtxLastMod).(time.Time)
 		_, fromSitemap := r.Ctx.GetAny(robots.CtxSitemap).(string)
@@ -53,10 +54,10 @@ func ExampleWithSitemaps() {
 	// fetched: / from a sitemap: false 0001-01-01
 }
 
-// WithOnSitemap receives each sitemap document's report as soon as it is
-// final: a child's before its index's, and one for a sitemap robots.txt
-// does not let the crawler fetch.
-func ExampleWithOnSitemap() {
+// SitemapWalk's OnReport receives each sitemap document's report as soon as
+// it is final: a child's before its index's, and one for a sitemap
+// robots.txt does not let the crawler fetch.
+func ExampleSitemapWalk() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
@@ -72,19 +73,18 @@ func ExampleWithOnSitemap() {
 	defer site.Close()
 	short := strings.NewReplacer(site.URL, "") // the test server's address varies
 
-	p := robots.New(
+	report := func(r sitemap.Report) {
+		if r.Err != nil {
+			fmt.Printf("%s: not read: %v\n", short.Replace(r.URL), errors.Is(r.Err, sitemap.ErrDisallowed))
+			return
+		}
+		fmt.Printf("%s (%s, depth %d): found %d, handed over %d, children %d, rejected %v\n",
+			short.Replace(r.URL), r.Format, r.Depth, r.Found, r.Handed, r.Children, r.Rejected)
+	}
+	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(
 		robots.WithDefaultDelay(0), // a local site: no spacing needed here
-		robots.WithSitemaps(),
-		robots.WithOnSitemap(func(r sitemap.Report) {
-			if r.Err != nil {
-				fmt.Printf("%s: not read: %v\n", short.Replace(r.URL), errors.Is(r.Err, sitemap.ErrDisallowed))
-				return
-			}
-			fmt.Printf("%s (%s, depth %d): found %d, handed over %d, children %d, rejected %v\n",
-				short.Replace(r.URL), r.Format, r.Depth, r.Found, r.Handed, r.Children, r.Rejected)
-		}),
-	)
-	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), p.Option())
+		robots.WithSitemaps(robots.SitemapWalk(sitemap.Config{OnReport: report})),
+	))
 	c.Visit(site.URL + "/")
 	c.Wait()
 	// Output:
@@ -108,11 +108,17 @@ func ExamplePlugin_SitemapTotals() {
 	}))
 	defer site.Close()
 
-	p := robots.New(
+	c := colly.NewCollector()
+	p, err := robots.Attach(c,
 		robots.WithDefaultDelay(0),
-		robots.WithSitemaps(robots.SitemapFilter(func(pg sitemap.Page) bool { return !strings.Contains(pg.Loc, "/skip/") })),
+		robots.WithSitemaps(robots.SitemapWalk(sitemap.Config{
+			Keep: func(pg sitemap.Page) bool { return !strings.Contains(pg.Loc, "/skip/") },
+		})),
 	)
-	c := colly.NewCollector(p.Option())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	c.Visit(site.URL + "/")
 	c.Wait()
 	t := p.SitemapTotals()

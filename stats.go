@@ -146,12 +146,9 @@ func (s *stats) foldTo(keep int) {
 // [WithStatsCapacity] most recently updated ones at most.
 func (p *Plugin) Stats() map[string]HostStats {
 	out := map[string]HostStats{}
-	hs, _ := p.lim.(hostStatser)
 	p.stats.m.Range(func(k, v any) bool {
 		s := v.(*hostCounters).snapshot()
-		if hs != nil {
-			s.Limiter, _ = hs.Stats(k.(string))
-		}
+		s.Limiter, _ = p.lim.Stats(k.(string))
 		out[k.(string)] = s
 		return true
 	})

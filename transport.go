@@ -30,7 +30,9 @@ const (
 	// Skipped: the host's Crawl-delay is above the largest honoured and the
 	// plugin is set to skip such hosts ([SkipHost]).
 	Skipped
-	// Canceled: the collector's context ended while the request waited.
+	// Canceled: the collector's context ended while the request waited,
+	// or the plugin was given an invalid configuration ([WithRobots]
+	// fails closed).
 	Canceled
 )
 
@@ -101,6 +103,12 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Stopped in OnRequest: fail it here so that OnError sees why.
 		closeBody(req)
 		return nil, p.stoppedError(req, v[0])
+	}
+	if p.broken != nil {
+		// A collector guarded only through the transport (an unattached clone).
+		b := p.stop(Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: p.broken.Error()}, nil, nil)
+		closeBody(req)
+		return nil, &BlockedError{Block: b}
 	}
 	base := p.base.Load().RoundTripper
 	res := p.resolver()

@@ -218,8 +218,11 @@ func crawl(t testing.TB, threads int, hosts []string, pages int, delay string, s
 	farm := testutil.NewFarm(t, sites)
 	tr := farm.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
-	c := colly.NewCollector(p.Option())
+	c := colly.NewCollector()
+	p, err := robots.Attach(c, robots.WithTransport(tr), robots.WithDefaultDelay(0))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var st queue.Storage
 	if s != nil {
 		st = s(p, c)
@@ -310,8 +313,11 @@ func TestStoppedRequestsAreDone(t *testing.T) {
 	})
 	tr := farm.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
-	c := colly.NewCollector(p.Option())
+	c := colly.NewCollector()
+	p, err := robots.Attach(c, robots.WithTransport(tr), robots.WithDefaultDelay(0))
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter), Hold: time.Hour, MaxWait: time.Hour})
 	robots.AttachFrontier(c, f)
 	q, _ := queue.New(2, f)
@@ -358,8 +364,11 @@ func TestQueueAddRequestFromCallbacks(t *testing.T) {
 	})
 	tr := farm.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	p := robots.New(robots.WithTransport(tr), robots.WithDefaultDelay(0))
-	c := colly.NewCollector(p.Option())
+	c := colly.NewCollector()
+	p, err := robots.Attach(c, robots.WithTransport(tr), robots.WithDefaultDelay(0))
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := frontier.New(frontier.Config{Ready: p.Limiter().(*hostlimit.Limiter), MaxWait: 100 * time.Millisecond})
 	robots.AttachFrontier(c, f)
 	q, _ := queue.New(2, f)
@@ -393,8 +402,12 @@ func TestQueueAddRequestFromCallbacks(t *testing.T) {
 // Use the plugin's limiter as the frontier's readiness, attach the
 // frontier to the collector, and run a queue on it.
 func ExampleNew() {
-	p := robots.New()
-	c := colly.NewCollector(p.Option())
+	c := colly.NewCollector()
+	p, err := robots.Attach(c)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	ready, _ := p.Limiter().(frontier.Readiness) // the plugin's own *hostlimit.Limiter
 	f := frontier.New(frontier.Config{Ready: ready})
 	robots.AttachFrontier(c, f) // reports each request done (OnError, OnScraped)

@@ -73,6 +73,10 @@ func Decode(b []byte) (Request, error) {
 
 // SetLease returns the serialised request b with its context's LeaseKey
 // set to id; every other field is kept as it is.
+//
+// Why the JSON is edited: Colly's queue.Storage hands a storage only the
+// bytes of colly.Request.Marshal, and no public hook runs between GetRequest
+// and the request's callbacks, so the lease can only ride in its Ctx field.
 func SetLease(b []byte, id string) ([]byte, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {

@@ -45,7 +45,7 @@
 // body of any kind (HTML, binary, empty) is parsed like any other: the lines
 // that make sense are used. The HTTP client is the user's to choose
 // ([WithHTTPClient]); every fetch is bounded by a total timeout
-// ([WithTimeouts]) that counts its time on the network, not the time it
+// ([WithTimeout]) that counts its time on the network, not the time it
 // waits at a per-host gate (of package hostlimit, or the plugin's) behind
 // the host's own Crawl-delay or Retry-After pause.
 //

@@ -363,7 +363,7 @@ func TestFetchOutcomes(t *testing.T) {
 					base := row.serve(t)
 					clock := testutil.NewStepClock()
 					r := NewResolver(WithDialect(d), WithClock(clock), WithUserAgent("ExampleBot/1.0"),
-						WithTimeouts(0, 0, 500*time.Millisecond))
+						WithTimeout(500*time.Millisecond))
 					p := mustPolicy(t, r, base+"/private/x")
 					want := row.want[di]
 					f := p.Fetch()

@@ -6,7 +6,7 @@ package policy_test
 // check or a body that is not robots.txt at all; how long it takes to
 // decide; and that memory stays bounded where the case is about size.
 //
-// Every fetch here is bounded by hostileTotal (WithTimeouts' total, 2 s),
+// Every fetch here is bounded by hostileTotal (WithTimeout's, 2 s),
 // or sizeTotal for the cases about size. The time bounds are generous on
 // purpose (other tests and fuzzers share the machine): "decided by the
 // timeout" means at least hostileTotal and well under the default 30 s;
@@ -361,7 +361,7 @@ func TestHostileFetch(t *testing.T) {
 				client = &http.Client{Transport: plainTransport(t)}
 			}
 			r := policy.NewResolver(policy.WithHTTPClient(client), policy.WithDialect(row.dialect),
-				policy.WithTimeouts(time.Second, time.Second, row.total), policy.WithUserAgent("ExampleBot/1.0"))
+				policy.WithTimeout(row.total), policy.WithUserAgent("ExampleBot/1.0"))
 			u, err := url.Parse(base + "/private/x")
 			if err != nil {
 				t.Fatal(err)
@@ -434,7 +434,7 @@ func TestHostileCacheBytes(t *testing.T) {
 			}
 			base := hostileHTTP(tc.serve)(t)
 			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
-				policy.WithTimeouts(0, 0, sizeTotal))
+				policy.WithTimeout(sizeTotal))
 			u, err := url.Parse(base + "/private/x")
 			if err != nil {
 				t.Fatal(err)
@@ -486,7 +486,7 @@ func TestHostileConcurrentFirstRequests(t *testing.T) {
 			if tc.gate {
 				rt = hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 50 * time.Millisecond }}).Transport(rt)
 			}
-			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: rt}), policy.WithTimeouts(0, 0, hostileTotal))
+			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: rt}), policy.WithTimeout(hostileTotal))
 
 			got := make([]*policy.Policy, callers)
 			errs := make([]error, callers)
@@ -547,7 +547,7 @@ func TestHostileCancellation(t *testing.T) {
 	released := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(released) // before the server closes, whatever happens
 	r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
-		policy.WithTimeouts(0, 0, 10*time.Second))
+		policy.WithTimeout(10*time.Second))
 	u, err := url.Parse(base + "/private/x")
 	if err != nil {
 		t.Fatal(err)

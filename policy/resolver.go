@@ -39,22 +39,21 @@ const (
 )
 
 type config struct {
-	dialect                     *dialect.Dialect
-	tokens                      []string
-	tokensSet                   bool
-	userAgent                   string
-	client                      *http.Client
-	connectTimeout              time.Duration
-	headerTimeout, totalTimeout time.Duration
-	ttl                         time.Duration // 0: the dialect's
-	minAge, maxAge              time.Duration // bounds of Cache-Control max-age; maxAge 0: the TTL
-	capacity                    int
-	cacheBytes                  int64
-	store                       Store
-	storeTimeout                time.Duration
-	clock                       Clock
-	logger                      *slog.Logger
-	problems                    []string // out-of-range option values, logged once by NewResolver
+	dialect        *dialect.Dialect
+	tokens         []string
+	tokensSet      bool
+	userAgent      string
+	client         *http.Client
+	totalTimeout   time.Duration
+	ttl            time.Duration // 0: the dialect's
+	minAge, maxAge time.Duration // bounds of Cache-Control max-age; maxAge 0: the TTL
+	capacity       int
+	cacheBytes     int64
+	store          Store
+	storeTimeout   time.Duration
+	clock          Clock
+	logger         *slog.Logger
+	problems       []string // out-of-range option values, logged once by NewResolver
 }
 
 // problem records an option value out of range; NewResolver logs it once
@@ -109,25 +108,23 @@ func WithUserAgent(ua string) Option {
 // WithHTTPClient makes robots.txt fetches go through client (its transport,
 // proxy, cookie jar and timeout); redirects are counted and followed by the
 // resolver whatever the client's CheckRedirect says. Default: a client of
-// its own with the timeouts of [WithTimeouts].
+// its own with [DefaultConnectTimeout] and [DefaultHeaderTimeout].
 func WithHTTPClient(client *http.Client) Option {
 	return func(c *config) { c.client = client }
 }
 
-// WithTimeouts sets the timeouts of a robots.txt fetch: connect (dial and
-// TLS handshake) and header (time to the response headers) apply to the
-// default client only; total bounds each whole fetch, redirects and body
-// included, whatever the client. Zero keeps a default (10 s, 15 s, 30 s).
-func WithTimeouts(connect, header, total time.Duration) Option {
+// WithTimeout bounds each robots.txt fetch, from the request to the end of
+// the body, redirects included, whatever the client (default
+// [DefaultTotalTimeout]; 0 keeps it; negative is logged and the default
+// kept). Time spent waiting at a per-host gate that reports it through the
+// request context's gate hook (the robots plugin's) does not count. Connect
+// and header timeouts belong to the transport: the default client's are
+// [DefaultConnectTimeout] and [DefaultHeaderTimeout]; give
+// [WithHTTPClient] a transport of your own to change them.
+func WithTimeout(total time.Duration) Option {
 	return func(c *config) {
-		if connect < 0 || header < 0 || total < 0 {
-			c.problem("WithTimeouts(%s, %s, %s): a timeout cannot be negative; the default is kept for it", connect, header, total)
-		}
-		if connect > 0 {
-			c.connectTimeout = connect
-		}
-		if header > 0 {
-			c.headerTimeout = header
+		if total < 0 {
+			c.problem("WithTimeout(%s): a timeout cannot be negative; using %s", total, DefaultTotalTimeout)
 		}
 		if total > 0 {
 			c.totalTimeout = total
@@ -251,16 +248,14 @@ type Resolver struct {
 // NewResolver returns a resolver configured by opts.
 func NewResolver(opts ...Option) *Resolver {
 	cfg := config{
-		dialect:        dialect.RFC9309,
-		userAgent:      DefaultUserAgent,
-		connectTimeout: DefaultConnectTimeout,
-		headerTimeout:  DefaultHeaderTimeout,
-		totalTimeout:   DefaultTotalTimeout,
-		storeTimeout:   DefaultStoreTimeout,
-		minAge:         DefaultMinMaxAge,
-		capacity:       DefaultCapacity,
-		cacheBytes:     DefaultCacheBytes,
-		clock:          systemClock{},
+		dialect:      dialect.RFC9309,
+		userAgent:    DefaultUserAgent,
+		totalTimeout: DefaultTotalTimeout,
+		storeTimeout: DefaultStoreTimeout,
+		minAge:       DefaultMinMaxAge,
+		capacity:     DefaultCapacity,
+		cacheBytes:   DefaultCacheBytes,
+		clock:        systemClock{},
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -281,7 +276,7 @@ func NewResolver(opts ...Option) *Resolver {
 	}
 	client := cfg.client
 	if client == nil {
-		client = defaultClient(cfg.connectTimeout, cfg.headerTimeout)
+		client = defaultClient(DefaultConnectTimeout, DefaultHeaderTimeout)
 	}
 	log := cfg.logger
 	if log == nil {

@@ -399,13 +399,13 @@ func TestAgentTokenWarning(t *testing.T) {
 func TestOptionProblemsAreLogged(t *testing.T) {
 	var buf bytes.Buffer
 	r := NewResolver(WithLogger(slog.New(slog.NewTextHandler(&buf, nil))), WithCapacity(-5), WithTTL(-time.Hour),
-		WithTimeouts(-1, 0, 0), WithStoreTimeout(-time.Second), WithCacheBytes(-1), WithMaxAgeBounds(-1, 0))
-	for _, want := range []string{"WithCapacity(-5)", "WithTTL(-1h0m0s)", "WithTimeouts(-1ns, 0s, 0s)", "WithStoreTimeout(-1s)", "WithCacheBytes(-1)", "WithMaxAgeBounds(-1ns, 0s)"} {
+		WithTimeout(-1), WithStoreTimeout(-time.Second), WithCacheBytes(-1), WithMaxAgeBounds(-1, 0))
+	for _, want := range []string{"WithCapacity(-5)", "WithTTL(-1h0m0s)", "WithTimeout(-1ns)", "WithStoreTimeout(-1s)", "WithCacheBytes(-1)", "WithMaxAgeBounds(-1ns, 0s)"} {
 		if strings.Count(buf.String(), want) != 1 {
 			t.Errorf("log does not say %q once: %s", want, buf.String())
 		}
 	}
-	if r.cfg.capacity != DefaultCapacity || r.cfg.ttl != r.cfg.dialect.CacheTTL() || r.cfg.connectTimeout != DefaultConnectTimeout {
+	if r.cfg.capacity != DefaultCapacity || r.cfg.ttl != r.cfg.dialect.CacheTTL() || r.cfg.totalTimeout != DefaultTotalTimeout {
 		t.Errorf("defaults not kept: %+v", r.cfg)
 	}
 }

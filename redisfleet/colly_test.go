@@ -13,6 +13,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/policy"
 )
 
 // TestCollyTwoCollectorsShareRedis: two Colly collectors with plugins of
@@ -58,7 +59,7 @@ func TestCollyTwoCollectorsShareRedis(t *testing.T) {
 		f := newFleet(t, srv)
 		f.rdb.AddHook(&calls)
 		c := colly.NewCollector(colly.Async(true), colly.UserAgent("FleetBot/1.0"),
-			robots.WithRobots(robots.WithLimiter(f.Limiter(LimiterConfig{})), robots.WithStore(f.Store())))
+			robots.WithRobots(robots.WithLimiter(f.Limiter(LimiterConfig{})), robots.WithPolicy(policy.WithStore(f.Store()))))
 		c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2})
 		c.OnResponse(func(*colly.Response) { fetched.Add(1) })
 		collectors[i] = c

@@ -13,6 +13,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 )
 
@@ -51,7 +52,7 @@ func Example() {
 
 	c := colly.NewCollector(colly.Async(true), colly.UserAgent("ExampleBot/1.0"),
 		robots.WithRobots(
-			robots.WithStore(fleet.Store()),
+			robots.WithPolicy(policy.WithStore(fleet.Store())),
 			robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
 		))
 	c.Visit("https://example.com/")
@@ -82,7 +83,7 @@ func ExampleNew() {
 // plugin) it also makes one process fetch a robots.txt while the others
 // wait for its result.
 func ExampleFleet_Store() {
-	c := colly.NewCollector(robots.WithRobots(robots.WithStore(fleet.Store())))
+	c := colly.NewCollector(robots.WithRobots(robots.WithPolicy(policy.WithStore(fleet.Store()))))
 	c.Visit("https://example.com/")
 }
 

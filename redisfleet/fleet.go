@@ -16,7 +16,7 @@
 //     earlier than the delay after the previous one ended), start-to-start
 //     as an option, 429/503 pauses shared by every process.
 //
-// Pass both to the plugin with robots.WithStore and robots.WithLimiter.
+// Pass both to the plugin with robots.WithPolicy(policy.WithStore(...)) and robots.WithLimiter.
 //
 // # Time
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 )
 
@@ -21,7 +22,7 @@ import (
 // program and the package's tests run it as three processes.)
 func ExampleFleet_Frontier() {
 	c := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(
-		robots.WithStore(fleet.Store()),
+		robots.WithPolicy(policy.WithStore(fleet.Store())),
 		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
 	))
 	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl"))

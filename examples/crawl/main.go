@@ -203,15 +203,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &lockedWriter{w: stdout}
 	errOut := &lockedWriter{w: stderr}
 
-	p := robots.New(
+	c := colly.NewCollector(colly.UserAgent(ua), colly.AllowedDomains(start.Hostname()), colly.Async(true), colly.StdlibContext(ctx))
+	p, err := robots.Attach(c,
 		robots.WithDialect(d),
 		robots.WithAgents(tokens...),
 		robots.WithMinDelay(*minDelay),
 		robots.WithLogger(log),
 		robots.WithOnBlocked(func(b robots.Block) { out.printf("stopped  %s: %s\n", b.URL, b.Reason) }),
 	)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
 	defer p.Close()
-	c := colly.NewCollector(colly.UserAgent(ua), colly.AllowedDomains(start.Hostname()), colly.Async(true), colly.StdlibContext(ctx), p.Option())
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	var links, fetched, errs atomic.Int64
 	c.OnResponse(func(r *colly.Response) {

@@ -177,7 +177,12 @@ func run(w io.Writer, d *dialect.Dialect) {
 	var reports []sitemap.Report
 	fetchedURLs := map[string]bool{}
 
-	p := robots.New(
+	c := colly.NewCollector(
+		colly.UserAgent("Mozilla/5.0 (compatible; DemoBot/1.0; +https://example.com/demobot)"),
+		colly.AllowedDomains("shop.demo", "blog.demo"),
+		colly.Async(true),
+	)
+	p, err := robots.Attach(c,
 		robots.WithDialect(d),
 		robots.WithTransport(transport),
 		robots.WithOnBlocked(func(b robots.Block) {
@@ -185,19 +190,16 @@ func run(w io.Writer, d *dialect.Dialect) {
 			blocked = append(blocked, b)
 			mu.Unlock()
 		}),
-		robots.WithSitemaps(),
-		robots.WithOnSitemap(func(r sitemap.Report) {
+		robots.WithSitemaps(robots.SitemapWalk(sitemap.Config{OnReport: func(r sitemap.Report) {
 			mu.Lock()
 			reports = append(reports, r)
 			mu.Unlock()
-		}),
+		}})),
 	)
-	c := colly.NewCollector(
-		colly.UserAgent("Mozilla/5.0 (compatible; DemoBot/1.0; +https://example.com/demobot)"),
-		colly.AllowedDomains("shop.demo", "blog.demo"),
-		colly.Async(true),
-		p.Option(),
-	)
+	if err != nil {
+		fmt.Fprintln(w, err)
+		return
+	}
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	c.OnResponse(func(r *colly.Response) {
 		via := ""

@@ -67,6 +67,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 )
 
@@ -152,19 +153,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 			MaxIdleConnsPerHost: 16,
 		}
 	}
-	plugin := robots.New(
-		robots.WithStore(fleet.Store()),
+	c := colly.NewCollector(
+		colly.UserAgent("PoliteCrawlFleet/0.1 (pid " + strconv.Itoa(pid) + "; +https://github.com/politecrawl/robots)"),
+	)
+	plugin, err := robots.Attach(c,
+		robots.WithPolicy(policy.WithStore(fleet.Store())),
 		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
 		robots.WithMinDelay(o.minDelay),
 		robots.WithDefaultDelay(o.defaultDelay),
 		robots.WithTransport(transport),
 		robots.WithLogger(log),
 	)
+	if err != nil {
+		fmt.Fprintln(stderr, "distributed:", err)
+		return 1
+	}
 	defer plugin.Close()
-	c := colly.NewCollector(
-		colly.UserAgent("PoliteCrawlFleet/0.1 (pid "+strconv.Itoa(pid)+"; +https://github.com/politecrawl/robots)"),
-		plugin.Option(),
-	)
 	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage))
 	defer front.Close()
 	robots.AttachFrontier(c, front)
