@@ -209,7 +209,7 @@ func TestDefaultDelay(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := mustNew(t, append([]Option{WithTransport(f.Transport())}, tc.opts...)...)
+			p := mustNew(t, append([]Option{WithTransport(f.Transport()), fakeLimiter(t)}, tc.opts...)...)
 			c := newCollector(false, p.opt(t))
 			if err := c.Visit("http://" + tc.host + "/a"); err != nil {
 				t.Fatal(err)
@@ -294,7 +294,7 @@ func TestCollyCacheHitsWaitForNothing(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"cache.test": {Robots: "User-agent: *\nCrawl-delay: 1\n"}})
 	dir := t.TempDir()
 	crawl := func() *Plugin {
-		p := mustNew(t, WithTransport(f.Transport()))
+		p := mustNew(t, WithTransport(f.Transport()), fakeLimiter(t))
 		c := newCollector(false, colly.CacheDir(dir), p.opt(t))
 		c.AllowURLRevisit = false
 		for i := range 3 {
@@ -304,7 +304,7 @@ func TestCollyCacheHitsWaitForNothing(t *testing.T) {
 		}
 		return p
 	}
-	crawl() // fills the cache, 1 s apart
+	crawl() // fills the cache, 1 s apart on the limiter's clock
 	pages := len(f.Pages("cache.test", false))
 	p := crawl()
 	if n := len(f.Pages("cache.test", false)); n != pages {

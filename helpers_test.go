@@ -2,10 +2,12 @@ package robots
 
 import (
 	"testing"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -42,4 +44,32 @@ func mustAttach(t testing.TB, c *colly.Collector, opts ...Option) *Plugin {
 		t.Fatalf("Attach: %v", err)
 	}
 	return p
+}
+
+// jumpingClock returns a fake clock that a goroutine moves on to its next
+// timer whenever one is pending, until the test ends: waits on it take no
+// real time, and the time they cover is exact on the clock.
+func jumpingClock(t testing.TB) *testutil.FakeClock {
+	c := testutil.NewFakeClock()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+			if next, ok := c.Next(); ok {
+				c.AdvanceTo(next)
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); <-done })
+	return c
+}
+
+// fakeLimiter is WithLimiter of a default limiter on a jumping clock.
+func fakeLimiter(t testing.TB) Option {
+	return WithLimiter(hostlimit.New(hostlimit.Config{Clock: jumpingClock(t)}))
 }

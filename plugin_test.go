@@ -106,9 +106,6 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 		workers int
 	}{
 		{"rfc9309 0.2s", dialect.RFC9309, "User-agent: *\nCrawl-delay: 0.2\n", 6, 200 * time.Millisecond, 0, 8},
-		// coccoc reads Crawl-delay 100 as 10 s; the upper bound tells it from
-		// the 30 s cap (DefaultMaxCrawlDelay) that 100 s would meet.
-		{"coccoc 100s read as 10s", dialect.CocCoc, "User-agent: *\nCrawl-delay: 100\n", 1, 10 * time.Second, 20 * time.Second, 2},
 	}
 	for _, tc := range cases {
 		for _, async := range []bool{false, true} {
@@ -137,6 +134,38 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 				t.Logf("server-observed gaps %s..%s (delay %s)", testutil.MinGap(hs), testutil.MaxGap(hs), tc.want)
 			})
 		}
+	}
+}
+
+// coccoc reads Crawl-delay 100 as 10 s, not as the plugin's 30 s cap
+// (DefaultMaxCrawlDelay): the page after robots.txt waits exactly 10 s at
+// the host's gate, on the limiter's clock.
+func TestPluginCocCocDelayCap(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"d.test": {Robots: "User-agent: *\nCrawl-delay: 100\n"}})
+			clock := testutil.NewFakeClock()
+			lim := hostlimit.New(hostlimit.Config{Clock: clock})
+			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(dialect.CocCoc), WithLimiter(lim)))
+			done := make(chan error, 1)
+			go func() { done <- c.Visit("http://d.test/p"); c.Wait() }()
+			clock.WaitTimers(t, 1) // the page waits for its turn
+			next, _ := clock.Next()
+			if d := next.Sub(clock.Now()); d != 10*time.Second || lim.Delay("http://d.test") != 10*time.Second {
+				t.Errorf("the page waits %s for a delay of %s, want 10s", d, lim.Delay("http://d.test"))
+			}
+			if n := len(f.Pages("d.test", false)); n != 0 {
+				t.Fatalf("the page was fetched before its turn")
+			}
+			clock.Advance(10 * time.Second)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
+			if got := f.Paths("d.test"); len(got) != 1 {
+				t.Errorf("server saw %q, want /p", got)
+			}
+		})
 	}
 }
 
