@@ -137,7 +137,7 @@ func TestProxyInEveryOrder(t *testing.T) {
 				px := newForwardProxy(t, f)
 				var logs testutil.Buffer
 				c := newCollector(async)
-				o.run(t, c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+				o.run(t, c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithDefaultDelay(0))
 				crawlThroughProxy(t, c, f, px)
 				if o.warn != "" && strings.Count(logs.String(), o.warn) != 1 {
 					t.Errorf("log %q: want one warning %q", logs.String(), o.warn)

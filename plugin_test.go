@@ -195,7 +195,7 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n",
 				Handle: func(w http.ResponseWriter, r *http.Request) bool { time.Sleep(30 * time.Millisecond); return false }}})
 			sl := &sendLog{next: f.Transport(), at: map[string][]time.Time{}}
-			c := newCollector(tc.async, WithRobots(WithTransport(sl), withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart})))
+			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithDefaultDelay(0), withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart})))
 			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: goroutines})
 			for i := 0; i < 12; i++ {
 				c.Visit(fmt.Sprintf("http://s.test/p%d", i))

@@ -503,7 +503,7 @@ func testSitemapsSpacedAndCanceled(t *testing.T, async bool) {
 	defer cancel()
 	var mu sync.Mutex
 	var reports []sitemap.Report
-	p := mustNew(t, WithTransport(farmTransport(t, f)), WithSitemaps(SitemapWalk(sitemap.Config{
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(SitemapWalk(sitemap.Config{
 		OnReport: func(r sitemap.Report) { mu.Lock(); reports = append(reports, r); mu.Unlock() },
 	})))
 	t.Cleanup(func() { p.Close() })
