@@ -89,7 +89,7 @@ func ExampleNew() {
 		return new(net.Dialer).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}
 
-	p, err := robots.New(robots.WithTransport(toSrv))
+	p, err := robots.New(robots.WithTransport(toSrv), robots.WithDefaultDelay(0)) // a local test server: no spacing
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -173,7 +173,8 @@ func ExamplePlugin_RetryDeferred() {
 
 	clock := &exampleClock{}
 	c := colly.NewCollector()
-	p, err := robots.Attach(c, robots.WithDeferWait(0), robots.WithPolicy(policy.WithClock(clock)))
+	p, err := robots.Attach(c, robots.WithDeferWait(0), robots.WithPolicy(policy.WithClock(clock)),
+		robots.WithDefaultDelay(0)) // a local test server: no spacing needed here
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -240,8 +241,8 @@ func ExampleWithLimiter() {
 	defer site.Close()
 
 	shared := hostlimit.New(hostlimit.Config{})
-	a := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(robots.WithLimiter(shared)))
-	b := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(robots.WithLimiter(shared)))
+	a := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(robots.WithLimiter(shared), robots.WithDefaultDelay(0)))
+	b := colly.NewCollector(colly.UserAgent("ExampleBot/1.0"), robots.WithRobots(robots.WithLimiter(shared), robots.WithDefaultDelay(0)))
 	var wg sync.WaitGroup
 	for i, c := range []*colly.Collector{a, b, a, b} {
 		wg.Add(1)
