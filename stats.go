@@ -2,7 +2,6 @@ package robots
 
 import (
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,12 +170,4 @@ func (p *Plugin) Totals() HostStats {
 		return true
 	})
 	return t
-}
-
-// Authorities returns the authorities with statistics, sorted.
-func (p *Plugin) Authorities() []string {
-	var a []string
-	p.stats.m.Range(func(k, _ any) bool { a = append(a, k.(string)); return true })
-	sort.Strings(a)
-	return a
 }

@@ -260,7 +260,7 @@ func run(w io.Writer, d *dialect.Dialect) {
 
 	fmt.Fprintln(out, "\nper host (the server's own log gives the gaps; robots.txt counts as a request):")
 	stats := p.Stats()
-	for _, a := range p.Authorities() {
+	for _, a := range slices.Sorted(maps.Keys(stats)) {
 		s := stats[a]
 		u, _ := url.Parse(a)
 		pol, err := p.Resolver().Policy(context.Background(), u)
