@@ -147,4 +147,4 @@
 //     expiry, so that a restarted crawler still has the copy.
 package policy
 
-//go:generate go run ../internal/gen/fetchtable ../README.md doc.go
+//go:generate go run ../internal/gen/fetchtable ../README.md ../docs/dialects.md doc.go

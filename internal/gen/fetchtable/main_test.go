@@ -15,6 +15,7 @@ import (
 // to this package's directory.
 var copies = []string{
 	"../../../README.md",
+	"../../../docs/dialects.md",
 	"../../../policy/doc.go",
 }
 
