@@ -468,7 +468,9 @@ func TestFeatureClone(t *testing.T) {
 			}
 			c := colly.NewCollector(opts...)
 			attached := c.Clone()
-			p.Attach(attached)
+			if err := p.Attach(attached); err != nil {
+				t.Fatal(err)
+			}
 			unattached := c.Clone()
 			rec := newCrawlRecord()
 			for _, cc := range []*colly.Collector{c, attached, unattached} {
@@ -562,7 +564,7 @@ func TestFeatureRandomUserAgent(t *testing.T) {
 				} else {
 					c = colly.NewCollector(opts...)
 					extensions.RandomUserAgent(c)
-					Attach(c, popts...)
+					mustAttach(t, c, popts...)
 				}
 				rec := newCrawlRecord()
 				rec.watch(c)

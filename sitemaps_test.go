@@ -348,7 +348,9 @@ func TestSitemapsSecondCollector(t *testing.T) {
 	t.Cleanup(func() { p.Close() })
 	c := newCollector(true, p.opt(t))
 	d := c.Clone()
-	p.Attach(d)
+	if err := p.Attach(d); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	seen := map[string]string{}
 	c.OnResponse(func(r *colly.Response) { mu.Lock(); seen[r.Request.URL.Path] += "c"; mu.Unlock() })
