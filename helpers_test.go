@@ -2,7 +2,6 @@ package robots
 
 import (
 	"testing"
-	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -46,26 +45,11 @@ func mustAttach(t testing.TB, c *colly.Collector, opts ...Option) *Plugin {
 	return p
 }
 
-// jumpingClock returns a fake clock that a goroutine moves on to its next
-// timer whenever one is pending, until the test ends: waits on it take no
-// real time, and the time they cover is exact on the clock.
+// jumpingClock returns a fake clock that jumps to its next timer
+// (FakeClock.Jump) until the test ends.
 func jumpingClock(t testing.TB) *testutil.FakeClock {
 	c := testutil.NewFakeClock()
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(100 * time.Microsecond):
-			}
-			if next, ok := c.Next(); ok {
-				c.AdvanceTo(next)
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); <-done })
+	t.Cleanup(c.Jump())
 	return c
 }
 

@@ -90,8 +90,7 @@ func TestHostile429Forever(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clock := testutil.NewFakeClock()
-			stopJumps := jump(clock)
-			defer stopJumps()
+			defer clock.Jump()()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var (
@@ -347,25 +346,4 @@ func attach(t testing.TB, p *robots.Plugin) colly.CollectorOption {
 			t.Errorf("Attach: %v", err)
 		}
 	}
-}
-
-// jump moves clock on to its next timer whenever one is pending, until the
-// returned function is called: waits on it take no real time, and the time
-// they cover is exact on the clock.
-func jump(clock *testutil.FakeClock) (stop func()) {
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-quit:
-				return
-			case <-time.After(100 * time.Microsecond):
-			}
-			if next, ok := clock.Next(); ok {
-				clock.AdvanceTo(next)
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
 }
