@@ -21,6 +21,23 @@ type refVerdict struct {
 
 // refCheck decides path against the rules of rs by brute force.
 func refCheck(rs *Ruleset, path string) refVerdict {
+	return refCheckNorms(rs, refNorms(rs), path)
+}
+
+// refNorms returns the compared pattern (refNorm) of every rule of rs, so
+// that a caller checking many paths against one Ruleset normalises each rule
+// once.
+func refNorms(rs *Ruleset) []string {
+	norms := make([]string, len(rs.rules))
+	for i := range rs.rules {
+		norms[i] = refNorm(rs.s, &rs.rules[i])
+	}
+	return norms
+}
+
+// refCheckNorms is refCheck with the rules' patterns given by norms
+// (refNorms(rs)).
+func refCheckNorms(rs *Ruleset, norms []string, path string) refVerdict {
 	s := rs.s
 	if path == "" {
 		path = "/"
@@ -35,7 +52,7 @@ func refCheck(rs *Ruleset, path string) refVerdict {
 	bestNorm := ""
 	for i := range rs.rules { // the order does not matter: refBetter decides
 		r := &rs.rules[i]
-		norm := refNorm(s, r)
+		norm := norms[i]
 		if !refMatch(norm, path, s.wildcards) {
 			continue
 		}

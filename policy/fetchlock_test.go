@@ -64,7 +64,21 @@ func TestFetchLockOneFetch(t *testing.T) {
 		}
 	}
 
-	bare := newRobotsServer(t, slowRobots(300*time.Millisecond))
+	// Without the lock, every fetch is held until a second one has
+	// arrived: proof that they overlap, however late the goroutines run.
+	var bare *robotsServer
+	second := make(chan struct{})
+	var once sync.Once
+	bare = newRobotsServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if bare.hits.Load() >= 2 {
+			once.Do(func() { close(second) })
+		}
+		select {
+		case <-second:
+		case <-time.After(10 * time.Second):
+		}
+		text(200, rulesBody+"Crawl-delay: 2\n")(w, r)
+	})
 	policiesAtOnce(t, n, plainStore{NewMemoryStore(nil)}, bare)
 	if h := bare.hits.Load(); h < 2 {
 		t.Fatalf("without the fetch lock %d overlapping resolvers fetched %d times: the test cannot tell the lock's effect", n, h)
