@@ -12,7 +12,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // TestCollyTwoCollectorsShareRedis: two Colly collectors with plugins of

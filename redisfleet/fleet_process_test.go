@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
@@ -46,7 +46,7 @@ func distributedBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "distributed")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/politecrawl/robots/examples/distributed").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/politecrawl/robots/redisfleet/examples/distributed").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

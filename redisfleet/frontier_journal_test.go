@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 

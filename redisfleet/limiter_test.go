@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // Jitter allowances of the server-observed gaps. End-to-start: none is

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/policy"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
