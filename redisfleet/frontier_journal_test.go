@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // waitFor polls cond every 20 ms; it fails t after limit (a failure

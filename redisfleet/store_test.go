@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 func TestStoreRoundTripAndVersion(t *testing.T) {

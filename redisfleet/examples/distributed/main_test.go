@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // The fleet itself (several processes) is tested in package redisfleet
