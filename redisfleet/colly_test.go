@@ -22,6 +22,7 @@ import (
 // site never sees a request sooner than 0.2 s after the previous one
 // ended, nor two at once.
 func TestCollyTwoCollectorsShareRedis(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const d = 200 * time.Millisecond
 	var robotsHits atomic.Int32

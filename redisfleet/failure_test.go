@@ -46,6 +46,7 @@ func newFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
 }
 
 func TestNewUnreachable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestNewUnreachable(t *testing.T) {
 }
 
 func TestNewMarksEpochAndKeys(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithPrefix("t1:"))
 	c := newClient(t, srv)
@@ -82,6 +84,7 @@ func TestNewMarksEpochAndKeys(t *testing.T) {
 }
 
 func TestNotifyReachesSubscribers(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
 	ch, cancel := b.Subscribe("k")
@@ -123,6 +126,7 @@ func TestHelperChildAcquire(t *testing.T) {
 // a host keeps it until its lease ends; the host is then granted again, no
 // earlier than the delay after the lease's end.
 func TestLimiterLeaseOfKilledProcess(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const (
 		lease = time.Second
@@ -193,6 +197,7 @@ func TestLimiterLeaseOfKilledProcess(t *testing.T) {
 // default), none goes out closer than the delay to the previous one, and
 // every request is made.
 func TestLimiterRedisRestartedMidRun(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 20*time.Millisecond)
 	const (
@@ -254,6 +259,7 @@ func TestLimiterRedisRestartedMidRun(t *testing.T) {
 // local gate while Redis is away, spaced by the delay, with a warning; once
 // Redis is back the fleet's state is used again.
 func TestLimiterFallBackLocal(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	var logs testutil.Buffer
@@ -359,6 +365,7 @@ func (p *stallProxy) replies(c, u net.Conn) {
 // Redis) ends with its context and grants nothing, and a FallBackLocal
 // limiter moves to the local gate.
 func TestSlowRedis(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	px := newStallProxy(t, srv.Addr)
 	mk := func(opts ...Option) *Fleet {
@@ -401,6 +408,7 @@ func TestSlowRedis(t *testing.T) {
 // host's fleet-wide queue (entered by hand, never seen again) holds the
 // host only until it counts as dead; then the next caller is granted.
 func TestLimiterDeadWaiterDropped(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithCallTimeout(200*time.Millisecond))
 	c := newClient(t, srv)
@@ -436,6 +444,7 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 // goes to Redis again: the next request of the process to that host waits
 // for its release.
 func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
 		WithLogger(slog.New(slog.DiscardHandler)))

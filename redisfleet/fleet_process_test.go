@@ -6,6 +6,7 @@ package redisfleet_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -57,7 +58,17 @@ func distributedBinary(t testing.TB) string {
 	return binPath
 }
 
+// TestMain runs up to 8 tests at once unless -parallel is given: the
+// fleet's tests spend their time waiting (leases, Crawl-delays, Redis
+// restarts), each with a redis-server of its own, so they overlap well
+// beyond the default of GOMAXPROCS.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "8")
+	}
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
@@ -264,6 +275,7 @@ func hostURLs(hosts []string) []string {
 // robots.txt is fetched once per host for the fleet, each page once, and
 // every process exits when all is done.
 func TestFleetThreeProcesses(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const pages, delay = 5, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example", "c.example"}
@@ -325,6 +337,7 @@ func TestFleetThreeProcesses(t *testing.T) {
 // queues again what it knows; a page may be fetched twice), and every
 // process finishes.
 func TestFleetRedisRestarted(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const pages, delay = 4, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example", "c.example"}
@@ -389,6 +402,7 @@ func TestFleetRedisRestarted(t *testing.T) {
 // TestFleetRedisGone kills Redis for good mid-crawl: nothing goes out
 // unspaced, and every process stops within its outage limit saying why.
 func TestFleetRedisGone(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const delay = 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example"}
@@ -418,6 +432,7 @@ func TestFleetRedisGone(t *testing.T) {
 // the delay after that process's lease ends, the request comes back to
 // another process, nothing is lost, and the others finish.
 func TestFleetProcessKilled(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const pages, delay = 4, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example"}

@@ -202,6 +202,7 @@ func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n in
 // never sees a request start sooner than the delay after the previous one
 // ended.
 func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 5*time.Millisecond)
 	const d = 100 * time.Millisecond
@@ -230,6 +231,7 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 // TestLimiterStartToStartAcrossProcesses: with start-to-start spacing the
 // sends are spaced by the delay while slow responses overlap.
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 250*time.Millisecond)
 	s.mu.Lock()
@@ -255,6 +257,7 @@ func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 // pauses the host for the others; WaitMax does not wait out a pause longer
 // than its limit.
 func TestLimiterRetryAfterShared(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	s.status = func(n int) (int, http.Header) {
@@ -289,6 +292,7 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 // TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	s.status = func(n int) (int, http.Header) {
@@ -322,6 +326,7 @@ func TestLimiterBackoffCountedFleetWide(t *testing.T) {
 
 // TestLimiterZeroDelay: a delay of 0 neither spaces nor serialises.
 func TestLimiterZeroDelay(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 100*time.Millisecond)
 	fleetRun(t, srv, s, 2, 2, 1, LimiterConfig{}, 0)
@@ -333,6 +338,7 @@ func TestLimiterZeroDelay(t *testing.T) {
 // TestLimiterContextEnds: a caller waiting for a held host leaves when its
 // context ends, with its error, and takes nothing.
 func TestLimiterContextEnds(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
 	p, err := a.Acquire(context.Background(), "https://h.example", time.Second)
@@ -362,6 +368,7 @@ func TestLimiterContextEnds(t *testing.T) {
 // (WaitMax does not wait out a pause longer than its limit), and Stats
 // shows this process's grants and waits.
 func TestLimiterPause(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
 	ctx := context.Background()
@@ -396,6 +403,7 @@ func TestLimiterPause(t *testing.T) {
 // 0) while another process's page, granted under 300 ms, is in flight
 // waits for it to end, and then for the 300 ms it was granted under.
 func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 200*time.Millisecond)
 	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})

@@ -17,6 +17,7 @@ import (
 )
 
 func TestStoreRoundTripAndVersion(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv)
 	s := f.Store()
@@ -105,6 +106,7 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // TestStoreOneFetchForTheFleet: eight resolvers on eight fleet handles fetch
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
 	fleets := make([]*Fleet, 8)
@@ -130,6 +132,7 @@ func TestStoreOneFetchForTheFleet(t *testing.T) {
 // never renewed) holds the others until its lease ends, not longer; then
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 	fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
@@ -153,6 +156,7 @@ func TestStoreDeadFetchHolder(t *testing.T) {
 // TestStoreLockRenewed: a live holder keeps its lock past the lease (it
 // renews it), and its unlock wakes a waiter of another handle at once.
 func TestStoreLockRenewed(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
 	ctx := context.Background()
@@ -187,6 +191,7 @@ func TestStoreLockRenewed(t *testing.T) {
 // ErrUnavailable, and a resolver on the Store still gets its policy by
 // fetching.
 func TestStoreRedisDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithCallTimeout(300*time.Millisecond))
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
