@@ -129,7 +129,7 @@ func TestLimiterLeaseOfKilledProcess(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const (
-		lease = time.Second
+		lease = 3 * time.Second
 		delay = 300 * time.Millisecond
 		host  = "https://held.example"
 	)
@@ -207,8 +207,8 @@ func TestLimiterRedisRestartedMidRun(t *testing.T) {
 	)
 	host := "http://" + s.Listener.Addr().String()
 	lims := []*Limiter{
-		newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Limiter(LimiterConfig{}),
-		newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Limiter(LimiterConfig{}),
+		newFleet(t, srv, WithLease(3*time.Second), WithCallTimeout(time.Second)).Limiter(LimiterConfig{}),
+		newFleet(t, srv, WithLease(3*time.Second), WithCallTimeout(time.Second)).Limiter(LimiterConfig{}),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -263,7 +263,7 @@ func TestLimiterFallBackLocal(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	var logs testutil.Buffer
-	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
+	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	l := f.Limiter(LimiterConfig{})
 	host := "http://" + s.Listener.Addr().String()
@@ -371,7 +371,7 @@ func TestSlowRedis(t *testing.T) {
 	mk := func(opts ...Option) *Fleet {
 		c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { c.Close() })
-		f, err := New(context.Background(), c, append(opts, WithCallTimeout(200*time.Millisecond))...)
+		f, err := New(context.Background(), c, append(opts, WithCallTimeout(time.Second))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,10 +384,10 @@ func TestSlowRedis(t *testing.T) {
 
 	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
-	if _, err := New(context.Background(), c, WithCallTimeout(200*time.Millisecond)); !errors.Is(err, ErrUnavailable) {
+	if _, err := New(context.Background(), c, WithCallTimeout(time.Second)); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("New on a Redis that does not answer: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if p, err := wait.Acquire(ctx, "https://slow.example", time.Second); err == nil || p != nil {
 		t.Fatalf("Acquire with Redis hung returned %v, %v; want the context's error", p, err)
@@ -410,7 +410,7 @@ func TestSlowRedis(t *testing.T) {
 func TestLimiterDeadWaiterDropped(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(200*time.Millisecond))
+	f := newFleet(t, srv, WithCallTimeout(time.Second))
 	c := newClient(t, srv)
 	ctx := context.Background()
 	const host = "https://queued.example"
@@ -446,7 +446,7 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
+	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second),
 		WithLogger(slog.New(slog.DiscardHandler)))
 	l := f.Limiter(LimiterConfig{})
 	const host, d = "https://overlap.example", 100 * time.Millisecond

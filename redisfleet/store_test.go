@@ -25,7 +25,7 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 	if _, ok, err := s.Get(ctx, "rfc9309 https://a.example"); ok || err != nil {
 		t.Fatalf("Get on an empty Redis: ok=%v err=%v", ok, err)
 	}
-	if err := s.Put(ctx, "rfc9309 https://a.example", []byte("payload"), 300*time.Millisecond); err != nil {
+	if err := s.Put(ctx, "rfc9309 https://a.example", []byte("payload"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	// Another handle (another process) reads it.
@@ -47,10 +47,9 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 	if _, ok, _ := newFleet(t, srv, WithPrefix("other:")).Store().Get(ctx, "rfc9309 https://a.example"); ok {
 		t.Fatal("a fleet with another prefix read the value")
 	}
-	// The TTL holds in Redis.
-	time.Sleep(400 * time.Millisecond)
-	if _, ok, _ := s.Get(ctx, "rfc9309 https://a.example"); ok {
-		t.Fatal("a value outlived its TTL")
+	// The TTL is Redis's: set on the key (Redis expires it).
+	if ttl, err := raw.PTTL(ctx, "robots:v1:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+		t.Fatalf("the key's TTL is %v, %v; want (0, 1m]", ttl, err)
 	}
 }
 
@@ -138,7 +137,7 @@ func TestStoreDeadFetchHolder(t *testing.T) {
 	fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
 	u, _ := url.Parse(site.URL + "/")
 	auth, _ := policy.Authority(u)
-	const lease = 600 * time.Millisecond
+	const lease = time.Second
 	start := time.Now()
 	key := fleets[0].Key(kindFetch, dialect.RFC9309.Name()+" "+auth)
 	if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
@@ -160,11 +159,14 @@ func TestStoreLockRenewed(t *testing.T) {
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
 	ctx := context.Background()
-	unlock, ok, err := a.Store().LockFetch(ctx, "k", 300*time.Millisecond)
+	// Renewed every third of the lease: after 2 leases it is held only if
+	// renewed.
+	const lease = 1500 * time.Millisecond
+	unlock, ok, err := a.Store().LockFetch(ctx, "k", lease)
 	if !ok || err != nil {
 		t.Fatalf("LockFetch: %v %v", ok, err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(2 * lease)
 	if _, ok, _ := b.Store().LockFetch(ctx, "k", time.Second); ok {
 		t.Fatal("a live holder lost its lock after its lease: not renewed")
 	}
@@ -193,7 +195,7 @@ func TestStoreLockRenewed(t *testing.T) {
 func TestStoreRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(300*time.Millisecond))
+	f := newFleet(t, srv, WithCallTimeout(time.Second))
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 	srv.Stop()
 	ctx := context.Background()
