@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // benchFleet returns a fleet on srv whose client counts its calls.

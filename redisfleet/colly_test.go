@@ -12,8 +12,8 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // TestCollyTwoCollectorsShareRedis: two Colly collectors with plugins of
@@ -23,6 +23,7 @@ import (
 // site never sees a request sooner than 0.2 s after the previous one
 // ended, nor two at once.
 func TestCollyTwoCollectorsShareRedis(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const d = 200 * time.Millisecond
 	var robotsHits atomic.Int32

@@ -18,8 +18,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // newClient returns a client of srv with the options ParseURL sets.
@@ -46,6 +46,7 @@ func newFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
 }
 
 func TestNewUnreachable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +66,7 @@ func TestNewUnreachable(t *testing.T) {
 }
 
 func TestNewMarksEpochAndKeys(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithPrefix("t1:"))
 	c := newClient(t, srv)
@@ -82,6 +84,7 @@ func TestNewMarksEpochAndKeys(t *testing.T) {
 }
 
 func TestNotifyReachesSubscribers(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
 	ch, cancel := b.Subscribe("k")
@@ -123,9 +126,10 @@ func TestHelperChildAcquire(t *testing.T) {
 // a host keeps it until its lease ends; the host is then granted again, no
 // earlier than the delay after the lease's end.
 func TestLimiterLeaseOfKilledProcess(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const (
-		lease = time.Second
+		lease = 3 * time.Second
 		delay = 300 * time.Millisecond
 		host  = "https://held.example"
 	)
@@ -193,6 +197,7 @@ func TestLimiterLeaseOfKilledProcess(t *testing.T) {
 // default), none goes out closer than the delay to the previous one, and
 // every request is made.
 func TestLimiterRedisRestartedMidRun(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 20*time.Millisecond)
 	const (
@@ -202,8 +207,8 @@ func TestLimiterRedisRestartedMidRun(t *testing.T) {
 	)
 	host := "http://" + s.Listener.Addr().String()
 	lims := []*Limiter{
-		newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Limiter(LimiterConfig{}),
-		newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Limiter(LimiterConfig{}),
+		newFleet(t, srv, WithLease(3*time.Second), WithCallTimeout(time.Second)).Limiter(LimiterConfig{}),
+		newFleet(t, srv, WithLease(3*time.Second), WithCallTimeout(time.Second)).Limiter(LimiterConfig{}),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -254,10 +259,11 @@ func TestLimiterRedisRestartedMidRun(t *testing.T) {
 // local gate while Redis is away, spaced by the delay, with a warning; once
 // Redis is back the fleet's state is used again.
 func TestLimiterFallBackLocal(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	var logs testutil.Buffer
-	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
+	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	l := f.Limiter(LimiterConfig{})
 	host := "http://" + s.Listener.Addr().String()
@@ -359,12 +365,13 @@ func (p *stallProxy) replies(c, u net.Conn) {
 // Redis) ends with its context and grants nothing, and a FallBackLocal
 // limiter moves to the local gate.
 func TestSlowRedis(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	px := newStallProxy(t, srv.Addr)
 	mk := func(opts ...Option) *Fleet {
 		c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { c.Close() })
-		f, err := New(context.Background(), c, append(opts, WithCallTimeout(200*time.Millisecond))...)
+		f, err := New(context.Background(), c, append(opts, WithCallTimeout(time.Second))...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,10 +384,10 @@ func TestSlowRedis(t *testing.T) {
 
 	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
-	if _, err := New(context.Background(), c, WithCallTimeout(200*time.Millisecond)); !errors.Is(err, ErrUnavailable) {
+	if _, err := New(context.Background(), c, WithCallTimeout(time.Second)); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("New on a Redis that does not answer: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	if p, err := wait.Acquire(ctx, "https://slow.example", time.Second); err == nil || p != nil {
 		t.Fatalf("Acquire with Redis hung returned %v, %v; want the context's error", p, err)
@@ -401,8 +408,9 @@ func TestSlowRedis(t *testing.T) {
 // host's fleet-wide queue (entered by hand, never seen again) holds the
 // host only until it counts as dead; then the next caller is granted.
 func TestLimiterDeadWaiterDropped(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(200*time.Millisecond))
+	f := newFleet(t, srv, WithCallTimeout(time.Second))
 	c := newClient(t, srv)
 	ctx := context.Background()
 	const host = "https://queued.example"
@@ -436,8 +444,9 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 // goes to Redis again: the next request of the process to that host waits
 // for its release.
 func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(300*time.Millisecond), WithLease(time.Second),
+	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second),
 		WithLogger(slog.New(slog.DiscardHandler)))
 	l := f.Limiter(LimiterConfig{})
 	const host, d = "https://overlap.example", 100 * time.Millisecond

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // BenchmarkFleetScaling runs the examples/distributed binary as 1, 2, 4

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // waitFor polls cond every 20 ms; it fails t after limit (a failure
@@ -25,8 +25,11 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 // processes finished, and after Redis comes back empty only the requests
 // not done are queued again.
 func TestFrontierJournalPruned(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	opts := []Option{WithLease(300 * time.Millisecond), WithCallTimeout(100 * time.Millisecond)}
+	// A call timeout of 1 s: the first call to the restarted (fresh)
+	// Redis dials a new connection, slow on a loaded machine.
+	opts := []Option{WithLease(3 * time.Second), WithCallTimeout(time.Second)}
 	p1 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
 	p2 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
 	const n, left = 20, 5
@@ -60,6 +63,7 @@ func TestFrontierJournalPruned(t *testing.T) {
 // TestFrontierJournalCap: the journal holds at most its cap; the others
 // are counted.
 func TestFrontierJournalCap(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	p := frOpen(t, frFleet(t, srv), WithJournalCap(3))
 	for i := range 5 {
@@ -75,6 +79,7 @@ func TestFrontierJournalCap(t *testing.T) {
 // TestFrontierTTLAndDrop: every key of the frontier carries the TTL, and
 // Drop deletes them all.
 func TestFrontierTTLAndDrop(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := frFleet(t, srv, WithPrefix("ttl:"))
 	p := frOpen(t, f, WithFrontierTTL(time.Hour), WithMaxWait(100*time.Millisecond))

@@ -17,8 +17,8 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // frFleet returns a Fleet on a client of its own (one "process"), closed
@@ -143,6 +143,7 @@ func TestFrontierSharedQueue(t *testing.T) {
 // whose delay has not passed) is skipped for a ready one, read in the same
 // script that pops.
 func TestFrontierReadsLimiter(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	fl := frFleet(t, srv)
 	q := frOpen(t, fl, WithMaxWait(5*time.Second))
@@ -178,6 +179,7 @@ func TestFrontierReadsLimiter(t *testing.T) {
 // request of its own out it hands out the soonest instead (a queue thread
 // may be waiting to hand it a new request).
 func TestFrontierNotReady(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	fl := frFleet(t, srv)
 	q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
@@ -209,9 +211,9 @@ func TestFrontierNotReady(t *testing.T) {
 func TestFrontierDeadProcess(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	srv := redistest.Start(t)
-	const lease = 300 * time.Millisecond
+	const lease = 3 * time.Second
 	dying := frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)).Frontier(WithMaxWait(100 * time.Millisecond))
-	live := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*time.Second))
+	live := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(4*lease))
 	dying.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	if u, _ := frGet(t, dying); u != "http://a.example/1" {
 		t.Fatal(u)
@@ -237,10 +239,13 @@ func TestFrontierDeadProcess(t *testing.T) {
 // TestFrontierLeaseRenewed: a live process keeps its request past the
 // lease.
 func TestFrontierLeaseRenewed(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	const lease = 300 * time.Millisecond
+	// The lease is renewed every lease/3: p2 waits out two leases, so a
+	// missed renewal would hand it the request.
+	const lease = 3 * time.Second
 	p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
-	p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(4*lease))
+	p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*lease))
 	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	frGet(t, p1)
 	if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
@@ -255,9 +260,10 @@ func TestFrontierLeaseRenewed(t *testing.T) {
 // written when it is back; if it comes back empty, each process queues
 // again what it knows.
 func TestFrontierRedisDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(300*time.Millisecond)), WithMaxWait(200*time.Millisecond), WithOutageLimit(500*time.Millisecond))
-	p2 := frOpen(t, frFleet(t, srv, WithCallTimeout(300*time.Millisecond)), WithMaxWait(200*time.Millisecond))
+	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond), WithOutageLimit(500*time.Millisecond))
+	p2 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond))
 	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	_, la := frGet(t, p2) // a: out at p2 while Redis is lost
 	p2.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
@@ -294,6 +300,7 @@ func TestFrontierRedisDown(t *testing.T) {
 // TestFrontierColly runs real Colly queues in two processes' worth of
 // Fleets over one Redis: every URL once, and both runs end.
 func TestFrontierColly(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	var fetched = make(chan string, 100)
 	run := func(q *Frontier) error {

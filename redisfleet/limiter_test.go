@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/redistest"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // Jitter allowances of the server-observed gaps. End-to-start: none is
@@ -167,7 +167,7 @@ func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n in
 	lims := make([]*Limiter, procs)
 	for i := range lims {
 		c := newClient(t, srv)
-		f, err := New(context.Background(), c, WithLease(2*time.Second), WithCallTimeout(600*time.Millisecond))
+		f, err := New(context.Background(), c, WithLease(3*time.Second), WithCallTimeout(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,6 +202,7 @@ func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n in
 // never sees a request start sooner than the delay after the previous one
 // ended.
 func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 5*time.Millisecond)
 	const d = 100 * time.Millisecond
@@ -230,6 +231,7 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 // TestLimiterStartToStartAcrossProcesses: with start-to-start spacing the
 // sends are spaced by the delay while slow responses overlap.
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 250*time.Millisecond)
 	s.mu.Lock()
@@ -253,13 +255,14 @@ func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 
 // TestLimiterRetryAfterShared: a 429 with Retry-After seen by one process
 // pauses the host for the others; WaitMax does not wait out a pause longer
-// than its limit.
+// than its limit (2 s against 100 ms: the check holds on a loaded machine).
 func TestLimiterRetryAfterShared(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	s.status = func(n int) (int, http.Header) {
 		if n == 0 {
-			return 429, http.Header{"Retry-After": {"1"}}
+			return 429, http.Header{"Retry-After": {"2"}}
 		}
 		return 200, nil
 	}
@@ -272,16 +275,16 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 	_, err := b.WaitMax(ctx, host, 10*time.Millisecond, 100*time.Millisecond)
 	var pe *hostlimit.PausedError
 	if !errors.As(err, &pe) || pe.Host != host {
-		t.Fatalf("WaitMax on a host paused for 1 s with maxPause 100 ms: %v", err)
+		t.Fatalf("WaitMax on a host paused for 2 s with maxPause 100 ms: %v", err)
 	}
 	if code, err := get(ctx, b, host, s.URL, 10*time.Millisecond); err != nil || code != 200 {
 		t.Fatalf("second request: %d, %v", code, err)
 	}
 	v := s.log()
-	if g := v[1].start.Sub(v[0].end); g < time.Second-jitterE2S {
-		t.Fatalf("another process asked %v after a 429 with Retry-After: 1", g)
+	if g := v[1].start.Sub(v[0].end); g < 2*time.Second-jitterE2S {
+		t.Fatalf("another process asked %v after a 429 with Retry-After: 2", g)
 	}
-	if st, ok := a.Stats(host); !ok || st.Pauses != 1 || st.LastPause != time.Second || st.Grants != 1 {
+	if st, ok := a.Stats(host); !ok || st.Pauses != 1 || st.LastPause != 2*time.Second || st.Grants != 1 {
 		t.Fatalf("stats of the process that saw the 429: %+v %v", st, ok)
 	}
 }
@@ -289,6 +292,7 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 // TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	s.status = func(n int) (int, http.Header) {
@@ -322,27 +326,32 @@ func TestLimiterBackoffCountedFleetWide(t *testing.T) {
 
 // TestLimiterZeroDelay: a delay of 0 neither spaces nor serialises.
 func TestLimiterZeroDelay(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	s := newSite(t, 100*time.Millisecond)
+	s := newSite(t, 0)
+	s.mu.Lock()
+	s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
+	s.mu.Unlock()
 	fleetRun(t, srv, s, 2, 2, 1, LimiterConfig{}, 0)
 	if s.maxIn < 2 {
-		t.Fatalf("delay 0 serialised the requests (max %d in flight)", s.maxIn)
+		t.Fatalf("delay 0 serialised the requests (max %d in flight; the first response waited 10 s for a second request)", s.maxIn)
 	}
 }
 
 // TestLimiterContextEnds: a caller waiting for a held host leaves when its
 // context ends, with its error, and takes nothing.
 func TestLimiterContextEnds(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
 	p, err := a.Acquire(context.Background(), "https://h.example", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if _, err := b.Acquire(ctx, "https://h.example", time.Second); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Acquire on a held host with a 150 ms context: %v", err)
+		t.Fatalf("Acquire on a held host with a 1 s context: %v", err)
 	}
 	p.Release()
 	c := newClient(t, srv)
@@ -362,25 +371,26 @@ func TestLimiterContextEnds(t *testing.T) {
 // (WaitMax does not wait out a pause longer than its limit), and Stats
 // shows this process's grants and waits.
 func TestLimiterPause(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
 	ctx := context.Background()
-	const host = "https://paused.example"
-	if err := a.Pause(ctx, host, 400*time.Millisecond); err != nil {
+	const host, pause = "https://paused.example", 2 * time.Second
+	start := time.Now() // the pause starts after this, at Redis
+	if err := a.Pause(ctx, host, pause); err != nil {
 		t.Fatal(err)
 	}
 	var pe *hostlimit.PausedError
 	if _, err := b.WaitMax(ctx, host, 0, 100*time.Millisecond); !errors.As(err, &pe) {
-		t.Fatalf("WaitMax on a host paused 400 ms with maxPause 100 ms: %v", err)
+		t.Fatalf("WaitMax on a host paused 2 s with maxPause 100 ms: %v", err)
 	}
-	start := time.Now()
 	p, err := b.Acquire(ctx, host, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Release()
-	if el := time.Since(start); el < 300*time.Millisecond {
-		t.Fatalf("granted %v into a 400 ms pause set by another process", el)
+	if el := time.Since(start); el < pause-jitterE2S {
+		t.Fatalf("granted %v into a %v pause set by another process", el, pause)
 	}
 	st, ok := b.Stats(host)
 	if !ok || st.Grants != 1 || st.Waits != 1 || st.InFlight != 0 || st.Queued != 0 {
@@ -396,6 +406,7 @@ func TestLimiterPause(t *testing.T) {
 // 0) while another process's page, granted under 300 ms, is in flight
 // waits for it to end, and then for the 300 ms it was granted under.
 func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	s := newSite(t, 200*time.Millisecond)
 	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
@@ -407,7 +418,11 @@ func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
 		_, err := get(ctx, a, host, s.URL+"/page", d)
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // a's request is in flight
+	waitFor(t, 10*time.Second, "a's request at the server", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.visits) == 1
+	})
 	if _, err := get(ctx, b, host, s.URL+"/robots.txt", 0); err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // TestLeaseAtLeastThreeCallTimeouts: a lease that a renewal taking a whole
 // call timeout could miss is raised, with a warning.
 func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	var logs testutil.Buffer
 	f := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(2*time.Second),
@@ -34,6 +35,7 @@ func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
 // holds a permit, does not mark a fresh start: the host stays held until
 // the holder releases it.
 func TestNewAfterRestartKeepsHold(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	const host, delay = "https://held.example", 100 * time.Millisecond
 	opts := []Option{WithLease(6 * time.Second), WithCallTimeout(2 * time.Second)}
@@ -80,6 +82,7 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 // TestLostReleaseLogged: a release and a fetch unlock that Redis refuses
 // are logged and counted, not dropped silently.
 func TestLostReleaseLogged(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	var logs testutil.Buffer
 	f := newFleet(t, srv, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 func TestStoreRoundTripAndVersion(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv)
 	s := f.Store()
@@ -24,7 +25,7 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 	if _, ok, err := s.Get(ctx, "rfc9309 https://a.example"); ok || err != nil {
 		t.Fatalf("Get on an empty Redis: ok=%v err=%v", ok, err)
 	}
-	if err := s.Put(ctx, "rfc9309 https://a.example", []byte("payload"), 300*time.Millisecond); err != nil {
+	if err := s.Put(ctx, "rfc9309 https://a.example", []byte("payload"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	// Another handle (another process) reads it.
@@ -46,10 +47,9 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 	if _, ok, _ := newFleet(t, srv, WithPrefix("other:")).Store().Get(ctx, "rfc9309 https://a.example"); ok {
 		t.Fatal("a fleet with another prefix read the value")
 	}
-	// The TTL holds in Redis.
-	time.Sleep(400 * time.Millisecond)
-	if _, ok, _ := s.Get(ctx, "rfc9309 https://a.example"); ok {
-		t.Fatal("a value outlived its TTL")
+	// The TTL is Redis's: set on the key (Redis expires it).
+	if ttl, err := raw.PTTL(ctx, "robots:v1:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+		t.Fatalf("the key's TTL is %v, %v; want (0, 1m]", ttl, err)
 	}
 }
 
@@ -105,6 +105,7 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // TestStoreOneFetchForTheFleet: eight resolvers on eight fleet handles fetch
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
 	fleets := make([]*Fleet, 8)
@@ -130,12 +131,13 @@ func TestStoreOneFetchForTheFleet(t *testing.T) {
 // never renewed) holds the others until its lease ends, not longer; then
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 	fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
 	u, _ := url.Parse(site.URL + "/")
 	auth, _ := policy.Authority(u)
-	const lease = 600 * time.Millisecond
+	const lease = time.Second
 	start := time.Now()
 	key := fleets[0].Key(kindFetch, dialect.RFC9309.Name()+" "+auth)
 	if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
@@ -153,14 +155,18 @@ func TestStoreDeadFetchHolder(t *testing.T) {
 // TestStoreLockRenewed: a live holder keeps its lock past the lease (it
 // renews it), and its unlock wakes a waiter of another handle at once.
 func TestStoreLockRenewed(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
 	ctx := context.Background()
-	unlock, ok, err := a.Store().LockFetch(ctx, "k", 300*time.Millisecond)
+	// Renewed every third of the lease: after 2 leases it is held only if
+	// renewed.
+	const lease = 1500 * time.Millisecond
+	unlock, ok, err := a.Store().LockFetch(ctx, "k", lease)
 	if !ok || err != nil {
 		t.Fatalf("LockFetch: %v %v", ok, err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(2 * lease)
 	if _, ok, _ := b.Store().LockFetch(ctx, "k", time.Second); ok {
 		t.Fatal("a live holder lost its lock after its lease: not renewed")
 	}
@@ -187,8 +193,9 @@ func TestStoreLockRenewed(t *testing.T) {
 // ErrUnavailable, and a resolver on the Store still gets its policy by
 // fetching.
 func TestStoreRedisDown(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(300*time.Millisecond))
+	f := newFleet(t, srv, WithCallTimeout(time.Second))
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 	srv.Stop()
 	ctx := context.Background()

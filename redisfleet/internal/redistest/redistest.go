@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -160,12 +161,41 @@ func Ping(addr string) error {
 	return nil
 }
 
-// freePort returns a loopback port nothing listens on now.
+// freePort returns a loopback port nothing listens on now, chosen at
+// random below the kernel's ephemeral range when it can: a server stopped
+// and started again on its port (Stop, Start) must find it free, so the
+// port must not be handed out meanwhile to another test's server (as
+// port 0 would) nor to a client connection's local end.
 func freePort() (int, error) {
+	if lo := ephemeralLow(); lo > 20000 {
+		for range 50 {
+			port := 10000 + rand.IntN(lo-10000)
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err == nil {
+				l.Close()
+				return port, nil
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow is the lowest port of Linux's ephemeral range, or 0 when
+// unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	lo, _ := strconv.Atoi(f[0])
+	return lo
 }

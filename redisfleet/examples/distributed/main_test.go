@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/politecrawl/robots/internal/redistest"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // The fleet itself (several processes) is tested in package redisfleet
@@ -18,6 +18,7 @@ import (
 // its errors, and one process crawling on its own.
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -41,6 +42,7 @@ func TestUsage(t *testing.T) {
 
 // TestRedisUnreachable: a clear error and exit status 1, at once.
 func TestRedisUnreachable(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +61,7 @@ func TestRedisUnreachable(t *testing.T) {
 // TestOneProcess crawls two linked sites with one process: every page
 // once, what robots.txt disallows reported as stopped, the summary last.
 func TestOneProcess(t *testing.T) {
+	t.Parallel()
 	srv := redistest.Start(t)
 	page := func(links ...string) func(http.ResponseWriter, *http.Request) bool {
 		return func(w http.ResponseWriter, r *http.Request) bool {

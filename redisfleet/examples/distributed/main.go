@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./examples/distributed [flags] URL...
+//	cd redisfleet && go run ./examples/distributed [flags] URL...
 //
 // Flags (before the URLs):
 //

@@ -3,6 +3,7 @@ package redistest
 import "testing"
 
 func TestStartStopRestart(t *testing.T) {
+	t.Parallel()
 	s := Start(t)
 	if err := Ping(s.Addr); err != nil {
 		t.Fatalf("a started server does not answer PING: %v", err)
