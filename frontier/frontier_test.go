@@ -401,7 +401,7 @@ func TestQueueAddRequestFromCallbacks(t *testing.T) {
 
 // Use the plugin's limiter as the frontier's readiness, attach the
 // frontier to the collector, and run a queue on it.
-func ExampleNew() {
+func Example() {
 	c := colly.NewCollector()
 	p, err := robots.Attach(c)
 	if err != nil {
@@ -414,7 +414,7 @@ func ExampleNew() {
 	q, _ := queue.New(4, f)
 	q.AddURL("https://example.com/")
 	q.AddURL("https://example.org/")
+	// q.Run(c) would crawl them; here the queued count only.
 	fmt.Println(f.Stats().Queued)
-	// q.Run(c)
 	// Output: 2
 }

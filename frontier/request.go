@@ -32,7 +32,10 @@ type Request struct {
 	Key  string // what makes it the same request: method, URL, and a hash of the body if any
 }
 
-// wire is the part of colly's serialised request the frontier reads.
+// wire is the part of colly's serialised request the frontier reads. A
+// queue.Storage receives requests only as the JSON of colly.Request.Marshal
+// and Colly has no public decoder for it (Collector.UnmarshalRequest needs a
+// collector), so the frontier reads those three fields itself.
 type wire struct {
 	URL    string
 	Method string
