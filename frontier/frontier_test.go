@@ -62,7 +62,7 @@ func TestAddRequest(t *testing.T) {
 		{[]byte(`not json`), frontier.ErrBadRequest},
 		{[]byte(`{"URL":"/relative"}`), frontier.ErrBadRequest},
 		{[]byte(`{"URL":"http://%zz"}`), frontier.ErrBadRequest},
-		{make([]byte, frontier.MaxRequestBytes+1), frontier.ErrBadRequest},
+		{make([]byte, 1<<20+1), frontier.ErrBadRequest},
 	}
 	for i, c := range cases {
 		if err := f.AddRequest(c.in); !errors.Is(err, c.want) {
