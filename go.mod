@@ -4,7 +4,6 @@ go 1.24.0
 
 require (
 	github.com/gocolly/colly/v2 v2.3.0
-	github.com/jimsmart/grobotstxt v1.0.3
 	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/net v0.47.0

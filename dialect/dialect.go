@@ -1,13 +1,18 @@
-// Package dialect parses robots.txt files and answers, for a crawler, whether
-// a URL may be fetched, the way one chosen crawler reads the file.
+// Package dialect reads robots.txt the way one chosen crawler does and
+// answers whether that crawler may fetch a URL; it does no network I/O. A
+// [Dialect] parses a body into an immutable [*Robots], whose [Robots.For]
+// selects the rules in force for a crawler's product tokens as a [*Ruleset],
+// whose [Ruleset.Check] decides a path with a [Verdict] naming the rule and
+// line that decided.
 //
-// Four dialects are provided, each selectable by name:
+// Four dialects are provided, each a package variable and selectable by name
+// ([Lookup]):
 //
-//	rfc9309     RFC 9309 (the Robots Exclusion Protocol), read strictly
-//	google      Google's crawlers, as documented by Google and as its
-//	            open-source parser behaves
-//	coccoc      Coc Coc's robots
-//	koster1994  the original 1994 standard by Martijn Koster
+//	RFC9309     "rfc9309"     RFC 9309 (the Robots Exclusion Protocol), read strictly
+//	Google      "google"      Google's crawlers, as documented by Google and as its
+//	                          open-source parser behaves
+//	CocCoc      "coccoc"      Coc Coc's robots
+//	Koster1994  "koster1994"  the original 1994 standard by Martijn Koster
 //
 // Every difference between the dialects is data: a [Dialect] value holds a
 // table of behaviours (see the unexported spec type) and the parser and the
@@ -179,13 +184,21 @@ func (d *Dialect) String() string { return d.s.name }
 // Description returns a one-line summary of the dialect.
 func (d *Dialect) Description() string { return d.s.description }
 
-// The four dialects.
-var (
-	RFC9309    = newDialect(rfc9309Spec)
-	Google     = newDialect(googleSpec)
-	CocCoc     = newDialect(coccocSpec)
-	Koster1994 = newDialect(koster1994Spec)
-)
+// RFC9309 ("rfc9309") reads robots.txt as RFC 9309 has it, strictly;
+// Crawl-delay is read as an extension (seconds, decimals).
+var RFC9309 = newDialect(rfc9309Spec)
+
+// Google ("google") reads robots.txt as Google's crawlers do: key prefixes
+// and typos, exact product tokens, no Crawl-delay, the index.html rule.
+var Google = newDialect(googleSpec)
+
+// CocCoc ("coccoc") reads robots.txt as Coc Coc's robots do: the most
+// closely matching user-agent, an integer Crawl-delay capped at 10 s.
+var CocCoc = newDialect(coccocSpec)
+
+// Koster1994 ("koster1994") reads robots.txt as the original 1994 standard
+// has it: blank-line records, Disallow only, plain prefix match.
+var Koster1994 = newDialect(koster1994Spec)
 
 var all = []*Dialect{RFC9309, Google, CocCoc, Koster1994}
 

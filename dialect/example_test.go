@@ -6,7 +6,8 @@ import (
 	"github.com/politecrawl/robots/dialect"
 )
 
-func ExampleDialect_Parse() {
+// Parse once, select the rules for a crawler, check paths.
+func Example() {
 	body := []byte(`User-agent: *
 Disallow: /private
 Allow: /private/press

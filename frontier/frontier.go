@@ -1,7 +1,7 @@
-// Package frontier is a per-host queue frontier for Colly's queue package:
-// a [queue.Storage] that hands a worker the next request whose host may be
-// asked now, so that no queue thread waits on one host while another
-// host's request is ready.
+// Package frontier is a per-host queue frontier for Colly's queue package.
+// A [Frontier] is a queue.Storage that keeps one FIFO queue per host and
+// hands a worker the oldest request whose host may be asked now, so that no
+// queue thread waits on one host while another host's request is ready.
 //
 // With Colly's InMemoryQueueStorage the requests come out in the order
 // they went in: with 4 threads and the pages of 4 hosts queued host after

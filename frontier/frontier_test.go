@@ -62,7 +62,7 @@ func TestAddRequest(t *testing.T) {
 		{[]byte(`not json`), frontier.ErrBadRequest},
 		{[]byte(`{"URL":"/relative"}`), frontier.ErrBadRequest},
 		{[]byte(`{"URL":"http://%zz"}`), frontier.ErrBadRequest},
-		{make([]byte, frontier.MaxRequestBytes+1), frontier.ErrBadRequest},
+		{make([]byte, 1<<20+1), frontier.ErrBadRequest},
 	}
 	for i, c := range cases {
 		if err := f.AddRequest(c.in); !errors.Is(err, c.want) {
@@ -401,7 +401,7 @@ func TestQueueAddRequestFromCallbacks(t *testing.T) {
 
 // Use the plugin's limiter as the frontier's readiness, attach the
 // frontier to the collector, and run a queue on it.
-func ExampleNew() {
+func Example() {
 	c := colly.NewCollector()
 	p, err := robots.Attach(c)
 	if err != nil {
@@ -414,7 +414,7 @@ func ExampleNew() {
 	q, _ := queue.New(4, f)
 	q.AddURL("https://example.com/")
 	q.AddURL("https://example.org/")
+	// q.Run(c) would crawl them; here the queued count only.
 	fmt.Println(f.Stats().Queued)
-	// q.Run(c)
 	// Output: 2
 }

@@ -17,12 +17,13 @@ import (
 // Done.
 const LeaseKey = "robots.frontier.lease"
 
-// MaxRequestBytes caps the size of one serialised request (AddRequest
+// maxRequestBytes caps the size of one serialised request (AddRequest
 // refuses larger ones).
-const MaxRequestBytes = 1 << 20
+const maxRequestBytes = 1 << 20
 
 // ErrBadRequest is wrapped by the error of AddRequest for bytes that are
-// not a request serialised by Colly with an absolute URL.
+// not a request serialised by Colly with an absolute URL, or longer than
+// 1 MiB.
 var ErrBadRequest = errors.New("frontier: not a serialised Colly request")
 
 // Request is what a frontier reads of a serialised Colly request.
@@ -32,17 +33,21 @@ type Request struct {
 	Key  string // what makes it the same request: method, URL, and a hash of the body if any
 }
 
-// wire is the part of colly's serialised request the frontier reads.
+// wire is the part of colly's serialised request the frontier reads. A
+// queue.Storage receives requests only as the JSON of colly.Request.Marshal
+// and Colly has no public decoder for it (Collector.UnmarshalRequest needs a
+// collector), so the frontier reads those three fields itself.
 type wire struct {
 	URL    string
 	Method string
 	Body   []byte
 }
 
-// Decode reads a request serialised by colly.Request.Marshal.
+// Decode reads a request serialised by colly.Request.Marshal (at most
+// 1 MiB; an error wrapping [ErrBadRequest] otherwise).
 func Decode(b []byte) (Request, error) {
-	if len(b) > MaxRequestBytes {
-		return Request{}, fmt.Errorf("%w: %d bytes, more than %d", ErrBadRequest, len(b), MaxRequestBytes)
+	if len(b) > maxRequestBytes {
+		return Request{}, fmt.Errorf("%w: %d bytes, more than %d", ErrBadRequest, len(b), maxRequestBytes)
 	}
 	var w wire
 	if err := json.Unmarshal(b, &w); err != nil {

@@ -15,7 +15,7 @@ import (
 // Each call names the delay in force for the host (here 50 ms, say a
 // Crawl-delay); the next permit comes no earlier than that after the
 // release.
-func ExampleNew() {
+func Example() {
 	lim := hostlimit.New(hostlimit.Config{})
 	ctx := context.Background()
 	const host = "https://example.com" // an authority, as policy.Authority gives it

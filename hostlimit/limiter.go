@@ -527,12 +527,12 @@ func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *lim
 // WaitClaim at most. With a delay of 0 only a pause or pending spacing makes
 // Wait block. Callers are released in arrival order.
 func (l *Limiter) Wait(ctx context.Context, host string, delay time.Duration) error {
-	_, err := l.WaitTime(ctx, host, delay)
+	_, err := l.waitTime(ctx, host, delay)
 	return err
 }
 
-// WaitTime is [Limiter.Wait] that also returns how long it blocked.
-func (l *Limiter) WaitTime(ctx context.Context, host string, delay time.Duration) (time.Duration, error) {
+// waitTime is [Limiter.Wait] that also returns how long it blocked.
+func (l *Limiter) waitTime(ctx context.Context, host string, delay time.Duration) (time.Duration, error) {
 	return l.WaitMax(ctx, host, delay, -1)
 }
 
@@ -547,9 +547,9 @@ func (e *PausedError) Error() string {
 	return "hostlimit: " + e.Host + " is paused after 429/503 responses until " + e.Until.UTC().Format(time.RFC3339)
 }
 
-// WaitMax is [Limiter.WaitTime] that does not wait out a pause (429, 503,
-// [Limiter.Pause]) ending more than maxPause from now: it then returns at
-// once a *[PausedError]. A negative maxPause waits out any pause. It is
+// WaitMax is [Limiter.Wait], returning how long it blocked, that does not
+// wait out a pause (429, 503, [Limiter.Pause]) ending more than maxPause
+// from now: it then returns at once a *[PausedError]. A negative maxPause waits out any pause. It is
 // decided when WaitMax is called; a pause that starts while it waits is
 // waited out.
 func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error) {
@@ -611,7 +611,7 @@ type Permit interface {
 }
 
 // permit is the Permit of a Limiter. It is also the response body wrapper
-// of [ReleaseOnClose] (as *permitBody), so that a gated round trip costs
+// of releaseOnClose (as *permitBody), so that a gated round trip costs
 // one allocation.
 type permit struct {
 	l      *Limiter
@@ -941,10 +941,10 @@ func (l *Limiter) Stats(host string) (Stats, bool) {
 	return l.statsOf(h, l.now()), true
 }
 
-// Snapshot returns the statistics of every host the limiter holds state for.
+// snapshot returns the statistics of every host the limiter holds state for.
 // Each shard is read under its own lock, so the snapshot is consistent per
 // host, not across hosts.
-func (l *Limiter) Snapshot() map[string]Stats {
+func (l *Limiter) snapshot() map[string]Stats {
 	out := make(map[string]Stats)
 	for i := range l.shards {
 		s := &l.shards[i]
@@ -970,12 +970,12 @@ func (l *Limiter) Len() int {
 	return n
 }
 
-// Sweep drops the state of every idle host now, as the lazy sweep does,
+// sweepAll drops the state of every idle host now, as the lazy sweep does,
 // and returns how many were dropped. A host is idle when nothing is queued
 // or in flight, no pause or spacing is pending, and it has not been used for
 // IdleTTL: its state can go without changing any later decision other than
 // its delay (see Config.Delay) and its backoff count.
-func (l *Limiter) Sweep() int {
+func (l *Limiter) sweepAll() int {
 	n := 0
 	for i := range l.shards {
 		n += l.sweep(&l.shards[i])
@@ -1090,7 +1090,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // that never calls it, Release counts as the send). It passes the
 // response's status and header to p.Observe, and releases p when the round
 // trip fails, when the response has no body (or is a 101 Switching
-// Protocols), or when the body is done ([ReleaseOnClose]). It is the second
+// Protocols), or when the body is done (releaseOnClose). It is the second
 // half of [Limiter.Transport], for a gate that acquires its permits itself.
 // Caveat: a request that net/http retries by itself on a fresh connection
 // is one round trip here.
@@ -1113,14 +1113,14 @@ func RoundTrip(next http.RoundTripper, req *http.Request, p Permit) (*http.Respo
 		p.Release()
 		return resp, nil
 	}
-	resp.Body = ReleaseOnClose(p, resp.Body)
+	resp.Body = releaseOnClose(p, resp.Body)
 	return resp, nil
 }
 
-// ReleaseOnClose returns body wrapped so that p is released once body
+// releaseOnClose returns body wrapped so that p is released once body
 // returns an error or io.EOF from Read, or is closed. For a permit of a
 // Limiter it allocates nothing: the permit is the wrapper.
-func ReleaseOnClose(p Permit, body io.ReadCloser) io.ReadCloser {
+func releaseOnClose(p Permit, body io.ReadCloser) io.ReadCloser {
 	if lp, ok := p.(*permit); ok {
 		lp.rc = body
 		return (*permitBody)(lp)

@@ -537,15 +537,15 @@ func TestLimiterEviction(t *testing.T) {
 	queued := goAcquire(wctx, l, clk, "http://paused.test", KeepDelay) // a waiter on the paused host
 	clk.WaitTimers(t, 1)
 	clk.Advance(ttl - time.Nanosecond)
-	if n := l.Sweep(); n != 0 {
+	if n := l.sweepAll(); n != 0 {
 		t.Fatalf("Sweep dropped %d hosts before their TTL", n)
 	}
 	clk.Advance(time.Nanosecond)
-	if n := l.Sweep(); n != 1000 {
+	if n := l.sweepAll(); n != 1000 {
 		t.Errorf("Sweep dropped %d hosts, want the 1000 idle ones", n)
 	}
 	if n := l.Len(); n != 3 {
-		t.Errorf("Len = %d after the sweep, want 3 (busy, paused, slow): %v", n, l.Snapshot())
+		t.Errorf("Len = %d after the sweep, want 3 (busy, paused, slow): %v", n, l.snapshot())
 	}
 	if n := evicted.Load(); n != 1000 {
 		t.Errorf("OnEvict called %d times, want 1000", n)
@@ -554,7 +554,7 @@ func TestLimiterEviction(t *testing.T) {
 	cancel()
 	<-queued
 	clk.Advance(ttl)
-	l.Sweep()
+	l.sweepAll()
 	if _, ok := l.Stats("http://busy.test"); ok {
 		t.Error("busy host kept after its release and the TTL")
 	}
@@ -593,7 +593,7 @@ func TestLimiterSweepFrees(t *testing.T) {
 		t.Fatal(l.Len())
 	}
 	clk.Advance(time.Hour)
-	if got := l.Sweep(); got != n {
+	if got := l.sweepAll(); got != n {
 		t.Fatalf("Sweep dropped %d hosts, want %d", got, n)
 	}
 	if left := float64(int64(testutil.HeapInUse())-int64(before)) / n; left > 16 {

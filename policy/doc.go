@@ -1,7 +1,10 @@
 // Package policy says what an authority's robots.txt means for a crawler
-// now: it fetches robots.txt, applies the dialect's rules for the fetch's
-// outcome, caches the result and answers, for any URL, whether the crawler
-// may fetch it and why. It does no crawling and knows nothing of Colly.
+// now. A [Resolver] fetches robots.txt, applies the dialect's rules for the
+// fetch's outcome and caches the result as one immutable [Policy] per
+// authority, whose [Policy.Check] answers for any URL whether the crawler
+// may fetch it and why.
+//
+// It does no crawling and knows nothing of Colly.
 //
 // A [Resolver] holds the policies of many authorities. [Resolver.Policy]
 // returns the [Policy] of a URL's authority: from memory when it is there

@@ -15,7 +15,7 @@ import (
 
 // A resolver fetches each authority's robots.txt once and answers for every
 // URL of it, saying why.
-func ExampleResolver() {
+func Example() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			fmt.Fprint(w, "User-agent: *\nDisallow: /\n\nUser-agent: examplebot\nDisallow: /private\nAllow: /private/press\n")

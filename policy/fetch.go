@@ -43,9 +43,9 @@ type FetchInfo struct {
 	Warnings []string
 }
 
-// Answer describes what robots.txt answered, briefly: "503 Service
+// answer describes what robots.txt answered, briefly: "503 Service
 // Unavailable", "no answer (connection refused)", "more than 5 redirects".
-func (f *FetchInfo) Answer() string {
+func (f *FetchInfo) answer() string {
 	switch f.Outcome {
 	case dialect.OutcomeNoAnswer:
 		if f.Err == "" {

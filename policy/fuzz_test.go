@@ -266,7 +266,7 @@ func checkPolicy(t *testing.T, p *Policy, d *dialect.Dialect, path string) {
 	if p.Authority() == "" || p.Dialect() != d {
 		t.Fatalf("authority %q, dialect %v (want %v)", p.Authority(), p.Dialect(), d)
 	}
-	dec := p.Decision()
+	dec := p.dialectDecision()
 	if dec.Action > dialect.ActionUseLastGood || dec.Outcome > dialect.OutcomeOtherStatus ||
 		dec.Outcome != p.Fetch().Outcome || dec.Action != p.Action() {
 		t.Fatalf("decision %+v, fetch outcome %v", dec, p.Fetch().Outcome)
@@ -275,15 +275,15 @@ func checkPolicy(t *testing.T, p *Policy, d *dialect.Dialect, path string) {
 	if (p.Rules() != nil) != uses || (p.Robots() != nil) != uses {
 		t.Fatalf("action %v, rules %v, robots %v", dec.Action, p.Rules() != nil, p.Robots() != nil)
 	}
-	if _, ok := p.LastGood(); uses && !ok {
+	if _, ok := p.lastGoodAt(); uses && !ok {
 		t.Fatalf("action %v without a last good copy", dec.Action)
 	}
 	_ = dec.String()
 	_ = p.Reason()
 	_ = p.String()
 	fi := p.Fetch()
-	_ = fi.Answer()
-	_, _ = p.FailingSince()
+	_ = fi.answer()
+	_, _ = p.failingSince()
 	_, _ = p.CrawlDelay()
 	if p.footprint() <= 0 {
 		t.Fatalf("footprint %d", p.footprint())
@@ -329,18 +329,18 @@ func checkPolicy(t *testing.T, p *Policy, d *dialect.Dialect, path string) {
 func samePolicyFuzz(t *testing.T, a, b *Policy, path string) {
 	t.Helper()
 	fa, fb := a.Fetch(), b.Fetch()
-	la, oka := a.LastGood()
-	lb, okb := b.LastGood()
-	sa, _ := a.FailingSince()
-	sb, _ := b.FailingSince()
+	la, oka := a.lastGoodAt()
+	lb, okb := b.lastGoodAt()
+	sa, _ := a.failingSince()
+	sb, _ := b.failingSince()
 	if !fa.Time.Equal(fb.Time) || !a.Expires().Equal(b.Expires()) || !sa.Equal(sb) || oka != okb || !la.Equal(lb) {
 		t.Fatalf("times differ: fetch %v %v, expires %v %v, failing since %v %v, last good %v %v %v %v",
 			fa.Time, fb.Time, a.Expires(), b.Expires(), sa, sb, la, oka, lb, okb)
 	}
-	if a.Authority() != b.Authority() || a.Decision() != b.Decision() ||
+	if a.Authority() != b.Authority() || a.dialectDecision() != b.dialectDecision() ||
 		fa.URL != fb.URL || fa.FinalURL != fb.FinalURL || fa.Redirects != fb.Redirects || fa.Status != fb.Status ||
 		fa.Err != fb.Err || fa.Outcome != fb.Outcome || fa.Bytes != fb.Bytes || fa.Truncated != fb.Truncated || fa.MaxAge != fb.MaxAge {
-		t.Fatalf("policies differ:\n%+v %+v\n%+v %+v", a.Decision(), fa, b.Decision(), fb)
+		t.Fatalf("policies differ:\n%+v %+v\n%+v %+v", a.dialectDecision(), fa, b.dialectDecision(), fb)
 	}
 	if a.Reason() != b.Reason() {
 		t.Fatalf("reasons differ: %q, %q", a.Reason(), b.Reason())

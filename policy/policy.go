@@ -61,25 +61,26 @@ func (p *Policy) Fetch() FetchInfo { return p.fetch }
 // before parsing (Fetch().Warnings): nil for an ordinary body.
 func (p *Policy) Warnings() []string { return p.fetch.Warnings }
 
-// Decision returns what the dialect concluded from the latest fetch.
-func (p *Policy) Decision() dialect.Decision { return p.decision }
+// dialectDecision returns what the dialect concluded from the latest fetch.
+func (p *Policy) dialectDecision() dialect.Decision { return p.decision }
 
-// Action is shorthand for Decision().Action.
+// Action returns what the dialect decided to do with the latest fetch
+// (the Action of its [dialect.Dialect.Decide]).
 func (p *Policy) Action() dialect.Action { return p.decision.Action }
 
 // Expires returns when robots.txt is fetched again: the end of the cache
 // lifetime after a clean answer, the retry time after a failure.
 func (p *Policy) Expires() time.Time { return p.expires }
 
-// FailingSince returns the time of the first fetch of the current run of
+// failingSince returns the time of the first fetch of the current run of
 // failed fetches (5xx, no answer, ...), and false when the latest fetch did
 // not fail.
-func (p *Policy) FailingSince() (time.Time, bool) { return p.failSince, !p.failSince.IsZero() }
+func (p *Policy) failingSince() (time.Time, bool) { return p.failSince, !p.failSince.IsZero() }
 
-// LastGood returns when the last good copy of robots.txt (the latest body
+// lastGoodAt returns when the last good copy of robots.txt (the latest body
 // fetched with a status the dialect parses) was fetched, and false when
 // there is none.
-func (p *Policy) LastGood() (time.Time, bool) {
+func (p *Policy) lastGoodAt() (time.Time, bool) {
 	if p.lastGood == nil {
 		return time.Time{}, false
 	}
@@ -143,7 +144,7 @@ func (v Verdict) String() string {
 // (connection refused), host excluded until ...", "robots.txt: 503 Service
 // Unavailable, last good copy of 2026-11-20T08:00:00Z in force until ...".
 func (p *Policy) Reason() string {
-	s := "robots.txt: " + p.fetch.Answer()
+	s := "robots.txt: " + p.fetch.answer()
 	until := p.expires.UTC().Format(time.RFC3339)
 	switch p.decision.Action {
 	case dialect.ActionParse:

@@ -27,15 +27,15 @@ func (systemClock) Now() time.Time { return time.Now() }
 // DefaultUserAgent is the User-Agent header sent when none is configured.
 const DefaultUserAgent = "politecrawl-robots/0.1 (+https://github.com/politecrawl/robots)"
 
-// Defaults of the options.
+// Defaults of the options (each option's doc states its value).
 const (
-	DefaultCapacity       = 10000
-	DefaultConnectTimeout = 10 * time.Second
-	DefaultHeaderTimeout  = 15 * time.Second
-	DefaultTotalTimeout   = 30 * time.Second
-	DefaultMinMaxAge      = 10 * time.Minute
-	DefaultStoreTimeout   = 5 * time.Second
-	DefaultCacheBytes     = 256 << 20
+	defaultCapacity       = 10000
+	defaultConnectTimeout = 10 * time.Second
+	defaultHeaderTimeout  = 15 * time.Second
+	defaultTotalTimeout   = 30 * time.Second
+	defaultMinMaxAge      = 10 * time.Minute
+	defaultStoreTimeout   = 5 * time.Second
+	defaultCacheBytes     = 256 << 20
 )
 
 type config struct {
@@ -108,23 +108,24 @@ func WithUserAgent(ua string) Option {
 // WithHTTPClient makes robots.txt fetches go through client (its transport,
 // proxy, cookie jar and timeout); redirects are counted and followed by the
 // resolver whatever the client's CheckRedirect says. Default: a client of
-// its own with [DefaultConnectTimeout] and [DefaultHeaderTimeout].
+// its own with a 10 s connect (and TLS handshake) timeout and a 15 s
+// response-header timeout.
 func WithHTTPClient(client *http.Client) Option {
 	return func(c *config) { c.client = client }
 }
 
 // WithTimeout bounds each robots.txt fetch, from the request to the end of
-// the body, redirects included, whatever the client (default
-// [DefaultTotalTimeout]; 0 keeps it; negative is logged and the default
+// the body, redirects included, whatever the client (default 30 s; 0 keeps
+// it; negative is logged and the default
 // kept). Time spent waiting at a per-host gate that reports it through the
 // request context's gate hook (the robots plugin's) does not count. Connect
 // and header timeouts belong to the transport: the default client's are
-// [DefaultConnectTimeout] and [DefaultHeaderTimeout]; give
+// 10 s and 15 s; give
 // [WithHTTPClient] a transport of your own to change them.
 func WithTimeout(total time.Duration) Option {
 	return func(c *config) {
 		if total < 0 {
-			c.problem("WithTimeout(%s): a timeout cannot be negative; using %s", total, DefaultTotalTimeout)
+			c.problem("WithTimeout(%s): a timeout cannot be negative; using %s", total, defaultTotalTimeout)
 		}
 		if total > 0 {
 			c.totalTimeout = total
@@ -168,7 +169,7 @@ func WithMaxAgeBounds(lo, hi time.Duration) Option {
 func WithCapacity(n int) Option {
 	return func(c *config) {
 		if n < 0 {
-			c.problem("WithCapacity(%d): cannot be negative; using %d", n, DefaultCapacity)
+			c.problem("WithCapacity(%d): cannot be negative; using %d", n, defaultCapacity)
 		}
 		if n > 0 {
 			c.capacity = n
@@ -177,7 +178,7 @@ func WithCapacity(n int) Option {
 }
 
 // WithCacheBytes bounds the memory the cached policies hold, by estimate
-// (default [DefaultCacheBytes], 256 MiB; n ≤ 0 keeps it): the least
+// (default 256 MiB; n ≤ 0 keeps it): the least
 // recently used are evicted while they hold more. A typical policy holds a
 // few KB, one for a 500 KiB robots.txt a few MB (robots.txt body, parsed
 // rules and their index). The policy just fetched is always kept, even
@@ -185,7 +186,7 @@ func WithCapacity(n int) Option {
 func WithCacheBytes(n int64) Option {
 	return func(c *config) {
 		if n < 0 {
-			c.problem("WithCacheBytes(%d): cannot be negative; using %d", n, DefaultCacheBytes)
+			c.problem("WithCacheBytes(%d): cannot be negative; using %d", n, defaultCacheBytes)
 		}
 		if n > 0 {
 			c.cacheBytes = n
@@ -204,12 +205,12 @@ func WithStore(s Store) Option {
 	return func(c *config) { c.store = s }
 }
 
-// WithStoreTimeout bounds each call of the Store (default
-// [DefaultStoreTimeout], 5 s; d ≤ 0 keeps it).
+// WithStoreTimeout bounds each call of the Store (default 5 s; d ≤ 0 keeps
+// it).
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.problem("WithStoreTimeout(%s): cannot be negative; using %s", d, DefaultStoreTimeout)
+			c.problem("WithStoreTimeout(%s): cannot be negative; using %s", d, defaultStoreTimeout)
 		}
 		if d > 0 {
 			c.storeTimeout = d
@@ -250,11 +251,11 @@ func NewResolver(opts ...Option) *Resolver {
 	cfg := config{
 		dialect:      dialect.RFC9309,
 		userAgent:    DefaultUserAgent,
-		totalTimeout: DefaultTotalTimeout,
-		storeTimeout: DefaultStoreTimeout,
-		minAge:       DefaultMinMaxAge,
-		capacity:     DefaultCapacity,
-		cacheBytes:   DefaultCacheBytes,
+		totalTimeout: defaultTotalTimeout,
+		storeTimeout: defaultStoreTimeout,
+		minAge:       defaultMinMaxAge,
+		capacity:     defaultCapacity,
+		cacheBytes:   defaultCacheBytes,
 		clock:        systemClock{},
 	}
 	for _, o := range opts {
@@ -276,7 +277,7 @@ func NewResolver(opts ...Option) *Resolver {
 	}
 	client := cfg.client
 	if client == nil {
-		client = defaultClient(DefaultConnectTimeout, DefaultHeaderTimeout)
+		client = defaultClient(defaultConnectTimeout, defaultHeaderTimeout)
 	}
 	log := cfg.logger
 	if log == nil {

@@ -233,7 +233,7 @@ func TestLRU(t *testing.T) {
 }
 
 func TestCacheShardedCapacity(t *testing.T) {
-	c := newCache(5000, DefaultCacheBytes)
+	c := newCache(5000, defaultCacheBytes)
 	p := &Policy{expires: testutil.ClockStart.Add(time.Hour)}
 	for i := 0; i < 20000; i++ {
 		c.put("http://h"+strconv.Itoa(i)+".test", p)
@@ -405,7 +405,7 @@ func TestOptionProblemsAreLogged(t *testing.T) {
 			t.Errorf("log does not say %q once: %s", want, buf.String())
 		}
 	}
-	if r.cfg.capacity != DefaultCapacity || r.cfg.ttl != r.cfg.dialect.CacheTTL() || r.cfg.totalTimeout != DefaultTotalTimeout {
+	if r.cfg.capacity != defaultCapacity || r.cfg.ttl != r.cfg.dialect.CacheTTL() || r.cfg.totalTimeout != defaultTotalTimeout {
 		t.Errorf("defaults not kept: %+v", r.cfg)
 	}
 }

@@ -60,7 +60,7 @@ func TestStaleGoogle(t *testing.T) {
 	g.srv.set(text(503, ""))
 	fail := oneDay // the first failed fetch
 	p := g.at(fail, actDisallow, false, false)
-	if since, ok := p.FailingSince(); !ok || !since.Equal(testutil.ClockStart.Add(fail)) {
+	if since, ok := p.failingSince(); !ok || !since.Equal(testutil.ClockStart.Add(fail)) {
 		t.Errorf("failing since %v %v", since, ok)
 	}
 	g.at(fail+10*time.Minute, actDisallow, false, false)
@@ -70,7 +70,7 @@ func TestStaleGoogle(t *testing.T) {
 	if v.Reason != dialect.ReasonRule || !strings.Contains(v.String(), "line 2: Disallow: /private (robots.txt: 503 Service Unavailable, last good copy of 2026-11-23T12:00:00Z") {
 		t.Errorf("verdict %q", v)
 	}
-	if lg, ok := p.LastGood(); !ok || !lg.Equal(testutil.ClockStart) {
+	if lg, ok := p.lastGoodAt(); !ok || !lg.Equal(testutil.ClockStart) {
 		t.Errorf("last good %v %v", lg, ok)
 	}
 	// The last good copy is used while it is at most 30 days old.
@@ -85,7 +85,7 @@ func TestStaleGoogle(t *testing.T) {
 	// A good answer ends it.
 	g.srv.set(text(200, "User-agent: *\nDisallow: /public\n"))
 	p = g.at(32*oneDay, actParse, true, false)
-	if _, failing := p.FailingSince(); failing {
+	if _, failing := p.failingSince(); failing {
 		t.Errorf("still failing after a 200")
 	}
 	// 429 counts as a server error in google.

@@ -74,7 +74,7 @@ func TestStoreKeepsLastGood(t *testing.T) {
 	if p.Action() != dialect.ActionUseLastGood {
 		t.Fatalf("restarted: %s", p)
 	}
-	if since, _ := p.FailingSince(); !since.Equal(testutil.ClockStart.Add(oneDay)) {
+	if since, _ := p.failingSince(); !since.Equal(testutil.ClockStart.Add(oneDay)) {
 		t.Errorf("failing since %v", since)
 	}
 	if v := check(t, p, srv.URL+"/private"); v.Allowed {
@@ -96,14 +96,14 @@ func samePolicy(t *testing.T, a, b *Policy) {
 		t.Errorf("fetch time %v != %v", fa.Time, fb.Time)
 	}
 	fa.Time, fb.Time = time.Time{}, time.Time{}
-	if a.Authority() != b.Authority() || a.Decision() != b.Decision() || !a.Expires().Equal(b.Expires()) || !reflect.DeepEqual(fa, fb) {
-		t.Errorf("policies differ:\n%s %+v %+v\n%s %+v %+v", a, a.Decision(), fa, b, b.Decision(), fb)
+	if a.Authority() != b.Authority() || a.dialectDecision() != b.dialectDecision() || !a.Expires().Equal(b.Expires()) || !reflect.DeepEqual(fa, fb) {
+		t.Errorf("policies differ:\n%s %+v %+v\n%s %+v %+v", a, a.dialectDecision(), fa, b, b.dialectDecision(), fb)
 	}
 	if a.Reason() != b.Reason() {
 		t.Errorf("reasons differ: %q, %q", a.Reason(), b.Reason())
 	}
-	la, oka := a.LastGood()
-	lb, okb := b.LastGood()
+	la, oka := a.lastGoodAt()
+	lb, okb := b.lastGoodAt()
 	if oka != okb || !la.Equal(lb) {
 		t.Errorf("last good %v %v, %v %v", la, oka, lb, okb)
 	}

@@ -1,8 +1,10 @@
-// Package sitemap reads sitemaps as streams: sitemaps.org urlsets and
-// sitemap indexes, plain-text sitemaps, RSS 2.0 and Atom feeds, gzipped or
-// not, one entry at a time, within limits enforced while reading ([Reader],
-// no network I/O), and walks them over HTTP ([Walker]). It knows nothing of
-// Colly.
+// Package sitemap reads sitemaps as streams and walks them over HTTP. A
+// [Reader] yields the entries of one document (sitemaps.org urlset or
+// sitemap index, plain text, RSS 2.0 or Atom, gzipped or not) one at a
+// time, within limits enforced while reading and with no network I/O; a
+// [Walker] fetches documents, follows indexes and hands each page over.
+//
+// It knows nothing of Colly.
 //
 //	r := sitemap.NewReader(resp.Body, "https://example.com/sitemap.xml.gz", sitemap.Limits{})
 //	for e, err := range r.All() {

@@ -9,7 +9,7 @@ import (
 	"github.com/politecrawl/robots/sitemap"
 )
 
-func ExampleNewReader() {
+func Example() {
 	doc := `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
   <url><loc>https://example.com/</loc><lastmod>2024-05-01</lastmod><priority>1.0</priority></url>

@@ -142,7 +142,7 @@ func TestGzipBombs(t *testing.T) {
 		{"zeros", "", "\x00", Limits{}, func(err error) bool { return errors.Is(err, ErrNotSitemap) }},
 		{"one text node", "<urlset><url><loc>http://example.com/a</loc></url><url><loc>", " ", Limits{}, func(err error) bool {
 			var le *LimitError
-			return errors.As(err, &le) && le.Limit == LimitTextRun && le.Max == DefaultMaxTextRun
+			return errors.As(err, &le) && le.Limit == LimitTextRun && le.Max == defaultMaxTextRun
 		}},
 		{"elements", "<urlset><url><loc>http://example.com/a</loc></url>", "<x>" + strings.Repeat("y", 1017) + "</x>", Limits{MaxBytes: 5 << 20}, func(err error) bool {
 			var le *LimitError

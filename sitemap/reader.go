@@ -62,14 +62,14 @@ type Limits struct {
 	MaxAlternates int
 }
 
-// The default limits.
+// The default limits (each field of Limits states its value).
 const (
-	DefaultMaxBytes      = 50 << 20
-	DefaultMaxEntries    = 50_000
-	DefaultMaxLocLength  = 2_048
-	DefaultMaxDepth      = 32
-	DefaultMaxTextRun    = 256 << 10
-	DefaultMaxAlternates = 1_000
+	defaultMaxBytes      = 50 << 20
+	defaultMaxEntries    = 50_000
+	defaultMaxLocLength  = 2_048
+	defaultMaxDepth      = 32
+	defaultMaxTextRun    = 256 << 10
+	defaultMaxAlternates = 1_000
 	maxGzipLayers        = 2
 	maxWarnings          = 20
 	maxFieldBytes        = 128 // lastmod, changefreq, priority, hreflang: longer is unreadable
@@ -77,22 +77,22 @@ const (
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultMaxBytes
+		l.MaxBytes = defaultMaxBytes
 	}
 	if l.MaxEntries <= 0 {
-		l.MaxEntries = DefaultMaxEntries
+		l.MaxEntries = defaultMaxEntries
 	}
 	if l.MaxLocLength <= 0 {
-		l.MaxLocLength = DefaultMaxLocLength
+		l.MaxLocLength = defaultMaxLocLength
 	}
 	if l.MaxDepth <= 0 {
-		l.MaxDepth = DefaultMaxDepth
+		l.MaxDepth = defaultMaxDepth
 	}
 	if l.MaxTextRun <= 0 {
-		l.MaxTextRun = DefaultMaxTextRun
+		l.MaxTextRun = defaultMaxTextRun
 	}
 	if l.MaxAlternates <= 0 {
-		l.MaxAlternates = DefaultMaxAlternates
+		l.MaxAlternates = defaultMaxAlternates
 	}
 	return l
 }

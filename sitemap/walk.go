@@ -19,15 +19,15 @@ import (
 	"github.com/politecrawl/robots/internal/retryafter"
 )
 
-// Defaults of the walker's [Config].
+// Defaults of the walker's [Config] (each field's doc states its value).
 const (
-	DefaultMaxIndexDepth = 5               // index nesting: a root index is depth 0, its children depth 1, ...
-	DefaultMaxSitemaps   = 1000            // sitemap documents fetched per walk (per announcing host)
-	DefaultRetries       = 2               // retries of a 5xx, 429 or network error, after the first attempt
-	DefaultRetryWait     = time.Second     // first wait before a retry without Retry-After; doubled each time
-	DefaultMaxRetryAfter = time.Minute     // the longest Retry-After waited out; a longer one ends the document
-	DefaultMaxRedirects  = 5               // redirect hops followed per fetch
-	DefaultDocTimeout    = 5 * time.Minute // one document: fetching (retries included) and reading; waiting at a host's gate and the callbacks' time not
+	defaultMaxIndexDepth = 5               // index nesting: a root index is depth 0, its children depth 1, ...
+	defaultMaxSitemaps   = 1000            // sitemap documents fetched per walk (per announcing host)
+	defaultRetries       = 2               // retries of a 5xx, 429 or network error, after the first attempt
+	defaultRetryWait     = time.Second     // first wait before a retry without Retry-After; doubled each time
+	defaultMaxRetryAfter = time.Minute     // the longest Retry-After waited out; a longer one ends the document
+	defaultMaxRedirects  = 5               // redirect hops followed per fetch
+	defaultDocTimeout    = 5 * time.Minute // one document: fetching (retries included) and reading; waiting at a host's gate and the callbacks' time not
 )
 
 // Filter and rejection reasons a [Report] counts entries under.
@@ -105,12 +105,12 @@ type Config struct {
 	Allow func(ctx context.Context, u *url.URL) (ok bool, reason string)
 	// Limits bound each document as it is read ([NewReader]).
 	Limits Limits
-	// MaxIndexDepth bounds index nesting (default DefaultMaxIndexDepth): a
-	// child deeper is not fetched and has no report of its own; its index
-	// counts it under ReasonTooDeep in Rejected.
+	// MaxIndexDepth bounds index nesting (default 5): a root index is depth
+	// 0, its children depth 1, ...; a child deeper is not fetched and has no
+	// report of its own; its index counts it under ReasonTooDeep in
+	// Rejected.
 	MaxIndexDepth int
-	// MaxSitemaps bounds the documents one Walk fetches (default
-	// DefaultMaxSitemaps). A child past it is not fetched and has no report
+	// MaxSitemaps bounds the documents one Walk fetches (default 1,000). A child past it is not fetched and has no report
 	// of its own: its index counts it under ReasonSitemapCap in Rejected
 	// (whether it was listed past the bound or queued before it and found
 	// it spent). A root past it has a report with a *LimitError
@@ -134,18 +134,17 @@ type Config struct {
 	// (sitemaps.org cross-submission, at host level).
 	StrictDirectory bool
 	// Retries is how many times a 5xx, 429 or network error is retried
-	// (default DefaultRetries; negative: none). A retry waits the answer's
-	// Retry-After (a longer one than MaxRetryAfter ends the document with
-	// its error), else RetryWait, doubled each time.
+	// (default 2; negative: none). A retry waits the answer's Retry-After
+	// (a longer one than MaxRetryAfter, default 1 minute, ends the document
+	// with its error), else RetryWait (default 1 s), doubled each time.
 	Retries       int
 	RetryWait     time.Duration
 	MaxRetryAfter time.Duration
-	// MaxRedirects bounds the redirect hops of one fetch (default
-	// DefaultMaxRedirects).
+	// MaxRedirects bounds the redirect hops of one fetch (default 5).
 	MaxRedirects int
 	// DocTimeout bounds the time each document takes to fetch and read,
 	// from the first attempt to the end of reading it, retries included
-	// (default DefaultDocTimeout). Two waits do not count: the time a
+	// (default 5 minutes). Two waits do not count: the time a
 	// request waits at a per-host gate that reports it through the request
 	// context's gate hook (package hostlimit's Transport, the robots
 	// plugin's sitemap client), and the time the walk's callbacks (fn,
@@ -222,28 +221,28 @@ type Walker struct {
 // NewWalker returns a walker configured by cfg.
 func NewWalker(cfg Config) *Walker {
 	if cfg.MaxIndexDepth <= 0 {
-		cfg.MaxIndexDepth = DefaultMaxIndexDepth
+		cfg.MaxIndexDepth = defaultMaxIndexDepth
 	}
 	if cfg.MaxSitemaps <= 0 {
-		cfg.MaxSitemaps = DefaultMaxSitemaps
+		cfg.MaxSitemaps = defaultMaxSitemaps
 	}
 	switch {
 	case cfg.Retries == 0:
-		cfg.Retries = DefaultRetries
+		cfg.Retries = defaultRetries
 	case cfg.Retries < 0:
 		cfg.Retries = 0
 	}
 	if cfg.RetryWait <= 0 {
-		cfg.RetryWait = DefaultRetryWait
+		cfg.RetryWait = defaultRetryWait
 	}
 	if cfg.MaxRetryAfter <= 0 {
-		cfg.MaxRetryAfter = DefaultMaxRetryAfter
+		cfg.MaxRetryAfter = defaultMaxRetryAfter
 	}
 	if cfg.MaxRedirects <= 0 {
-		cfg.MaxRedirects = DefaultMaxRedirects
+		cfg.MaxRedirects = defaultMaxRedirects
 	}
 	if cfg.DocTimeout <= 0 {
-		cfg.DocTimeout = DefaultDocTimeout
+		cfg.DocTimeout = defaultDocTimeout
 	}
 	base := cfg.Client
 	if base == nil {
@@ -632,11 +631,11 @@ type spooled struct {
 }
 
 // spool reads body into memory and, past spoolMemory, a temporary file in
-// dir, up to limit bytes (0: DefaultMaxBytes). It returns what it read and
+// dir, up to limit bytes (0: defaultMaxBytes). It returns what it read and
 // the error that stopped it early: the body's, or a *LimitError.
 func spool(body io.Reader, limit int64, dir string) (*spooled, error) {
 	if limit <= 0 {
-		limit = DefaultMaxBytes
+		limit = defaultMaxBytes
 	}
 	sp := &spooled{}
 	head := make([]byte, min(int64(spoolMemory), limit+1))
