@@ -958,8 +958,8 @@ func (l *Limiter) snapshot() map[string]Stats {
 	return out
 }
 
-// Len returns the number of hosts the limiter holds state for.
-func (l *Limiter) Len() int {
+// hosts returns the number of hosts the limiter holds state for.
+func (l *Limiter) hosts() int {
 	n := 0
 	for i := range l.shards {
 		s := &l.shards[i]

@@ -127,8 +127,8 @@ func BenchmarkLimiterBytesPerHost(b *testing.B) {
 		}
 		after := testutil.HeapInUse()
 		b.ReportMetric(float64(int64(after)-int64(before))/n, "B/host")
-		if l.Len() != n {
-			b.Fatal(l.Len())
+		if l.hosts() != n {
+			b.Fatal(l.hosts())
 		}
 	}
 }

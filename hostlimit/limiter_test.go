@@ -544,7 +544,7 @@ func TestLimiterEviction(t *testing.T) {
 	if n := l.sweepAll(); n != 1000 {
 		t.Errorf("Sweep dropped %d hosts, want the 1000 idle ones", n)
 	}
-	if n := l.Len(); n != 3 {
+	if n := l.hosts(); n != 3 {
 		t.Errorf("Len = %d after the sweep, want 3 (busy, paused, slow): %v", n, l.snapshot())
 	}
 	if n := evicted.Load(); n != 1000 {
@@ -574,7 +574,7 @@ func TestLimiterEviction(t *testing.T) {
 	for i := range 1000 {
 		l2.SetDelay(fmt.Sprintf("http://new%d.test", i), time.Millisecond)
 	}
-	if n := l2.Len(); n != 1000 {
+	if n := l2.hosts(); n != 1000 {
 		t.Errorf("Len after the lazy sweep = %d, want 1000", n)
 	}
 }
@@ -589,8 +589,8 @@ func TestLimiterSweepFrees(t *testing.T) {
 	for i := range n {
 		l.SetDelay(fmt.Sprintf("https://host-%06d.example.com", i), time.Second)
 	}
-	if l.Len() != n {
-		t.Fatal(l.Len())
+	if l.hosts() != n {
+		t.Fatal(l.hosts())
 	}
 	clk.Advance(time.Hour)
 	if got := l.sweepAll(); got != n {

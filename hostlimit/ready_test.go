@@ -81,7 +81,7 @@ func TestReady(t *testing.T) {
 	if at, busy := l.Ready("https://never.example"); !at.IsZero() || busy {
 		t.Fatalf("a host never used: %v %v", at, busy)
 	}
-	if l.Len() != 0 {
+	if l.hosts() != 0 {
 		t.Fatal("Ready created state")
 	}
 }
