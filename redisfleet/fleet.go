@@ -1,9 +1,29 @@
-// Package redisfleet makes politeness a property of a fleet of crawler
-// processes sharing one Redis: one robots.txt fetch per host for the fleet,
-// one per-host pace, shared Retry-After pauses.
+// Package redisfleet makes a fleet of crawler processes polite together
+// through one Redis: each robots.txt is fetched once for the fleet, each
+// host is asked no faster than its Crawl-delay by all processes together,
+// and a 429/503 seen by one process pauses the host for all of them. Each
+// process holds a [Fleet] (made by [New] over a go-redis client) and takes
+// from it the three shared parts it gives the Colly plugin and Colly's
+// queue: the policy [Fleet.Store], the per-host [Fleet.Limiter] and the
+// URL queue [Fleet.Frontier].
 //
-// A [Fleet] is one process's handle on the shared state: make it with
-// [New] over a go-redis client, then take from it
+//	rdbOpts, err := redisfleet.ParseURL(os.Getenv("REDIS_URL"))
+//	if err != nil { ... }
+//	fleet, err := redisfleet.New(ctx, redis.NewClient(rdbOpts)) // PING: errors.Is(err, redisfleet.ErrUnavailable)
+//	if err != nil { ... }
+//	defer fleet.Close()
+//	c := colly.NewCollector(robots.WithRobots(
+//		robots.WithPolicy(policy.WithStore(fleet.Store())),         // one robots.txt fetch per host for the fleet
+//		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})), // one per-host pace for the fleet
+//	))
+//	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl")) // one queue for the fleet
+//	defer front.Close()
+//	robots.AttachFrontier(c, front)
+//	q, _ := queue.New(4, front)
+//	q.AddURL("https://example.com/") // every process may add the start URLs: the first wins
+//	err = q.Run(c)                   // returns when the fleet's queue is empty and no process works
+//
+// The three parts:
 //
 //   - [Fleet.Store], a policy.Store on Redis (with the fetch lock of
 //     policy.FetchLocker): a policy fetched by one process serves all of
@@ -14,9 +34,19 @@
 //     to the fleet: end-to-start by default (at most one request in flight
 //     per host fleet-wide while its delay is above zero, the next sent no
 //     earlier than the delay after the previous one ended), start-to-start
-//     as an option, 429/503 pauses shared by every process.
+//     as an option, 429/503 pauses shared by every process;
+//   - [Fleet.Frontier], a queue.Storage for Colly's queue, shared by the
+//     fleet: one queue per host, one seen set (each request queued once
+//     for the fleet), a request handed out only when its host may be asked
+//     (it reads the fleet limiter's state in the same script), leases so
+//     that the requests of a process that dies go to the others, and a
+//     journal so that what Redis loses is queued again. Each process's
+//     queue.Run ends when the fleet's queue is empty and no process works.
 //
-// Pass both to the plugin with robots.WithStore and robots.WithLimiter.
+// The package's examples (Example, and Fleet.Frontier's) are this program,
+// compiled (they need a Redis to run); the command in examples/distributed
+// of this module is the whole crawler, and the package's tests run it as
+// several processes against a real redis-server.
 //
 // # Time
 //
