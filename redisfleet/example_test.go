@@ -76,7 +76,8 @@ func ExampleNew() {
 		return
 	}
 	defer fleet.Close()
-	fmt.Println(fleet.Prefix())
+	// fleet.Store(), fleet.Limiter(...) and fleet.Frontier(...) share its
+	// keys, under "mycrawl:v1:".
 }
 
 // The Store is a policy.Store; with the resolver of package policy (or the

@@ -74,11 +74,11 @@ func TestNewMarksEpochAndKeys(t *testing.T) {
 	if err != nil || v != "0" {
 		t.Fatalf("epoch after New on an empty Redis = %q, %v; want \"0\"", v, err)
 	}
-	h, z := f.HostKeys("https://example.com")
+	h, z := f.hostKeys("https://example.com")
 	if h != "t1:v1:host:{https://example.com}" || z != "t1:v1:hold:{https://example.com}" {
-		t.Fatalf("HostKeys = %q, %q", h, z)
+		t.Fatalf("hostKeys = %q, %q", h, z)
 	}
-	if k := f.Key("frontier", "q"); k != "t1:v1:frontier:q" {
+	if k := f.key("frontier", "q"); k != "t1:v1:frontier:q" {
 		t.Fatalf("Key(frontier, q) = %q", k)
 	}
 }
@@ -87,9 +87,9 @@ func TestNotifyReachesSubscribers(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
-	ch, cancel := b.Subscribe("k")
+	ch, cancel := b.wakeups("k")
 	defer cancel()
-	if err := a.Notify(context.Background(), "k"); err != nil {
+	if err := a.notify(context.Background(), "k"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -164,7 +164,7 @@ func TestLimiterLeaseOfKilledProcess(t *testing.T) {
 
 	f := newFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3))
 	c := newClient(t, srv)
-	_, hold := f.HostKeys(host)
+	_, hold := f.hostKeys(host)
 	ctx := context.Background()
 	held, err := c.ZRangeWithScores(ctx, hold, 0, -1).Result()
 	if err != nil || len(held) != 1 {
@@ -288,7 +288,7 @@ func TestLimiterFallBackLocal(t *testing.T) {
 	if _, err := get(ctx, l, host, s.URL, d); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := f.HostKeys(host)
+	h, _ := f.hostKeys(host)
 	if g, _ := newClient(t, srv).HGet(ctx, h, "g").Int(); g != 1 {
 		t.Fatalf("after Redis came back the grant was not taken in Redis (g = %d)", g)
 	}
@@ -419,8 +419,8 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	us := float64(now.UnixMicro())
-	c.ZAdd(ctx, f.Key(kindWait, host), redis.Z{Score: us, Member: "dead"})
-	c.ZAdd(ctx, f.Key(kindSeen, host), redis.Z{Score: us, Member: "dead"})
+	c.ZAdd(ctx, f.key(kindWait, host), redis.Z{Score: us, Member: "dead"})
+	c.ZAdd(ctx, f.key(kindSeen, host), redis.Z{Score: us, Member: "dead"})
 	l := f.Limiter(LimiterConfig{})
 	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -434,7 +434,7 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 	if el := time.Since(start); el < stale-50*time.Millisecond {
 		t.Fatalf("granted %v after a dead waiter was queued, before it counted as dead (%v)", el, stale)
 	}
-	if n, _ := c.ZCard(ctx, f.Key(kindWait, host)).Result(); n != 0 {
+	if n, _ := c.ZCard(ctx, f.key(kindWait, host)).Result(); n != 0 {
 		t.Fatalf("%d entries left in the queue", n)
 	}
 }
@@ -482,7 +482,7 @@ func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
 	if g := at.Sub(released); g < d-jitterE2S {
 		t.Fatalf("next request %v after the local release, want ≥ %v", g, d)
 	}
-	h, _ := f.HostKeys(host)
+	h, _ := f.hostKeys(host)
 	if g, _ := newClient(t, srv).HGet(ctx, h, "g").Int(); g != 1 {
 		t.Fatalf("the second request was not granted by Redis (g = %d)", g)
 	}

@@ -1,9 +1,29 @@
-// Package redisfleet makes politeness a property of a fleet of crawler
-// processes sharing one Redis: one robots.txt fetch per host for the fleet,
-// one per-host pace, shared Retry-After pauses.
+// Package redisfleet makes a fleet of crawler processes polite together
+// through one Redis: each robots.txt is fetched once for the fleet, each
+// host is asked no faster than its Crawl-delay by all processes together,
+// and a 429/503 seen by one process pauses the host for all of them. Each
+// process holds a [Fleet] (made by [New] over a go-redis client) and takes
+// from it the three shared parts it gives the Colly plugin and Colly's
+// queue: the policy [Fleet.Store], the per-host [Fleet.Limiter] and the
+// URL queue [Fleet.Frontier].
 //
-// A [Fleet] is one process's handle on the shared state: make it with
-// [New] over a go-redis client, then take from it
+//	rdbOpts, err := redisfleet.ParseURL(os.Getenv("REDIS_URL"))
+//	if err != nil { ... }
+//	fleet, err := redisfleet.New(ctx, redis.NewClient(rdbOpts)) // PING: errors.Is(err, redisfleet.ErrUnavailable)
+//	if err != nil { ... }
+//	defer fleet.Close()
+//	c := colly.NewCollector(robots.WithRobots(
+//		robots.WithPolicy(policy.WithStore(fleet.Store())),         // one robots.txt fetch per host for the fleet
+//		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})), // one per-host pace for the fleet
+//	))
+//	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl")) // one queue for the fleet
+//	defer front.Close()
+//	robots.AttachFrontier(c, front)
+//	q, _ := queue.New(4, front)
+//	q.AddURL("https://example.com/") // every process may add the start URLs: the first wins
+//	err = q.Run(c)                   // returns when the fleet's queue is empty and no process works
+//
+// The three parts:
 //
 //   - [Fleet.Store], a policy.Store on Redis (with the fetch lock of
 //     policy.FetchLocker): a policy fetched by one process serves all of
@@ -14,9 +34,19 @@
 //     to the fleet: end-to-start by default (at most one request in flight
 //     per host fleet-wide while its delay is above zero, the next sent no
 //     earlier than the delay after the previous one ended), start-to-start
-//     as an option, 429/503 pauses shared by every process.
+//     as an option, 429/503 pauses shared by every process;
+//   - [Fleet.Frontier], a queue.Storage for Colly's queue, shared by the
+//     fleet: one queue per host, one seen set (each request queued once
+//     for the fleet), a request handed out only when its host may be asked
+//     (it reads the fleet limiter's state in the same script), leases so
+//     that the requests of a process that dies go to the others, and a
+//     journal so that what Redis loses is queued again. Each process's
+//     queue.Run ends when the fleet's queue is empty and no process works.
 //
-// Pass both to the plugin with robots.WithPolicy(policy.WithStore(...)) and robots.WithLimiter.
+// The package's examples (Example, and Fleet.Frontier's) are this program,
+// compiled (they need a Redis to run); the command in examples/distributed
+// of this module is the whole crawler, and the package's tests run it as
+// several processes against a real redis-server.
 //
 // # Time
 //
@@ -66,7 +96,7 @@
 // the format version ("v1:"): two releases of this package that store
 // different formats use different keys and never read each other's state.
 // Values carry the version too; one of another version reads as a miss.
-// The key schema is documented in keys.go and by [Fleet.Key].
+// The key schema is documented in keys.go and by key.
 //
 // # Failure behaviour
 //
@@ -134,9 +164,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// FormatVersion is the version of the keys and values this package writes.
+// formatVersion is the version of the keys and values this package writes.
 // It is part of every key ("robots:v1:...") and of every stored value.
-const FormatVersion = 1
+const formatVersion = 1
 
 // Defaults of the options.
 const (
@@ -319,7 +349,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		rdb:    client,
 		cfg:    cfg,
 		log:    log,
-		prefix: cfg.prefix + fmt.Sprintf("v%d:", FormatVersion),
+		prefix: cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
 		procID: hex.EncodeToString(id[:]),
 		subs:   make(map[string]map[*waiter]struct{}),
 		psDone: make(chan struct{}),
@@ -332,7 +362,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	if err := f.markEpoch(cctx); err != nil {
 		return nil, err
 	}
-	f.ps = client.Subscribe(cctx, f.Key(kindWake, ""))
+	f.ps = client.Subscribe(cctx, f.key(kindWake, ""))
 	if _, err := f.ps.Receive(cctx); err != nil {
 		f.ps.Close()
 		return nil, f.callError("New: SUBSCRIBE", err)
@@ -348,7 +378,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 // data loss (the Redis was emptied under live processes, whose permits
 // their renewal registers again within the lease).
 func (f *Fleet) markEpoch(ctx context.Context) error {
-	key, wake := f.Key(kindEpoch, ""), f.Key(kindWake, "")
+	key, wake := f.key(kindEpoch, ""), f.key(kindWake, "")
 	subs, err := f.rdb.PubSubNumSub(ctx, wake).Result()
 	if err != nil {
 		return f.callError("New: PUBSUB NUMSUB", err)
@@ -378,19 +408,6 @@ func ParseURL(url string) (*redis.Options, error) {
 	o.ContextTimeoutEnabled = true
 	return o, nil
 }
-
-// Client returns the fleet's go-redis client.
-func (f *Fleet) Client() redis.UniversalClient { return f.rdb }
-
-// Prefix returns the prefix of every key of the fleet, version included
-// ("robots:v1:").
-func (f *Fleet) Prefix() string { return f.prefix }
-
-// CallTimeout returns the bound of every Redis call.
-func (f *Fleet) CallTimeout() time.Duration { return f.cfg.callTimeout }
-
-// Lease returns the lease of permits and fetch locks.
-func (f *Fleet) Lease() time.Duration { return f.cfg.lease }
 
 // Close stops the fleet's Pub/Sub subscription. It does not close the
 // client. Limiters and Stores of a closed Fleet still work, without wake-ups
@@ -479,26 +496,26 @@ func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
 	}
 }
 
-// Notify publishes a wake-up for key on the fleet's channel: every
+// notify publishes a wake-up for key on the fleet's channel: every
 // process's waiters subscribed to key re-check their state. It is how a
 // process tells the others that something they wait for may have happened;
 // a lost notification costs only latency (every wait is also bounded by a
 // timer).
-func (f *Fleet) Notify(ctx context.Context, key string) error {
+func (f *Fleet) notify(ctx context.Context, key string) error {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
-	if err := f.rdb.Publish(cctx, f.Key(kindWake, ""), key).Err(); err != nil {
+	if err := f.rdb.Publish(cctx, f.key(kindWake, ""), key).Err(); err != nil {
 		return f.callError("PUBLISH", err)
 	}
 	return nil
 }
 
-// Subscribe returns a channel that receives a value (coalesced, never
+// wakeups returns a channel that receives a value (coalesced, never
 // blocking the sender) after each wake-up for key from any process of the
-// fleet ([Fleet.Notify], or the limiter and the fetch lock for their own
+// fleet (notify, or the limiter and the fetch lock for their own
 // keys), and a func that ends the subscription (call it: it also ends the
 // goroutine that feeds the channel). It costs no Redis call.
-func (f *Fleet) Subscribe(key string) (<-chan struct{}, func()) {
+func (f *Fleet) wakeups(key string) (<-chan struct{}, func()) {
 	w, cancel := f.subscribe(key, "")
 	out := make(chan struct{}, 1)
 	stop := make(chan struct{})

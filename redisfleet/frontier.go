@@ -266,14 +266,14 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	k := func(kind string) string { return f.Key(kind, cfg.name) }
+	k := func(kind string) string { return f.key(kind, cfg.name) }
 	return &Frontier{
 		fl:      f,
 		cfg:     cfg,
 		log:     f.log,
 		keys:    []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld"), k("frdone")},
 		qpre:    k("frq") + ":",
-		wake:    f.Key(kindWake, ""),
+		wake:    f.key(kindWake, ""),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		own:     map[string]*ownLease{},
@@ -540,7 +540,7 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 	q.Init()
 	ctx := context.Background()
 	deadline := time.Now().Add(q.cfg.maxWait)
-	wake, cancel := q.fl.Subscribe(q.keys[0])
+	wake, cancel := q.fl.wakeups(q.keys[0])
 	defer cancel()
 	var timer *time.Timer
 	defer func() {

@@ -96,7 +96,7 @@ return out
 // held PerHost times is (a done request or a reaped lease sets it back).
 // Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
 // now, soonest µs (-1: nothing queued), leased}.
-var frPopScript = redis.NewScript(frontierLuaHead + HostReadyLua + `
+var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
 local lp, id, lease, per = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local force, scan, busyPoll, capWait = ARGV[8] == '1', tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local reaped = reap(16)

@@ -262,7 +262,7 @@ func TestFrontierLeaseRenewed(t *testing.T) {
 func TestFrontierRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond), WithOutageLimit(500*time.Millisecond))
+	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond), WithOutageLimit(time.Second))
 	p2 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond))
 	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	_, la := frGet(t, p2) // a: out at p2 while Redis is lost

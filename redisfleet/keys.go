@@ -1,7 +1,7 @@
 package redisfleet
 
 // The key schema, in one place. P is the fleet's prefix with the format
-// version ([Fleet.Prefix], default "robots:v1:"). Times stored in Redis
+// version (Fleet.prefix, default "robots:v1:"). Times stored in Redis
 // are microseconds of the Redis server's clock (TIME), as integers;
 // durations are microseconds unless the name says otherwise.
 //
@@ -17,7 +17,7 @@ package redisfleet
 //	P wake                  channel Pub/Sub wake-ups; the payload is the
 //	                                key whose state changed (a host hash
 //	                                key, a fetch lock key, or any key a
-//	                                caller passes to Fleet.Notify).
+//	                                caller passes to Fleet.notify).
 //	P policy:<store key>    string  a serialised policy (policy.Store):
 //	                                "robots-policy/v1\n" then the bytes the
 //	                                resolver gave; PX = its TTL.
@@ -74,7 +74,7 @@ package redisfleet
 //	if dd > 0: no member of hold:{<host>} has a score > now, and
 //	           now >= le + dd (m = 0) or now >= ls + dd (m = 1).
 //
-// [HostReadyLua] is that test as a Lua function for other scripts (the
+// [hostReadyLua] is that test as a Lua function for other scripts (the
 // queue frontier's).
 
 // Key kinds.
@@ -90,12 +90,12 @@ const (
 	kindEarly = "early"
 )
 
-// Key returns the key of the given kind for id: P+kind when id is empty,
+// key returns the key of the given kind for id: P+kind when id is empty,
 // else P+kind+":"+id, with id in braces for the per-host kinds ("host",
-// "hold", "wait", "early", "seen"). Other packages' keys in the fleet (the frontier's) should be
-// made with it too, with kinds of their own, so that they share the prefix
-// and the version.
-func (f *Fleet) Key(kind, id string) string {
+// "hold", "wait", "early", "seen"). The frontier's keys are made with it
+// too, with kinds of their own, so that they share the prefix and the
+// version.
+func (f *Fleet) key(kind, id string) string {
 	switch {
 	case id == "":
 		return f.prefix + kind
@@ -105,18 +105,18 @@ func (f *Fleet) Key(kind, id string) string {
 	return f.prefix + kind + ":" + id
 }
 
-// HostKeys returns the two keys of host's limiter state: the hash and the
+// hostKeys returns the two keys of host's limiter state: the hash and the
 // zset of blocking permits (see keys.go).
-func (f *Fleet) HostKeys(host string) (hash, hold string) {
-	return f.Key(kindHost, host), f.Key(kindHold, host)
+func (f *Fleet) hostKeys(host string) (hash, hold string) {
+	return f.key(kindHost, host), f.key(kindHold, host)
 }
 
-// HostReadyLua defines, for a Lua script run on the fleet's Redis, the
+// hostReadyLua defines, for a Lua script run on the fleet's Redis, the
 // function
 //
 //	robots_host_ready_at(hkey, zkey, now) -> at, held
 //
-// where hkey and zkey are a host's keys ([Fleet.HostKeys]) and now is the
+// where hkey and zkey are a host's keys ([Fleet.hostKeys]) and now is the
 // server's time in µs (from TIME). It returns the earliest time (µs) at
 // which the host's limiter grants a permit by what is known now, and
 // held = 1 when a live permit blocks the host (then at is at least the end
@@ -124,7 +124,7 @@ func (f *Fleet) HostKeys(host string) (hash, hold string) {
 // that has ended counts as a release at its end. A host
 // with no state returns 0, 0. It only reads. Include it at the top of the
 // script.
-const HostReadyLua = `
+const hostReadyLua = `
 local function robots_host_ready_at(hkey, zkey, now)
   local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd')
   local d = tonumber(s[1]) or 0

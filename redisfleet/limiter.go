@@ -190,9 +190,6 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-// Spacing returns the limiter's spacing.
-func (l *Limiter) Spacing() hostlimit.Spacing { return l.spacing }
-
 // ref returns host's local state, counting a user until unref.
 func (l *Limiter) ref(host string) *lhost {
 	now := time.Now()
@@ -213,8 +210,8 @@ func (l *Limiter) ref(host string) *lhost {
 	}
 	h := l.hosts[host]
 	if h == nil {
-		hash, hold := l.f.HostKeys(host)
-		h = &lhost{hash: hash, hold: hold, qkey: l.f.Key(kindWait, host), seen: l.f.Key(kindSeen, host), ekey: l.f.Key(kindEarly, host),
+		hash, hold := l.f.hostKeys(host)
+		h = &lhost{hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
 			gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
 		l.hosts[host] = h
 	}
@@ -238,9 +235,9 @@ func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.
 		d = delay.Microseconds()
 	}
 	args := make([]any, 0, 7+len(extra))
-	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(), l.f.Key(kindWake, ""))
+	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(), l.f.key(kindWake, ""))
 	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.Key(kindEpoch, ""), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.key(kindEpoch, ""), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -19,13 +19,13 @@ func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
 	var logs testutil.Buffer
 	f := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(2*time.Second),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	if got := f.Lease(); got != 6*time.Second {
+	if got := f.cfg.lease; got != 6*time.Second {
 		t.Fatalf("lease %v with a 2s call timeout, want 6s", got)
 	}
 	if !strings.Contains(logs.String(), "shorter than 3 call timeouts") {
 		t.Fatalf("no warning: %q", logs.String())
 	}
-	if got := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).Lease(); got != time.Second {
+	if got := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).cfg.lease; got != time.Second {
 		t.Fatalf("lease %v, want the 1s asked for", got)
 	}
 }
@@ -93,7 +93,7 @@ func TestLostReleaseLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, _ := f.HostKeys(host)
+	h, _ := f.hostKeys(host)
 	if err := c.Set(ctx, h, "not a hash", 0).Err(); err != nil { // the release's script now fails (WRONGTYPE)
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestLostReleaseLogged(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("LockFetch: %v, %v", ok, err)
 	}
-	k := f.Key(kindFetch, "https://refused.example")
+	k := f.key(kindFetch, "https://refused.example")
 	if err := c.Del(ctx, k).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 // valueHeader starts every stored policy value: the format version. A value
 // with another header reads as a miss.
-var valueHeader = []byte(fmt.Sprintf("robots-policy/v%d\n", FormatVersion))
+var valueHeader = []byte(fmt.Sprintf("robots-policy/v%d\n", formatVersion))
 
 // maxLockWait bounds one sleep of WaitFetch between two looks at the lock,
 // in case a wake-up is lost.
@@ -46,7 +46,7 @@ func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
-	b, err := s.f.rdb.Get(cctx, s.f.Key(kindPol, key)).Bytes()
+	b, err := s.f.rdb.Get(cctx, s.f.key(kindPol, key)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil
 	}
@@ -69,7 +69,7 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	v = append(append(v, valueHeader...), value...)
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
-	if err := s.f.rdb.Set(cctx, s.f.Key(kindPol, key), v, max(ttl, time.Millisecond)).Err(); err != nil {
+	if err := s.f.rdb.Set(cctx, s.f.key(kindPol, key), v, max(ttl, time.Millisecond)).Err(); err != nil {
 		return s.f.callError("store put", err)
 	}
 	return nil
@@ -97,7 +97,7 @@ return 0`)
 // has it and wakes the waiters of every process (one round trip).
 func (s *Store) LockFetch(ctx context.Context, key string, lease time.Duration) (func(), bool, error) {
 	lease = max(lease, 100*time.Millisecond)
-	k := s.f.Key(kindFetch, key)
+	k := s.f.key(kindFetch, key)
 	tok := s.f.token()
 	cctx, cancel := s.ctx(ctx)
 	ok, err := s.f.rdb.SetNX(cctx, k, tok, lease).Result()
@@ -148,7 +148,7 @@ func (lk *fetchLock) unlock() {
 	ctx, cancel := lk.s.ctx(context.Background())
 	defer cancel()
 	// On failure the lease ends the lock; the waiters' timers see it.
-	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.Key(kindWake, "")).Err(); err != nil {
+	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.key(kindWake, "")).Err(); err != nil {
 		lk.s.f.lostRelease("fetch unlock", lk.s.f.callError("fetch unlock", err))
 	}
 }
@@ -159,7 +159,7 @@ func (lk *fetchLock) unlock() {
 // wake-up), then looks again. An unreachable Redis is an error wrapping
 // [ErrUnavailable].
 func (s *Store) WaitFetch(ctx context.Context, key string) error {
-	k := s.f.Key(kindFetch, key)
+	k := s.f.key(kindFetch, key)
 	wake, cancelSub := s.f.subscribe(k, "")
 	defer cancelSub()
 	var t *time.Timer

@@ -139,7 +139,7 @@ func TestStoreDeadFetchHolder(t *testing.T) {
 	auth, _ := policy.Authority(u)
 	const lease = time.Second
 	start := time.Now()
-	key := fleets[0].Key(kindFetch, dialect.RFC9309.Name()+" "+auth)
+	key := fleets[0].key(kindFetch, dialect.RFC9309.Name()+" "+auth)
 	if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
 		t.Fatal(err)
 	}
