@@ -38,5 +38,5 @@
 //   - A new limit does not move callers already waiting: SetLimit after
 //     their reservations leaves them on the old schedule.
 //
-// The project's README gives the measured figures.
+// The repository's docs/performance.md gives the measured figures.
 package hostlimit

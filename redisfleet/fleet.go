@@ -71,8 +71,8 @@
 // shorter than the delay (shortest measured: 101.5 ms for 100 ms across 3
 // limiters × 3 goroutines), a grant is one round trip, and waiting callers
 // are woken by the release instead of polling (about 4 calls per granted
-// request from 1 to 8 contending processes). The README gives the
-// figures and the commands.
+// request from 1 to 8 contending processes). The repository's
+// docs/performance.md gives the figures and the commands.
 //
 // # Pub/Sub traffic
 //

@@ -103,8 +103,8 @@
 // so a text node costs no memory, only its run is counted; entities are
 // decoded only in the values read. With the defaults a Reader holds the
 // buffer, the current entry and the gzip windows (32 KiB per layer),
-// whatever the document's size: 3.7 MB peak heap for a 15 MB urlset, see
-// the README.
+// whatever the document's size: 3.7 MB peak heap for a 15 MB urlset (see
+// docs/performance.md).
 //
 // # Errors
 //
