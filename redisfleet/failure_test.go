@@ -47,12 +47,7 @@ func newFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
 
 func TestNewUnreachable(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := redistest.DeadAddr(t) // nothing listens there
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
 	f, err := New(context.Background(), c, WithCallTimeout(500*time.Millisecond))

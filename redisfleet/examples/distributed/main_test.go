@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -43,12 +42,7 @@ func TestUsage(t *testing.T) {
 // TestRedisUnreachable: a clear error and exit status 1, at once.
 func TestRedisUnreachable(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	addr := redistest.DeadAddr(t) // nothing listens there
 	var out, errb bytes.Buffer
 	if code := run([]string{"-redis", "redis://" + addr + "/0", "http://a.example/"}, &out, &errb); code != 1 {
 		t.Fatalf("exit %d, want 1", code)

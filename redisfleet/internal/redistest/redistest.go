@@ -199,3 +199,16 @@ func ephemeralLow() int {
 	lo, _ := strconv.Atoi(f[0])
 	return lo
 }
+
+// DeadAddr returns a loopback address nothing listens on: a port that was
+// free a moment ago, its listener closed.
+func DeadAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
