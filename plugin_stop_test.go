@@ -122,7 +122,8 @@ func TestPluginRedirectHopDeferredIsRetried(t *testing.T) {
 }
 
 // A redirect hop that gives up waiting at its host's gate (the collector's
-// context ended) is reported as Canceled.
+// context ended) is reported as Canceled, once to WithOnBlocked and once to
+// OnError, with an error that wraps ErrBlocked and the context's error.
 func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{
 		"a.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
@@ -136,16 +137,27 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	clock := testutil.NewFakeClock()
 	var blocks blockLog
-	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add),
+		WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock})))
 	c := newCollector(false, p.opt(t), colly.StdlibContext(ctx))
-	if err := c.Visit("http://slow.test/first"); err != nil { // slow.test's next turn is 1 s away
+	var onError []error
+	c.OnError(func(_ *colly.Response, err error) { onError = append(onError, err) })
+	first := make(chan error, 1)
+	go func() { first <- c.Visit("http://slow.test/first") }()
+	clock.WaitTimers(t, 1) // /first waits 1 s after robots.txt
+	clock.Advance(time.Second)
+	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(200*time.Millisecond, cancel)
-	err := c.Visit("http://a.test/go") // the hop to slow.test waits at its gate
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Visit: %v, want context.Canceled", err)
+	hop := make(chan error, 1)
+	go func() { hop <- c.Visit("http://a.test/go") }()
+	clock.WaitTimers(t, 1) // the hop to slow.test waits at its gate
+	cancel()
+	err := <-hop
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrBlocked) {
+		t.Fatalf("Visit: %v, want ErrBlocked and context.Canceled", err)
 	}
 	bs := blocks.all()
 	if len(bs) != 1 || bs[0].Kind != Canceled || !bs[0].Redirect || bs[0].URL != "http://slow.test/x" {
@@ -153,6 +165,13 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	}
 	if !strings.Contains(bs[0].Reason, "waiting for the host's turn") {
 		t.Errorf("reason %q does not say it was waiting for the host's turn", bs[0].Reason)
+	}
+	var be *BlockedError
+	if len(onError) != 1 || !errors.As(onError[0], &be) || be.Block.Kind != Canceled || be.Block.Request == nil {
+		t.Errorf("OnError saw %v, want the stop once, with its request", onError)
+	}
+	if got := p.Totals().Canceled; got != 1 {
+		t.Errorf("Totals().Canceled %d, want 1", got)
 	}
 }
 

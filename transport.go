@@ -85,11 +85,23 @@ func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b
 // Colly passes it to OnError. Use errors.As with *BlockedError for details.
 var ErrBlocked = errors.New("robots: request stopped")
 
-// BlockedError is the error of a request stopped at the transport.
-type BlockedError struct{ Block Block }
+// BlockedError is the error of a request the plugin stopped, as OnError
+// and a sync Visit see it. It wraps [ErrBlocked], and, for a request
+// canceled while the plugin held it, the cause (the context's error).
+type BlockedError struct {
+	Block Block
+	cause error
+}
 
 func (e *BlockedError) Error() string { return "robots: " + e.Block.String() }
-func (e *BlockedError) Unwrap() error { return ErrBlocked }
+
+// Unwrap returns ErrBlocked, and the cause of a cancellation if any.
+func (e *BlockedError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrBlocked}
+	}
+	return []error{ErrBlocked, e.cause}
+}
 
 // checkTransport is the collectors' transport: it checks every request
 // against robots.txt (redirect hops, which no Colly callback sees, and the
@@ -118,24 +130,17 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
-		p.stop(canceledHop(req, err), nil, nil)
-		closeBody(req)
-		return nil, err
+		return nil, p.canceled(req, err, nil)
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
 		if err := p.takeToken(req); err != nil {
-			p.stop(canceledHop(req, err), pol, nil)
-			closeBody(req)
-			return nil, err
+			return nil, p.canceled(req, err, pol)
 		}
 		permit, err := p.lim.Acquire(req.Context(), pol.Authority(), d)
 		if err != nil {
-			err = fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
-			p.stop(canceledHop(req, err), pol, nil)
-			closeBody(req)
-			return nil, err
+			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol)
 		}
 		return hostlimit.RoundTrip(base, req, permit)
 	}
@@ -198,6 +203,14 @@ func (p *Plugin) takeToken(req *http.Request) error {
 		return fmt.Errorf("robots: gave up waiting for the crawler-wide rate: %w", err)
 	}
 	return nil
+}
+
+// canceled reports req, whose context ended while the transport held it
+// (err says where), and returns its error.
+func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy) error {
+	b := p.stop(canceledHop(req, err), pol, nil)
+	closeBody(req)
+	return &BlockedError{Block: b, cause: err}
 }
 
 // canceledHop is the report of a request whose context ended while the
