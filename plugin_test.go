@@ -58,7 +58,7 @@ func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 			var onError sync.Map
 			c.OnError(func(r *colly.Response, err error) {
 				var be *BlockedError
-				if !errors.As(err, &be) || !errors.Is(err, ErrBlocked) || be.Block.Authority != "http://a.test" || be.Block.Dialect != "rfc9309" || be.Block.Verdict.Rule == nil {
+				if !errors.As(err, &be) || !errors.Is(err, ErrBlocked) || !errors.Is(err, colly.ErrRobotsTxtBlocked) || be.Block.Authority != "http://a.test" || be.Block.Dialect != "rfc9309" || be.Block.Verdict.Rule == nil {
 					t.Errorf("OnError(%s): %v (%+v)", r.Request.URL, err, be)
 				}
 				onError.Store(r.Request.URL.Path, true)

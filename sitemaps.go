@@ -369,8 +369,8 @@ const reasonCollyOther = "refused by Colly (other error)"
 // never the error's text. In sync mode Request also returns the error of
 // the request it made (a 404, a robots.txt stop): that URL was handed over.
 func visitRefusal(err error, async bool) (string, bool) {
-	if err == nil {
-		return "", false
+	if err == nil || errors.Is(err, ErrBlocked) {
+		return "", false // the plugin's own stop of a request handed over (sync)
 	}
 	var av *colly.AlreadyVisitedError
 	if errors.As(err, &av) {

@@ -1,6 +1,13 @@
 package robots
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/gocolly/colly/v2"
+)
 
 // String never panics, whatever the value.
 func TestKindStrings(t *testing.T) {
@@ -17,6 +24,27 @@ func TestKindStrings(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// The errors a stop matches: ErrBlocked always; colly.ErrRobotsTxtBlocked
+// for a disallow, as with Colly's own check (code written for it keeps
+// working), and only then; a cancellation's cause.
+func TestBlockedErrorMatches(t *testing.T) {
+	for _, tc := range []struct {
+		err                      *BlockedError
+		robotsTxtBlocked, ctxErr bool
+	}{
+		{&BlockedError{Block: Block{Kind: Disallowed}}, true, false},
+		{&BlockedError{Block: Block{Kind: Deferred}}, false, false},
+		{&BlockedError{Block: Block{Kind: Skipped}}, false, false},
+		{&BlockedError{Block: Block{Kind: Canceled}, cause: context.Canceled}, false, true},
+	} {
+		err := fmt.Errorf("Get %q: %w", "http://a.test/", tc.err) // as Colly's client wraps it
+		if !errors.Is(err, ErrBlocked) || errors.Is(err, colly.ErrRobotsTxtBlocked) != tc.robotsTxtBlocked || errors.Is(err, context.Canceled) != tc.ctxErr {
+			t.Errorf("%s: ErrBlocked %v, colly.ErrRobotsTxtBlocked %v, context.Canceled %v", tc.err.Block.Kind,
+				errors.Is(err, ErrBlocked), errors.Is(err, colly.ErrRobotsTxtBlocked), errors.Is(err, context.Canceled))
 		}
 	}
 }

@@ -86,8 +86,10 @@ func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b
 var ErrBlocked = errors.New("robots: request stopped")
 
 // BlockedError is the error of a request the plugin stopped, as OnError
-// and a sync Visit see it. It wraps [ErrBlocked], and, for a request
-// canceled while the plugin held it, the cause (the context's error).
+// and a sync Visit see it. It wraps [ErrBlocked]; a [Disallowed] stop also
+// wraps colly.ErrRobotsTxtBlocked, as Colly's own robots.txt check does, so
+// that code written for that check recognises it; a request canceled while
+// the plugin held it also wraps the cause (the context's error).
 type BlockedError struct {
 	Block Block
 	cause error
@@ -95,12 +97,16 @@ type BlockedError struct {
 
 func (e *BlockedError) Error() string { return "robots: " + e.Block.String() }
 
-// Unwrap returns ErrBlocked, and the cause of a cancellation if any.
+// Unwrap returns ErrBlocked, colly.ErrRobotsTxtBlocked for a Disallowed
+// stop, and the cause of a cancellation if any.
 func (e *BlockedError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{ErrBlocked}
+	switch {
+	case e.cause != nil:
+		return []error{ErrBlocked, e.cause}
+	case e.Block.Kind == Disallowed:
+		return []error{ErrBlocked, colly.ErrRobotsTxtBlocked}
 	}
-	return []error{ErrBlocked, e.cause}
+	return []error{ErrBlocked}
 }
 
 // checkTransport is the collectors' transport: it checks every request
