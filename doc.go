@@ -45,7 +45,8 @@
 //     (1 s), never less than [WithMinDelay], capped by [WithMaxCrawlDelay];
 //     by default from the end of one response to the next send, one request
 //     in flight per host. 429 and 503 pause the host until Retry-After, or
-//     with exponential backoff. robots.txt fetches pass the same gate.
+//     with exponential backoff, and the request is sent again once the
+//     pause is over ([WithRetries]). robots.txt fetches pass the same gate.
 //
 // Everything the plugin waits on ends with the collector's Context.
 //

@@ -357,7 +357,7 @@ func TestLongPauseDefersRequests(t *testing.T) {
 		},
 	}})
 	var blocks blockLog
-	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Second), WithOnBlocked(blocks.add))
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Second), WithOnBlocked(blocks.add), WithRetries(0))
 	c := newCollector(false, p.opt(t))
 	start := time.Now()
 	for i := range 4 {

@@ -115,7 +115,7 @@ func TestHostile429Forever(t *testing.T) {
 			var blocks hostileBlocks
 			// WithMinDelay keeps one page in flight (end-to-start spacing), so
 			// that each 429 is seen before the next page is let through.
-			p := mustNew(t, robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add),
+			p := mustNew(t, robots.WithTransport(tr), robots.WithDefaultDelay(0), robots.WithOnBlocked(blocks.add), robots.WithRetries(0),
 				robots.WithMinDelay(time.Millisecond), robots.WithLimiter(hostlimit.New(hostlimit.Config{BackoffBase: tc.base, BackoffMax: tc.max, Clock: clock})))
 			c := colly.NewCollector(colly.UserAgent(hostileUA), colly.Async(true), colly.StdlibContext(ctx), attach(t, p))
 			if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4}); err != nil {

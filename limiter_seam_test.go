@@ -161,7 +161,7 @@ func TestPluginThroughLimiterSeam(t *testing.T) {
 				},
 			}})
 			lim := newLockstepLimiter()
-			p := mustNew(t, WithLimiter(lim), WithTransport(f.Transport()), WithDefaultDelay(0))
+			p := mustNew(t, WithLimiter(lim), WithTransport(f.Transport()), WithDefaultDelay(0), WithRetries(0))
 			if p.Limiter() != Limiter(lim) {
 				t.Fatalf("Limiter() = %T, want the given one", p.Limiter())
 			}

@@ -23,6 +23,10 @@ const (
 	// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
 	// default.
 	DefaultStatsCapacity = 100_000
+	// DefaultRetries is how many times a request answered 429 or 503 is
+	// sent again after its host's pause ([WithRetries]), as Scrapy retries
+	// them by default.
+	DefaultRetries = 2
 )
 
 // OverDelay says what the plugin does with a host whose Crawl-delay is above
@@ -70,6 +74,7 @@ type config struct {
 	onBlocked     func(Block)
 	deferWait     time.Duration
 	statsCap      int
+	retries       int
 	maxRate       *rate.Limiter  // nil: no crawler-wide cap
 	sitemaps      *sitemapConfig // nil: sitemaps are not followed (WithSitemaps)
 	errs          []error        // option values out of range, joined by New
@@ -227,5 +232,24 @@ func WithDeferWait(d time.Duration) Option {
 			return
 		}
 		c.deferWait = d
+	}
+}
+
+// WithRetries sets how many times a request answered 429 (Too Many
+// Requests) or 503 (Service Unavailable) is sent again, once the host's
+// pause (its Retry-After, else the limiter's backoff) is over (default
+// [DefaultRetries]; 0 sends none again; negative is an error). The retry
+// happens at the transport, unseen by Colly's callbacks: OnError sees only
+// the answer of a request out of retries. A pause that ends later than
+// [WithDeferWait] hands the request back as [Deferred] instead, kept for
+// [Plugin.RetryDeferred]. A request whose body cannot be sent again
+// (no GetBody) is not retried. Redirect hops are retried alike.
+func WithRetries(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.fail("WithRetries(%d): cannot be negative", n)
+			return
+		}
+		c.retries = n
 	}
 }

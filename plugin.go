@@ -51,7 +51,7 @@ type Plugin struct {
 // It returns an error, naming each option, when an option was given a
 // value it cannot use.
 func New(opts ...Option) (*Plugin, error) {
-	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity, defaultDelay: DefaultDelay}}
+	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity, defaultDelay: DefaultDelay, retries: DefaultRetries}}
 	for _, o := range opts {
 		if o != nil {
 			o(&p.cfg)

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,5 +189,113 @@ func TestPluginWarnsWhenCollyEnvTurnsItsCheckOn(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "COLLY_IGNORE_ROBOTSTXT=no") {
 		t.Errorf("no warning logged: %q", buf.String())
+	}
+}
+
+// A request answered 429 or 503 is sent again once its host's pause is
+// over, up to WithRetries times (default 2), unseen by Colly's callbacks;
+// out of retries, its last answer reaches OnError; a pause longer than
+// WithDeferWait hands it back as Deferred, reported once. Sync and Async
+// alike; the pauses are exact on the limiter's clock.
+func TestPluginRetries429And503(t *testing.T) {
+	cases := []struct {
+		name       string
+		opts       []Option
+		status     int
+		retryAfter string
+		failures   int // answers before a 200; -1: never a 200
+		hits       int // the server's, for /p
+		fetched    bool
+		onError    int // the status that reaches OnError, 0: none
+		deferred   bool
+		retried    int64
+	}{
+		{"429 twice then 200", nil, 429, "5", 2, 3, true, 0, false, 2},
+		{"503 once then 200", nil, 503, "", 1, 2, true, 0, false, 1},
+		{"429 forever: out of retries", nil, 429, "1", -1, 3, false, 429, false, 2},
+		{"WithRetries(0)", []Option{WithRetries(0)}, 429, "1", -1, 1, false, 429, false, 0},
+		{"WithRetries(4)", []Option{WithRetries(4)}, 503, "1", 3, 4, true, 0, false, 3},
+		{"a pause past WithDeferWait: deferred", []Option{WithDeferWait(10 * time.Second)}, 503, "120", -1, 1, false, 0, true, 0},
+	}
+	for _, tc := range cases {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
+				clock := testutil.NewFakeClock()
+				defer clock.Jump()()
+				var mu sync.Mutex
+				var at []time.Time
+				f := testutil.NewFarm(t, map[string]*testutil.Site{"r.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
+					if r.URL.Path != "/p" {
+						return false
+					}
+					mu.Lock()
+					at = append(at, clock.Now())
+					n := len(at)
+					mu.Unlock()
+					if tc.failures < 0 || n <= tc.failures {
+						if tc.retryAfter != "" {
+							w.Header().Set("Retry-After", tc.retryAfter)
+						}
+						w.WriteHeader(tc.status)
+						return true
+					}
+					return false
+				}}})
+				var blocks blockLog
+				opts := append([]Option{WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add),
+					WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock, BackoffBase: time.Second}))}, tc.opts...)
+				p := mustNew(t, opts...)
+				c := newCollector(async, p.opt(t))
+				var fetched atomic.Bool
+				var errMu sync.Mutex
+				var errs []string
+				c.OnResponse(func(r *colly.Response) { fetched.Store(r.Request.URL.Path == "/p") })
+				c.OnError(func(r *colly.Response, err error) {
+					errMu.Lock()
+					errs = append(errs, fmt.Sprintf("%d %v", r.StatusCode, err))
+					errMu.Unlock()
+				})
+				c.Visit("http://r.test/p")
+				c.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				if len(at) != tc.hits {
+					t.Errorf("the server saw /p %d times, want %d", len(at), tc.hits)
+				}
+				if fetched.Load() != tc.fetched {
+					t.Errorf("fetched %v, want %v", fetched.Load(), tc.fetched)
+				}
+				errMu.Lock()
+				defer errMu.Unlock()
+				switch {
+				case tc.onError != 0 && (len(errs) != 1 || !strings.HasPrefix(errs[0], strconv.Itoa(tc.onError)+" ")):
+					t.Errorf("OnError saw %q, want one %d", errs, tc.onError)
+				case tc.deferred && (len(errs) != 1 || !strings.Contains(errs[0], "deferred")):
+					t.Errorf("OnError saw %q, want one deferral", errs)
+				case tc.onError == 0 && !tc.deferred && len(errs) != 0:
+					t.Errorf("OnError saw %q, want nothing", errs)
+				}
+				bs := blocks.all()
+				if tc.deferred != (len(bs) == 1 && bs[0].Kind == Deferred) || !tc.deferred && len(bs) != 0 {
+					t.Errorf("reports %v", bs)
+				}
+				if tc.deferred && len(p.Deferred()) != 1 {
+					t.Error("the deferred request was not kept for RetryDeferred")
+				}
+				if got := p.Totals().Retried; got != tc.retried {
+					t.Errorf("Totals().Retried %d, want %d", got, tc.retried)
+				}
+				// Each retry waited out the host's pause, on the limiter's clock.
+				for i := 1; i < len(at); i++ {
+					pause := time.Second // the backoff's base, or Retry-After: 1
+					if tc.retryAfter == "5" {
+						pause = 5 * time.Second
+					}
+					if g := at[i].Sub(at[i-1]); g < pause {
+						t.Errorf("retry %d sent %s after the answer, want at least the pause, %s", i, g, pause)
+					}
+				}
+			})
+		}
 	}
 }

@@ -408,7 +408,7 @@ func TestPluginRetryAfter(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				c := newCollector(async, colly.StdlibContext(ctx),
-					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), withLimiterConfig(hostlimit.Config{MaxRetryAfter: tc.maxRA, BackoffBase: base, BackoffMax: 0})))
+					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithRetries(0), withLimiterConfig(hostlimit.Config{MaxRetryAfter: tc.maxRA, BackoffBase: base, BackoffMax: 0})))
 				c.Visit("http://ra.test/a")
 				c.Visit("http://ra.test/b")
 				c.Wait()

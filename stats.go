@@ -16,6 +16,7 @@ type HostStats struct {
 	Deferred   int64 // handed back while robots.txt was unreachable
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
 	Canceled   int64 // stopped because the request's context ended while the plugin held it
+	Retried    int64 // sent again after a 429 or 503 answer and the host's pause (WithRetries)
 	// Waited is the time allowed requests were held in OnRequest: waiting
 	// for the retry of an unreachable robots.txt and for the host's turn
 	// (not the robots.txt fetch itself, nor the final gate at send time).
@@ -41,7 +42,7 @@ type stats struct {
 // an update racing with the authority's fold goes to the totals instead.
 type hostCounters struct {
 	allowed, disallowed, deferred, skipped atomic.Int64
-	canceled                               atomic.Int64
+	canceled, retried                      atomic.Int64
 	waited                                 atomic.Int64
 	touched                                atomic.Int64 // stats.tick at the latest update
 	mu                                     sync.Mutex
@@ -51,7 +52,7 @@ type hostCounters struct {
 func (c *hostCounters) snapshot() HostStats {
 	return HostStats{
 		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
-		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Waited: time.Duration(c.waited.Load()),
+		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Retried: c.retried.Load(), Waited: time.Duration(c.waited.Load()),
 	}
 }
 
@@ -62,6 +63,7 @@ func (c *hostCounters) add(s HostStats) {
 	c.deferred.Add(s.Deferred)
 	c.skipped.Add(s.Skipped)
 	c.canceled.Add(s.Canceled)
+	c.retried.Add(s.Retried)
 	c.waited.Add(int64(s.Waited))
 }
 
@@ -166,6 +168,7 @@ func (p *Plugin) Totals() HostStats {
 		t.Deferred += s.Deferred
 		t.Skipped += s.Skipped
 		t.Canceled += s.Canceled
+		t.Retried += s.Retried
 		t.Waited += s.Waited
 		return true
 	})

@@ -3,6 +3,8 @@ package robots
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -141,14 +143,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
-		if err := p.takeToken(req); err != nil {
-			return nil, p.canceled(req, err, pol)
-		}
-		permit, err := p.lim.Acquire(req.Context(), pol.Authority(), d)
-		if err != nil {
-			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol)
-		}
-		return hostlimit.RoundTrip(base, req, permit)
+		return p.send(base, req, pol, d)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -164,6 +159,53 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	b = p.stop(b, pol, nil)
 	closeBody(req)
 	return nil, &BlockedError{Block: b}
+}
+
+// send passes req through the crawler-wide rate and its host's gate to
+// base. A 429 or 503 answer pauses the host (the limiter's Observe); the
+// request is then sent again once the pause is over, up to WithRetries
+// times, unless its body cannot be sent again. A pause that ends later than
+// WithDeferWait (at least a second) hands the request back as Deferred; the
+// last answer of a request out of retries goes to Colly as it is.
+func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration) (*http.Response, error) {
+	host := pol.Authority()
+	for attempt := 0; ; attempt++ {
+		if err := p.takeToken(req); err != nil {
+			return nil, p.canceled(req, err, pol)
+		}
+		permit, err := p.lim.Acquire(req.Context(), host, d)
+		if err != nil {
+			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol)
+		}
+		resp, err := hostlimit.RoundTrip(base, req, permit)
+		if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) ||
+			attempt >= p.cfg.retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+			return resp, err
+		}
+		status := resp.StatusCode
+		// Let the connection be reused; the body's end releases the permit.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		if _, err := p.lim.WaitMax(req.Context(), host, d, max(p.cfg.deferWait, time.Second)); err != nil {
+			var pe *hostlimit.PausedError
+			if !errors.As(err, &pe) {
+				return nil, p.canceled(req, fmt.Errorf("answered %d; gave up waiting for the end of the host's pause: %w", status, err), pol)
+			}
+			b := p.stop(Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
+				Reason: hopReason(req, fmt.Sprintf("answered %d; the host is paused until %s, longer than WithDeferWait", status, pe.Until.UTC().Format(time.RFC3339)))}, pol, nil)
+			return nil, &BlockedError{Block: b}
+		}
+		p.stats.record(host, HostStats{Retried: 1})
+		p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("status", status), slog.Int("retry", attempt+1))
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, fmt.Errorf("robots: sending again after a %d: %w", status, err)
+			}
+			req = req.Clone(req.Context())
+			req.Body = body
+		}
+	}
 }
 
 // robotsTransport is the transport of the plugin's robots.txt fetches: the
