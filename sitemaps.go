@@ -250,7 +250,13 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 	}
 	roots := pol.Sitemaps()
 	for _, w := range pol.SitemapWarnings() {
-		p.log.Warn("robots: robots.txt Sitemap line: "+w, slog.String("authority", a))
+		// A relative line resolved, or a repeated one, loses nothing: that is
+		// news, not a warning (policy.Policy.SitemapWarnings' wording).
+		level := slog.LevelWarn
+		if strings.Contains(w, " resolved to ") || strings.Contains(w, " repeats line ") {
+			level = slog.LevelInfo
+		}
+		p.log.Log(context.Background(), level, "robots: robots.txt Sitemap line: "+w, slog.String("authority", a))
 	}
 	for _, x := range sc.extra[a] {
 		if !slices.Contains(roots, x) {

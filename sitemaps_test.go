@@ -726,3 +726,31 @@ func TestSitemapsTotalsLimits(t *testing.T) {
 		t.Errorf("totals %+v", tot)
 	}
 }
+
+// A relative Sitemap line that resolves, or a repeated one, is logged at
+// Info: nothing is lost; a line left out for good is a warning.
+func TestSitemapsLineWarningsLevel(t *testing.T) {
+	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: /s.xml\nSitemap: http://a.test/s.xml\nSitemap: ftp://a.test/x.xml\n"},
+		map[string]map[string]string{"a.test": {"/s.xml": testutil.URLSet("http://a.test/p")}})
+	var logs testutil.Buffer
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(),
+		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	c := newCollector(false, p.opt(t))
+	if err := c.Visit("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	var warns, infos []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if !strings.Contains(l, "Sitemap line") {
+			continue
+		}
+		if strings.Contains(l, "level=WARN") {
+			warns = append(warns, l)
+		} else if strings.Contains(l, "level=INFO") {
+			infos = append(infos, l)
+		}
+	}
+	if len(warns) != 1 || !strings.Contains(warns[0], "not an http(s) URL") || len(infos) != 2 {
+		t.Errorf("warnings %q, infos %q: want the ftp line only as a warning, the resolved and repeated lines as infos", warns, infos)
+	}
+}
