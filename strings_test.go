@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // String never panics, whatever the value.
@@ -46,5 +49,27 @@ func TestBlockedErrorMatches(t *testing.T) {
 			t.Errorf("%s: ErrBlocked %v, colly.ErrRobotsTxtBlocked %v, context.Canceled %v", tc.err.Block.Kind,
 				errors.Is(err, ErrBlocked), errors.Is(err, colly.ErrRobotsTxtBlocked), errors.Is(err, context.Canceled))
 		}
+	}
+}
+
+// A stop's error, as Colly's client wraps it, names each URL once: the
+// request's (Colly's part), and a redirect hop's (the plugin's).
+func TestBlockedErrorNamesEachURLOnce(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"u.test": {Robots: "User-agent: *\nDisallow: /cart\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/old" {
+				http.Redirect(w, r, "/cart/expired", http.StatusFound)
+				return true
+			}
+			return false
+		}}})
+	c := newCollector(false, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0)))
+	err := c.Visit("http://u.test/cart")
+	if !errors.Is(err, ErrBlocked) || strings.Count(err.Error(), "u.test/cart") != 1 || !strings.Contains(err.Error(), "Disallow: /cart") {
+		t.Errorf("stop: %v; want the URL once and the rule", err)
+	}
+	err = c.Visit("http://u.test/old")
+	if !errors.Is(err, ErrBlocked) || strings.Count(err.Error(), "u.test/old") != 1 || strings.Count(err.Error(), "u.test/cart/expired") != 1 {
+		t.Errorf("redirect stop: %v; want each URL once", err)
 	}
 }

@@ -97,7 +97,12 @@ type BlockedError struct {
 	cause error
 }
 
-func (e *BlockedError) Error() string { return "robots: " + e.Block.String() }
+// Error says why, without the URL, which the error that wraps it names
+// already (Colly's client: Get "URL": ...; for a redirect hop, the hop's
+// URL, and the reason names the URL redirected from).
+func (e *BlockedError) Error() string {
+	return "robots: " + e.Block.Kind.String() + ": " + e.Block.Reason
+}
 
 // Unwrap returns ErrBlocked, colly.ErrRobotsTxtBlocked for a Disallowed
 // stop, and the cause of a cancellation if any.
