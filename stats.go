@@ -20,6 +20,9 @@ type HostStats struct {
 	// Waited is the time allowed requests were held in OnRequest: waiting
 	// for the retry of an unreachable robots.txt and for the host's turn
 	// (not the robots.txt fetch itself, nor the final gate at send time).
+	// It is summed over requests, so the waits of concurrent requests add
+	// up: an Async crawl's Waited can exceed its wall time. Waited/Allowed
+	// is the mean wait of a request.
 	Waited time.Duration
 	// Limiter holds the host's gate statistics while the limiter keeps its
 	// state (the default limiter drops idle hosts; a limiter given with
