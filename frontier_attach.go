@@ -20,9 +20,23 @@ import (
 // already queues each request once, and Colly's own visited check would
 // drop such a request silently, holding its host until the frontier's
 // hold ends.
+//
+// When the collector has a plugin with [WithSitemaps] (attach the plugin
+// first: WithRobots in NewCollector, or Attach), the sitemap pages the
+// plugin finds for c go into f (its AddRequest: f is a Colly
+// queue.Storage) instead of straight to c, so that they wait their host's
+// turn in the frontier like any queued request and a page queued twice is
+// refused by the frontier ("already queued" in the sitemap's report). The
+// request's Context is then serialised with it: CtxLastMod holds the
+// lastmod as an RFC 3339 string.
 func AttachFrontier(c *colly.Collector, f frontier.Completer) {
 	if rq, ok := f.(frontier.Requeuer); ok && rq.Requeues() {
 		c.AllowURLRevisit = true
+	}
+	if p := pluginOf(c); p != nil {
+		if q, ok := f.(queueStorage); ok {
+			p.sm.queues.Store(c, q)
+		}
 	}
 	done := func(r *colly.Response) {
 		if r == nil {

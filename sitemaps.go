@@ -16,6 +16,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
@@ -32,7 +33,9 @@ const (
 	// CtxSitemap holds the URL of the sitemap that listed the page, a string.
 	CtxSitemap = "politecrawl.robots.sitemap"
 	// CtxLastMod holds the page's lastmod, a time.Time, zero when the
-	// sitemap gave none (or none readable).
+	// sitemap gave none (or none readable); through a frontier
+	// ([AttachFrontier]) the context is serialised, and it holds the time
+	// as an RFC 3339 string.
 	CtxLastMod = "politecrawl.robots.lastmod"
 	// ctxSlot holds the in-flight slot of an Async collector's request.
 	ctxSlot = "politecrawl.robots.sitemap-slot"
@@ -181,6 +184,7 @@ type SitemapTotals struct {
 // sitemapState is the plugin's sitemap bookkeeping.
 type sitemapState struct {
 	walked sync.Map        // authority → struct{}: walked, or being walked
+	queues sync.Map        // *colly.Collector → queueStorage: AttachFrontier's frontier
 	clock  hostlimit.Clock // of the windows' hold times; nil: the system clock (tests set it)
 	window int             // the Async window's size; 0: sitemapWindow (tests set it)
 
@@ -279,8 +283,12 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 	// sitemap is read whole (to a temporary file past 1 MiB) before its
 	// pages, which pass that gate, are handed over.
 	cfg.Spool = true
+	var q queueStorage
+	if v, ok := p.sm.queues.Load(c); ok {
+		q = v.(queueStorage)
+	}
 	var win *window
-	if c.Async {
+	if c.Async && q == nil {
 		size := p.sm.window
 		if size <= 0 {
 			size = sitemapWindow
@@ -292,6 +300,9 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 		cctx := colly.NewContext()
 		cctx.Put(CtxSitemap, pg.Sitemap)
 		cctx.Put(CtxLastMod, pg.LastMod)
+		if q != nil {
+			return p.queuePage(q, pg.Loc, cctx)
+		}
 		var s *slot
 		if win != nil {
 			var err error
@@ -310,6 +321,37 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 		}
 		return nil
 	})
+}
+
+// queueStorage is what the walk needs of a frontier (a Colly
+// queue.Storage) to queue a page.
+type queueStorage interface{ AddRequest([]byte) error }
+
+// queuePage queues the page at loc, with its context, in q, the frontier a
+// Colly queue runs c's requests from (AttachFrontier): the page then waits
+// its turn there like any queued request, and the frontier's seen set
+// refuses it if it was queued before. The error's text is the reason it
+// was filtered out.
+func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return errors.New(reasonCollyOther)
+	}
+	r := &colly.Request{URL: u, Method: http.MethodGet, Depth: slotDepth, Ctx: ctx}
+	b, err := r.Marshal()
+	if err == nil {
+		err = q.AddRequest(b)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, frontier.ErrSeen):
+		return errors.New("already queued")
+	case errors.Is(err, frontier.ErrFull):
+		return errors.New("queue full")
+	}
+	p.log.Debug("robots: the frontier refused a sitemap's page URL", slog.String("url", loc), slog.String("error", err.Error()))
+	return errors.New("refused by the frontier")
 }
 
 // sitemapTransport is the transport of sitemap fetches: the host's turn is

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
 	"github.com/gocolly/colly/v2/storage"
 
+	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/sitemap"
 )
@@ -752,5 +754,64 @@ func TestSitemapsLineWarningsLevel(t *testing.T) {
 	}
 	if len(warns) != 1 || !strings.Contains(warns[0], "not an http(s) URL") || len(infos) != 2 {
 		t.Errorf("warnings %q, infos %q: want the ftp line only as a warning, the resolved and repeated lines as infos", warns, infos)
+	}
+}
+
+// TestSitemapsIntoFrontier: with Colly's queue on a frontier
+// (AttachFrontier), the sitemap's pages go into the frontier, not past it:
+// each page is fetched once, in the frontier's order, the same URLs
+// linked from a page later are refused by the frontier as queued before
+// (not dropped by Colly's visited set with their lease), and no lease is
+// left when the queue ends.
+func TestSitemapsIntoFrontier(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	var locs, links []string
+	for i := range 12 {
+		locs = append(locs, fmt.Sprintf("http://a.test/p/%d", i))
+		if i%2 == 0 {
+			links = append(links, fmt.Sprintf(`<a href="/p/%d">p</a>`, i))
+		}
+	}
+	home := "<html>" + strings.Join(links, "") + "</html>"
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"a.test": {
+		Robots: "User-agent: *\nSitemap: http://a.test/sitemap.xml\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			switch r.URL.Path {
+			case "/sitemap.xml":
+				fmt.Fprint(w, testutil.URLSet(locs...))
+			case "/":
+				fmt.Fprint(w, home)
+			default:
+				return false
+			}
+			return true
+		}}})
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
+	t.Cleanup(func() { p.Close() })
+	c := newCollector(false, p.opt(t))
+	c.AllowURLRevisit = false
+	fr := frontier.New(frontier.Config{Ready: p.Limiter().(frontier.Readiness), Hold: time.Hour})
+	AttachFrontier(c, fr)
+	q, err := queue.New(2, fr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { q.AddURL(e.Request.AbsoluteURL(e.Attr("href"))) })
+	if err := q.AddURL("http://a.test/"); err != nil {
+		t.Fatal(err)
+	}
+	returnsWithin(t, time.Minute, "the queue", func() { q.Run(c) })
+	hs := f.Pages("a.test", false)
+	for _, l := range locs {
+		if n := count(hs, strings.TrimPrefix(l, "http://a.test")); n != 1 {
+			t.Errorf("%s fetched %d times, want once", l, n)
+		}
+	}
+	st := fr.Stats()
+	if st.Added != int64(1+len(locs)) || st.Seen != int64(len(links)) || st.Leased != 0 || st.Queued != 0 || st.Expired != 0 {
+		t.Errorf("frontier %+v: want the home page and the %d sitemap pages added, no lease left", st, len(locs))
+	}
+	if tot := p.SitemapTotals(); tot.Handed != int64(len(locs)) {
+		t.Errorf("handed %d, want %d", tot.Handed, len(locs))
 	}
 }
