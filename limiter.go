@@ -25,9 +25,9 @@ type Limiter interface {
 	// OnRequest where waiting holds no LimitRule slot: it blocks until the
 	// host is likely to admit a request at once and returns how long it
 	// blocked. It does not wait out a 429/503 pause that ends more than
-	// maxPause from now: it returns an error wrapping a
-	// *[hostlimit.PausedError] at once, and the plugin hands the request
-	// back ([Deferred]); a negative maxPause waits out any pause. Its
+	// maxPause from now, nor one that starts while it waits: it returns an
+	// error wrapping a *[hostlimit.PausedError], and the plugin hands the
+	// request back ([Deferred]); a negative maxPause waits out any pause. Its
 	// return promises nothing.
 	WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error)
 	// Acquire is the binding stage, called at the transport right before

@@ -299,3 +299,47 @@ func TestPluginRetries429And503(t *testing.T) {
 		}
 	}
 }
+
+// Requests already waiting for their host's turn when a long pause starts
+// (a 429 with Retry-After: 5, WithDeferWait 2 s) are handed back at once,
+// not held for the pause: sync and Async alike, every request deferred,
+// the server asked at most twice (Async: one request may already be at
+// the gate), on the limiter's clock.
+func TestPluginLongPauseWhileWaiting(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			var hits atomic.Int64
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"busy.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
+				hits.Add(1)
+				w.Header().Set("Retry-After", "5")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return true
+			}}})
+			clock := testutil.NewFakeClock()
+			defer clock.Jump()()
+			var blocks blockLog
+			p := mustNew(t, WithTransport(f.Transport()), WithMinDelay(time.Second), WithDeferWait(2*time.Second), WithOnBlocked(blocks.add),
+				WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock})))
+			c := newCollector(async, p.opt(t))
+			returnsWithin(t, 30*time.Second, "the crawl", func() {
+				for i := range 5 {
+					c.Visit(fmt.Sprintf("http://busy.test/%d", i))
+				}
+				c.Wait()
+			})
+			bs := blocks.all()
+			deferred := 0
+			for _, b := range bs {
+				if b.Kind == Deferred {
+					deferred++
+				}
+			}
+			if deferred != 5 || len(bs) != 5 || len(p.Deferred()) != 5 {
+				t.Errorf("%d reports (%d deferred), want 5 deferred: %v", len(bs), deferred, bs)
+			}
+			if n := hits.Load(); n > 2 {
+				t.Errorf("the server was asked %d times during a pause, want at most 2", n)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package hostlimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -451,7 +452,12 @@ func (l *Limiter) readyAt(h *limHost, early bool) (at int64, event bool) {
 // ready for it, or ctx is done. It is called and returns with s.mu held; on
 // success w has been removed from q and now is the time, read under the
 // lock, at which the host was found ready.
-func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *limWaitQueue, early bool, now int64) (int64, error) {
+//
+// With maxPause ≥ 0, a pause of the host that ends more than maxPause
+// after now (one that starts while w waits included) ends the wait at once
+// with errPausedLong once w is at the head of q; the next waiter, woken,
+// judges the same way.
+func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *limWaitQueue, early bool, now, maxPause int64) (int64, error) {
 	w := &limWaiter{ch: make(chan struct{}, 1)}
 	q.push(w)
 	start := now
@@ -472,6 +478,13 @@ func (l *Limiter) await(ctx context.Context, s *limiterShard, h *limHost, q *lim
 			stop = nil
 		}
 		if q.head == w {
+			if maxPause >= 0 && h.pauseUntil-now > maxPause {
+				q.remove(w)
+				h.notify()
+				h.waits++
+				h.waitNanos += now - start
+				return now, errPausedLong
+			}
 			at, event := l.readyAt(h, early)
 			if !event && at <= now {
 				q.remove(w)
@@ -549,9 +562,9 @@ func (e *PausedError) Error() string {
 
 // WaitMax is [Limiter.Wait], returning how long it blocked, that does not
 // wait out a pause (429, 503, [Limiter.Pause]) ending more than maxPause
-// from now: it then returns at once a *[PausedError]. A negative maxPause waits out any pause. It is
-// decided when WaitMax is called; a pause that starts while it waits is
-// waited out.
+// from now: it then returns a *[PausedError], at once, or, for a pause
+// that starts while it waits, as soon as the pause starts. A negative
+// maxPause waits out any pause.
 func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -570,7 +583,10 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			return 0, nil
 		}
 	}
-	end, err := l.await(ctx, s, h, &h.early, true, now)
+	end, err := l.await(ctx, s, h, &h.early, true, now, max(int64(maxPause), -1))
+	if err == errPausedLong {
+		return time.Duration(end - now), &PausedError{Host: host, Until: l.epoch.Add(time.Duration(h.pauseUntil))}
+	}
 	if err != nil {
 		return time.Duration(l.now() - now), err
 	}
@@ -584,6 +600,9 @@ func (l *Limiter) passEarly(h *limHost, now int64) {
 	}
 	h.notify()
 }
+
+// errPausedLong ends a WaitMax whose host is paused past its maxPause.
+var errPausedLong = errors.New("hostlimit: paused past the wait's bound")
 
 // KeepDelay, given as the delay of [Limiter.Wait] or [Limiter.Acquire],
 // leaves the host's delay as it is (as [Limiter.SetDelay] or
@@ -657,7 +676,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, p *permit, delay tim
 			return nil
 		}
 	}
-	if _, err := l.await(ctx, s, h, &h.gate, false, now); err != nil {
+	if _, err := l.await(ctx, s, h, &h.gate, false, now, -1); err != nil {
 		return err
 	}
 	l.grant(s, h, p)

@@ -311,6 +311,35 @@ func TestLimiterGate(t *testing.T) {
 				t.Fatalf("WaitMax over a short pause: waited %v", r.d)
 			}
 		}},
+		{"WaitMax: a long pause that starts while callers wait ends their waits at once", Config{}, func(t *testing.T, l *Limiter, clk *testutil.FakeClock) {
+			const busy = "https://busy.example"
+			p, err := l.Acquire(ctx, busy, time.Second) // in flight: WaitMax callers queue behind it
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := make(chan outcome, 3)
+			for range 3 {
+				go func() {
+					w, err := l.WaitMax(ctx, busy, time.Second, 2*time.Second)
+					ch <- outcome{d: w, err: err}
+				}()
+			}
+			testutil.WaitUntil(t, func() bool { st, _ := l.Stats(busy); return st.Queued == 3 })
+			p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"5"}})
+			p.Release()
+			for range 3 {
+				var r outcome
+				select { // no clock move: the pause, longer than 2 s, ends each wait at once
+				case r = <-ch:
+				case <-time.After(10 * time.Second):
+					t.Fatal("WaitMax callers wait out a pause that started while they waited")
+				}
+				var pe *PausedError
+				if !errors.As(r.err, &pe) || !pe.Until.Equal(at(5*time.Second)) || r.d != 0 {
+					t.Fatalf("WaitMax during a 5 s pause (bound 2 s): %v after %v", r.err, r.d)
+				}
+			}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
