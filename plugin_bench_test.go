@@ -157,18 +157,26 @@ func (s cannedSite) RoundTrip(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
 }
 
+// benchRT is the bare round trip's transport, called through an interface
+// the compiler cannot see through.
+var benchRT http.RoundTripper
+
 // BenchmarkPluginPerRequest: the plugin's work for one allowed request on a
 // cached policy, without I/O: the OnRequest hook (policy, verdict, delay,
 // early wait, statistics) and the transport's check and gate around a
-// canned round trip. "bare" is the canned round trip alone.
+// canned round trip. "bare" is the canned round trip alone; the plugin's
+// allocations per request are the difference (one: the gate's permit).
 func BenchmarkPluginPerRequest(b *testing.B) {
 	site := cannedSite{robots: testutil.TypicalRobots}
 	u, _ := url.Parse("https://example.com/products/item-42?ref=home")
 	b.Run("bare", func(b *testing.B) {
 		req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
+		// Through the interface, as the plugin calls it: the response then
+		// escapes alike, and the difference in allocs/op is the plugin's.
+		benchRT = site
 		b.ReportAllocs()
 		for b.Loop() {
-			resp, _ := site.RoundTrip(req)
+			resp, _ := benchRT.RoundTrip(req)
 			resp.Body.Close()
 		}
 	})
