@@ -256,17 +256,20 @@ func TestSitemapsAsyncWindow(t *testing.T) {
 		}
 	})
 	c.OnScraped(func(*colly.Response) { scraped.Add(1) })
-	// Time moves only when the test says: a hold time at every step, so
-	// that each slot lost to an abort is taken back once the window is
-	// full of them.
+	// Time moves only when the test says: a hold time whenever the walk
+	// waits for a place on the clock (the window full), so that the places
+	// lost to aborts are taken back. A request still in flight then may
+	// lose its place too (over-admission, within a window per step).
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
 			case <-done:
 				return
-			case <-time.After(5 * time.Millisecond):
-				clock.Advance(sitemapHoldBase)
+			case <-time.After(20 * time.Millisecond):
+				if clock.Timers() > 0 {
+					clock.Advance(sitemapHoldBase)
+				}
 			}
 		}
 	}()
@@ -296,9 +299,10 @@ func TestSitemapsAsyncWindow(t *testing.T) {
 	// two and the test server's two; plus a few more, and connection
 	// goroutines that end asynchronously: about 6 per slot. Without the
 	// window every URL would have a goroutine at once (500 or more): the
-	// bound, n/4, leaves a wide margin to scheduling while it still fails
-	// when the window does not hold.
-	if extra := peak.Load() - int64(base); extra > n/4 {
+	// bound, n/2, leaves a wide margin to scheduling and to the steps'
+	// over-admission (the race detector keeps connections longer) while it
+	// still fails when the window does not hold.
+	if extra := peak.Load() - int64(base); extra > n/2 {
 		t.Errorf("peak %d goroutines above the %d at the start, for a window of %d", extra, base, window)
 	}
 }
