@@ -353,7 +353,7 @@ type spec struct {
 	keys             map[string]keyKind // exact keys, lower case
 	keyPrefixes      []keyPrefix        // keys recognised by case-insensitive prefix (google), in order
 	keyTab           *keyTable          // keys or keyPrefixes by first letter (derived)
-	colonlessTwoWord bool               // "key value" without ':' read when exactly two words
+	colonlessTwoWord bool               // "key value" without ':' read when exactly two words, split at spaces or tabs only (as Google)
 	maxLineBytes     int                // bytes of a line kept; 0 = no limit
 	nulEndsLine      bool               // a NUL byte ends the line's content (google)
 	blankLineRecords bool               // records end at blank lines (koster1994)

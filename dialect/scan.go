@@ -113,14 +113,16 @@ func (s *spec) readLine(text string, l *line) {
 	if sep >= 0 {
 		key, value = trimSpace(text[:sep]), trimSpace(text[sep+1:])
 	} else if s.colonlessTwoWord {
-		// "key value": accepted only when there are exactly two words.
-		w := strings.IndexAny(text, " \t\v\f")
+		// "key value": accepted only when there are exactly two words,
+		// separated by spaces or tabs alone, as Google's parser reads them
+		// (a vertical tab or form feed separates nothing there).
+		w := strings.IndexAny(text, " \t")
 		if w < 0 {
 			l.problem = "no ':' after the key"
 			return
 		}
 		key, value = text[:w], trimSpace(text[w:])
-		if strings.ContainsAny(value, " \t\v\f") {
+		if strings.ContainsAny(value, " \t") {
 			l.problem = "no ':' after the key"
 			return
 		}
