@@ -145,8 +145,9 @@ func TestFileSchemes(t *testing.T) {
 	}
 }
 
-// Item 4: URL arguments and lines are absolute paths or http(s) URLs; any
-// other is a usage error naming it, not a check.
+// Item 4: URL arguments and lines are absolute paths or URLs with a host,
+// of any scheme (RFC 9309 covers FTP; only the path is compared); any other
+// is a usage error naming it, not a check.
 func TestURLArguments(t *testing.T) {
 	p := writeRobots(t, cliRobots)
 	for _, c := range []struct {
@@ -155,8 +156,8 @@ func TestURLArguments(t *testing.T) {
 	}{
 		{"private/x", `"private/x"`},
 		{"example.com/private", `"example.com/private"`},
-		{"ftp://example.com/private", `"ftp"`},
-		{"mailto:a@example.com", `"mailto"`},
+		{"mailto:a@example.com", `"mailto:a@example.com": no host`},
+		{"ftp:/private", "no host"},
 		{"http://[::1/x", `"http://[::1/x"`},
 		{"http:///x", "no host"},
 		{"https:x", "no host"},
@@ -164,6 +165,10 @@ func TestURLArguments(t *testing.T) {
 	} {
 		args := []string{"check", p, "/a", c.url}
 		usageError(t, runCLI(t, "", args...), args, c.want)
+	}
+	// An ftp URL is checked by its path, as any other.
+	if r := runCLI(t, "", "check", "-explain", p, "ftp://example.com/private/x"); r.code != 1 || r.stdout != "disallowed\tftp://example.com/private/x\tline 2: Disallow: /private\n" {
+		t.Errorf("ftp URL: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 	// Paths are taken as given, as robots.txt testers take them: a stray %
 	// is a character of the path, and "//x" is the path //x, not a host.

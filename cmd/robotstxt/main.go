@@ -80,9 +80,11 @@
 // URLs come from the arguments, or one per line on standard input when there
 // are none (blank lines are skipped, a trailing CR is dropped). Each is an
 // absolute path ("/a/b?c", taken as given: "//x" is the path //x and a stray
-// "%" is a character of it; an empty argument is "/") or an http(s) URL
-// ("https://example.com/a/b?c", scheme in any case); any other is a usage
-// error naming it, and on standard input its line.
+// "%" is a character of it; an empty argument is "/") or a URL with a host
+// ("https://example.com/a/b?c", "ftp://example.com/pub/x", any scheme in any
+// case: RFC 9309 applies to any URI-based protocol, and only the path is
+// compared); any other is a usage error naming it, and on standard input its
+// line.
 //
 // FILE is a local file or the http(s) URL of a robots.txt
 // ("https://example.com/robots.txt"; a FILE with any other scheme is a usage
@@ -137,7 +139,7 @@ const usage = `usage:
   robotstxt sitemaps [-dialect D] [-agent A[,B...]] [-since DATE] URL
   robotstxt COMMAND -h      (the command's flags)
 FILE: a robots.txt file, or the http(s) URL of one (fetched).
-URL: an absolute path (/...) or an http(s) URL; with none, one per line on
+URL: an absolute path (/...) or a URL with a host (http, https, ftp, ...); with none, one per line on
 standard input. Flags may come before or after FILE and the URLs; -- ends them.
 check: allowed|disallowed<TAB>URL per URL; exit 1 when any is disallowed.
 inspect: JSON of the group(s), crawl delay, sitemaps, rules and warnings.
@@ -315,7 +317,7 @@ func (cmd *command) help(w io.Writer) {
 	fmt.Fprintln(w, "FILE is a robots.txt file or the http(s) URL of one (fetched as the dialect's")
 	fmt.Fprintln(w, "crawler fetches it).")
 	if cmd.urls {
-		fmt.Fprintln(w, "URL is an absolute path (/...) or an http(s) URL; with none, URLs are read one")
+		fmt.Fprintln(w, "URL is an absolute path (/...) or a URL with a host (http, https, ftp, ...); with none, URLs are read one")
 		fmt.Fprintln(w, "per line from standard input.")
 	}
 	if cmd.urls {
@@ -547,8 +549,8 @@ type targetError struct{ url, why string }
 func (e *targetError) Error() string { return fmt.Sprintf("URL %q: %s", e.url, e.why) }
 
 // checkTarget accepts a URL argument: an absolute path ("" is "/"), taken as
-// given, or an http(s) URL with a host; its path is taken as given too. Its
-// errors are *targetError.
+// given, or a URL with a scheme and a host (http, https, ftp, ...); its path
+// is taken as given too. Its errors are *targetError.
 func checkTarget(s string) error {
 	if s == "" || s[0] == '/' {
 		return nil
@@ -557,9 +559,8 @@ func checkTarget(s string) error {
 	if !ok {
 		return &targetError{s, "not an absolute path (/...) or an http(s) URL"}
 	}
-	if !isHTTP(scheme) {
-		return &targetError{s, fmt.Sprintf("scheme %q is not http or https", strings.ToLower(scheme))}
-	}
+	// Any scheme with an authority: RFC 9309 applies to any URI-based
+	// protocol (FTP included), and a local FILE binds no scheme.
 	rest, ok := strings.CutPrefix(s[len(scheme)+1:], "//")
 	if !ok {
 		return &targetError{s, "no host"}
