@@ -160,3 +160,22 @@ func TestAgentTokenWarnings(t *testing.T) {
 		}
 	}
 }
+
+// A file longer than the dialect reads, or not text at all, is still
+// checked, but stderr says so: the rules past the limit are ignored, as a
+// crawler ignores them.
+func TestCheckWarnsOfCutAndBinaryFiles(t *testing.T) {
+	long := writeRobots(t, "User-agent: *\nDisallow: /a\n"+strings.Repeat("# padding\n", 60_000)+"Disallow: /late\n")
+	r := runCLI(t, "", "check", long, "/late")
+	if r.code != 0 || r.stdout != "allowed\t/late\n" || !strings.Contains(r.stderr, "longer than the rfc9309 dialect reads") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("a 600 KB file: exit %d, stdout %q, stderr %q; want the late rule ignored, and said once", r.code, r.stdout, r.stderr)
+	}
+	bin := writeRobots(t, "\x00\x01\x02PK\x03\x04binary\xff\xfe")
+	r = runCLI(t, "", "check", bin, "/x")
+	if r.code != 0 || r.stdout != "allowed\t/x\n" || !strings.Contains(r.stderr, "not a text file") {
+		t.Errorf("a binary file: exit %d, stdout %q, stderr %q; want a warning", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, "", "check", writeRobots(t, cliRobots), "/x"); r.stderr != "" {
+		t.Errorf("a plain file: stderr %q, want nothing", r.stderr)
+	}
+}

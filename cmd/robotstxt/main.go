@@ -123,6 +123,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -668,6 +669,7 @@ func load(c *common, stderr io.Writer, whole bool) (*source, error) {
 		if p := src.policy; p.Action() != dialect.ActionParse {
 			fmt.Fprintf(stderr, "robotstxt: %s: %s\n", p.Fetch().URL, strings.TrimPrefix(p.Reason(), "robots.txt: "))
 		}
+		warnCut(stderr, c.file, src.robots)
 		return src, nil
 	}
 	limit := int64(dialect.MaxBodyBytes + 1)
@@ -682,7 +684,20 @@ func load(c *common, stderr io.Writer, whole bool) (*source, error) {
 	if whole {
 		src.body = body
 	}
+	if ct := http.DetectContentType(body); len(body) > 0 && !strings.HasPrefix(ct, "text/") {
+		fmt.Fprintf(stderr, "robotstxt: %s: not a text file (it looks like %s); read as robots.txt all the same\n", c.file, ct)
+	}
+	warnCut(stderr, c.file, src.robots)
 	return src, nil
+}
+
+// warnCut says on stderr when the dialect read only the start of FILE: the
+// rules past its limit are ignored, as a crawler of that dialect ignores
+// them.
+func warnCut(stderr io.Writer, file string, r *dialect.Robots) {
+	if n, cut := r.Size(); cut {
+		fmt.Fprintf(stderr, "robotstxt: %s: longer than the %s dialect reads; only its first %d bytes are read, the rules past them are ignored\n", file, r.Dialect(), n)
+	}
 }
 
 // maxWholeBytes bounds a file read whole (Colly reads robots.txt with no
