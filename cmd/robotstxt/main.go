@@ -73,9 +73,12 @@
 // RFC 3339 time) leaves out pages and index children whose lastmod is known
 // and earlier. Standard error gets one line per sitemap as it ends
 // ("URL: urlset, 3 found, 2 printed, rejected 1 (other host)", or its
-// error). The exit status is 0 when every sitemap was read, 1 when some
-// failed or were cut by a limit (the URLs read before are printed) or the
-// site's robots.txt announces no sitemap, 2 on a usage error.
+// error). Page URLs robots.txt disallows for the agent are left out,
+// counted in that line ("filtered 1 (disallowed by robots.txt)"). The exit
+// status is 0 when every sitemap was read, 1 when some failed or were cut
+// by a limit (the URLs read before are printed), or when the site's
+// robots.txt announces no sitemap or could not be read (said on standard
+// error), 2 on a usage error.
 //
 // URLs come from the arguments, or one per line on standard input when there
 // are none (blank lines are skipped, a trailing CR is dropped). Each is an

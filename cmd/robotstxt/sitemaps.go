@@ -96,7 +96,12 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 		}
 		roots = pol.Sitemaps()
 		if len(roots) == 0 {
-			fmt.Fprintf(stderr, "robotstxt: %s announces no sitemap\n", pol.Fetch().URL)
+			if pol.Robots() == nil {
+				// Not read (an error status, no answer): it announces nothing we know of.
+				fmt.Fprintf(stderr, "robotstxt: %s was not read, so no sitemap is known; give a sitemap's URL to walk it\n", pol.Fetch().URL)
+			} else {
+				fmt.Fprintf(stderr, "robotstxt: %s announces no sitemap\n", pol.Fetch().URL)
+			}
 			return 1, nil
 		}
 	} else {
@@ -146,6 +151,13 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 	w.Walk(wctx, scope, roots, func(p sitemap.Page) error {
 		if writeErr != nil {
 			return writeErr
+		}
+		// A page robots.txt disallows for the agent is left out, counted in
+		// its sitemap's line: the output is what the crawler may fetch.
+		if u, err := url.Parse(p.Loc); err == nil {
+			if v, err := res.Check(wctx, u); err == nil && !v.Allowed {
+				return errors.New("disallowed by robots.txt")
+			}
 		}
 		if !unDeduped {
 			h.Reset()

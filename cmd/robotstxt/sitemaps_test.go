@@ -251,3 +251,25 @@ func TestSitemapsCommandDedupCap(t *testing.T) {
 		t.Errorf("said %d times: %q", n, errs)
 	}
 }
+
+// Pages robots.txt disallows are left out of the output, counted in their
+// sitemap's line; a robots.txt that could not be read is said to be so,
+// not to announce no sitemap.
+func TestSitemapsCommandRobotsDisallowsAndFailures(t *testing.T) {
+	s := newSitemapSite(t, func(base string) map[string]string {
+		return map[string]string{
+			"/robots.txt": "User-agent: *\nDisallow: /private/\nSitemap: /s.xml\n",
+			"/s.xml":      testutil.URLSet(base+"/a", base+"/private/p", base+"/b"),
+		}
+	})
+	code, out, errs := runSitemaps("-agent", "examplebot", s.URL+"/")
+	if code != 0 || out != s.URL+"/a\n"+s.URL+"/b\n" || !strings.Contains(errs, "urlset, 3 found, 2 printed, filtered 1 (disallowed by robots.txt)") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want the disallowed page left out and counted", code, out, errs)
+	}
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }))
+	t.Cleanup(down.Close)
+	code, out, errs = runSitemaps("-agent", "examplebot", down.URL+"/")
+	if code != 1 || out != "" || strings.Contains(errs, "announces no sitemap") || !strings.Contains(errs, "was not read, so no sitemap is known") {
+		t.Errorf("503: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
