@@ -57,6 +57,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -104,6 +105,12 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.urls = fs.Args()
+	for _, u := range o.urls {
+		if strings.HasPrefix(u, "-") {
+			// flag stops at the first URL; a flag after it would be queued as a URL.
+			return o, fmt.Errorf("%s after a URL: flags must come before the URLs", u)
+		}
+	}
 	switch {
 	case len(o.urls) == 0:
 		return o, errors.New("no start URL given")
