@@ -482,3 +482,48 @@ func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
 		t.Fatalf("the second request was not granted by Redis (g = %d)", g)
 	}
 }
+
+// The child process of TestOutageLogsOneWarning: it takes a host, stops its
+// Redis and asks for hosts for two seconds through the local fallback, with
+// the default logger (stderr), as a fleet process does.
+func TestHelperChildOutage(t *testing.T) {
+	if os.Getenv("REDISFLEET_CHILD") != "outage" {
+		t.Skip("run by TestOutageLogsOneWarning")
+	}
+	srv := redistest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	f, err := New(context.Background(), c, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.Limiter(LimiterConfig{})
+	ctx := context.Background()
+	srv.Stop()
+	for end := time.Now().Add(2 * downSkip); time.Now().Before(end); {
+		p, err := l.Acquire(ctx, "https://outage.example", 50*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+	}
+	fmt.Println("done")
+}
+
+// TestOutageLogsOneWarning: during a Redis outage a fleet process logs the
+// fleet's one warning, not a go-redis line per failed dial (issue 18: 20–23
+// lines in a 6 s outage).
+func TestOutageLogsOneWarning(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChildOutage$")
+	cmd.Env = append(os.Environ(), "REDISFLEET_CHILD=outage")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "done") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "WARN redisfleet: Redis is unavailable"); n != 1 {
+		t.Errorf("%d outage warnings, want 1:\n%s", n, out)
+	}
+	if strings.Contains(string(out), "go-redis") || strings.Contains(string(out), "pool.go") {
+		t.Errorf("go-redis's own lines reached stderr:\n%s", out)
+	}
+}

@@ -267,6 +267,12 @@ func WithOnRedisDown(o OnRedisDown) Option {
 
 // WithLogger sets where warnings go (Redis lost and back, fallback to the
 // local gate); default: slog.Default().
+//
+// go-redis has one logger per process, which prints a line to stderr on
+// every failed dial: during an outage, dozens beside the fleet's one
+// warning. New routes it, at Debug level, to the logger of the most recent
+// New. A program that wants go-redis's lines elsewhere calls
+// [redis.SetLogger] after New.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -343,6 +349,8 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		cfg.lease = minLease
 	}
 	cfg.idleTTL = max(cfg.idleTTL, 2*cfg.lease)
+	redisLog.Store(log)
+	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{}) })
 	var id [8]byte
 	rand.Read(id[:])
 	f := &Fleet{
@@ -561,6 +569,21 @@ func isReplyError(err error) bool {
 		}
 	}
 	return true
+}
+
+var (
+	redisLog     atomic.Pointer[slog.Logger] // the logger of the most recent New
+	redisLogOnce sync.Once
+)
+
+// redisLogger hands go-redis's log lines to redisLog at Debug level: the
+// fleet reports an outage once itself (see [WithLogger]).
+type redisLogger struct{}
+
+func (redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	if l := redisLog.Load(); l != nil && l.Enabled(ctx, slog.LevelDebug) {
+		l.DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
+	}
 }
 
 // outage logs the start of an outage once; recovered logs its end.
