@@ -36,6 +36,13 @@ func (p *Plugin) onError(r *colly.Response, err error) {
 		// here, and a sync Visit returns this same error.
 		be.Block.Request = r.Request
 	}
+	if be.unreported {
+		// Let through in OnRequest, stopped at the transport: counted
+		// under its stop instead, and reported with its request.
+		be.unreported = false
+		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
+		p.report(be.Block)
+	}
 	if be.Block.Kind == Deferred {
 		p.keepDeferred(r.Request, be.Block.Until)
 	}

@@ -315,6 +315,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	}
 	if r.Headers != nil {
 		delete(*r.Headers, stopHeader) // a retried request stopped before
+		delete(*r.Headers, passHeader)
 	}
 	p.ensureTransport(c)
 	if p.broken != nil {
@@ -386,7 +387,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		// Colly may answer from its disk cache without a request, and tells
 		// no one which (its cache path is private): no early wait, the
 		// transport's gate spaces what reaches the network.
-		p.stats.record(authority, HostStats{Allowed: 1, Waited: waited})
+		p.pass(r, authority, waited)
 		return
 	}
 	// A pause of a second or less is always waited out: handing a request
@@ -396,7 +397,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		p.waitFailed(r, v, pol, err)
 		return
 	}
-	p.stats.record(authority, HostStats{Allowed: 1, Waited: waited + w})
+	p.pass(r, authority, waited+w)
 }
 
 // waitFailed stops r after its early wait failed: deferred when its host
@@ -438,6 +439,24 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // stop in the request itself leaves nothing behind when the request never
 // gets there (another callback aborted it).
 const stopHeader = "X-Politecrawl-Robots-Stop"
+
+// passHeader marks a request OnRequest let through, for the transport: a
+// stop there (its context ended at the gate, a 429 pause past
+// WithDeferWait) is then reported by the OnError hook, which knows the
+// Colly request and takes the request out of Allowed. The transport
+// removes the mark before anything is sent.
+const passHeader = "X-Politecrawl-Robots-Pass"
+
+var passValue = []string{"1"}
+
+// pass counts r, let through after waiting w, and marks it for the
+// transport (see passHeader).
+func (p *Plugin) pass(r *colly.Request, authority string, w time.Duration) {
+	p.stats.record(authority, HostStats{Allowed: 1, Waited: w})
+	if clientOffsets.ok && r.Headers != nil {
+		(*r.Headers)[passHeader] = passValue
+	}
+}
 
 // stopRequest reports b for the Colly request r and marks r so that the
 // transport fails it with b's error.
@@ -482,6 +501,13 @@ func (p *Plugin) stoppedError(req *http.Request, v string) *BlockedError {
 // to the OnBlocked callback and returns it. r is the Colly request when
 // known.
 func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
+	b = p.complete(b, pol, r)
+	p.report(b)
+	return b
+}
+
+// complete fills in b's URL, authority and dialect.
+func (p *Plugin) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
 	if r != nil && b.URL == "" {
 		b.URL = r.URL.String()
 	}
@@ -496,6 +522,11 @@ func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
 			b.Dialect = res.Dialect().Name()
 		}
 	}
+	return b
+}
+
+// report counts b, logs it and passes it to the OnBlocked callback.
+func (p *Plugin) report(b Block) {
 	switch b.Kind {
 	case Disallowed:
 		p.stats.record(b.Authority, HostStats{Disallowed: 1})
@@ -511,5 +542,4 @@ func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
 	if fn := p.cfg.onBlocked; fn != nil {
 		fn(b)
 	}
-	return b
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,77 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	}
 	if got := p.Totals().Canceled; got != 1 {
 		t.Errorf("Totals().Canceled %d, want 1", got)
+	}
+}
+
+// A request OnRequest let through, waiting for a Colly LimitRule slot when
+// the collector's context ends, is stopped at the transport: reported once
+// to WithOnBlocked with its Colly request, counted Canceled and not Allowed
+// (issue 18 item 4), and never sent.
+func TestPluginCanceledWaitingForLimitRuleSlot(t *testing.T) {
+	holding := make(chan struct{})
+	f := testutil.NewFarm(t, map[string]*testutil.Site{
+		"a.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/hold" {
+				close(holding)
+				<-r.Context().Done() // until the crawl is canceled
+				return true
+			}
+			return false
+		}},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var blocks blockLog
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add))
+	c := newCollector(true, p.opt(t), colly.StdlibContext(ctx))
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 1}); err != nil {
+		t.Fatal(err)
+	}
+	passed := make(chan struct{})
+	c.OnRequest(func(r *colly.Request) { // after the plugin's hook
+		if r.URL.Path == "/next" {
+			close(passed)
+		}
+	})
+	var (
+		mu      sync.Mutex
+		onError = map[string]error{}
+	)
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		onError[r.Request.URL.Path] = err
+		mu.Unlock()
+	})
+	if err := c.Visit("http://a.test/hold"); err != nil {
+		t.Fatal(err)
+	}
+	<-holding // /hold has the only slot
+	if err := c.Visit("http://a.test/next"); err != nil {
+		t.Fatal(err)
+	}
+	<-passed // /next is past OnRequest: Colly holds it for a slot
+	cancel()
+	c.Wait()
+
+	bs := blocks.all()
+	if len(bs) != 1 || bs[0].Kind != Canceled || bs[0].URL != "http://a.test/next" {
+		t.Fatalf("blocks %v, want /next canceled once", bs)
+	}
+	if bs[0].Request == nil || bs[0].Request.URL.Path != "/next" {
+		t.Errorf("WithOnBlocked report without its Colly request: %+v", bs[0])
+	}
+	if err := onError["/next"]; !errors.Is(err, ErrBlocked) || !errors.Is(err, context.Canceled) {
+		t.Errorf("OnError for /next: %v, want ErrBlocked and context.Canceled", err)
+	}
+	if err := onError["/hold"]; err == nil || errors.Is(err, ErrBlocked) {
+		t.Errorf("OnError for /hold: %v, want the canceled fetch's own error", err)
+	}
+	if tot := p.Totals(); tot.Allowed != 1 || tot.Canceled != 1 {
+		t.Errorf("Totals Allowed %d Canceled %d, want 1 (/hold) and 1 (/next)", tot.Allowed, tot.Canceled)
+	}
+	if paths := f.Paths("a.test"); slices.Contains(paths, "/next") {
+		t.Errorf("/next reached the server: %v", paths)
 	}
 }
 

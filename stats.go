@@ -11,7 +11,7 @@ import (
 
 // HostStats are the plugin's statistics for one authority.
 type HostStats struct {
-	Allowed    int64 // requests let through in OnRequest
+	Allowed    int64 // requests let through in OnRequest and not stopped at the transport after (such a stop counts under its kind)
 	Disallowed int64 // stopped by robots.txt (rules or fetch outcome), redirect hops included
 	Deferred   int64 // handed back while robots.txt was unreachable
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured

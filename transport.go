@@ -72,9 +72,12 @@ type Block struct {
 	Redirect bool
 	// Request is the Colly request that was stopped. In the error that
 	// reaches OnError and Visit it is filled in by the plugin's OnError
-	// hook (a hook registered before the plugin's may see it nil); it stays
-	// nil in the report of a request of a cloned collector the plugin was
-	// not attached to, and in the WithOnBlocked report of a redirect hop.
+	// hook (a hook registered before the plugin's may see it nil). A
+	// request stopped at the transport after OnRequest let it through (its
+	// context ended while it waited for a LimitRule slot or the host's
+	// turn) is reported to WithOnBlocked from that hook, with its request.
+	// Request stays nil in the report of a request of a cloned collector
+	// the plugin was not attached to, and in the report of a redirect hop.
 	Request *colly.Request
 	// Reason is the explanation in words.
 	Reason string
@@ -93,8 +96,9 @@ var ErrBlocked = errors.New("robots: request stopped")
 // that code written for that check recognises it; a request canceled while
 // the plugin held it also wraps the cause (the context's error).
 type BlockedError struct {
-	Block Block
-	cause error
+	Block      Block
+	cause      error
+	unreported bool // for the OnError hook to report (see stopAt)
 }
 
 // Error says why, without the URL, which the error that wraps it names
@@ -129,6 +133,11 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, p.stoppedError(req, v[0])
 	}
+	passed := false
+	if _, ok := req.Header[passHeader]; ok {
+		delete(req.Header, passHeader) // never sent (a redirect hop carries a copy)
+		passed = req.Response == nil
+	}
 	if p.broken != nil {
 		// A collector guarded only through the transport (an unattached clone).
 		b := p.stop(Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: p.broken.Error()}, nil, nil)
@@ -143,12 +152,12 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
-		return nil, p.canceled(req, err, nil)
+		return nil, p.canceled(req, err, nil, passed)
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	if v.Allowed && !skip {
-		return p.send(base, req, pol, d)
+		return p.send(base, req, pol, d, passed)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -161,9 +170,8 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
 	}
 	b.Reason = hopReason(req, b.Reason)
-	b = p.stop(b, pol, nil)
 	closeBody(req)
-	return nil, &BlockedError{Block: b}
+	return nil, p.stopAt(b, pol, nil, passed)
 }
 
 // send passes req through the crawler-wide rate and its host's gate to
@@ -172,15 +180,15 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // times, unless its body cannot be sent again. A pause that ends later than
 // WithDeferWait (at least a second) hands the request back as Deferred; the
 // last answer of a request out of retries goes to Colly as it is.
-func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration) (*http.Response, error) {
+func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, passed bool) (*http.Response, error) {
 	host := pol.Authority()
 	for attempt := 0; ; attempt++ {
 		if err := p.takeToken(req); err != nil {
-			return nil, p.canceled(req, err, pol)
+			return nil, p.canceled(req, err, pol, passed)
 		}
 		permit, err := p.lim.Acquire(req.Context(), host, d)
 		if err != nil {
-			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol)
+			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol, passed)
 		}
 		resp, err := hostlimit.RoundTrip(base, req, permit)
 		if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) ||
@@ -194,11 +202,10 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 		if _, err := p.lim.WaitMax(req.Context(), host, d, max(p.cfg.deferWait, time.Second)); err != nil {
 			var pe *hostlimit.PausedError
 			if !errors.As(err, &pe) {
-				return nil, p.canceled(req, fmt.Errorf("answered %d; gave up waiting for the end of the host's pause: %w", status, err), pol)
+				return nil, p.canceled(req, fmt.Errorf("answered %d; gave up waiting for the end of the host's pause: %w", status, err), pol, passed)
 			}
-			b := p.stop(Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
-				Reason: hopReason(req, fmt.Sprintf("answered %d; the host is paused until %s, longer than WithDeferWait", status, pe.Until.UTC().Format(time.RFC3339)))}, pol, nil)
-			return nil, &BlockedError{Block: b}
+			return nil, p.stopAt(Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
+				Reason: hopReason(req, fmt.Sprintf("answered %d; the host is paused until %s, longer than WithDeferWait", status, pe.Until.UTC().Format(time.RFC3339)))}, pol, nil, passed)
 		}
 		p.stats.record(host, HostStats{Retried: 1})
 		p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("status", status), slog.Int("retry", attempt+1))
@@ -260,10 +267,21 @@ func (p *Plugin) takeToken(req *http.Request) error {
 
 // canceled reports req, whose context ended while the transport held it
 // (err says where), and returns its error.
-func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy) error {
-	b := p.stop(canceledHop(req, err), pol, nil)
+func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy, passed bool) error {
 	closeBody(req)
-	return &BlockedError{Block: b, cause: err}
+	return p.stopAt(canceledHop(req, err), pol, err, passed)
+}
+
+// stopAt is the error of a request the transport stops with b (cause: the
+// context's error of a cancellation, else nil). b is reported now, unless
+// OnRequest let the request through (passed): the plugin's OnError hook
+// reports it then, with its Colly request (see [Plugin.onError]).
+func (p *Plugin) stopAt(b Block, pol *policy.Policy, cause error, passed bool) *BlockedError {
+	b = p.complete(b, pol, nil)
+	if !passed {
+		p.report(b)
+	}
+	return &BlockedError{Block: b, cause: cause, unreported: passed}
 }
 
 // canceledHop is the report of a request whose context ended while the
