@@ -350,7 +350,8 @@ func (l *Limiter) Wait(ctx context.Context, host string, delay time.Duration) er
 // of any process still heading for the gate within WaitClaim) and returns
 // how long it blocked. It does not wait out a pause ending more than
 // maxPause from now (429, 503): it then returns a *hostlimit.PausedError at
-// once; a negative maxPause waits out any pause. The host's delay is set to
+// once, also when the pause starts while it waits; a negative maxPause
+// waits out any pause. The host's delay is set to
 // delay first (a negative delay keeps it). While Redis cannot be reached it
 // returns nil at once (Acquire still enforces the spacing), or, with
 // FallBackLocal, waits on the local gate.
@@ -400,8 +401,9 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 				return time.Since(start), ctx.Err()
 			}
 		}
+		// Every look judges the pause: one that starts while this caller
+		// waits (a 429 of another request) ends the wait too.
 		v, err := l.run(ctx, h, opWait, tok, delay, l.stale(), mp, l.claim.Microseconds())
-		mp = -1 // decided at the first look: a pause that starts later is waited out
 		if err != nil {
 			if ctx.Err() != nil {
 				h.waited(start)
@@ -417,7 +419,9 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			return time.Since(start), err
 		}
 		l.f.recovered()
-		queued = v[0] == 0
+		// Queued by this look, or by an earlier one the script has not
+		// dequeued (a pause found later): the deferred leave dequeues it.
+		queued = v[0] == 0 || v[0] == -1 && queued
 		switch v[0] {
 		case 1:
 			if blocked {

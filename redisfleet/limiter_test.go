@@ -360,6 +360,60 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 	}
 }
 
+// TestLimiterWaitMaxEndsOnPauseWhileWaiting: a WaitMax caller already
+// waiting when a pause past its maxPause starts (another process's request
+// answered 429, Retry-After 60) returns a *hostlimit.PausedError instead
+// of waiting the pause out (issue 18 item 5, as hostlimit does), and leaves
+// the fleet's Wait queue.
+func TestLimiterWaitMaxEndsOnPauseWhileWaiting(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	fa, fb := newFleet(t, srv), newFleet(t, srv)
+	a, b := fa.Limiter(LimiterConfig{}), fb.Limiter(LimiterConfig{})
+	const host, d = "https://paused.example", 10 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := a.Acquire(ctx, host, d) // holds the host: b's wait queues
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		err error
+		at  time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		_, err := b.WaitMax(ctx, host, d, 2*time.Second)
+		done <- result{err, time.Now()}
+	}()
+	rdb := newClient(t, srv)
+	early := fb.key(kindEarly, host)
+	for n := int64(0); n == 0; {
+		select {
+		case r := <-done:
+			t.Fatalf("WaitMax returned while the host was held: %v", r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+		n, _ = rdb.ZCard(ctx, early).Result()
+	}
+	paused := time.Now()
+	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"60"}})
+	p.Release()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("WaitMax waited out a 60 s pause that started while it waited (maxPause 2 s)")
+	}
+	var pe *hostlimit.PausedError
+	if !errors.As(r.err, &pe) || pe.Until.Sub(paused) < 50*time.Second {
+		t.Fatalf("WaitMax: %v, want a PausedError until about a minute from now", r.err)
+	}
+	if n, _ := rdb.ZCard(ctx, early).Result(); n != 0 {
+		t.Errorf("%d callers left in the fleet's Wait queue after WaitMax returned", n)
+	}
+}
+
 // TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
