@@ -167,6 +167,12 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 	if len(bs) != 1 || bs[0].Kind != Canceled || !bs[0].Redirect || bs[0].URL != "http://slow.test/x" {
 		t.Fatalf("blocks %v, want one canceled redirect hop to slow.test/x", bs)
 	}
+	if bs[0].Request == nil || bs[0].Request.URL.Path != "/go" {
+		t.Errorf("the hop's report does not carry the request redirected (/go): %+v", bs[0].Request)
+	}
+	if got := p.Totals().Allowed; got != 1 {
+		t.Errorf("Totals().Allowed %d, want 1 (/first; /go ended stopped)", got)
+	}
 	if !strings.Contains(bs[0].Reason, "waiting for the host's turn") {
 		t.Errorf("reason %q does not say it was waiting for the host's turn", bs[0].Reason)
 	}

@@ -76,8 +76,9 @@ type Block struct {
 	// request stopped at the transport after OnRequest let it through (its
 	// context ended while it waited for a LimitRule slot or the host's
 	// turn) is reported to WithOnBlocked from that hook, with its request.
-	// Request stays nil in the report of a request of a cloned collector
-	// the plugin was not attached to, and in the report of a redirect hop.
+	// A redirect hop's report carries the request redirected. Request
+	// stays nil in the report of a request of a cloned collector the
+	// plugin was not attached to.
 	Request *colly.Request
 	// Reason is the explanation in words.
 	Reason string
@@ -133,10 +134,12 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, p.stoppedError(req, v[0])
 	}
-	passed := false
-	if _, ok := req.Header[passHeader]; ok {
-		delete(req.Header, passHeader) // never sent (a redirect hop carries a copy)
-		passed = req.Response == nil
+	// A request OnRequest let through, or a redirect hop of one (net/http
+	// copies the mark to each hop): a stop is reported with its Colly
+	// request by the OnError hook.
+	_, passed := req.Header[passHeader]
+	if passed {
+		delete(req.Header, passHeader) // never sent
 	}
 	if p.broken != nil {
 		// A collector guarded only through the transport (an unattached clone).
