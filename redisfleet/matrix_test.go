@@ -1,0 +1,53 @@
+package redisfleet_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/internal/matrix"
+	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+)
+
+// TestFeatureMatrixFleet runs the plugin's feature matrix (package
+// internal/matrix) with the fleet as one more feature: two crawler
+// processes, each a collector with its own plugin on the fleet's limiter
+// and policy store, crawl the same site at once; the fleet's pairs are run
+// here, the others with the root package's tests.
+func TestFeatureMatrixFleet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := redistest.Start(t)
+	pairs := 0
+	fleet := matrix.Feature{Name: "fleet", Apply: func(c *matrix.Config) {
+		pairs++
+		prefix := fmt.Sprintf("matrix%d:", pairs) // the two processes of a pair share it
+		c.Processes = 2
+		c.Slack = 5 * time.Millisecond // the fleet's gate runs on Redis's clock
+		c.Options = func(t testing.TB, _ int) ([]robots.Option, func()) {
+			rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+			f, err := redisfleet.New(context.Background(), rdb, redisfleet.WithPrefix(prefix))
+			if err != nil {
+				t.Error(err)
+				rdb.Close()
+				return nil, nil
+			}
+			return []robots.Option{
+					robots.WithPolicy(policy.WithStore(f.Store())),
+					robots.WithLimiter(f.Limiter(redisfleet.LimiterConfig{})),
+				}, func() {
+					f.Close()
+					rdb.Close()
+				}
+		}
+	}}
+	matrix.RunPairs(t, matrix.Pairs(append(slices.Clone(matrix.Features), fleet), "fleet"))
+}
