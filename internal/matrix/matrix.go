@@ -141,12 +141,13 @@ func RunPairs(t *testing.T, ps []Pair) {
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i, p := range ps {
+		cfg := p.Config() // here: a feature's Apply need not be safe for concurrent use
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			problems[i] = Run(t, p.Config())
+			problems[i] = Run(t, cfg)
 		}()
 	}
 	wg.Wait()
