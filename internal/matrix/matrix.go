@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/extensions"
 	"github.com/gocolly/colly/v2/queue"
 	"golang.org/x/time/rate"
 
@@ -53,6 +54,7 @@ type Config struct {
 	Proxy       bool          // a proxy set with SetProxy after the plugin
 	CacheDir    bool          // colly.CacheDir
 	MaxRate     bool          // WithMaxRate
+	RandomUA    bool          // Colly's extensions.RandomUserAgent
 	// Processes is the number of crawler processes sharing the site (0
 	// means 1); Options gives each its extra plugin options (the fleet's
 	// limiter and store) and what to call when its crawl has ended; it is
@@ -81,6 +83,7 @@ var Features = []Feature{
 	{"cachedir", func(c *Config) { c.CacheDir = true }},
 	{"limitrule", func(c *Config) { c.Parallelism = minSet(c.Parallelism, 2); c.LimitDelay = 50 * time.Millisecond }},
 	{"maxrate", func(c *Config) { c.MaxRate = true }},
+	{"randomua", func(c *Config) { c.RandomUA = true }},
 }
 
 // conflicts are the pairs that are not one configuration.
@@ -395,7 +398,7 @@ func crawl(t testing.TB, cfg Config, site *testutil.Farm, i int, rec *recorder, 
 	tr := site.Transport()
 	defer tr.CloseIdleConnections()
 	opts := []robots.Option{robots.WithTransport(tr), robots.WithDefaultDelay(Delay), robots.WithDeferWait(0),
-		robots.WithOnBlocked(rec.block), robots.WithLogger(slog.New(slog.DiscardHandler))}
+		robots.WithAgents("matrixbot"), robots.WithOnBlocked(rec.block), robots.WithLogger(slog.New(slog.DiscardHandler))}
 	if cfg.Sitemaps {
 		opts = append(opts, robots.WithSitemaps())
 	}
@@ -428,6 +431,9 @@ func crawl(t testing.TB, cfg Config, site *testutil.Farm, i int, rec *recorder, 
 	}
 	if cfg.CacheDir {
 		c.CacheDir = t.TempDir()
+	}
+	if cfg.RandomUA {
+		extensions.RandomUserAgent(c)
 	}
 	if cfg.Proxy {
 		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
