@@ -3,11 +3,13 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,6 +74,10 @@ func shellQuote(args []string) string {
 
 func TestDiff(t *testing.T) {
 	until := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
+	// What diff says beside the verdicts: redirects (a local FILE has no
+	// site to ask), spacing (no Crawl-delay here), the error API.
+	offline := `robotstxt: redirects: FILE is a local file: .* cannot be seen without the site; .*\n`
+	notes := regexp.QuoteMeta("robotstxt: spacing: colly: none (no LimitRule) -> rfc9309: 1s between requests to this host (no Crawl-delay: the plugin's default delay, robots.WithDefaultDelay)\n" + strings.Join(errorNotes, "\n") + "\n")
 	cases := []struct {
 		name   string
 		robots string // a local file; "" for file
@@ -87,7 +93,7 @@ func TestDiff(t *testing.T) {
 			robots: "User-agent: *\nDisallow: /private\n",
 			args:   []string{"/private/x", "/a"},
 			code:   0,
-			stderr: `^robotstxt: 0 of 2 URLs change verdict\n$`,
+			stderr: `^` + offline + notes + `robotstxt: 0 of 2 URLs change verdict\n$`,
 		},
 		{
 			// Colly sorts the query before temoto matches it; the plugin
@@ -97,7 +103,7 @@ func TestDiff(t *testing.T) {
 			args:   []string{"/s?b=1&a=2", "/s?a=2&b=1"},
 			code:   1,
 			stdout: "/s?b=1&a=2\tcolly: allowed (-)\trfc9309: disallowed (line 2: Disallow: /s?b=1&a=2)\n",
-			stderr: `^robotstxt: 1 of 2 URLs change verdict\n$`,
+			stderr: `^` + offline + notes + `robotstxt: 1 of 2 URLs change verdict\n$`,
 		},
 		{
 			// temoto rejects the whole file for one bad Crawl-delay: Colly's
@@ -108,7 +114,7 @@ func TestDiff(t *testing.T) {
 			code:   1,
 			stdout: "/y\tcolly: disallowed (temoto rejects robots.txt)\trfc9309: allowed (no matching rule)\n",
 			stderr: `^robotstxt: colly: temoto/robotstxt rejects \S+ \(parse error\(s\): .*"1s".*\): Colly's Visit returns this error for every URL of the host and fetches none; counted as disallowed\n` +
-				`robotstxt: 1 of 2 URLs change verdict\n$`,
+				offline + notes + `robotstxt: 1 of 2 URLs change verdict\n$`,
 		},
 		{
 			// The collector's UserAgent alone: the plugin's token is its
@@ -117,7 +123,7 @@ func TestDiff(t *testing.T) {
 			robots: "User-agent: *\nDisallow: /\n\nUser-agent: examplebot\nAllow: /\n",
 			args:   []string{"-user-agent", "examplebot/2.0 (+https://example.com/bot)", "/a"},
 			code:   0,
-			stderr: `^robotstxt: 0 of 1 URLs change verdict\n$`,
+			stderr: `^` + offline + notes + `robotstxt: 0 of 1 URLs change verdict\n$`,
 		},
 		{
 			name:   "whole header",
@@ -125,7 +131,7 @@ func TestDiff(t *testing.T) {
 			args:   []string{"-user-agent", "Mozilla/5.0 (compatible; examplebot/2.0)", "/a"},
 			code:   1,
 			stdout: "/a\tcolly: disallowed (-)\trfc9309: allowed (line 5: Allow: /)\n",
-			stderr: `^robotstxt: 1 of 1 URLs change verdict\n$`,
+			stderr: `^` + offline + notes + `robotstxt: 1 of 1 URLs change verdict\n$`,
 		},
 		{
 			// URLs from standard input, a full URL among them; a blank line
@@ -136,7 +142,7 @@ func TestDiff(t *testing.T) {
 			code:   1,
 			stdout: "/~x/1\tcolly: allowed (-)\trfc9309: disallowed (line 2: Disallow: /%7Ex)\n" +
 				"http://example.org/%7ex/2\tcolly: allowed (-)\trfc9309: disallowed (line 2: Disallow: /%7Ex)\n",
-			stderr: `^robotstxt: 2 of 3 URLs change verdict\n$`,
+			stderr: `^` + offline + notes + `robotstxt: 2 of 3 URLs change verdict\n$`,
 		},
 		{
 			name:   "not a URL",
@@ -158,7 +164,7 @@ func TestDiff(t *testing.T) {
 			stdout: "/a\tcolly: allowed (-)\trfc9309: disallowed (robots.txt: 503 Service Unavailable, complete disallow until " + "UNTIL" + ")\n",
 			stderr: `^robotstxt: http://\S+/robots.txt: 503 Service Unavailable, complete disallow until ` + until + `\n` +
 				`robotstxt: colly: http://\S+/robots.txt answered 503 Service Unavailable: temoto reads it as disallow all, but Colly asks it for a group, finds none and allows every URL\n` +
-				`robotstxt: 1 of 1 URLs change verdict\n$`,
+				notes + `robotstxt: 1 of 1 URLs change verdict\n$`,
 		},
 		{
 			// No answer: Colly's Visit fails, rfc9309 disallows until the
@@ -171,7 +177,7 @@ func TestDiff(t *testing.T) {
 			code: 0,
 			stderr: `^robotstxt: http://\S+/robots.txt: no answer \([^)]*\), complete disallow until ` + until + `\n` +
 				`robotstxt: colly: http://\S+/robots.txt: .*refused.*: Colly's Visit returns this error for every URL of the host and fetches none; counted as disallowed\n` +
-				`robotstxt: 0 of 1 URLs change verdict\n$`,
+				notes + `robotstxt: 0 of 1 URLs change verdict\n$`,
 		},
 		{
 			// A fetched file: paths join its host, and Colly's check and the
@@ -190,7 +196,7 @@ func TestDiff(t *testing.T) {
 			code:   1,
 			stdout: "/a\tcolly: allowed (-)\trfc9309: disallowed (line 2: Disallow: /%61)\n",
 			stderr: `^robotstxt: warning: -agent "examplebot/1.0": read as a User-Agent; using its product token "examplebot"\n` +
-				`robotstxt: 1 of 2 URLs change verdict\n$`,
+				notes + `robotstxt: 1 of 2 URLs change verdict\n$`,
 		},
 	}
 	for _, c := range cases {
@@ -208,5 +214,102 @@ func TestDiff(t *testing.T) {
 				t.Errorf("exit %d, stdout\n%s\nstderr\n%s\nwant %d, stdout\n%s\nstderr %s", r.code, r.stdout, r.stderr, c.code, c.stdout, c.stderr)
 			}
 		})
+	}
+}
+
+// TestDiffRedirects: against a site, each URL allowed on both sides is
+// fetched once without following its redirect; a redirect into a path the
+// dialect disallows is a change, one to another host is said unchecked.
+func TestDiffRedirects(t *testing.T) {
+	other := "http://" + closedAddr(t) // never fetched
+	var mu sync.Mutex
+	hits := map[string]int{}
+	srv, uas := fetchServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.RequestURI]++
+		mu.Unlock()
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nCrawl-delay: 2.5\nDisallow: /private\n")
+		case "/go":
+			http.Redirect(w, r, "/private/x?a=1", http.StatusFound)
+		case "/moved":
+			http.Redirect(w, r, "/page", http.StatusMovedPermanently)
+		case "/away":
+			http.Redirect(w, r, other+"/private/x", http.StatusTemporaryRedirect)
+		case "/choices":
+			w.Header().Set("Location", "/private/c")
+			w.WriteHeader(http.StatusMultipleChoices) // not followed by Go's client
+		default:
+			io.WriteString(w, "ok")
+		}
+	})
+	r := runCLI(t, "", "diff", "-user-agent", "examplebot/1.0", srv.URL+"/robots.txt", "/go", "/moved", "/away", "/choices", "/private/y", "/go", "/page")
+	wantOut := "/go -> /private/x?a=1\tcolly: followed\trfc9309: stopped (line 3: Disallow: /private)\n" +
+		"/away -> " + other + "/private/x\tcolly: followed\trfc9309: not checked (other host)\n" +
+		"/go -> /private/x?a=1\tcolly: followed\trfc9309: stopped (line 3: Disallow: /private)\n"
+	wantErr := "robotstxt: spacing: colly: none (no LimitRule) -> rfc9309: 2.5s between requests to this host (line 2: Crawl-delay: 2.5)\n" +
+		strings.Join(errorNotes, "\n") + "\n" +
+		"robotstxt: 0 of 7 URLs change verdict; 2 redirects now stopped; 1 redirect to another host not checked\n"
+	if r.code != 1 || r.stdout != wantOut || r.stderr != wantErr {
+		t.Errorf("exit %d, stdout\n%s\nstderr\n%s\nwant 1, stdout\n%s\nstderr\n%s", r.code, r.stdout, r.stderr, wantOut, wantErr)
+	}
+	// Each URL allowed by both fetched once, no redirect followed, nothing
+	// disallowed fetched.
+	mu.Lock()
+	got := fmt.Sprint(hits)
+	mu.Unlock()
+	if want := fmt.Sprint(map[string]int{"/robots.txt": 2, "/go": 1, "/moved": 1, "/away": 1, "/choices": 1, "/page": 1}); got != want {
+		t.Errorf("the site saw %v, want %v", got, want)
+	}
+	for _, ua := range uas()[2:] {
+		if ua != "examplebot/1.0" {
+			t.Errorf("a page fetched with User-Agent %q", ua)
+		}
+	}
+
+	// Allowed by the dialect only: Colly never fetches it, so no redirect
+	// is looked at.
+	r = runCLI(t, "", "diff", "-user-agent", "examplebot/1.0", srv.URL+"/robots.txt", "/%70rivate/z")
+	if r.code != 1 || r.stdout != "/%70rivate/z\tcolly: allowed (-)\trfc9309: disallowed (line 3: Disallow: /private)\n" {
+		t.Errorf("exit %d, stdout %q, stderr\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDiffRedirectFetchFails: a URL that cannot be fetched is said on
+// stderr and is no change.
+func TestDiffRedirectFetchFails(t *testing.T) {
+	srv, _ := fetchServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+			return
+		}
+		hj, _ := w.(http.Hijacker)
+		conn, _, _ := hj.Hijack()
+		conn.Close()
+	})
+	r := runCLI(t, "", "diff", srv.URL+"/robots.txt", "/a")
+	if r.code != 0 || r.stdout != "" || !regexp.MustCompile(`^robotstxt: redirects: /a: .*EOF.*: its redirect, if any, is not seen\n`).MatchString(r.stderr) ||
+		!strings.HasSuffix(r.stderr, "robotstxt: 0 of 1 URLs change verdict\n") {
+		t.Errorf("exit %d, stdout %q, stderr\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestDiffSpacing(t *testing.T) {
+	cases := []struct{ dialect, robots, want string }{
+		{"rfc9309", "User-agent: *\nCrawl-delay: 2\n", "rfc9309: 2s between requests to this host (line 2: Crawl-delay: 2)"},
+		{"rfc9309", "User-agent: *\nDisallow: /x\n", "rfc9309: 1s between requests to this host (no Crawl-delay: the plugin's default delay, robots.WithDefaultDelay)"},
+		{"rfc9309", "User-agent: *\nCrawl-delay: 0\n", "rfc9309: no spacing (line 2: Crawl-delay: 0)"},
+		{"rfc9309", "User-agent: *\nCrawl-delay: 120\n", "rfc9309: 30s between requests to this host (line 2: Crawl-delay: 120, above the largest the plugin honours, robots.WithMaxCrawlDelay)"},
+		{"coccoc", "User-agent: *\nCrawl-delay: 120\n", "coccoc: 10s between requests to this host (line 2: Crawl-delay, which coccoc reads as 10)"},
+		{"coccoc", "User-agent: *\nCrawl-delay: 2\n", "coccoc: 2s between requests to this host (line 2: Crawl-delay, which coccoc reads as 2)"},
+		{"google", "User-agent: *\nCrawl-delay: 2\n", "google: 1s between requests to this host (google reads no Crawl-delay: the plugin's default delay, robots.WithDefaultDelay)"},
+	}
+	for _, c := range cases {
+		r := runCLI(t, "", "diff", "-dialect", c.dialect, writeRobots(t, c.robots), "/a")
+		want := "robotstxt: spacing: colly: none (no LimitRule) -> " + c.want + "\n"
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("%s %q: stderr\n%s\nwant the line\n%s", c.dialect, c.robots, r.stderr, want)
+		}
 	}
 }

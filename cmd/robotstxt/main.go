@@ -31,7 +31,7 @@
 // diff is the migration report for a Colly user: for each URL, the verdict of
 // Colly v2.3.0's built-in robots.txt check (github.com/temoto/robotstxt, called
 // as Colly calls it, for a collector whose UserAgent is -user-agent) and the
-// dialect's (this module's plugin on the same collector), and it prints only
+// dialect's (this module's plugin on the same collector), and it prints
 // the URLs whose verdict changes:
 //
 //	URL<TAB>colly: allowed|disallowed (-)<TAB>DIALECT: allowed|disallowed (WHY)
@@ -53,10 +53,26 @@
 // that Colly cannot fetch is said on standard error, and every URL counts as
 // disallowed on Colly's side: Colly's Visit returns that error and fetches
 // nothing. A 5xx robots.txt, which temoto reads as "disallow all", allows
-// everything in Colly, whose check asks only for a group and finds none. The
-// last line on standard error is "robotstxt: N of M URLs change verdict". The
-// exit status is 0 when no verdict changes, 1 when some do, 2 on a usage or
-// I/O error.
+// everything in Colly, whose check asks only for a group and finds none.
+//
+// Colly checks only the URL given to Visit; the plugin checks every redirect
+// hop. Against a site (FILE a URL), diff fetches each URL that both allow
+// once, as Colly sends it (GET, -user-agent, 10 s timeout), without following
+// its redirect; a redirect Colly follows into a path the dialect disallows
+// is a change too:
+//
+//	URL -> TARGET<TAB>colly: followed<TAB>DIALECT: stopped (WHY)
+//
+// TARGET is the path and query, or the whole URL of another host, which is
+// "not checked (other host)" (its robots.txt is not fetched). Only the first
+// hop is looked at. A local FILE has no site to ask, which is said on
+// standard error. Standard error also says how the plugin spaces requests to
+// the host (its Crawl-delay for the agents, else the plugin's 1 s default;
+// Colly with no LimitRule does not space them) and how its stops and retries
+// reach OnError. The last line on standard error is "robotstxt: N of M URLs
+// change verdict", followed by "; K redirect(s) now stopped" when some are.
+// The exit status is 0 when nothing changes, 1 when a verdict or redirect
+// does, 2 on a usage or I/O error.
 //
 // sitemaps streams the page URLs of a site's sitemaps to standard output,
 // one per line, in document order, each once. URL is a site
@@ -148,7 +164,8 @@ standard input. Flags may come before or after FILE and the URLs; -- ends them.
 check: allowed|disallowed<TAB>URL per URL; exit 1 when any is disallowed.
 inspect: JSON of the group(s), crawl delay, sitemaps, rules and warnings.
 diff: the URLs whose verdict changes from Colly v2.3.0's own check
-(temoto/robotstxt) to the dialect's; exit 1 when any does.
+(temoto/robotstxt) to the dialect's, and (FILE a URL) the redirects the
+plugin stops; exit 1 when any does.
 sitemaps: the page URLs of a site's sitemaps (URL: http(s)://host/) or of
 one sitemap (its URL), one per line; exit 1 when some sitemap failed.
 dialects: rfc9309 (default), google, coccoc, koster1994`
@@ -209,7 +226,7 @@ FILE what the fetch gave.`,
 	{
 		name:     "diff",
 		synopsis: "[-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]",
-		about: `The migration report for a Colly user: prints only the URLs whose verdict
+		about: `The migration report for a Colly user: prints the URLs whose verdict
 changes from Colly v2.3.0's own robots.txt check (temoto/robotstxt, as Colly
 calls it with its whole UserAgent) to the dialect's (this module's plugin):
   URL<TAB>colly: allowed|disallowed (-)<TAB>DIALECT: allowed|disallowed (WHY)
@@ -218,9 +235,14 @@ decided, so Colly's side names none ("-"). Both sides see the URL as Colly
 sends it (WHATWG-parsed; a path joins FILE's host, or http://example.com);
 Colly's side re-sorts the query. A robots.txt temoto rejects, or that Colly
 cannot fetch, is said on stderr and counts as disallowed on Colly's side
-(its Visit returns the error). The last stderr line is "N of M URLs change
-verdict"; exit status 0 when none does, 1 when some do, 2 on a usage or I/O
-error.`,
+(its Visit returns the error). Against a site (FILE a URL), each URL both
+allow is fetched once without following its redirect; one that Colly
+follows into a disallowed path is a change:
+  URL -> TARGET<TAB>colly: followed<TAB>DIALECT: stopped (WHY)
+stderr also says how the plugin spaces requests (Crawl-delay, else 1 s)
+and how its stops reach OnError. The last stderr line is "N of M URLs
+change verdict" (and "; K redirects now stopped"); exit status 0 when
+nothing changes, 1 when something does, 2 on a usage or I/O error.`,
 		ua: true, urls: true, run: diffCmd,
 	},
 	{
