@@ -3,11 +3,8 @@ package robots
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,42 +18,6 @@ import (
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/sitemap"
 )
-
-// forwardProxy is an HTTP proxy in front of a farm: it counts what passes
-// through it and forwards it to the farm.
-type forwardProxy struct {
-	srv  *httptest.Server
-	seen atomic.Int64
-}
-
-func newForwardProxy(t *testing.T, f *testutil.Farm) *forwardProxy {
-	p := &forwardProxy{}
-	tr := f.Transport()
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.seen.Add(1)
-		out, err := http.NewRequest(r.Method, r.URL.String(), nil)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		out.Header = r.Header.Clone()
-		resp, err := tr.RoundTrip(out)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(func() { p.srv.Close(); tr.CloseIdleConnections() })
-	return p
-}
-
-func (p *forwardProxy) url() *url.URL { u, _ := url.Parse(p.srv.URL); return u }
 
 // proxyFarm is a site with a Crawl-delay, a disallowed path and a redirect
 // into it: what the plugin must keep enforcing whatever the transport.
@@ -76,7 +37,7 @@ func proxyFarm(t *testing.T) *testutil.Farm {
 // crawlThroughProxy visits the site and checks the plugin's guarantees:
 // the disallowed page and the redirect into it never reach the site, pages
 // are spaced by the Crawl-delay, and everything went through the proxy.
-func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *forwardProxy) {
+func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *testutil.ForwardProxy) {
 	t.Helper()
 	for _, path := range []string{"/a", "/private/x", "/b", "/old", "/c"} {
 		c.Visit("http://px.test" + path)
@@ -88,7 +49,7 @@ func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *f
 	if g := testutil.MinGap(f.Pages("px.test", true)); g < 100*time.Millisecond {
 		t.Errorf("gap %s below the Crawl-delay", g)
 	}
-	if n := px.seen.Load(); n != int64(len(f.Pages("px.test", true))) {
+	if n := px.Seen.Load(); n != int64(len(f.Pages("px.test", true))) {
 		t.Errorf("the proxy saw %d requests, the site %d: the proxy was bypassed", n, len(f.Pages("px.test", true)))
 	}
 }
@@ -98,35 +59,35 @@ func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *f
 func TestProxyInEveryOrder(t *testing.T) {
 	orders := []struct {
 		name string
-		run  func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option)
+		run  func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option)
 		warn string // a warning the plugin must log, if any
 	}{
-		{"SetProxyFunc then Attach", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
-			c.SetProxyFunc(http.ProxyURL(px.url()))
+		{"SetProxyFunc then Attach", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
+			c.SetProxyFunc(http.ProxyURL(px.ProxyURL()))
 			mustAttach(t, c, opts...)
 		}, ""},
-		{"SetProxy then Attach", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
-			_ = c.SetProxy(px.srv.URL)
+		{"SetProxy then Attach", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
+			_ = c.SetProxy(px.URL)
 			mustAttach(t, c, opts...)
 		}, ""},
-		{"Attach then SetProxyFunc", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+		{"Attach then SetProxyFunc", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
 			mustAttach(t, c, opts...)
-			c.SetProxyFunc(http.ProxyURL(px.url()))
+			c.SetProxyFunc(http.ProxyURL(px.ProxyURL()))
 		}, "transport was replaced after Attach"},
-		{"Attach then SetProxy", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+		{"Attach then SetProxy", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
 			mustAttach(t, c, opts...)
-			_ = c.SetProxy(px.srv.URL)
+			_ = c.SetProxy(px.URL)
 		}, "transport was replaced after Attach"},
-		{"Attach then WithTransport", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+		{"Attach then WithTransport", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
 			mustAttach(t, c, opts...)
-			c.WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())})
+			c.WithTransport(&http.Transport{Proxy: http.ProxyURL(px.ProxyURL())})
 		}, "transport was replaced after Attach"},
-		{"Attach then SetClient", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
+		{"Attach then SetClient", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
 			mustAttach(t, c, opts...)
-			c.SetClient(&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(px.url())}})
+			c.SetClient(&http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(px.ProxyURL())}})
 		}, "transport was replaced after Attach"},
-		{"WithTransport option", func(t *testing.T, c *colly.Collector, px *forwardProxy, opts ...Option) {
-			mustAttach(t, c, append(opts, WithTransport(&http.Transport{Proxy: http.ProxyURL(px.url())}))...)
+		{"WithTransport option", func(t *testing.T, c *colly.Collector, px *testutil.ForwardProxy, opts ...Option) {
+			mustAttach(t, c, append(opts, WithTransport(&http.Transport{Proxy: http.ProxyURL(px.ProxyURL())}))...)
 		}, ""},
 	}
 	for _, o := range orders {
@@ -134,7 +95,9 @@ func TestProxyInEveryOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/async=%v", o.name, async), func(t *testing.T) {
 				t.Parallel()
 				f := proxyFarm(t)
-				px := newForwardProxy(t, f)
+				tr := f.Transport()
+				t.Cleanup(tr.CloseIdleConnections)
+				px := testutil.NewForwardProxy(t, tr)
 				var logs testutil.Buffer
 				c := newCollector(async)
 				o.run(t, c, px, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithDefaultDelay(0))

@@ -17,8 +17,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -137,9 +135,11 @@ func Pairs(fs []Feature, only string) []Pair {
 }
 
 // RunPairs runs the pairs, up to 8 at a time (each mostly waits out its
-// hosts' delays), then reports each as a subtest, then checks that no
-// goroutine of the library is left.
+// hosts' delays), then reports each as a subtest; when t ends, no goroutine
+// started since RunPairs may be left. Call it from a test that is not
+// parallel.
 func RunPairs(t *testing.T, ps []Pair) {
+	testutil.CheckGoroutines(t) // after the test's own setup (a Redis server), before the crawls
 	problems := make([][]string, len(ps))
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
@@ -160,35 +160,6 @@ func RunPairs(t *testing.T, ps []Pair) {
 				t.Error(s)
 			}
 		})
-	}
-	if left := goroutinesLeft(10 * time.Second); left != "" {
-		t.Errorf("goroutines of the library left after every crawl ended:\n%s", left)
-	}
-}
-
-// goroutinesLeft waits up to d for the goroutines running the library's
-// code (outside tests and this package) to end, and returns their stacks
-// if some do not.
-func goroutinesLeft(d time.Duration) string {
-	deadline := time.Now().Add(d)
-	buf := make([]byte, 1<<22)
-	for {
-		n := runtime.Stack(buf, true)
-		var left []string
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, "github.com/politecrawl/robots") && !strings.Contains(g, "testing.tRunner") &&
-				!strings.Contains(g, "internal/matrix.") && !strings.Contains(g, "internal/redistest.") &&
-				!strings.Contains(g, "goroutine running") {
-				left = append(left, g)
-			}
-		}
-		if len(left) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return strings.Join(left, "\n\n")
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -316,8 +287,8 @@ func Run(t testing.TB, cfg Config) []string {
 			problems = append(problems, fmt.Sprintf("%s was never requested", u))
 		}
 	}
-	if n := len(site.Pages("a.test", true)) + len(site.Pages("b.test", true)); cfg.Proxy && int64(n) != proxied.Load() {
-		problems = append(problems, fmt.Sprintf("the site served %d requests, the proxy set after the plugin passed %d", n, proxied.Load()))
+	if n := int64(len(site.Pages("a.test", true)) + len(site.Pages("b.test", true))); cfg.Proxy && n != proxied.Load() {
+		problems = append(problems, fmt.Sprintf("the site served %d requests, the proxies set after the plugin passed %d", n, proxied.Load()))
 	}
 	return append(problems, checkServer(site, cfg)...)
 }
@@ -436,23 +407,8 @@ func crawl(t testing.TB, cfg Config, site *testutil.Farm, i int, rec *recorder, 
 		extensions.RandomUserAgent(c)
 	}
 	if cfg.Proxy {
-		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			proxied.Add(1)
-			out := r.Clone(r.Context())
-			out.RequestURI = ""
-			resp, err := tr.RoundTrip(out)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			defer resp.Body.Close()
-			for k, v := range resp.Header {
-				w.Header()[k] = v
-			}
-			w.WriteHeader(resp.StatusCode)
-			io.Copy(w, resp.Body)
-		}))
-		defer proxy.Close()
+		proxy := testutil.NewForwardProxy(t, tr)
+		defer func() { proxied.Add(proxy.Seen.Load()) }()
 		if err := c.SetProxy(proxy.URL); err != nil {
 			rec.problem("SetProxy: %v", err)
 			return

@@ -3,11 +3,14 @@ package testutil
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -142,3 +145,41 @@ func MaxGap(hs []Hit) time.Duration {
 	}
 	return m
 }
+
+// ForwardProxy is an HTTP forward proxy for tests: it passes every request
+// it gets to its transport and counts them. It is closed when the test
+// ends.
+type ForwardProxy struct {
+	*httptest.Server
+	Seen atomic.Int64 // requests passed
+}
+
+// NewForwardProxy starts a proxy that forwards to tr (a farm's transport).
+func NewForwardProxy(t testing.TB, tr http.RoundTripper) *ForwardProxy {
+	p := &ForwardProxy{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.Seen.Add(1)
+		out, err := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		out.Header = r.Header.Clone()
+		resp, err := tr.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// ProxyURL returns the proxy's URL, for http.ProxyURL.
+func (p *ForwardProxy) ProxyURL() *url.URL { u, _ := url.Parse(p.Server.URL); return u }
