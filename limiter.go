@@ -79,6 +79,11 @@ func (p *Plugin) delayOf(pol *policy.Policy) (time.Duration, bool) {
 
 // cachedDelay is the delay of a host whose robots.txt is being fetched: the
 // delay of the policy in memory (expired or not), else the minimum delay.
+// A host seen first has no delay yet: its robots.txt fetch owes the host no
+// gap of its own, and the first page waits the delay robots.txt sets (a
+// Crawl-delay shorter than the default delay included), not the default.
+// Requests sent before are still owed their gap: the gate keeps the gap
+// owed at each release.
 func (p *Plugin) cachedDelay(host string) time.Duration {
 	if r := p.res.Load(); r != nil {
 		if pol := r.Cached(host); pol != nil {
@@ -86,5 +91,5 @@ func (p *Plugin) cachedDelay(host string) time.Duration {
 			return d
 		}
 	}
-	return max(p.cfg.minDelay, p.cfg.defaultDelay)
+	return p.cfg.minDelay
 }

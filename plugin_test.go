@@ -169,6 +169,35 @@ func TestPluginCocCocDelayCap(t *testing.T) {
 	}
 }
 
+// The page after robots.txt waits the host's Crawl-delay, 1 s, not the
+// default delay (5 s here): robots.txt is fetched before the delay is
+// known, and its fetch owes the host no gap of its own.
+func TestPluginFirstPageWaitsCrawlDelay(t *testing.T) {
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"cd.test": {Robots: "User-agent: *\nCrawl-delay: 1\n"}})
+			clock := testutil.NewFakeClock()
+			lim := hostlimit.New(hostlimit.Config{Clock: clock})
+			c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(5*time.Second), WithLimiter(lim)))
+			done := make(chan error, 1)
+			go func() { done <- c.Visit("http://cd.test/p"); c.Wait() }()
+			clock.WaitTimers(t, 1) // the page waits for its turn
+			next, _ := clock.Next()
+			if next.Sub(clock.Now()) != time.Second {
+				t.Errorf("the page waits %s after robots.txt, want the Crawl-delay, 1s", next.Sub(clock.Now()))
+			}
+			clock.AdvanceTo(next)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
+			if got := f.Paths("cd.test"); len(got) != 1 {
+				t.Errorf("server saw %q, want /p", got)
+			}
+		})
+	}
+}
+
 // sendLog is a RoundTripper that timestamps each send right before it goes
 // to the network.
 type sendLog struct {

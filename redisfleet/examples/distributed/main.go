@@ -28,8 +28,7 @@
 //	-min-delay D    least time between two requests to one host (default
 //	                1s); a Crawl-delay can raise it.
 //	-default-delay D  time between two requests to a host whose robots.txt
-//	                gives no Crawl-delay, and before robots.txt is known
-//	                (default 1s).
+//	                gives no Crawl-delay (default 1s).
 //	-connect ADDR   send every request to ADDR (host:port) whatever its
 //	                URL's host, with the URL's Host header: to try the fleet
 //	                against a local test server standing for many hosts.
