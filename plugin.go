@@ -273,7 +273,13 @@ func (p *Plugin) resolver() *policy.Resolver {
 			policy.WithHTTPClient(&http.Client{Transport: &robotsTransport{p: p}}),
 			policy.WithLogger(p.log),
 		}
-		r := policy.NewResolver(append(opts, p.cfg.policy...)...)
+		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
+		if err != nil {
+			// Never a panic: the plugin's own defaults alone.
+			p.log.Error("robots: WithPolicy: the resolver's options are invalid; using the plugin's defaults alone",
+				slog.Any("error", err))
+			r, _ = policy.NewResolver(opts...)
+		}
 		if len(r.Agents()) == 0 {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
 				slog.String("user_agent", r.UserAgent()))
