@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,13 @@ func New(opts ...Option) (*Plugin, error) {
 		if o != nil {
 			o(&p.cfg)
 		}
+	}
+	// The resolver is made at the first request (it needs the collector's
+	// User-Agent); its options are checked now, so that a bad value is New's
+	// error and not a failure later. Quietly: the readings of WithAgents are
+	// logged once, when the resolver is made.
+	if _, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
+		p.cfg.errs = append(p.cfg.errs, fmt.Errorf("robots: WithPolicy: %w", err))
 	}
 	if err := errors.Join(p.cfg.errs...); err != nil {
 		return nil, err
@@ -275,7 +283,8 @@ func (p *Plugin) resolver() *policy.Resolver {
 		}
 		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
 		if err != nil {
-			// Never a panic: the plugin's own defaults alone.
+			// New checked the user's options: not reached. Never a panic
+			// if it is: the plugin's own defaults alone.
 			p.log.Error("robots: WithPolicy: the resolver's options are invalid; using the plugin's defaults alone",
 				slog.Any("error", err))
 			r, _ = policy.NewResolver(opts...)
