@@ -16,6 +16,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
 )
 
@@ -198,19 +199,41 @@ func TestDefaultDelay(t *testing.T) {
 func TestOptionErrors(t *testing.T) {
 	_, err := New(WithStatsCapacity(-1), WithMinDelay(-time.Second), WithDefaultDelay(-1),
 		WithDeferWait(-time.Second), WithMaxCrawlDelay(0, OverDelay(9)), WithMaxRate(0, 1), WithLimiter(nil),
-		WithTransport(nil), WithDialect(nil), WithSitemaps(SitemapURLs("ftp://x.test/s.xml"), SitemapWalk(sitemap.Config{Spool: true, UserAgent: "x"})))
+		WithTransport(nil), WithDialect(nil), WithSitemaps(SitemapURLs("ftp://x.test/s.xml"), SitemapWalk(sitemap.Config{Spool: true, UserAgent: "x"})),
+		WithPolicy(policy.WithTTL(-1)), WithPolicy(policy.WithCapacity(-2), policy.WithMaxAgeBounds(-1, 0)))
 	if err == nil {
 		t.Fatal("New accepted every bad value")
 	}
 	for _, want := range []string{"WithStatsCapacity(-1)", "WithMinDelay(-1s)", "WithDefaultDelay(-1ns)", "WithDeferWait(-1s)",
 		"WithMaxCrawlDelay(0s, OverDelay(9))", "WithMaxRate(0, 1)", "WithLimiter(nil)", "WithTransport(nil)", "WithDialect(nil)",
-		`SitemapURLs("ftp://x.test/s.xml")`, "SitemapWalk: the plugin sets UserAgent, Spool itself"} {
+		`SitemapURLs("ftp://x.test/s.xml")`, "SitemapWalk: the plugin sets UserAgent, Spool itself",
+		"robots: WithPolicy: policy: WithTTL(-1ns)", "policy: WithCapacity(-2)", "policy: WithMaxAgeBounds(-1ns, 0s)"} {
 		if strings.Count(err.Error(), want) != 1 {
 			t.Errorf("error does not name %q once: %v", want, err)
 		}
 	}
 	if _, err := Attach(colly.NewCollector(), WithMinDelay(-1)); err == nil {
 		t.Error("Attach accepted a negative delay")
+	}
+	// The resolver is made at the first request; its options are New's
+	// errors all the same.
+	for _, tc := range []struct {
+		opt  Option
+		want string // "" for valid values
+	}{
+		{WithPolicy(policy.WithTTL(-1)), "robots: WithPolicy: policy: WithTTL(-1ns): cannot be negative"},
+		{WithPolicy(policy.WithTimeout(-time.Second)), "robots: WithPolicy: policy: WithTimeout(-1s): a timeout cannot be negative"},
+		{WithPolicy(policy.WithStoreTimeout(-1)), "robots: WithPolicy: policy: WithStoreTimeout(-1ns): cannot be negative"},
+		{WithPolicy(policy.WithCacheBytes(-1)), "robots: WithPolicy: policy: WithCacheBytes(-1): cannot be negative"},
+		{WithPolicy(policy.WithTTL(0), policy.WithCapacity(0), policy.WithAgents("ExampleBot/1.0")), ""},
+	} {
+		p, err := New(tc.opt)
+		if got := fmt.Sprint(err); tc.want == "" && err != nil || tc.want != "" && (got != tc.want || p != nil) {
+			t.Errorf("New: %v (a plugin: %t); want %q", err, p != nil, tc.want)
+		}
+		if _, err := Attach(colly.NewCollector(), tc.opt); (err == nil) != (tc.want == "") {
+			t.Errorf("Attach: %v, want %q", err, tc.want)
+		}
 	}
 
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"bad.test": {Robots: "User-agent: *\nAllow: /\n"}})
@@ -230,6 +253,22 @@ func TestOptionErrors(t *testing.T) {
 		t.Errorf("reports %+v; want one Canceled naming the option", b)
 	}
 	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "WithMinDelay(-1ns)") {
+		t.Errorf("log %q: want the error at Error level", logs.String())
+	}
+}
+
+// The resolver made at the first request cannot fail (New checked its
+// options); if it did, the error is logged and the plugin's own defaults
+// are used, without a panic.
+func TestResolverOptionsFallback(t *testing.T) {
+	var logs testutil.Buffer
+	p := mustNew(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	p.cfg.policy = append(p.cfg.policy, policy.WithTTL(-1)) // past New's check
+	r := p.resolver()
+	if r == nil || p.Resolver() != r {
+		t.Fatal("no resolver")
+	}
+	if !strings.Contains(logs.String(), "level=ERROR") || !strings.Contains(logs.String(), "WithTTL(-1ns)") {
 		t.Errorf("log %q: want the error at Error level", logs.String())
 	}
 }

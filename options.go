@@ -91,7 +91,9 @@ func (c *config) fail(format string, args ...any) {
 // so that they override them: policy.WithTTL, policy.WithStore (a cache
 // shared by a fleet), policy.WithClock, policy.WithTimeout, ... A
 // policy.WithHTTPClient takes robots.txt fetches off the plugin's transport,
-// gate and [WithMaxRate].
+// gate and [WithMaxRate]. A value policy.NewResolver refuses (a negative
+// policy.WithTTL, policy.WithTimeout, ...) is an error of [New], named as
+// policy.NewResolver names it.
 func WithPolicy(opts ...policy.Option) Option {
 	return func(c *config) { c.policy = append(c.policy, opts...) }
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,6 +57,13 @@ func New(opts ...Option) (*Plugin, error) {
 		if o != nil {
 			o(&p.cfg)
 		}
+	}
+	// The resolver is made at the first request (it needs the collector's
+	// User-Agent); its options are checked now, so that a bad value is New's
+	// error and not a failure later. Quietly: the readings of WithAgents are
+	// logged once, when the resolver is made.
+	if _, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
+		p.cfg.errs = append(p.cfg.errs, fmt.Errorf("robots: WithPolicy: %w", err))
 	}
 	if err := errors.Join(p.cfg.errs...); err != nil {
 		return nil, err
@@ -273,7 +281,14 @@ func (p *Plugin) resolver() *policy.Resolver {
 			policy.WithHTTPClient(&http.Client{Transport: &robotsTransport{p: p}}),
 			policy.WithLogger(p.log),
 		}
-		r := policy.NewResolver(append(opts, p.cfg.policy...)...)
+		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
+		if err != nil {
+			// New checked the user's options: not reached. Never a panic
+			// if it is: the plugin's own defaults alone.
+			p.log.Error("robots: WithPolicy: the resolver's options are invalid; using the plugin's defaults alone",
+				slog.Any("error", err))
+			r, _ = policy.NewResolver(opts...)
+		}
 		if len(r.Agents()) == 0 {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
 				slog.String("user_agent", r.UserAgent()))

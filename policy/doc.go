@@ -17,8 +17,9 @@
 // with a [Verdict] naming the rule and line, or the fetch outcome, that
 // decided. A cached lookup and a check allocate nothing.
 //
-//	r := policy.NewResolver(policy.WithDialect(dialect.Google),
+//	r, err := policy.NewResolver(policy.WithDialect(dialect.Google),
 //		policy.WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0)"))
+//	if err != nil { ... }      // an option value out of range
 //	p, err := r.Policy(ctx, u) // u is a *url.URL
 //	if err != nil { ... }      // not an http(s) URL, or ctx ended
 //	v := p.Check(u)            // v.Allowed; v.String() says why

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync/atomic"
+	"time"
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
@@ -27,10 +28,14 @@ func Example() {
 	}))
 	defer down.Close()
 
-	r := policy.NewResolver(
+	r, err := policy.NewResolver(
 		policy.WithDialect(dialect.RFC9309),
 		policy.WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
 	)
+	if err != nil { // an option value out of range
+		fmt.Println(err)
+		return
+	}
 	for _, raw := range []string{site.URL + "/private/x", site.URL + "/private/press/1", site.URL + "/about", down.URL + "/page"} {
 		u, _ := url.Parse(raw)
 		v, err := r.Check(context.Background(), u)
@@ -61,6 +66,20 @@ func firstWords(s string, n int) string {
 		}
 	}
 	return s
+}
+
+// An option value out of range is an error naming the option and the
+// value (each one, when there are several), and no resolver is made.
+func ExampleNewResolver_invalid() {
+	r, err := policy.NewResolver(policy.WithTTL(-time.Hour), policy.WithCapacity(-1))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = r // use r
+	// Output:
+	// policy: WithTTL(-1h0m0s): cannot be negative
+	// policy: WithCapacity(-1): cannot be negative
 }
 
 // Authority gives the key a robots.txt applies to: the default port is
@@ -98,7 +117,11 @@ func ExamplePolicy_Check() {
 	}))
 	defer site.Close()
 
-	r := policy.NewResolver(policy.WithAgents("examplebot"))
+	r, err := policy.NewResolver(policy.WithAgents("examplebot"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	home, _ := url.Parse(site.URL + "/")
 	p, err := r.Policy(context.Background(), home)
 	if err != nil {
@@ -135,8 +158,16 @@ func ExampleNewMemoryStore() {
 	defer site.Close()
 
 	store := policy.NewMemoryStore(nil) // or a store shared between processes
-	first := policy.NewResolver(policy.WithStore(store))
-	second := policy.NewResolver(policy.WithStore(store))
+	first, err := policy.NewResolver(policy.WithStore(store))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	second, err := policy.NewResolver(policy.WithStore(store))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	u, _ := url.Parse(site.URL + "/private/report")
 	for _, r := range []*policy.Resolver{first, second} {

@@ -390,7 +390,7 @@ func fetchOutcome(t *testing.T, d *dialect.Dialect, row fetchRow, want dialect.A
 	if timeout == 0 {
 		timeout = fetchTimeout
 	}
-	r := NewResolver(WithDialect(d), WithClock(clock), WithUserAgent("ExampleBot/1.0"),
+	r := newResolver(t, WithDialect(d), WithClock(clock), WithUserAgent("ExampleBot/1.0"),
 		WithTimeout(timeout))
 	p := mustPolicy(t, r, base+"/private/x")
 	f := p.Fetch()

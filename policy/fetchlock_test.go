@@ -35,7 +35,7 @@ func policiesAtOnce(t *testing.T, n int, store Store, srv *robotsServer) []*Poli
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range n {
-		r := NewResolver(WithStore(store), WithAgents("examplebot"))
+		r := newResolver(t, WithStore(store), WithAgents("examplebot"))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

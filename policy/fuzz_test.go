@@ -173,7 +173,7 @@ func storedSeeds(f *testing.F) []storedSeed {
 			out = append(out, storedSeed{b, uint8(di)})
 		}
 		clock := testutil.NewStepClock()
-		r := NewResolver(WithDialect(d), WithClock(clock), WithAgents("examplebot"), WithTimeout(2*time.Second))
+		r := newResolver(f, WithDialect(d), WithClock(clock), WithAgents("examplebot"), WithTimeout(2*time.Second))
 		get := func(st int, b string) {
 			clock.Advance(24 * time.Hour) // past the expiry or retry time of the previous one
 			status.Store(int64(st))

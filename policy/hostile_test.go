@@ -378,8 +378,11 @@ func hostileFetch(t *testing.T, row hostileRow) {
 	} else {
 		client = &http.Client{Transport: plainTransport(t)}
 	}
-	r := policy.NewResolver(policy.WithHTTPClient(client), policy.WithDialect(row.dialect),
+	r, err := policy.NewResolver(policy.WithHTTPClient(client), policy.WithDialect(row.dialect),
 		policy.WithTimeout(row.total), policy.WithUserAgent("ExampleBot/1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	u, err := url.Parse(base + "/private/x")
 	if err != nil {
 		t.Fatal(err)
@@ -449,8 +452,11 @@ func TestHostileCacheBytes(t *testing.T) {
 				t.Skip(tc.skip)
 			}
 			base := hostileHTTP(tc.serve)(t)
-			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
+			r, err := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
 				policy.WithTimeout(sizeTotal))
+			if err != nil {
+				t.Fatal(err)
+			}
 			u, err := url.Parse(base + "/private/x")
 			if err != nil {
 				t.Fatal(err)
@@ -502,7 +508,10 @@ func TestHostileConcurrentFirstRequests(t *testing.T) {
 			if tc.gate {
 				rt = hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 50 * time.Millisecond }}).Transport(rt)
 			}
-			r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: rt}), policy.WithTimeout(hostileTotal))
+			r, err := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: rt}), policy.WithTimeout(hostileTotal))
+			if err != nil {
+				t.Fatal(err)
+			}
 
 			got := make([]*policy.Policy, callers)
 			errs := make([]error, callers)
@@ -562,8 +571,11 @@ func TestHostileCancellation(t *testing.T) {
 	})(t)
 	released := sync.OnceFunc(func() { close(release) })
 	t.Cleanup(released) // before the server closes, whatever happens
-	r := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
+	r, err := policy.NewResolver(policy.WithHTTPClient(&http.Client{Transport: plainTransport(t)}),
 		policy.WithTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
 	u, err := url.Parse(base + "/private/x")
 	if err != nil {
 		t.Fatal(err)

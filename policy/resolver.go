@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -53,13 +54,13 @@ type config struct {
 	storeTimeout   time.Duration
 	clock          Clock
 	logger         *slog.Logger
-	problems       []string // out-of-range option values, logged once by NewResolver
+	errs           []error // out-of-range option values: NewResolver returns them
 }
 
-// problem records an option value out of range; NewResolver logs it once
-// and the default stays in force.
-func (c *config) problem(format string, args ...any) {
-	c.problems = append(c.problems, "policy: "+fmt.Sprintf(format, args...))
+// fail records an option value out of range: NewResolver returns it as an
+// error (each one, joined) and no resolver.
+func (c *config) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("policy: "+format, args...))
 }
 
 // Option configures a [Resolver].
@@ -115,32 +116,32 @@ func WithHTTPClient(client *http.Client) Option {
 }
 
 // WithTimeout bounds each robots.txt fetch, from the request to the end of
-// the body, redirects included, whatever the client (default 30 s; 0 keeps
-// it; negative is logged and the default
-// kept). Time spent waiting at a per-host gate that reports it through the
-// request context's gate hook (the robots plugin's) does not count. Connect
-// and header timeouts belong to the transport: the default client's are
-// 10 s and 15 s; give
+// the body, redirects included, whatever the client (default 30 s; 0 means
+// the default; negative is an error of [NewResolver]). Time spent waiting
+// at a per-host gate that reports it through the request context's gate
+// hook (the robots plugin's) does not count. Connect and header timeouts
+// belong to the transport: the default client's are 10 s and 15 s; give
 // [WithHTTPClient] a transport of your own to change them.
 func WithTimeout(total time.Duration) Option {
 	return func(c *config) {
-		if total < 0 {
-			c.problem("WithTimeout(%s): a timeout cannot be negative; using %s", total, defaultTotalTimeout)
-		}
-		if total > 0 {
+		switch {
+		case total < 0:
+			c.fail("WithTimeout(%s): a timeout cannot be negative", total)
+		case total > 0:
 			c.totalTimeout = total
 		}
 	}
 }
 
 // WithTTL sets how long a robots.txt answer is used when it has no
-// Cache-Control max-age (default: the dialect's, 24 h).
+// Cache-Control max-age (default: the dialect's, 24 h; 0 means the
+// default; negative is an error of [NewResolver]).
 func WithTTL(ttl time.Duration) Option {
 	return func(c *config) {
-		if ttl < 0 {
-			c.problem("WithTTL(%s): cannot be negative; using the dialect's", ttl)
-		}
-		if ttl > 0 {
+		switch {
+		case ttl < 0:
+			c.fail("WithTTL(%s): cannot be negative", ttl)
+		case ttl > 0:
 			c.ttl = ttl
 		}
 	}
@@ -148,12 +149,14 @@ func WithTTL(ttl time.Duration) Option {
 
 // WithMaxAgeBounds sets the range a Cache-Control max-age may move the cache
 // lifetime in (default: 10 minutes to the TTL, so that max-age can only
-// shorten it; raise hi to let it lengthen). no-cache and no-store count as
-// max-age 0, so as lo.
+// shorten it; raise hi to let it lengthen). A bound of 0 means its default;
+// a negative bound is an error of [NewResolver]; lo above hi is read as hi.
+// no-cache and no-store count as max-age 0, so as lo.
 func WithMaxAgeBounds(lo, hi time.Duration) Option {
 	return func(c *config) {
 		if lo < 0 || hi < 0 {
-			c.problem("WithMaxAgeBounds(%s, %s): a bound cannot be negative; the default is kept for it", lo, hi)
+			c.fail("WithMaxAgeBounds(%s, %s): a bound cannot be negative", lo, hi)
+			return
 		}
 		if lo > 0 {
 			c.minAge = lo
@@ -165,30 +168,31 @@ func WithMaxAgeBounds(lo, hi time.Duration) Option {
 }
 
 // WithCapacity sets how many authorities' policies are kept in memory
-// (default 10,000); the least recently used is evicted.
+// (default 10,000; 0 means the default; negative is an error of
+// [NewResolver]); the least recently used is evicted.
 func WithCapacity(n int) Option {
 	return func(c *config) {
-		if n < 0 {
-			c.problem("WithCapacity(%d): cannot be negative; using %d", n, defaultCapacity)
-		}
-		if n > 0 {
+		switch {
+		case n < 0:
+			c.fail("WithCapacity(%d): cannot be negative", n)
+		case n > 0:
 			c.capacity = n
 		}
 	}
 }
 
 // WithCacheBytes bounds the memory the cached policies hold, by estimate
-// (default 256 MiB; n ≤ 0 keeps it): the least
-// recently used are evicted while they hold more. A typical policy holds a
+// (default 256 MiB; 0 means the default; negative is an error of
+// [NewResolver]): the least recently used are evicted while they hold more. A typical policy holds a
 // few KB, one for a 500 KiB robots.txt a few MB (robots.txt body, parsed
 // rules and their index). The policy just fetched is always kept, even
 // when it alone is larger.
 func WithCacheBytes(n int64) Option {
 	return func(c *config) {
-		if n < 0 {
-			c.problem("WithCacheBytes(%d): cannot be negative; using %d", n, defaultCacheBytes)
-		}
-		if n > 0 {
+		switch {
+		case n < 0:
+			c.fail("WithCacheBytes(%d): cannot be negative", n)
+		case n > 0:
 			c.cacheBytes = n
 		}
 	}
@@ -205,14 +209,14 @@ func WithStore(s Store) Option {
 	return func(c *config) { c.store = s }
 }
 
-// WithStoreTimeout bounds each call of the Store (default 5 s; d ≤ 0 keeps
-// it).
+// WithStoreTimeout bounds each call of the Store (default 5 s; 0 means the
+// default; negative is an error of [NewResolver]).
 func WithStoreTimeout(d time.Duration) Option {
 	return func(c *config) {
-		if d < 0 {
-			c.problem("WithStoreTimeout(%s): cannot be negative; using %s", d, defaultStoreTimeout)
-		}
-		if d > 0 {
+		switch {
+		case d < 0:
+			c.fail("WithStoreTimeout(%s): cannot be negative", d)
+		case d > 0:
 			c.storeTimeout = d
 		}
 	}
@@ -246,8 +250,18 @@ type Resolver struct {
 	flight singleflight.Group
 }
 
-// NewResolver returns a resolver configured by opts.
-func NewResolver(opts ...Option) *Resolver {
+// NewResolver returns a resolver configured by opts, or an error and no
+// resolver when an option value is out of range: a negative duration given
+// to [WithTimeout], [WithTTL], [WithMaxAgeBounds] or [WithStoreTimeout], a
+// negative count given to [WithCapacity] or [WithCacheBytes]. The error
+// names each such option and its value ("policy: WithTTL(-1h0m0s): cannot
+// be negative"), several joined with [errors.Join]. A 0 given to one of
+// these options means its default. No other value is an error: a nil or
+// empty value means what its option says (a nil Option is ignored), and
+// the agents of [WithAgents] are read leniently (a User-Agent reduced to
+// its product token, a token the dialect does not compare whole kept),
+// each reading logged as a warning.
+func NewResolver(opts ...Option) (*Resolver, error) {
 	cfg := config{
 		dialect:      dialect.RFC9309,
 		userAgent:    DefaultUserAgent,
@@ -259,7 +273,12 @@ func NewResolver(opts ...Option) *Resolver {
 		clock:        systemClock{},
 	}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if err := errors.Join(cfg.errs...); err != nil {
+		return nil, err
 	}
 	if !cfg.tokensSet {
 		if t := dialect.ProductToken(cfg.userAgent); t != "" {
@@ -283,9 +302,6 @@ func NewResolver(opts ...Option) *Resolver {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	for _, msg := range cfg.problems {
-		log.Warn(msg)
-	}
 	for i, t := range cfg.tokens {
 		// A User-Agent given as an agent ("USpider/1.0", a whole header) is
 		// reduced to its product token, as the CLI does.
@@ -308,7 +324,7 @@ func NewResolver(opts ...Option) *Resolver {
 		clock:  cfg.clock,
 		log:    log,
 		cache:  newCache(cfg.capacity, cfg.cacheBytes),
-	}
+	}, nil
 }
 
 // Dialect returns the resolver's dialect.

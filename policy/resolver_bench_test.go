@@ -29,7 +29,7 @@ func loopbackResolver(tb testing.TB, h http.HandlerFunc, opts ...Option) (*Resol
 		MaxIdleConns: 64, MaxIdleConnsPerHost: 1,
 	}
 	tb.Cleanup(tr.CloseIdleConnections)
-	return NewResolver(append([]Option{WithHTTPClient(&http.Client{Transport: tr})}, opts...)...), tr
+	return newResolver(tb, append([]Option{WithHTTPClient(&http.Client{Transport: tr})}, opts...)...), tr
 }
 
 // fill asks for the policies of n authorities h0.test ... with 16 goroutines.
@@ -77,7 +77,7 @@ func benchResolver(b *testing.B) (*Resolver, []*url.URL) {
 		tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
 		}, MaxIdleConns: 64, MaxIdleConnsPerHost: 1}
-		benchOnce.r = NewResolver(WithHTTPClient(&http.Client{Transport: tr}), WithAgents("examplebot"), WithCapacity(10000))
+		benchOnce.r = newResolver(b, WithHTTPClient(&http.Client{Transport: tr}), WithAgents("examplebot"), WithCapacity(10000))
 		benchOnce.urls = fill(b, benchOnce.r, 10000)
 		tr.CloseIdleConnections()
 		srv.Close()
@@ -170,7 +170,7 @@ var bytesPerEntryCases = []struct {
 // memory (cannedBody), so that no connection buffers or server goroutines
 // blur it.
 func heapPerEntry(tb testing.TB, status int, body string, n int) (heap, estimate float64) {
-	r := NewResolver(WithHTTPClient(&http.Client{Transport: cannedBody(status, body)}), WithAgents("examplebot"), WithCapacity(2*n))
+	r := newResolver(tb, WithHTTPClient(&http.Client{Transport: cannedBody(status, body)}), WithAgents("examplebot"), WithCapacity(2*n))
 	fillFrom(tb, r, 0, n)
 	before, estBefore := testutil.HeapInUse(), r.Bytes()
 	fillFrom(tb, r, n, n)

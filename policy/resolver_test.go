@@ -74,6 +74,17 @@ func mustURL(t testing.TB, s string) *url.URL {
 	return u
 }
 
+// newResolver is NewResolver for options that are valid: an error fails
+// the test.
+func newResolver(tb testing.TB, opts ...Option) *Resolver {
+	tb.Helper()
+	r, err := NewResolver(opts...)
+	if err != nil {
+		tb.Fatalf("NewResolver: %v", err)
+	}
+	return r
+}
+
 func mustPolicy(t testing.TB, r *Resolver, rawURL string) *Policy {
 	t.Helper()
 	p, err := r.Policy(context.Background(), mustURL(t, rawURL))
@@ -92,7 +103,7 @@ const rulesBody = "User-agent: *\nDisallow: /private\n"
 
 func TestPolicyUserAgentAndTokens(t *testing.T) {
 	srv := newRobotsServer(t, text(200, "User-agent: *\nDisallow: /\n\nUser-agent: examplebot\nDisallow: /private\nCrawl-delay: 2\n"))
-	r := NewResolver(WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"))
+	r := newResolver(t, WithUserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"))
 	if got := r.Agents(); len(got) != 1 || got[0] != "ExampleBot" {
 		t.Fatalf("derived tokens %q", got)
 	}
@@ -118,14 +129,14 @@ func TestPolicyUserAgentAndTokens(t *testing.T) {
 		t.Errorf("%d fetches, want 1", srv.hits.Load())
 	}
 	// Explicit tokens win over the User-Agent.
-	r2 := NewResolver(WithUserAgent("ExampleBot/1.0"), WithAgents("otherbot"))
+	r2 := newResolver(t, WithUserAgent("ExampleBot/1.0"), WithAgents("otherbot"))
 	if v := check(t, mustPolicy(t, r2, srv.URL+"/"), srv.URL+"/public"); v.Allowed {
 		t.Errorf("otherbot gets the * group: %s", v)
 	}
 }
 
 func TestPolicyErrors(t *testing.T) {
-	r := NewResolver()
+	r := newResolver(t)
 	if _, err := r.Policy(context.Background(), mustURL(t, "ftp://example.com/x")); !errors.Is(err, ErrUnsupportedURL) {
 		t.Errorf("ftp: %v", err)
 	}
@@ -147,7 +158,7 @@ func TestWaitersGiveUp(t *testing.T) {
 		<-release
 		text(200, rulesBody)(w, r)
 	})
-	r := NewResolver()
+	r := newResolver(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	done := make(chan *Policy)
@@ -169,7 +180,7 @@ func TestSingleFlight(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // let the callers pile up
 		text(200, rulesBody)(w, r)
 	})
-	r := NewResolver()
+	r := newResolver(t)
 	u := mustURL(t, srv.URL+"/private/x")
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -209,7 +220,7 @@ func TestLRU(t *testing.T) {
 	a := newRobotsServer(t, text(200, rulesBody))
 	b := newRobotsServer(t, text(404, ""))
 	c := newRobotsServer(t, text(200, ""))
-	r := NewResolver(WithCapacity(2))
+	r := newResolver(t, WithCapacity(2))
 	mustPolicy(t, r, a.URL+"/")
 	mustPolicy(t, r, b.URL+"/")
 	mustPolicy(t, r, a.URL+"/") // a is now the most recently used
@@ -272,7 +283,7 @@ func TestMaxAge(t *testing.T) {
 			text(200, rulesBody)(w, r)
 		})
 		clock := testutil.NewStepClock()
-		r := NewResolver(WithClock(clock), WithMaxAgeBounds(5*time.Minute, 48*time.Hour))
+		r := newResolver(t, WithClock(clock), WithMaxAgeBounds(5*time.Minute, 48*time.Hour))
 		p := mustPolicy(t, r, srv.URL+"/")
 		if got := p.Expires().Sub(testutil.ClockStart); got != c.want {
 			t.Errorf("Cache-Control %q: lifetime %v, want %v", c.header, got, c.want)
@@ -290,7 +301,7 @@ func TestMaxAge(t *testing.T) {
 		w.Header().Set("Cache-Control", "max-age=604800")
 		text(200, rulesBody)(w, r)
 	})
-	r := NewResolver(WithClock(testutil.NewStepClock()))
+	r := newResolver(t, WithClock(testutil.NewStepClock()))
 	if got := mustPolicy(t, r, srv.URL+"/").Expires().Sub(testutil.ClockStart); got != 24*time.Hour {
 		t.Errorf("default bounds: lifetime %v", got)
 	}
@@ -307,7 +318,7 @@ func TestHTTPClientOption(t *testing.T) {
 			return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 		},
 	}, CheckRedirect: func(*http.Request, []*http.Request) error { return errors.New("never called") }}
-	r := NewResolver(WithHTTPClient(client))
+	r := newResolver(t, WithHTTPClient(client))
 	p := mustPolicy(t, r, "http://crawl.example/page")
 	if p.Authority() != "http://crawl.example" || p.Action() != dialect.ActionParse || seen.Load() != 1 {
 		t.Errorf("%s; %d dials", p, seen.Load())
@@ -375,37 +386,79 @@ func mustPolicyURL(t *testing.T, r *Resolver, raw string) *Policy {
 func TestAgentTokenWarning(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	NewResolver(WithLogger(log), WithAgents("examplebot", "USpider/1.0"))
+	newResolver(t, WithLogger(log), WithAgents("examplebot", "USpider/1.0"))
 	out := buf.String()
 	if strings.Count(out, "read as its product token") != 1 || !strings.Contains(out, "agent=USpider/1.0 token=USpider") {
 		t.Errorf("log %q: want one warning for USpider/1.0, read as USpider", out)
 	}
-	if got := NewResolver(WithLogger(log), WithAgents("examplebot", "USpider/1.0")).Agents(); got[1] != "USpider" {
+	if got := newResolver(t, WithLogger(log), WithAgents("examplebot", "USpider/1.0")).Agents(); got[1] != "USpider" {
 		t.Errorf("agents %q: USpider/1.0 not reduced", got)
 	}
 	buf.Reset()
-	NewResolver(WithLogger(log), WithAgents("Foo Bar"))
+	newResolver(t, WithLogger(log), WithAgents("Foo Bar"))
 	if strings.Count(buf.String(), "does not compare this agent token whole") != 1 {
 		t.Errorf("log %q: want one warning for a name with a space", buf.String())
 	}
 	buf.Reset()
-	NewResolver(WithLogger(log), WithAgents("examplebot", "MJ12bot"))
+	newResolver(t, WithLogger(log), WithAgents("examplebot", "MJ12bot"))
 	if buf.Len() != 0 {
 		t.Errorf("warned for whole tokens: %q", buf.String())
 	}
 }
 
-// Out-of-range option values are logged once, and the default is kept.
-func TestOptionProblemsAreLogged(t *testing.T) {
-	var buf bytes.Buffer
-	r := NewResolver(WithLogger(slog.New(slog.NewTextHandler(&buf, nil))), WithCapacity(-5), WithTTL(-time.Hour),
-		WithTimeout(-1), WithStoreTimeout(-time.Second), WithCacheBytes(-1), WithMaxAgeBounds(-1, 0))
-	for _, want := range []string{"WithCapacity(-5)", "WithTTL(-1h0m0s)", "WithTimeout(-1ns)", "WithStoreTimeout(-1s)", "WithCacheBytes(-1)", "WithMaxAgeBounds(-1ns, 0s)"} {
-		if strings.Count(buf.String(), want) != 1 {
-			t.Errorf("log does not say %q once: %s", want, buf.String())
+// An out-of-range option value is an error naming the option and the
+// value, and no resolver; 0 means the default and is accepted; several bad
+// values are joined, each named once.
+func TestOptionErrors(t *testing.T) {
+	for _, tc := range []struct {
+		opt  Option
+		want string // "" for a valid value
+	}{
+		{WithTimeout(-1), "policy: WithTimeout(-1ns): a timeout cannot be negative"},
+		{WithTimeout(0), ""},
+		{WithTTL(-time.Hour), "policy: WithTTL(-1h0m0s): cannot be negative"},
+		{WithTTL(0), ""},
+		{WithMaxAgeBounds(-1, 0), "policy: WithMaxAgeBounds(-1ns, 0s): a bound cannot be negative"},
+		{WithMaxAgeBounds(0, -time.Second), "policy: WithMaxAgeBounds(0s, -1s): a bound cannot be negative"},
+		{WithMaxAgeBounds(0, 0), ""},
+		{WithCapacity(-5), "policy: WithCapacity(-5): cannot be negative"},
+		{WithCapacity(0), ""},
+		{WithCacheBytes(-1), "policy: WithCacheBytes(-1): cannot be negative"},
+		{WithCacheBytes(0), ""},
+		{WithStoreTimeout(-time.Second), "policy: WithStoreTimeout(-1s): cannot be negative"},
+		{WithStoreTimeout(0), ""},
+		{nil, ""},
+	} {
+		r, err := NewResolver(tc.opt)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("a valid value: %v", err)
+		case tc.want == "" && r == nil:
+			t.Errorf("a valid value: no resolver")
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("error %v, want %q", err, tc.want)
+		case tc.want != "" && r != nil:
+			t.Errorf("%q: a resolver returned with the error", tc.want)
 		}
 	}
-	if r.cfg.capacity != defaultCapacity || r.cfg.ttl != r.cfg.dialect.CacheTTL() || r.cfg.totalTimeout != defaultTotalTimeout {
-		t.Errorf("defaults not kept: %+v", r.cfg)
+	// 0 means the default.
+	r := newResolver(t, WithTimeout(0), WithTTL(0), WithMaxAgeBounds(0, 0), WithCapacity(0), WithCacheBytes(0), WithStoreTimeout(0))
+	if r.cfg.totalTimeout != defaultTotalTimeout || r.cfg.ttl != r.cfg.dialect.CacheTTL() || r.cfg.minAge != defaultMinMaxAge ||
+		r.cfg.maxAge != r.cfg.ttl || r.cfg.capacity != defaultCapacity || r.cfg.cacheBytes != defaultCacheBytes || r.cfg.storeTimeout != defaultStoreTimeout {
+		t.Errorf("0 did not give the defaults: %+v", r.cfg)
+	}
+
+	r, err := NewResolver(WithCapacity(-5), WithTTL(-time.Hour), WithTimeout(-1), WithStoreTimeout(-time.Second),
+		WithCacheBytes(-1), WithMaxAgeBounds(-1, -1), WithAgents("examplebot"))
+	if err == nil || r != nil {
+		t.Fatalf("NewResolver = %v, %v; want an error and no resolver", r, err)
+	}
+	for _, want := range []string{"WithCapacity(-5)", "WithTTL(-1h0m0s)", "WithTimeout(-1ns)", "WithStoreTimeout(-1s)", "WithCacheBytes(-1)", "WithMaxAgeBounds(-1ns, -1ns)"} {
+		if strings.Count(err.Error(), want) != 1 {
+			t.Errorf("error does not name %q once: %v", want, err)
+		}
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); !ok || len(j.Unwrap()) != 6 {
+		t.Errorf("error %v: want the 6 errors joined", err)
 	}
 }

@@ -23,7 +23,11 @@ func ExamplePolicy_Sitemaps() {
 	}))
 	defer site.Close()
 
-	r := policy.NewResolver(policy.WithUserAgent("ExampleBot/1.0"))
+	r, err := policy.NewResolver(policy.WithUserAgent("ExampleBot/1.0"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	u, _ := url.Parse(site.URL + "/")
 	pol, err := r.Policy(context.Background(), u)
 	if err != nil {

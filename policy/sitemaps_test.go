@@ -67,7 +67,7 @@ func TestResolveSitemapsNoBase(t *testing.T) {
 
 func TestPolicySitemaps(t *testing.T) {
 	srv := newRobotsServer(t, text(http.StatusOK, "User-agent: *\nDisallow: /x\nSitemap: /sitemap.xml\nSitemap: https://cdn.example/a.xml\nsitemap: /sitemap.xml\n"))
-	r := NewResolver()
+	r := newResolver(t)
 	u, _ := url.Parse(srv.URL + "/page")
 	p, err := r.Policy(context.Background(), u)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestPolicySitemaps(t *testing.T) {
 
 	// No robots.txt in force: no sitemaps.
 	srv.set(text(http.StatusNotFound, "Sitemap: /s.xml\n"))
-	r2 := NewResolver()
+	r2 := newResolver(t)
 	p, err = r2.Policy(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)

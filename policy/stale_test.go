@@ -29,7 +29,7 @@ type staleRig struct {
 
 func newStaleRig(t *testing.T, d *dialect.Dialect, opts ...Option) *staleRig {
 	g := &staleRig{t: t, clock: testutil.NewStepClock(), srv: newRobotsServer(t, text(200, rulesBody))}
-	g.r = NewResolver(append([]Option{WithDialect(d), WithClock(g.clock)}, opts...)...)
+	g.r = newResolver(t, append([]Option{WithDialect(d), WithClock(g.clock)}, opts...)...)
 	return g
 }
 

@@ -18,12 +18,12 @@ func TestStoreRoundTrip(t *testing.T) {
 	clock := testutil.NewStepClock()
 	store := NewMemoryStore(clock)
 	srv := newRobotsServer(t, text(200, rulesBody+"Crawl-delay: 3\nSitemap: https://example.com/s.xml\n"))
-	a := NewResolver(WithStore(store), WithClock(clock), WithAgents("examplebot"))
+	a := newResolver(t, WithStore(store), WithClock(clock), WithAgents("examplebot"))
 	pa := mustPolicy(t, a, srv.URL+"/")
 	if store.Len() != 1 {
 		t.Fatalf("store holds %d items", store.Len())
 	}
-	b := NewResolver(WithStore(store), WithClock(clock), WithAgents("examplebot"))
+	b := newResolver(t, WithStore(store), WithClock(clock), WithAgents("examplebot"))
 	pb := mustPolicy(t, b, srv.URL+"/x")
 	if srv.hits.Load() != 1 {
 		t.Fatalf("second resolver fetched: %d requests", srv.hits.Load())
@@ -39,14 +39,14 @@ func TestStoreRoundTrip(t *testing.T) {
 		t.Errorf("sitemaps %v", s)
 	}
 	// Another dialect does not share the entry.
-	c := NewResolver(WithStore(store), WithClock(clock), WithDialect(dialect.Google))
+	c := newResolver(t, WithStore(store), WithClock(clock), WithDialect(dialect.Google))
 	mustPolicy(t, c, srv.URL+"/")
 	if srv.hits.Load() != 2 {
 		t.Errorf("google resolver used the rfc9309 entry")
 	}
 	// Expired in the store: fetched again.
 	clock.Advance(oneDay)
-	d := NewResolver(WithStore(store), WithClock(clock))
+	d := newResolver(t, WithStore(store), WithClock(clock))
 	mustPolicy(t, d, srv.URL+"/")
 	if srv.hits.Load() != 3 {
 		t.Errorf("expired entry not fetched again: %d requests", srv.hits.Load())
@@ -59,7 +59,7 @@ func TestStoreKeepsLastGood(t *testing.T) {
 	clock := testutil.NewStepClock()
 	store := NewMemoryStore(clock)
 	srv := newRobotsServer(t, text(200, rulesBody))
-	a := NewResolver(WithStore(store), WithClock(clock), WithDialect(dialect.Google))
+	a := newResolver(t, WithStore(store), WithClock(clock), WithDialect(dialect.Google))
 	mustPolicy(t, a, srv.URL+"/")
 	srv.set(text(503, ""))
 	clock.Advance(oneDay)
@@ -69,7 +69,7 @@ func TestStoreKeepsLastGood(t *testing.T) {
 	}
 	// A new process, 12 hours into the failure.
 	clock.Advance(12 * time.Hour)
-	b := NewResolver(WithStore(store), WithClock(clock), WithDialect(dialect.Google))
+	b := newResolver(t, WithStore(store), WithClock(clock), WithDialect(dialect.Google))
 	p = mustPolicy(t, b, srv.URL+"/")
 	if p.Action() != dialect.ActionUseLastGood {
 		t.Fatalf("restarted: %s", p)
@@ -82,7 +82,7 @@ func TestStoreKeepsLastGood(t *testing.T) {
 	}
 	// And a third one is served that policy from the Store.
 	hits := srv.hits.Load()
-	c := NewResolver(WithStore(store), WithClock(clock), WithDialect(dialect.Google))
+	c := newResolver(t, WithStore(store), WithClock(clock), WithDialect(dialect.Google))
 	samePolicy(t, p, mustPolicy(t, c, srv.URL+"/"))
 	if srv.hits.Load() != hits {
 		t.Errorf("fetched although the Store had a current policy")
@@ -139,7 +139,7 @@ func (brokenStore) Put(context.Context, string, []byte, time.Duration) error {
 // TestStoreErrors: a failing Store does not stop the resolver.
 func TestStoreErrors(t *testing.T) {
 	srv := newRobotsServer(t, text(200, rulesBody))
-	r := NewResolver(WithStore(brokenStore{}))
+	r := newResolver(t, WithStore(brokenStore{}))
 	if p := mustPolicy(t, r, srv.URL+"/"); p.Action() != actParse {
 		t.Errorf("%s", p)
 	}
@@ -190,7 +190,7 @@ func (s *hungStore) Put(ctx context.Context, _ string, _ []byte, _ time.Duration
 func TestStoreHungIsBounded(t *testing.T) {
 	srv := newRobotsServer(t, text(200, rulesBody))
 	st := &hungStore{}
-	r := NewResolver(WithStore(st), WithStoreTimeout(50*time.Millisecond))
+	r := newResolver(t, WithStore(st), WithStoreTimeout(50*time.Millisecond))
 	if p := mustPolicy(t, r, srv.URL+"/"); p.Action() != actParse {
 		t.Errorf("%s", p)
 	}

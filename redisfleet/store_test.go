@@ -84,7 +84,10 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, f := range fleets {
-		r := policy.NewResolver(policy.WithStore(f.Store()), policy.WithAgents("examplebot"))
+		r, err := policy.NewResolver(policy.WithStore(f.Store()), policy.WithAgents("examplebot"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -205,7 +208,10 @@ func TestStoreRedisDown(t *testing.T) {
 	if err := f.Store().Put(ctx, "k", []byte("v"), time.Minute); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("Put with Redis down: %v", err)
 	}
-	r := policy.NewResolver(policy.WithStore(f.Store()), policy.WithStoreTimeout(time.Second))
+	r, err := policy.NewResolver(policy.WithStore(f.Store()), policy.WithStoreTimeout(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
 	u, _ := url.Parse(site.URL + "/private")
 	v, err := r.Check(ctx, u)
 	if err != nil || v.Allowed {

@@ -76,7 +76,9 @@ func sitemapsCmd(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) 
 	defer base.CloseIdleConnections()
 	client := &http.Client{Transport: lim.Transport(base)}
 	ua := cliUserAgent(c)
-	res = policy.NewResolver(policy.WithDialect(c.d), policy.WithAgents(c.agents...), policy.WithUserAgent(ua), policy.WithHTTPClient(client))
+	if res, err = policy.NewResolver(policy.WithDialect(c.d), policy.WithAgents(c.agents...), policy.WithUserAgent(ua), policy.WithHTTPClient(client)); err != nil {
+		return 2, fmt.Errorf("%w: %v", errUsage, err)
+	}
 
 	scope, err := policy.Authority(target)
 	if err != nil {
