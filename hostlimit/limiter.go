@@ -601,7 +601,8 @@ func (l *Limiter) passEarly(h *limHost, now int64) {
 	h.notify()
 }
 
-// errPausedLong ends a WaitMax whose host is paused past its maxPause.
+// errPausedLong ends a WaitMax or AcquireMax whose host is paused past its
+// maxPause.
 var errPausedLong = errors.New("hostlimit: paused past the wait's bound")
 
 // KeepDelay, given as the delay of [Limiter.Wait] or [Limiter.Acquire],
@@ -653,15 +654,24 @@ type permit struct {
 // fails even if the gate is free. See [Limiter] for the exact spacing
 // guarantee.
 func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration) (Permit, error) {
+	return l.AcquireMax(ctx, host, delay, -1)
+}
+
+// AcquireMax is [Limiter.Acquire] that does not wait out a pause (429,
+// 503, [Limiter.Pause]) ending more than maxPause from now: it then
+// returns a *[PausedError] and takes nothing, at once, or, for a pause
+// that starts while it waits, as soon as the pause starts. A negative
+// maxPause waits out any pause, as Acquire does.
+func (l *Limiter) AcquireMax(ctx context.Context, host string, delay, maxPause time.Duration) (Permit, error) {
 	p := new(permit)
-	if err := l.acquire(ctx, host, p, delay); err != nil {
+	if err := l.acquire(ctx, host, p, delay, maxPause); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// acquire is Acquire into p.
-func (l *Limiter) acquire(ctx context.Context, host string, p *permit, delay time.Duration) error {
+// acquire is AcquireMax into p.
+func (l *Limiter) acquire(ctx context.Context, host string, p *permit, delay, maxPause time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -670,13 +680,19 @@ func (l *Limiter) acquire(ctx context.Context, host string, p *permit, delay tim
 	if delay >= 0 {
 		l.setDelay(h, delay)
 	}
+	if maxPause >= 0 && h.pauseUntil-now > int64(maxPause) {
+		return &PausedError{Host: host, Until: l.epoch.Add(time.Duration(h.pauseUntil))}
+	}
 	if h.gate.head == nil {
 		if at, event := l.readyAt(h, false); !event && at <= now {
 			l.grant(s, h, p)
 			return nil
 		}
 	}
-	if _, err := l.await(ctx, s, h, &h.gate, false, now, -1); err != nil {
+	if _, err := l.await(ctx, s, h, &h.gate, false, now, max(int64(maxPause), -1)); err != nil {
+		if err == errPausedLong {
+			return &PausedError{Host: host, Until: l.epoch.Add(time.Duration(h.pauseUntil))}
+		}
 		return err
 	}
 	l.grant(s, h, p)
@@ -1089,7 +1105,7 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if hook != nil {
 		hook.Pause()
 	}
-	err = t.l.acquire(req.Context(), string(key), p, KeepDelay)
+	err = t.l.acquire(req.Context(), string(key), p, KeepDelay, -1)
 	if hook != nil {
 		hook.Resume()
 	}

@@ -43,6 +43,15 @@ func goAcquire(ctx context.Context, l *Limiter, clk *testutil.FakeClock, host st
 	return ch
 }
 
+func goAcquireMax(ctx context.Context, l *Limiter, clk *testutil.FakeClock, host string, delay, maxPause time.Duration) <-chan outcome {
+	ch := make(chan outcome, 1)
+	go func() {
+		p, err := l.AcquireMax(ctx, host, delay, maxPause)
+		ch <- outcome{p: p, err: err, at: clk.Now()}
+	}()
+	return ch
+}
+
 func goWait(ctx context.Context, l *Limiter, clk *testutil.FakeClock, host string, delay time.Duration) <-chan outcome {
 	ch := make(chan outcome, 1)
 	go func() {
@@ -339,6 +348,46 @@ func TestLimiterGate(t *testing.T) {
 					t.Fatalf("WaitMax during a 5 s pause (bound 2 s): %v after %v", r.err, r.d)
 				}
 			}
+		}},
+
+		{"AcquireMax: a long pause, present or started while callers wait, ends their waits; a short one is waited out", Config{}, func(t *testing.T, l *Limiter, clk *testutil.FakeClock) {
+			const paused, busy = "https://paused.example", "https://busy.example"
+			l.Pause(paused, time.Hour)
+			var pe *PausedError
+			if p, err := l.AcquireMax(ctx, paused, 0, time.Minute); !errors.As(err, &pe) || p != nil || !pe.Until.Equal(at(time.Hour)) {
+				t.Fatalf("AcquireMax over an hour's pause: %v, %v", p, err)
+			}
+			p, err := l.Acquire(ctx, busy, time.Second) // in flight: AcquireMax callers queue behind it
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := make(chan outcome, 3)
+			for range 3 {
+				go func() {
+					p, err := l.AcquireMax(ctx, busy, time.Second, 2*time.Second)
+					ch <- outcome{p: p, err: err}
+				}()
+			}
+			queued(t, l, busy, 3)
+			p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"5"}})
+			p.Release()
+			for range 3 {
+				var r outcome
+				select { // no clock move: the pause, longer than 2 s, ends each wait at once
+				case r = <-ch:
+				case <-time.After(10 * time.Second):
+					t.Fatal("AcquireMax callers wait out a pause that started while they waited")
+				}
+				if !errors.As(r.err, &pe) || r.p != nil || !pe.Until.Equal(at(5*time.Second)) {
+					t.Fatalf("AcquireMax during a 5 s pause (bound 2 s): %v, %v", r.p, r.err)
+				}
+			}
+			if st, _ := l.Stats(busy); st.InFlight != 0 || st.Queued != 0 {
+				t.Fatalf("after the refused waits: %+v", st)
+			}
+			// A pause within the bound is waited out, then the permit granted.
+			l.Pause(host, 50*time.Millisecond)
+			dueAt(t, clk, goAcquireMax(ctx, l, clk, host, 0, time.Minute), 1, at(50*time.Millisecond)).p.Release()
 		}},
 	}
 	for _, c := range cases {
