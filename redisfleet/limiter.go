@@ -472,20 +472,30 @@ func at(v []int64, i int) int64 {
 // this process to one host never overlap, and the local spacing holds
 // between them.
 func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration) (hostlimit.Permit, error) {
+	return l.AcquireMax(ctx, host, delay, -1)
+}
+
+// AcquireMax is [Limiter.Acquire] that does not wait out a pause (429,
+// 503) ending more than maxPause from now: it then returns a
+// *hostlimit.PausedError and takes nothing, at once, or, for a pause that
+// starts while it waits, as soon as it sees the pause (its next look at
+// the host: when the host frees, or within a second). A negative maxPause
+// waits out any pause.
+func (l *Limiter) AcquireMax(ctx context.Context, host string, delay, maxPause time.Duration) (hostlimit.Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if l.local == nil {
-		return l.acquire(ctx, host, delay, nil)
+		return l.acquire(ctx, host, delay, maxPause, nil)
 	}
-	lp, err := l.local.Acquire(ctx, host, delay)
+	lp, err := l.local.AcquireMax(ctx, host, delay, maxPause)
 	if err != nil {
 		return nil, err
 	}
 	if l.skipRedis() {
 		return lp, nil
 	}
-	p, err := l.acquire(ctx, host, delay, lp)
+	p, err := l.acquire(ctx, host, delay, maxPause, lp)
 	if err != nil {
 		lp.Release()
 		return nil, err
@@ -496,7 +506,7 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 // acquire takes a grant in Redis; lp, when not nil, is the local gate's
 // permit (FallBackLocal) returned alone if Redis cannot be reached, else
 // with the grant.
-func (l *Limiter) acquire(ctx context.Context, host string, delay time.Duration, lp hostlimit.Permit) (hostlimit.Permit, error) {
+func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time.Duration, lp hostlimit.Permit) (hostlimit.Permit, error) {
 	start := time.Now()
 	h := l.ref(host)
 	defer l.unref(h)
@@ -527,8 +537,12 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay time.Duration,
 		}
 	}()
 	var backoff time.Duration
+	mp := int64(-1)
+	if maxPause >= 0 {
+		mp = maxPause.Microseconds()
+	}
 	for {
-		v, err := l.run(ctx, h, opAcquire, tok, delay, l.stale())
+		v, err := l.run(ctx, h, opAcquire, tok, delay, l.stale(), mp)
 		if err != nil {
 			if ctx.Err() != nil {
 				h.waited(start)
@@ -561,6 +575,15 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay time.Duration,
 				return &bothPermit{p, lp}, nil
 			}
 			return p, nil
+		}
+		if v[0] == -1 {
+			// Paused past maxPause; queued by an earlier look, the
+			// deferred leave dequeues it.
+			until := time.Now().Add(time.Duration(at(v, 1)) * time.Microsecond)
+			h.mu.Lock()
+			h.pausedUntil = until
+			h.mu.Unlock()
+			return nil, &hostlimit.PausedError{Host: host, Until: until}
 		}
 		queued = true
 		blocked = true

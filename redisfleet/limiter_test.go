@@ -360,57 +360,72 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 	}
 }
 
-// TestLimiterWaitMaxEndsOnPauseWhileWaiting: a WaitMax caller already
-// waiting when a pause past its maxPause starts (another process's request
-// answered 429, Retry-After 60) returns a *hostlimit.PausedError instead
-// of waiting the pause out (issue 18 item 5, as hostlimit does), and leaves
-// the fleet's Wait queue.
-func TestLimiterWaitMaxEndsOnPauseWhileWaiting(t *testing.T) {
+// TestLimiterMaxEndsOnPauseWhileWaiting: a WaitMax or AcquireMax caller
+// already waiting when a pause past its maxPause starts (another process's
+// request answered 429, Retry-After 60) returns a *hostlimit.PausedError
+// instead of waiting the pause out (issue 18 item 5, as hostlimit does),
+// and leaves the fleet's queue.
+func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	fa, fb := newFleet(t, srv), newFleet(t, srv)
-	a, b := fa.Limiter(LimiterConfig{}), fb.Limiter(LimiterConfig{})
-	const host, d = "https://paused.example", 10 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p, err := a.Acquire(ctx, host, d) // holds the host: b's wait queues
-	if err != nil {
-		t.Fatal(err)
-	}
-	type result struct {
-		err error
-		at  time.Time
-	}
-	done := make(chan result, 1)
-	go func() {
-		_, err := b.WaitMax(ctx, host, d, 2*time.Second)
-		done <- result{err, time.Now()}
-	}()
-	rdb := newClient(t, srv)
-	early := fb.key(kindEarly, host)
-	for n := int64(0); n == 0; {
-		select {
-		case r := <-done:
-			t.Fatalf("WaitMax returned while the host was held: %v", r.err)
-		case <-time.After(10 * time.Millisecond):
-		}
-		n, _ = rdb.ZCard(ctx, early).Result()
-	}
-	paused := time.Now()
-	p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"60"}})
-	p.Release()
-	var r result
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		t.Fatal("WaitMax waited out a 60 s pause that started while it waited (maxPause 2 s)")
-	}
-	var pe *hostlimit.PausedError
-	if !errors.As(r.err, &pe) || pe.Until.Sub(paused) < 50*time.Second {
-		t.Fatalf("WaitMax: %v, want a PausedError until about a minute from now", r.err)
-	}
-	if n, _ := rdb.ZCard(ctx, early).Result(); n != 0 {
-		t.Errorf("%d callers left in the fleet's Wait queue after WaitMax returned", n)
+	for _, tc := range []struct {
+		name  string
+		queue string // the fleet-wide queue the caller waits in
+		call  func(ctx context.Context, l *Limiter, host string, d time.Duration) error
+	}{
+		{"WaitMax", kindEarly, func(ctx context.Context, l *Limiter, host string, d time.Duration) error {
+			_, err := l.WaitMax(ctx, host, d, 2*time.Second)
+			return err
+		}},
+		{"AcquireMax", kindWait, func(ctx context.Context, l *Limiter, host string, d time.Duration) error {
+			p, err := l.AcquireMax(ctx, host, d, 2*time.Second)
+			if p != nil {
+				p.Release()
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fa, fb := newFleet(t, srv), newFleet(t, srv)
+			a, b := fa.Limiter(LimiterConfig{}), fb.Limiter(LimiterConfig{})
+			host, d := "https://paused-"+tc.name+".example", 10*time.Millisecond
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			p, err := a.Acquire(ctx, host, d) // holds the host: b's call queues
+			if err != nil {
+				t.Fatal(err)
+			}
+			type result struct{ err error }
+			done := make(chan result, 1)
+			go func() { done <- result{tc.call(ctx, b, host, d)} }()
+			rdb := newClient(t, srv)
+			queue := fb.key(tc.queue, host)
+			for n := int64(0); n == 0; {
+				select {
+				case r := <-done:
+					t.Fatalf("returned while the host was held: %v", r.err)
+				case <-time.After(10 * time.Millisecond):
+				}
+				n, _ = rdb.ZCard(ctx, queue).Result()
+			}
+			paused := time.Now()
+			p.Observe(http.StatusTooManyRequests, http.Header{"Retry-After": {"60"}})
+			p.Release()
+			var r result
+			select {
+			case r = <-done:
+			case <-ctx.Done():
+				t.Fatal("waited out a 60 s pause that started while it waited (maxPause 2 s)")
+			}
+			var pe *hostlimit.PausedError
+			if !errors.As(r.err, &pe) || pe.Until.Sub(paused) < 50*time.Second {
+				t.Fatalf("%v, want a PausedError until about a minute from now", r.err)
+			}
+			if n, _ := rdb.ZCard(ctx, queue).Result(); n != 0 {
+				t.Errorf("%d callers left in the fleet's queue after the call returned", n)
+			}
+		})
 	}
 }
 

@@ -25,7 +25,9 @@ const (
 // end-to-start, 1 start-to-start), 6 idle TTL µs, 7 wake channel, 8.. op
 // arguments:
 //
-//	acq   8 stale µs         -> {1, fail, d} granted; {0, µs to come back}
+//	acq   8 stale µs 9 maxPause
+//	                         -> {1, fail, d} granted; {0, µs to come back};
+//	                            {-1, µs the pause lasts}
 //	wait  8 stale µs 9 maxPause 10 claim
 //	                         -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
 //	leave                    -> {1} (an Acquire caller that gave up)
@@ -134,10 +136,8 @@ if op == 'acq' or op == 'wait' then
   local early = op == 'wait'
   local first = true
   local stale = tonumber(ARGV[8])
-  if early then
-    local mp = tonumber(ARGV[9])
-    if mp >= 0 and pause - now > mp then out = {-1, pause - now} end
-  end
+  local mp = tonumber(ARGV[9])
+  if mp >= 0 and pause - now > mp then out = {-1, pause - now} end
   if out == nil and dd > 0 then
     -- The fleet-wide queues of the host's Acquire callers and of its Wait
     -- callers, first come first served: only the head of a queue may pass,
