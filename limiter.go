@@ -30,14 +30,19 @@ type Limiter interface {
 	// request back ([Deferred]); a negative maxPause waits out any pause. Its
 	// return promises nothing.
 	WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error)
-	// Acquire is the binding stage, called at the transport right before
-	// the send: it blocks until the host admits the request and returns
-	// the permit the request runs under. The plugin marks the permit sent
-	// once the request is written (in StartToStart mode, when the permit
-	// needs it), passes the response's status and header to its Observe
-	// (429 and 503 pause the host), and releases it when the response body
-	// is done or the round trip failed ([hostlimit.RoundTrip]).
-	Acquire(ctx context.Context, host string, delay time.Duration) (hostlimit.Permit, error)
+	// AcquireMax is the binding stage, called at the transport right
+	// before the send: it blocks until the host admits the request and
+	// returns the permit the request runs under. Like WaitMax, it does not
+	// wait out a pause ending more than maxPause from now, nor one that
+	// starts while it waits: it returns an error wrapping a
+	// *[hostlimit.PausedError] and takes nothing (the plugin hands the
+	// request back, [Deferred]); a negative maxPause waits out any pause
+	// (robots.txt fetches). The plugin marks the permit sent once the
+	// request is written (in StartToStart mode, when the permit needs it),
+	// passes the response's status and header to its Observe (429 and 503
+	// pause the host), and releases it when the response body is done or
+	// the round trip failed ([hostlimit.RoundTrip]).
+	AcquireMax(ctx context.Context, host string, delay, maxPause time.Duration) (hostlimit.Permit, error)
 	// Stats returns the host's gate statistics for [Plugin.Stats], false
 	// when the limiter keeps none for it.
 	Stats(host string) (hostlimit.Stats, bool)

@@ -63,7 +63,7 @@ func (l *lockstepLimiter) WaitMax(ctx context.Context, host string, delay, _ tim
 // Stats: this limiter keeps none.
 func (l *lockstepLimiter) Stats(string) (hostlimit.Stats, bool) { return hostlimit.Stats{}, false }
 
-func (l *lockstepLimiter) Acquire(ctx context.Context, host string, delay time.Duration) (hostlimit.Permit, error) {
+func (l *lockstepLimiter) AcquireMax(ctx context.Context, host string, delay, _ time.Duration) (hostlimit.Permit, error) {
 	h := l.host(host)
 	select {
 	case h.turn <- struct{}{}:

@@ -407,7 +407,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 	}
 	// A pause of a second or less is always waited out: handing a request
 	// back for it would cost more than it saves.
-	w, err := p.lim.WaitMax(ctx, authority, d, max(p.cfg.deferWait, time.Second))
+	w, err := p.lim.WaitMax(ctx, authority, d, p.maxPause())
 	if err != nil {
 		p.waitFailed(r, v, pol, err)
 		return

@@ -382,10 +382,14 @@ func TestPluginRetries429And503(t *testing.T) {
 // (a 429 with Retry-After: 5, WithDeferWait 2 s) are handed back at once,
 // not held for the pause: sync and Async alike, every request deferred,
 // the server asked at most twice (Async: one request may already be at
-// the gate), on the limiter's clock.
+// the gate), on the limiter's clock. With a CacheDir the early wait is
+// skipped and the requests wait at the transport's gate (AcquireMax), two
+// at a time under the LimitRule: they too are handed back, not sent once
+// the pause is over.
 func TestPluginLongPauseWhileWaiting(t *testing.T) {
-	for _, async := range []bool{false, true} {
-		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+	for _, mode := range []string{"sync", "async", "async+cachedir"} {
+		t.Run(mode, func(t *testing.T) {
+			async := mode != "sync"
 			var hits atomic.Int64
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"busy.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
 				hits.Add(1)
@@ -398,7 +402,16 @@ func TestPluginLongPauseWhileWaiting(t *testing.T) {
 			var blocks blockLog
 			p := mustNew(t, WithTransport(f.Transport()), WithMinDelay(time.Second), WithDeferWait(2*time.Second), WithOnBlocked(blocks.add),
 				WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock})))
-			c := newCollector(async, p.opt(t))
+			opts := []colly.CollectorOption{p.opt(t)}
+			if mode == "async+cachedir" {
+				opts = append(opts, colly.CacheDir(t.TempDir()))
+			}
+			c := newCollector(async, opts...)
+			if mode == "async+cachedir" {
+				if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			returnsWithin(t, 30*time.Second, "the crawl", func() {
 				for i := range 5 {
 					c.Visit(fmt.Sprintf("http://busy.test/%d", i))

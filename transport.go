@@ -189,8 +189,12 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 		if err := p.takeToken(req); err != nil {
 			return nil, p.canceled(req, err, pol, passed)
 		}
-		permit, err := p.lim.Acquire(req.Context(), host, d)
+		permit, err := p.lim.AcquireMax(req.Context(), host, d, p.maxPause())
 		if err != nil {
+			if b, ok := pausedStop(req, err, ""); ok {
+				closeBody(req)
+				return nil, p.stopAt(b, pol, nil, passed)
+			}
 			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol, passed)
 		}
 		resp, err := hostlimit.RoundTrip(base, req, permit)
@@ -202,13 +206,11 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 		// Let the connection be reused; the body's end releases the permit.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		if _, err := p.lim.WaitMax(req.Context(), host, d, max(p.cfg.deferWait, time.Second)); err != nil {
-			var pe *hostlimit.PausedError
-			if !errors.As(err, &pe) {
-				return nil, p.canceled(req, fmt.Errorf("answered %d; gave up waiting for the end of the host's pause: %w", status, err), pol, passed)
+		if _, err := p.lim.WaitMax(req.Context(), host, d, p.maxPause()); err != nil {
+			if b, ok := pausedStop(req, err, fmt.Sprintf("answered %d; ", status)); ok {
+				return nil, p.stopAt(b, pol, nil, passed)
 			}
-			return nil, p.stopAt(Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
-				Reason: hopReason(req, fmt.Sprintf("answered %d; the host is paused until %s, longer than WithDeferWait", status, pe.Until.UTC().Format(time.RFC3339)))}, pol, nil, passed)
+			return nil, p.canceled(req, fmt.Errorf("answered %d; gave up waiting for the end of the host's pause: %w", status, err), pol, passed)
 		}
 		p.stats.record(host, HostStats{Retried: 1})
 		p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("status", status), slog.Int("retry", attempt+1))
@@ -221,6 +223,21 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 			req.Body = body
 		}
 	}
+}
+
+// maxPause is the longest 429/503 pause a request waits out at the host's
+// gate (WithDeferWait, at least a second).
+func (p *Plugin) maxPause() time.Duration { return max(p.cfg.deferWait, time.Second) }
+
+// pausedStop is the Deferred stop of req when err says its host is paused
+// past maxPause; prefix says what came before (a 429 answer).
+func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
+	var pe *hostlimit.PausedError
+	if !errors.As(err, &pe) {
+		return Block{}, false
+	}
+	return Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
+		Reason: hopReason(req, prefix+"the host is paused until "+pe.Until.UTC().Format(time.RFC3339)+", longer than WithDeferWait")}, true
 }
 
 // robotsTransport is the transport of the plugin's robots.txt fetches: the
@@ -244,7 +261,7 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	err = p.takeToken(req)
 	var permit hostlimit.Permit
 	if err == nil {
-		permit, err = p.lim.Acquire(req.Context(), host, p.cachedDelay(host))
+		permit, err = p.lim.AcquireMax(req.Context(), host, p.cachedDelay(host), -1)
 	}
 	if hook != nil {
 		hook.Resume()
