@@ -3,6 +3,7 @@ module github.com/politecrawl/robots
 go 1.24.0
 
 require (
+	github.com/dunglas/httpsfv v1.1.2
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/temoto/robotstxt v1.1.2

@@ -782,3 +782,22 @@ func corpusIfPresent() (*benchCorpus, error) {
 	corpusOnce.Do(func() { corpus, corpusErr = readCorpus(corpusDir()) })
 	return corpus, corpusErr
 }
+
+// BenchmarkUsage: one op is one Ruleset.Usage (a crawl check and the usage
+// lookup) of the next path, cycling, against a file with Content-Usage
+// rules with and without paths and a Content-Signal line.
+func BenchmarkUsage(b *testing.B) {
+	body := attachExample + "\nUser-agent: *\nContent-Signal: search=yes, ai-train=no\nContent-Usage: /docs/*.pdf$ train-ai=n\nContent-Usage: /blog/ search=y\nContent-Usage: /%7Eusers/ train-ai=y\n"
+	paths := []string{"/test", "/ai-ok/page", "/never/x", "/docs/a/b.pdf", "/blog/2026/11/post?x=1", "/~users/me", "/"}
+	for _, d := range []*Dialect{RFC9309, Google, CocCoc} {
+		rs := d.ParseString(body).For(benchAgent)
+		b.Run("impl=ours-"+d.Name(), func(b *testing.B) {
+			b.ReportAllocs()
+			var v UsageVerdict
+			for i := 0; i < b.N; i++ {
+				v = rs.Usage(paths[i%len(paths)])
+			}
+			sinkAny = v.Usage
+		})
+	}
+}

@@ -104,6 +104,38 @@
 //     duration cannot overflow; the plugin's WithMaxCrawlDelay then applies.
 //   - google: a NUL byte ends a line's content, as in Google's parser.
 //
+// # Usage preferences
+//
+// Besides where a crawler may go, robots.txt may say what the content may be
+// used for ([Usage]): draft-ietf-aipref-attach-05 adds a Content-Usage rule
+// to RFC 9309 over the vocabulary of draft-ietf-aipref-vocab-08 (train-ai,
+// search), and Cloudflare's Content-Signal line states train-ai (its
+// ai-train), search and ai-input. [Ruleset.Usage] gives the preference in
+// force for a path with the line that decided each category; [ParseUsage]
+// reads a Content-Usage response header. Where the sources leave a choice:
+//
+//   - rfc9309 reads both lines, Content-Usage as a rule of its group as the
+//     draft has it: like Allow and Disallow it ends the group's user-agent
+//     lines. google and coccoc read both lines too, so that a crawler reading
+//     the crawl rules as Google or Coc Coc does can still honour a site's
+//     preferences, but neither line ends a group's user-agent lines there,
+//     so the crawl verdicts stay those of Google's and Coc Coc's parsers
+//     (which ignore the lines). koster1994 reads neither line
+//     ([Dialect.ReadsUsage]); they are unknown keys there.
+//   - A Content-Usage rule without a path, and every Content-Signal line,
+//     apply to every path as a rule for "/" would: with Content-Usage rules
+//     for "/" they are combined, and any longer path beats them.
+//   - Content-Signal is read as a Dictionary like Content-Usage (its values
+//     are the Tokens yes and no); its other keys are ignored, and so is
+//     ai-input in Content-Usage, which is no label of the vocabulary.
+//   - Rules whose patterns differ but match a path with the same length
+//     ("/a*" and "/ab" for "/abc") are combined like identical ones, the most
+//     restrictive per category.
+//   - A Content-Usage or Content-Signal line before any User-agent line is
+//     ignored with a warning, as a rule would be; a line that states nothing
+//     the dialect knows (a failed Dictionary, unknown keys only) still
+//     applies, stating nothing, and gets a warning.
+//
 // # Other parsers' Crawl-delay and Sitemap cases
 //
 // The project's conformance data from other parsers (crawl_delay.jsonl and
@@ -234,11 +266,13 @@ const (
 	keyDisallow
 	keySitemap
 	keyCrawlDelay
-	keyUnused // recognised by the dialect but without effect (e.g. crawl-delay in google)
+	keyUnused        // recognised by the dialect but without effect (e.g. crawl-delay in google)
+	keyContentUsage  // draft-ietf-aipref-attach's usage rule
+	keyContentSignal // Cloudflare's Content Signals line
 )
 
 func (k keyKind) String() string {
-	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused"}[k]
+	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused", "content-usage", "content-signal"}[k]
 }
 
 // keySet is a set of key kinds.
@@ -259,6 +293,10 @@ func (s keySet) has(k keyKind) bool { return s&(1<<k) != 0 }
 // "a Sitemaps record MUST NOT terminate a group"; Google: "Rules other than
 // allow, disallow, and user-agent are ignored by the robots.txt parser").
 var rulesEndAgents = keySetOf(keyAllow, keyDisallow)
+
+// usageRulesEndAgents: rfc9309 as draft-ietf-aipref-attach updates it, where
+// Content-Usage is a rule of the group like Allow and Disallow.
+var usageRulesEndAgents = keySetOf(keyAllow, keyDisallow, keyContentUsage)
 
 type agentMatch uint8
 
@@ -391,18 +429,20 @@ type keyPrefix struct {
 }
 
 var standardKeys = map[string]keyKind{
-	"user-agent":  keyUserAgent,
-	"allow":       keyAllow,
-	"disallow":    keyDisallow,
-	"sitemap":     keySitemap,
-	"crawl-delay": keyCrawlDelay,
+	"user-agent":     keyUserAgent,
+	"allow":          keyAllow,
+	"disallow":       keyDisallow,
+	"sitemap":        keySitemap,
+	"crawl-delay":    keyCrawlDelay,
+	"content-usage":  keyContentUsage,
+	"content-signal": keyContentSignal,
 }
 
 var rfc9309Spec = spec{
 	name:          "rfc9309",
 	description:   "RFC 9309, read strictly; Crawl-delay read as an extension (seconds, decimals)",
 	keys:          standardKeys,
-	endsAgents:    rulesEndAgents,
+	endsAgents:    usageRulesEndAgents,
 	agentMatch:    matchToken,
 	agentChars:    digitsToken,
 	allowLines:    true,
@@ -432,6 +472,8 @@ var googleSpec = spec{
 		{"sitemap", keySitemap, false},
 		{"site-map", keySitemap, true},
 		{"crawl-delay", keyUnused, false},
+		{"content-usage", keyContentUsage, false},
+		{"content-signal", keyContentSignal, false},
 	},
 	colonlessTwoWord:  true,
 	maxLineBytes:      2083*8 - 1,

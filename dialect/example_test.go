@@ -73,3 +73,36 @@ func ExampleDialect_Decide() {
 	// coccoc     503: allow all
 	// koster1994 503: disallow all
 }
+
+// A site's usage preferences for a path, with the line that decided.
+func ExampleRuleset_Usage() {
+	body := `User-Agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+Content-Signal: search=yes
+`
+	rules := dialect.RFC9309.ParseString(body).For("examplebot")
+	for _, path := range []string{"/test", "/ai-ok/test", "/never/test"} {
+		v := rules.Usage(path)
+		fmt.Printf("%-12s train-ai=%-7s search=%-7s %s\n", path,
+			v.Usage.Pref(dialect.TrainAI), v.Usage.Pref(dialect.Search), v.Explain(dialect.TrainAI))
+	}
+	// Output:
+	// /test        train-ai=n       search=y       line 4: Content-Usage: train-ai=n
+	// /ai-ok/test  train-ai=y       search=unknown line 5: Content-Usage: /ai-ok/ train-ai=y
+	// /never/test  train-ai=unknown search=unknown disallowed (line 3: Disallow: /never/)
+}
+
+// A Content-Usage response header, combined with what robots.txt says: the
+// most restrictive wins.
+func ExampleParseUsage() {
+	header := dialect.ParseUsage("train-ai=n, search=y;reason=\"x\"")
+	robots := dialect.ParseUsage("train-ai=y, search=y")
+	fmt.Println(header.Combine(robots))
+	fmt.Println(dialect.ParseUsage("Train-AI=n") == 0) // not a Dictionary: nothing stated
+	// Output:
+	// train-ai=n, search=y
+	// true
+}

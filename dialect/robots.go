@@ -16,6 +16,7 @@ type Robots struct {
 	d        *Dialect
 	groups   []Group
 	rules    []Rule // all rules; each group holds a window of it
+	usage    []UsageRule // all usage rules; each group holds a window of it
 	agents   []Agent
 	sitemaps []Sitemap
 	warnings []Warning
@@ -37,6 +38,9 @@ type Robots struct {
 type Group struct {
 	Agents []Agent // the user-agent lines, in file order
 	Rules  []Rule  // the rules, in file order
+	// Usage holds the group's Content-Usage and Content-Signal lines, in
+	// file order (none in koster1994).
+	Usage []UsageRule
 	// CrawlDelay is the first valid Crawl-delay of the group, as the dialect
 	// reads it; CrawlDelayLine is 0 when there is none. What a crawler obeys
 	// is the delay of the user-agent lines that name it: Agent.CrawlDelay.
@@ -107,7 +111,7 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
 	n := 256 + r.bytes + 40*(len(r.sitemaps)+len(r.warnings))
-	n += int(unsafe.Sizeof(Rule{}))*cap(r.rules) + int(unsafe.Sizeof(Group{}))*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
+	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(Rule{}))*cap(r.rules) + int(unsafe.Sizeof(Group{}))*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
 	for _, w := range r.warnings {
 		n += len(w.Message)
 	}
@@ -181,6 +185,9 @@ func (d *Dialect) ParseString(body string) *Robots {
 		g := &r.groups[i]
 		g.Agents = r.agents[p.spans[i].a0:p.spans[i].a1:p.spans[i].a1]
 		g.Rules = r.rules[p.spans[i].r0:p.spans[i].r1:p.spans[i].r1]
+		if sp := p.spans[i]; sp.u1 > sp.u0 {
+			g.Usage = r.usage[sp.u0:sp.u1:sp.u1]
+		}
 	}
 	return r
 }
@@ -189,7 +196,7 @@ func (r *Robots) warn(line int, msg string) {
 	r.warnings = append(r.warnings, Warning{Line: line, Message: msg})
 }
 
-type span struct{ a0, a1, r0, r1 int }
+type span struct{ a0, a1, r0, r1, u0, u1 int }
 
 // parser turns lines into groups, as the dialect's table says.
 type parser struct {
@@ -207,7 +214,7 @@ type parser struct {
 func (p *parser) startGroup() {
 	p.endGroup()
 	p.r.groups = append(p.r.groups, Group{})
-	p.spans = append(p.spans, span{a0: len(p.r.agents), r0: len(p.r.rules)})
+	p.spans = append(p.spans, span{a0: len(p.r.agents), r0: len(p.r.rules), u0: len(p.r.usage)})
 	p.open, p.rules = true, false
 }
 
@@ -216,7 +223,7 @@ func (p *parser) endGroup() {
 		return
 	}
 	sp := &p.spans[len(p.spans)-1]
-	sp.a1, sp.r1 = len(p.r.agents), len(p.r.rules)
+	sp.a1, sp.r1, sp.u1 = len(p.r.agents), len(p.r.rules), len(p.r.usage)
 	p.open = false
 }
 
@@ -258,6 +265,15 @@ func (p *parser) line(l *line) {
 			return
 		}
 		p.addRule(l)
+	case keyContentUsage, keyContentSignal:
+		if p.skip {
+			return
+		}
+		if !p.open {
+			r.warn(l.num, fmt.Sprintf("%s before any User-agent line: ignored", l.key))
+			return
+		}
+		p.addUsage(l)
 	case keyCrawlDelay:
 		p.crawlDelay(l)
 	case keySitemap:
@@ -313,6 +329,29 @@ func (p *parser) addRule(l *line) {
 				Note: noteIndexHTML, norm: norm[:i+1] + "$"})
 		}
 	}
+}
+
+// addUsage adds a Content-Usage or Content-Signal line to the open group.
+// A Content-Usage value that starts with '/' starts with a path, which ends
+// at the first space or tab; the rest is the preference.
+func (p *parser) addUsage(l *line) {
+	u := UsageRule{Key: l.key, Value: l.value, Line: l.num, Group: len(p.r.groups) - 1, norm: "/"}
+	if l.kind == keyContentSignal {
+		u.Usage = parseSignal(l.value)
+	} else {
+		if strings.HasPrefix(l.value, "/") {
+			path, pref := l.value, ""
+			if i := strings.IndexAny(path, " \t"); i >= 0 {
+				path, pref = path[:i], trimSpace(path[i:])
+			}
+			u.Path, u.Value, u.norm = path, pref, p.s.normalizePattern(path)
+		}
+		u.Usage = ParseUsage(u.Value)
+	}
+	if u.Usage == 0 {
+		p.r.warn(l.num, fmt.Sprintf("%s %q states no preference the dialect knows", l.key, l.value))
+	}
+	p.r.usage = append(p.r.usage, u)
 }
 
 // appendRule adds r to the rules of the file.

@@ -16,6 +16,8 @@ type Ruleset struct {
 	d          *Dialect
 	rules      []Rule // in file order
 	m          matcher
+	usage      []UsageRule // in file order
+	um         matcher     // indexes usage; ranks: longer pattern first, then file order
 	agents     []Agent
 	token      string
 	crawlDelay time.Duration
@@ -169,6 +171,25 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
 	}
 	rs.m.build(s, rs.rules)
+	nu := 0
+	for _, gi := range chosen {
+		nu += len(r.groups[gi].Usage)
+	}
+	if nu > 0 {
+		rs.usage = make([]UsageRule, 0, nu)
+		for _, gi := range chosen {
+			rs.usage = append(rs.usage, r.groups[gi].Usage...)
+		}
+		// The matcher ranks Rules; usage rules rank by pattern length, then
+		// file order (none is an allow).
+		tmp := make([]Rule, nu)
+		for i := range rs.usage {
+			tmp[i].norm = rs.usage[i].norm
+		}
+		rs.um.build(s, tmp)
+	} else {
+		rs.um.fixed = noRule
+	}
 	return rs
 }
 
@@ -227,6 +248,10 @@ func (rs *Ruleset) Footprint() int {
 		int(unsafe.Sizeof(wildRule{}))*len(m.wild) + 16*len(m.segs) + int(unsafe.Sizeof(Agent{}))*cap(rs.agents)
 	for i := range m.grams {
 		n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
+	}
+	if u := &rs.um; len(rs.usage) > 0 {
+		n += int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
+			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
 	if len(rs.rules) > 0 && !rs.sharesRules {
 		n += int(unsafe.Sizeof(Rule{})) * cap(rs.rules)
