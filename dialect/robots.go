@@ -15,7 +15,7 @@ import (
 type Robots struct {
 	d        *Dialect
 	groups   []Group
-	rules    []Rule // all rules; each group holds a window of it
+	rules    []Rule      // all rules; each group holds a window of it
 	usage    []UsageRule // all usage rules; each group holds a window of it
 	agents   []Agent
 	sitemaps []Sitemap
