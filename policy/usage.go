@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"unsafe"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// UsageVerdict is the usage preference robots.txt states for a URL under a
+// policy (see [dialect.Ruleset.Usage]): per category allow, disallow or
+// unknown, with the line that decided, and the crawl verdict.
+type UsageVerdict struct {
+	dialect.UsageVerdict
+	Policy *Policy // the policy that answered
+}
+
+// Explain says what decided category c: the deciding line, "no usage
+// rule", or for a URL the crawler may not fetch "disallowed (...)" with the
+// crawl verdict's explanation (a rule, or the fetch outcome).
+func (v UsageVerdict) Explain(c dialect.Category) string {
+	if !v.Crawl.Allowed && v.Policy != nil {
+		return "disallowed (" + Verdict{Verdict: v.Crawl, Policy: v.Policy}.String() + ")"
+	}
+	return v.UsageVerdict.Explain(c)
+}
+
+// WithHeader returns the preference in force for the content of a response
+// to the URL: v's combined with what the response's Content-Usage header
+// states (draft-ietf-aipref-attach-05; several field lines are read as one
+// Dictionary), per category the most restrictive.
+func (v UsageVerdict) WithHeader(h http.Header) dialect.Usage {
+	vals := h.Values("Content-Usage")
+	switch len(vals) {
+	case 0:
+		return v.Usage
+	case 1:
+		return v.Usage.Combine(dialect.ParseUsage(vals[0]))
+	}
+	return v.Usage.Combine(dialect.ParseUsage(strings.Join(vals, ", ")))
+}
+
+// Usage returns the usage preference robots.txt states for u, a URL of the
+// policy's authority percent-encoded as it is sent. When the fetch outcome
+// decides every URL (no robots.txt, an error), nothing is stated; a URL the
+// crawler may not fetch has no preference. It does not allocate for
+// ordinary URLs.
+func (p *Policy) Usage(u *url.URL) UsageVerdict {
+	if u.Opaque != "" {
+		return p.UsagePath(u.RequestURI())
+	}
+	path := u.EscapedPath()
+	if u.RawQuery == "" && !u.ForceQuery {
+		return p.UsagePath(path)
+	}
+	var buf [256]byte
+	b := append(buf[:0], path...)
+	b = append(b, '?')
+	b = append(b, u.RawQuery...)
+	return p.UsagePath(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// UsagePath is [Policy.Usage] for a path and query as sent.
+func (p *Policy) UsagePath(path string) UsageVerdict {
+	switch p.decision.Action {
+	case dialect.ActionParse, dialect.ActionUseLastGood:
+		return UsageVerdict{UsageVerdict: p.rules.Usage(path), Policy: p}
+	}
+	return UsageVerdict{UsageVerdict: dialect.UsageVerdict{Crawl: p.CheckPath(path).Verdict}, Policy: p}
+}
