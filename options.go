@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gocolly/colly/v2"
 	"golang.org/x/time/rate"
 
 	"github.com/politecrawl/robots/dialect"
@@ -77,7 +78,10 @@ type config struct {
 	retries       int
 	maxRate       *rate.Limiter  // nil: no crawler-wide cap
 	sitemaps      *sitemapConfig // nil: sitemaps are not followed (WithSitemaps)
-	errs          []error        // option values out of range, joined by New
+	purposes      []dialect.Category
+	strictUsage   bool
+	onUsage       func(*colly.Response, ResponseUsage)
+	errs          []error // option values out of range, joined by New
 }
 
 // fail records an option value New refuses.

@@ -62,8 +62,13 @@ func New(opts ...Option) (*Plugin, error) {
 	// User-Agent); its options are checked now, so that a bad value is New's
 	// error and not a failure later. Quietly: the readings of WithAgents are
 	// logged once, when the resolver is made.
-	if _, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
+	if r, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
 		p.cfg.errs = append(p.cfg.errs, fmt.Errorf("robots: WithPolicy: %w", err))
+	} else if len(p.cfg.purposes) > 0 && !r.Dialect().ReadsUsage() {
+		p.cfg.fail("WithPurposes: the %s dialect reads no usage preferences", r.Dialect())
+	}
+	if len(p.cfg.purposes) == 0 && (p.cfg.strictUsage || p.cfg.onUsage != nil) {
+		p.cfg.fail("WithStrictPurposes and WithOnUsageRefused need WithPurposes")
 	}
 	if err := errors.Join(p.cfg.errs...); err != nil {
 		return nil, err
@@ -209,6 +214,9 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	c.WithTransport(p.coll)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
 	c.OnError(p.onError)
+	if len(p.cfg.purposes) > 0 {
+		c.OnResponse(p.markUsage)
+	}
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
 		c.OnScraped(p.releaseSlot)
@@ -388,6 +396,10 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 			return
 		}
 	}
+	if b, refused := p.usageStop(pol, r.URL, v); refused {
+		p.stopRequest(r, b, pol)
+		return
+	}
 	authority := pol.Authority()
 	d, skip := p.delayOf(pol)
 	if skip {
@@ -505,7 +517,7 @@ func (p *Plugin) stoppedError(req *http.Request, v string) *BlockedError {
 	b.Authority, _ = policy.Authority(req.URL)
 	if res := p.res.Load(); res != nil {
 		b.Dialect = res.Dialect().Name()
-		if pol := res.Cached(b.Authority); pol != nil && (b.Kind == Disallowed || b.Kind == Deferred) {
+		if pol := res.Cached(b.Authority); pol != nil && (b.Kind == Disallowed || b.Kind == Deferred || b.Kind == UsageDisallowed) {
 			b.Verdict = pol.Check(req.URL)
 		}
 	}
@@ -551,6 +563,8 @@ func (p *Plugin) report(b Block) {
 		p.stats.record(b.Authority, HostStats{Skipped: 1})
 	case Canceled:
 		p.stats.record(b.Authority, HostStats{Canceled: 1})
+	case UsageDisallowed:
+		p.stats.record(b.Authority, HostStats{UsageDisallowed: 1})
 	}
 	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
 		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))

@@ -17,6 +17,12 @@ type HostStats struct {
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
 	Canceled   int64 // stopped because the request's context ended while the plugin held it
 	Retried    int64 // sent again after a 429 or 503 answer and the host's pause (WithRetries)
+	// UsageDisallowed counts requests stopped because robots.txt refuses a
+	// purpose declared with WithPurposes; UsageMarked counts responses
+	// whose usage preference (robots.txt and the response's headers)
+	// refuses one, marked under UsageKey.
+	UsageDisallowed int64
+	UsageMarked     int64
 	// Waited is the time allowed requests were held in OnRequest: waiting
 	// for the retry of an unreachable robots.txt and for the host's turn
 	// (not the robots.txt fetch itself, nor the final gate at send time).
@@ -46,6 +52,7 @@ type stats struct {
 type hostCounters struct {
 	allowed, disallowed, deferred, skipped atomic.Int64
 	canceled, retried                      atomic.Int64
+	usageDisallowed, usageMarked           atomic.Int64
 	waited                                 atomic.Int64
 	touched                                atomic.Int64 // stats.tick at the latest update
 	mu                                     sync.Mutex
@@ -55,7 +62,8 @@ type hostCounters struct {
 func (c *hostCounters) snapshot() HostStats {
 	return HostStats{
 		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
-		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Retried: c.retried.Load(), Waited: time.Duration(c.waited.Load()),
+		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Retried: c.retried.Load(),
+		UsageDisallowed: c.usageDisallowed.Load(), UsageMarked: c.usageMarked.Load(), Waited: time.Duration(c.waited.Load()),
 	}
 }
 
@@ -67,6 +75,8 @@ func (c *hostCounters) add(s HostStats) {
 	c.skipped.Add(s.Skipped)
 	c.canceled.Add(s.Canceled)
 	c.retried.Add(s.Retried)
+	c.usageDisallowed.Add(s.UsageDisallowed)
+	c.usageMarked.Add(s.UsageMarked)
 	c.waited.Add(int64(s.Waited))
 }
 
@@ -172,6 +182,8 @@ func (p *Plugin) Totals() HostStats {
 		t.Skipped += s.Skipped
 		t.Canceled += s.Canceled
 		t.Retried += s.Retried
+		t.UsageDisallowed += s.UsageDisallowed
+		t.UsageMarked += s.UsageMarked
 		t.Waited += s.Waited
 		return true
 	})

@@ -36,10 +36,14 @@ const (
 	// or the plugin was given an invalid configuration ([WithRobots]
 	// fails closed).
 	Canceled
+	// UsageDisallowed: robots.txt says the content of the URL may not be
+	// used for a purpose the crawler declared ([WithPurposes]), so it is
+	// not fetched.
+	UsageDisallowed
 )
 
 // String names the kind: "disallowed", "deferred", "skipped", "canceled",
-// or "BlockKind(n)" for a value that is none of them.
+// "usage-disallowed", or "BlockKind(n)" for a value that is none of them.
 func (k BlockKind) String() string {
 	switch k {
 	case Disallowed:
@@ -50,6 +54,8 @@ func (k BlockKind) String() string {
 		return "skipped"
 	case Canceled:
 		return "canceled"
+	case UsageDisallowed:
+		return "usage-disallowed"
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -159,11 +165,15 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
-	if v.Allowed && !skip {
+	ub, refused := p.usageStop(pol, req.URL, v)
+	if v.Allowed && !skip && !refused {
 		return p.send(base, req, pol, d, passed)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
+	case refused:
+		b = ub
+		b.Redirect, b.URL = req.Response != nil, req.URL.String()
 	case !v.Allowed:
 		b.Kind, b.Verdict, b.Reason = Disallowed, v, v.String()
 		if v.Reason == dialect.ReasonFetch && temporary(pol.Action()) {

@@ -1,0 +1,176 @@
+package robots
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
+)
+
+// WithPurposes declares what the crawler uses the content it fetches for:
+// usage categories of draft-ietf-aipref-vocab-08 ("train-ai", "search") and
+// Cloudflare's Content-Signal ("ai-input"). A site states its preferences in
+// robots.txt (Content-Usage, Content-Signal) and in a response's
+// Content-Usage header; the plugin honours them for these purposes:
+//
+//   - Before the fetch, a URL whose robots.txt preference for a declared
+//     purpose is n is not fetched: it is stopped as [UsageDisallowed], the
+//     deciding line in the reason, reported like every stop (OnError,
+//     [WithOnBlocked], [HostStats].UsageDisallowed). Redirect hops too.
+//   - After the fetch, a response cannot be unfetched: the plugin puts its
+//     preference, robots.txt's combined with the response's Content-Usage
+//     header (the most restrictive wins), in the request's Context under
+//     [UsageKey] for every response, and calls [WithOnUsageRefused]'s
+//     function when a declared purpose is refused. The plugin's OnResponse
+//     hook is registered when it is attached: OnHTML, OnXML and OnScraped
+//     callbacks always see the mark, OnResponse callbacks registered after
+//     the plugin do. Drop the content there (see [UsageOf]).
+//
+// An unknown preference (nothing stated) allows by default: the drafts leave
+// its meaning to the crawler; [WithStrictPurposes] refuses it instead. An
+// unknown category name is an error of [New], and so is a dialect that reads
+// no usage lines (koster1994).
+func WithPurposes(purposes ...string) Option {
+	return func(c *config) {
+		if len(purposes) == 0 {
+			c.fail("WithPurposes(): no purpose")
+		}
+		for _, s := range purposes {
+			cat, ok := dialect.ParseCategory(s)
+			if !ok {
+				c.fail("WithPurposes(%q): unknown usage category (known: train-ai, search, ai-input)", s)
+				continue
+			}
+			if !containsCategory(c.purposes, cat) {
+				c.purposes = append(c.purposes, cat)
+			}
+		}
+	}
+}
+
+func containsCategory(cs []dialect.Category, c dialect.Category) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// WithStrictPurposes makes an unknown preference for a purpose declared with
+// [WithPurposes] refuse the content, as n does: a URL is fetched only when
+// robots.txt says y for every declared purpose, and a response is marked
+// refused unless robots.txt or its header says y. Without WithPurposes it is
+// an error of [New].
+func WithStrictPurposes() Option { return func(c *config) { c.strictUsage = true } }
+
+// WithOnUsageRefused sets a function called, from the plugin's OnResponse
+// hook, for each response whose usage preference refuses a purpose declared
+// with [WithPurposes] (its Context holds the same ResponseUsage under
+// [UsageKey]). Without WithPurposes it is an error of [New].
+func WithOnUsageRefused(fn func(r *colly.Response, u ResponseUsage)) Option {
+	return func(c *config) { c.onUsage = fn }
+}
+
+// UsageKey is the key of a response's [ResponseUsage] in its request's
+// Context, put there by the plugin when [WithPurposes] is set.
+const UsageKey = "robots.usage"
+
+// ResponseUsage is the usage preference of a fetched response.
+type ResponseUsage struct {
+	// Usage is robots.txt's preference for the URL combined with the
+	// response's Content-Usage header, per category the most restrictive.
+	Usage dialect.Usage
+	// Refused says why the content may not be used for a declared purpose
+	// ("train-ai=n: Content-Usage header"), "" when no declared purpose is
+	// refused.
+	Refused string
+}
+
+// UsageOf returns the [ResponseUsage] the plugin put in ctx (a request's
+// Context), and false when there is none (no WithPurposes, or the request
+// got no response).
+func UsageOf(ctx *colly.Context) (ResponseUsage, bool) {
+	if ctx == nil {
+		return ResponseUsage{}, false
+	}
+	u, ok := ctx.GetAny(UsageKey).(ResponseUsage)
+	return u, ok
+}
+
+// refuses returns the first declared purpose p refuses, and false when it
+// refuses none.
+func (p *Plugin) refuses(u dialect.Usage) (dialect.Category, bool) {
+	for _, c := range p.cfg.purposes {
+		switch u.Pref(c) {
+		case dialect.PrefDisallow:
+			return c, true
+		case dialect.PrefUnknown:
+			if p.cfg.strictUsage {
+				return c, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// usageStop returns the stop of u when robots.txt refuses a declared
+// purpose for it (v, u's crawl verdict, allows it).
+func (p *Plugin) usageStop(pol *policy.Policy, u *url.URL, v policy.Verdict) (Block, bool) {
+	if len(p.cfg.purposes) == 0 || !v.Allowed {
+		return Block{}, false
+	}
+	uv := pol.Usage(u)
+	c, refused := p.refuses(uv.Usage)
+	if !refused {
+		return Block{}, false
+	}
+	reason := c.String() + "=" + uv.Usage.Pref(c).String()
+	if uv.Usage.Pref(c) == dialect.PrefUnknown {
+		reason += " (WithStrictPurposes)"
+	}
+	return Block{Kind: UsageDisallowed, Verdict: v, Reason: reason + ": " + uv.Explain(c)}, true
+}
+
+// markUsage is the plugin's OnResponse hook with WithPurposes: it puts the
+// response's usage preference in its Context, counts a refused one and
+// calls the WithOnUsageRefused function.
+func (p *Plugin) markUsage(r *colly.Response) {
+	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
+		return
+	}
+	u := r.Request.URL
+	var uv policy.UsageVerdict
+	pol, err := p.resolver().Policy(context.Background(), u)
+	if err == nil {
+		uv = pol.Usage(u)
+	}
+	ru := ResponseUsage{Usage: uv.Usage}
+	if r.Headers != nil {
+		ru.Usage = uv.WithHeader(*r.Headers)
+	}
+	if c, refused := p.refuses(ru.Usage); refused {
+		pref := ru.Usage.Pref(c)
+		ru.Refused = c.String() + "=" + pref.String() + ": "
+		switch {
+		case pref == dialect.PrefUnknown:
+			ru.Refused += "nothing stated (WithStrictPurposes)"
+		case uv.Usage.Pref(c) == pref:
+			ru.Refused += "robots.txt, " + uv.Explain(c)
+		default:
+			ru.Refused += "Content-Usage header"
+		}
+	}
+	r.Ctx.Put(UsageKey, ru)
+	if ru.Refused == "" {
+		return
+	}
+	authority, _ := policy.Authority(u)
+	p.stats.record(authority, HostStats{UsageMarked: 1})
+	if fn := p.cfg.onUsage; fn != nil {
+		fn(r, ru)
+	}
+}
