@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -177,5 +178,162 @@ func TestCheckWarnsOfCutAndBinaryFiles(t *testing.T) {
 	}
 	if r := runCLI(t, "", "check", writeRobots(t, cliRobots), "/x"); r.stderr != "" {
 		t.Errorf("a plain file: stderr %q, want nothing", r.stderr)
+	}
+}
+
+// draftExample is the worked example of draft-ietf-aipref-attach-05's
+// robots.txt section.
+const draftExample = "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\n\nUser-Agent: ExampleBot\nAllow: /\nContent-Usage: train-ai=y\n"
+
+// check -usage: one field per category asked, in that order, after URL and
+// before the -explain field; the exit status is the crawl verdicts'.
+func TestCheckUsage(t *testing.T) {
+	cases := []struct {
+		name   string
+		body   string   // robots.txt
+		args   []string // after "check FILE"
+		stdin  string
+		code   int
+		stdout string
+	}{
+		// The draft's example: any crawler but ExampleBot.
+		{"draft, *", draftExample, []string{"-usage", "train-ai", "/test", "/never/test", "/ai-ok/test"}, "", 1,
+			"allowed\t/test\ttrain-ai=n\ndisallowed\t/never/test\ttrain-ai=n/a\nallowed\t/ai-ok/test\ttrain-ai=y\n"},
+		{"draft, ExampleBot", draftExample, []string{"-agent", "ExampleBot", "-usage", "train-ai", "/test", "/never/test", "/ai-ok/test"}, "", 0,
+			"allowed\t/test\ttrain-ai=y\nallowed\t/never/test\ttrain-ai=y\nallowed\t/ai-ok/test\ttrain-ai=y\n"},
+		{"draft, -explain last", draftExample, []string{"-usage", "train-ai,search", "-explain", "/test", "/never/test", "https://example.com/ai-ok/test"}, "", 1,
+			"allowed\t/test\ttrain-ai=n\tsearch=unknown\tline 2: Allow: /\n" +
+				"disallowed\t/never/test\ttrain-ai=n/a\tsearch=n/a\tline 3: Disallow: /never/\n" +
+				"allowed\thttps://example.com/ai-ok/test\ttrain-ai=y\tsearch=unknown\tline 2: Allow: /\n"},
+		{"draft, order asked", draftExample, []string{"-usage", "search,train-ai", "/test"}, "", 0,
+			"allowed\t/test\tsearch=unknown\ttrain-ai=n\n"},
+		{"draft, URLs on stdin", draftExample, []string{"-usage", "train-ai"}, "/ai-ok/x\n\n/never/x\r\n", 1,
+			"allowed\t/ai-ok/x\ttrain-ai=y\ndisallowed\t/never/x\ttrain-ai=n/a\n"},
+		// google reads the lines too, without their ending the group's
+		// user-agent lines.
+		{"draft, google", draftExample, []string{"-dialect", "google", "-usage", "train-ai", "/test", "/ai-ok/test"}, "", 0,
+			"allowed\t/test\ttrain-ai=n\nallowed\t/ai-ok/test\ttrain-ai=y\n"},
+		// A key given twice keeps its last value; a bare key is Boolean true.
+		{"duplicate, bare last", "User-agent: *\nContent-Usage: train-ai=y, train-ai\n", []string{"-usage", "train-ai", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=unknown\n"},
+		{"duplicate, y last", "User-agent: *\nContent-Usage: train-ai=n, train-ai=y\n", []string{"-usage", "train-ai", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=y\n"},
+		// An uppercase key fails the whole Dictionary: search=n is lost too.
+		{"uppercase key", "User-agent: *\nContent-Usage: search=n, Train-AI=n\n", []string{"-usage", "train-ai,search,ai-input", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=unknown\tsearch=unknown\tai-input=unknown\n"},
+		{"string value", "User-agent: *\nContent-Usage: train-ai=\"n\", search=n\n", []string{"-usage", "train-ai,search", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=unknown\tsearch=n\n"},
+		{"parameters ignored", "User-agent: *\nContent-Usage: train-ai=n;x=1\n", []string{"-usage", "train-ai", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=n\n"},
+		// ai-input is no label of the vocabulary: Content-Usage cannot state it.
+		{"ai-input in Content-Usage", "User-agent: *\nContent-Usage: ai-input=n\n", []string{"-usage", "ai-input", "/x"}, "", 0,
+			"allowed\t/x\tai-input=unknown\n"},
+		// The longest match decides alone: /a/ says nothing of search, so
+		// the root rule's search=n does not reach /a/x.
+		{"longest match", "User-agent: *\nContent-Usage: /a/b/ train-ai=y\nContent-Usage: search=n, train-ai=n\nContent-Usage: /a/ train-ai=n\n",
+			[]string{"-usage", "train-ai,search", "-explain", "/a/x", "/a/b/x", "/c"}, "", 0,
+			"allowed\t/a/x\ttrain-ai=n\tsearch=unknown\tno matching rule\n" +
+				"allowed\t/a/b/x\ttrain-ai=y\tsearch=unknown\tno matching rule\n" +
+				"allowed\t/c\ttrain-ai=n\tsearch=n\tno matching rule\n"},
+		// Identical paths: the most restrictive, per category.
+		{"same path combined", "User-agent: *\nContent-Usage: /a train-ai=y, search=y\nContent-Usage: /a train-ai=n\n", []string{"-usage", "train-ai,search", "/a"}, "", 0,
+			"allowed\t/a\ttrain-ai=n\tsearch=y\n"},
+		// A group of the agent's own without preferences states nothing,
+		// whatever "*" says.
+		{"specific group without preferences", "User-agent: *\nContent-Usage: train-ai=n\n\nUser-agent: quietbot\nDisallow: /x\n",
+			[]string{"-agent", "quietbot", "-usage", "train-ai", "/a", "/x"}, "", 1,
+			"allowed\t/a\ttrain-ai=unknown\ndisallowed\t/x\ttrain-ai=n/a\n"},
+		{"specific group, other agent", "User-agent: *\nContent-Usage: train-ai=n\n\nUser-agent: quietbot\nDisallow: /x\n",
+			[]string{"-agent", "otherbot", "-usage", "train-ai", "/a", "/x"}, "", 0,
+			"allowed\t/a\ttrain-ai=n\nallowed\t/x\ttrain-ai=n\n"},
+		{"Content-Signal", "User-agent: *\nContent-Signal: search=yes, ai-train=no\n", []string{"-usage", "train-ai,search,ai-input", "-explain", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=n\tsearch=y\tai-input=unknown\tno matching rule\n"},
+		{"disallowed: n/a, exit 1", "User-agent: *\nDisallow: /\nContent-Usage: train-ai=y\n", []string{"-usage", "train-ai,search", "/x", "/y"}, "", 1,
+			"disallowed\t/x\ttrain-ai=n/a\tsearch=n/a\ndisallowed\t/y\ttrain-ai=n/a\tsearch=n/a\n"},
+		{"no usage lines", "User-agent: *\nDisallow: /p\n", []string{"-usage", "train-ai", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=unknown\n"},
+		// Without -usage, the output is check's as ever.
+		{"no -usage", draftExample, []string{"/test", "/never/test"}, "", 1,
+			"allowed\t/test\ndisallowed\t/never/test\n"},
+	}
+	for _, c := range cases {
+		args := append([]string{"check", writeRobots(t, c.body)}, c.args...)
+		r := runCLI(t, c.stdin, args...)
+		if r.code != c.code || r.stdout != c.stdout || r.stderr != "" {
+			t.Errorf("%s: %q: exit %d stdout %q stderr %q; want %d %q", c.name, c.args, r.code, r.stdout, r.stderr, c.code, c.stdout)
+		}
+	}
+}
+
+// -usage with an unknown or no category, or with a dialect that reads no
+// usage lines, is a usage error that says why.
+func TestCheckUsageErrors(t *testing.T) {
+	p := writeRobots(t, draftExample)
+	cases := []struct {
+		args []string
+		want []string // in the one stderr line
+	}{
+		{[]string{"check", "-usage", "bogus", p, "/x"}, []string{`"bogus"`, "train-ai, search, ai-input"}},
+		{[]string{"check", "-usage", "train-ai,bogus", p, "/x"}, []string{`"bogus"`, "train-ai, search, ai-input"}},
+		{[]string{"check", "-usage", "Train-AI", p, "/x"}, []string{`"Train-AI"`}}, // labels are case-sensitive
+		{[]string{"check", "-usage", "ai-train", p, "/x"}, []string{`"ai-train"`}}, // Content-Signal's name, not the category's
+		{[]string{"check", "-usage", "", p, "/x"}, []string{"no category", "train-ai, search, ai-input"}},
+		{[]string{"check", "-usage=", p, "/x"}, []string{"no category"}},
+		{[]string{"check", "-usage", "train-ai,", p, "/x"}, []string{`""`}},
+		{[]string{"check", "-dialect", "koster1994", "-usage", "train-ai", p, "/x"}, []string{"koster1994", "Content-Usage"}},
+		{[]string{"check", p, "/x", "-usage"}, []string{"-usage"}},
+		{[]string{"inspect", "-usage", "train-ai", p}, []string{"-usage"}},
+	}
+	for _, c := range cases {
+		usageError(t, runCLI(t, "", c.args...), c.args, c.want...)
+	}
+}
+
+// inspect lists the usage rules of the group(s) in force, with their lines
+// and what each states; [] when there are none.
+func TestInspectUsageRules(t *testing.T) {
+	type usageRule struct {
+		Line  int    `json:"line"`
+		Path  string `json:"path"`
+		Rule  string `json:"rule"`
+		Usage string `json:"usage"`
+	}
+	draft := writeRobots(t, draftExample)
+	cases := []struct {
+		args []string
+		want []usageRule
+	}{
+		{[]string{draft}, []usageRule{
+			{4, "", "Content-Usage: train-ai=n", "train-ai=n"},
+			{5, "/ai-ok/", "Content-Usage: /ai-ok/ train-ai=y", "train-ai=y"},
+		}},
+		{[]string{"-agent", "ExampleBot", draft}, []usageRule{{9, "", "Content-Usage: train-ai=y", "train-ai=y"}}},
+		{[]string{"-dialect", "koster1994", draft}, []usageRule{}},
+		{[]string{"-agent", "quietbot", writeRobots(t, "User-agent: *\nContent-Usage: train-ai=n\n\nUser-agent: quietbot\nDisallow: /x\n")}, []usageRule{}},
+		{[]string{writeRobots(t, "User-agent: *\ncontent-signal: search=yes, ai-train=no, ai-input=yes\nContent-Usage: Train-AI=n\n")}, []usageRule{
+			{2, "", "content-signal: search=yes, ai-train=no, ai-input=yes", "train-ai=n, search=y, ai-input=y"},
+			{3, "", "Content-Usage: Train-AI=n", ""},
+		}},
+	}
+	for _, c := range cases {
+		r := runCLI(t, "", append([]string{"inspect"}, c.args...)...)
+		var got struct {
+			UsageRules []usageRule `json:"usage_rules"`
+			Rules      []struct {
+				Rule string `json:"rule"`
+			} `json:"rules"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
+			t.Errorf("%q: exit %d, %v\n%s", c.args, r.code, err, r.stdout)
+			continue
+		}
+		if got.UsageRules == nil || fmt.Sprint(got.UsageRules) != fmt.Sprint(c.want) {
+			t.Errorf("%q: usage_rules %+v, want %+v", c.args, got.UsageRules, c.want)
+		}
+		for _, ru := range got.Rules {
+			if strings.Contains(strings.ToLower(ru.Rule), "content-") {
+				t.Errorf("%q: usage line among the crawl rules: %q", c.args, ru.Rule)
+			}
+		}
 	}
 }

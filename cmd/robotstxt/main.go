@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	robotstxt check   [-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]
+//	robotstxt check   [-dialect D] [-agent A[,B...]] [-usage C[,C...]] [-explain] FILE [URL...]
 //	robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
 //	robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
 //	robotstxt sitemaps [-dialect D] [-agent A[,B...]] [-since DATE] URL
@@ -20,10 +20,20 @@
 // status is 0 when every URL is allowed, 1 when any is disallowed, 2 on a
 // usage or I/O error.
 //
+// check -usage C[,C...] adds, after URL and before the -explain field, one
+// field per usage category asked, in the order asked: the preference
+// robots.txt states for the URL (dialect.Ruleset.Usage: Content-Usage of
+// draft-ietf-aipref-attach-05, Cloudflare's Content-Signal), "C=y", "C=n" or
+// "C=unknown", or "C=n/a" for a URL the crawl rules disallow (it has none).
+// The categories are train-ai, search and ai-input; another name, or a
+// dialect that reads no usage lines (koster1994), is a usage error. The exit
+// status stays that of the crawl verdicts.
+//
 // inspect prints JSON: the dialect, the user-agent values of the group(s) in
 // force, the crawl delay in seconds (null when the dialect reads none), the
-// Sitemap URLs in file order, the rules in force with their lines, and the
-// warnings. The Sitemap values of a local file are kept as written (a
+// Sitemap URLs in file order, the rules in force with their lines, the usage
+// rules in force (Content-Usage, Content-Signal) with their lines and what
+// each states, and the warnings. The Sitemap values of a local file are kept as written (a
 // relative one gets a warning line on standard error); those of a fetched
 // FILE are resolved against its URL and listed once each, with a warning
 // line for each value resolved or left out.
@@ -153,7 +163,7 @@ import (
 )
 
 const usage = `usage:
-  robotstxt check   [-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]
+  robotstxt check   [-dialect D] [-agent A[,B...]] [-usage C[,C...]] [-explain] FILE [URL...]
   robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
   robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
   robotstxt sitemaps [-dialect D] [-agent A[,B...]] [-since DATE] URL
@@ -161,8 +171,10 @@ const usage = `usage:
 FILE: a robots.txt file, or the http(s) URL of one (fetched).
 URL: an absolute path (/...) or a URL with a host (http, https, ftp, ...); with none, one per line on
 standard input. Flags may come before or after FILE and the URLs; -- ends them.
-check: allowed|disallowed<TAB>URL per URL; exit 1 when any is disallowed.
-inspect: JSON of the group(s), crawl delay, sitemaps, rules and warnings.
+check: allowed|disallowed<TAB>URL per URL (-usage: C=y|n|unknown|n/a per
+category); exit 1 when any is disallowed.
+inspect: JSON of the group(s), crawl delay, sitemaps, rules, usage rules and
+warnings.
 diff: the URLs whose verdict changes from Colly v2.3.0's own check
 (temoto/robotstxt) to the dialect's, and (FILE a URL) the redirects the
 plugin stops; exit 1 when any does.
@@ -197,6 +209,7 @@ type command struct {
 	synopsis string // the arguments, after "robotstxt NAME"
 	about    string // what -h says after the synopsis
 	explain  bool   // takes -explain
+	usage    bool   // takes -usage
 	ua       bool   // takes -user-agent
 	urls     bool   // takes URLs after FILE
 	since    bool   // takes -since
@@ -208,19 +221,25 @@ type command struct {
 var commands = []*command{
 	{
 		name:     "check",
-		synopsis: "[-dialect D] [-agent A[,B...]] [-explain] FILE [URL...]",
+		synopsis: "[-dialect D] [-agent A[,B...]] [-usage C[,C...]] [-explain] FILE [URL...]",
 		about: `Prints "allowed<TAB>URL" or "disallowed<TAB>URL" per URL, in order; exit
 status 0 when every URL is allowed, 1 when any is disallowed, 2 on a usage
-or I/O error.`,
-		explain: true, urls: true, run: check,
+or I/O error.
+With -usage, one field per category asked follows URL, in the order asked:
+the usage preference robots.txt states for the URL (Content-Usage,
+Content-Signal), C=y, C=n or C=unknown, or C=n/a when the URL is
+disallowed; the -explain field comes last. The exit status stays that of
+the crawl verdicts.`,
+		explain: true, usage: true, urls: true, run: check,
 	},
 	{
 		name:     "inspect",
 		synopsis: "[-dialect D] [-agent A[,B...]] FILE",
 		about: `Prints JSON: the dialect, the user-agent values of the group(s) in force,
 the crawl delay in seconds (null when the dialect reads none), the Sitemap
-URLs, the rules in force with their lines, the warnings, and for a fetched
-FILE what the fetch gave.`,
+URLs, the rules in force with their lines, the usage rules in force
+(Content-Usage, Content-Signal) with their lines and what each states, the
+warnings, and for a fetched FILE what the fetch gave.`,
 		run: inspect,
 	},
 	{
@@ -306,8 +325,9 @@ type common struct {
 	userAgent string   // the User-Agent of a fetch: the first agent given as one, or -user-agent
 	collyUA   string   // diff: the collector's UserAgent
 	explain   bool
-	file      string // FILE, or the sitemaps command's URL
-	since     string // -since, as given
+	usage     []dialect.Category // check -usage, in the order asked; nil without it
+	file      string             // FILE, or the sitemaps command's URL
+	since     string             // -since, as given
 	rest      []string
 	warnings  []string // one line each, for stderr
 }
@@ -319,7 +339,10 @@ func (cmd *command) flags() (fs *flag.FlagSet, dn, agent, ua *string, explain *b
 	dn = fs.String("dialect", "rfc9309", "the dialect `D`, how robots.txt is read and fetched:\n"+strings.Join(dialect.Names(), ", "))
 	agent = fs.String("agent", "", "the crawler's product tokens `A[,B...]`, most specific first; the first that\nhas a group of its own decides; a User-Agent (\"Name/1.0\", a whole header)\nis reduced to its product token, with a warning")
 	if cmd.explain {
-		explain = fs.Bool("explain", false, "add a third field: the deciding rule and its line, or the fetch outcome")
+		explain = fs.Bool("explain", false, "add a field (the last): the deciding rule and its line, or the fetch outcome")
+	}
+	if cmd.usage {
+		fs.String("usage", "", "add one field per usage category `C[,C...]` (of "+categoryList()+"),\nin the order given: C=y, C=n, C=unknown (nothing stated), or C=n/a\nwhen the URL is disallowed; the dialect must read usage lines (not koster1994)")
 	}
 	if cmd.since {
 		fs.String("since", "", "leave out pages and index children whose lastmod is before `DATE`\n(2006-01-02, or an RFC 3339 time); an unknown lastmod passes")
@@ -444,6 +467,9 @@ func (cmd *command) parse(args []string) (c *common, help bool, err error) {
 	if f := fs.Lookup("since"); f != nil {
 		c.since = f.Value.String()
 	}
+	if err := c.setUsage(fs); err != nil {
+		return nil, false, err
+	}
 	if len(pos) == 0 {
 		if cmd.site {
 			return nil, false, fmt.Errorf("%w: URL is required", errUsage)
@@ -463,6 +489,41 @@ func (cmd *command) parse(args []string) (c *common, help bool, err error) {
 		}
 	}
 	return c, false, nil
+}
+
+// categoryList names the known usage categories: "train-ai, search, ai-input".
+func categoryList() string {
+	var names []string
+	for _, k := range dialect.Categories() {
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// setUsage reads -usage when it was given: a comma-separated list of
+// usage categories, none empty or unknown, for a dialect that reads usage
+// lines.
+func (c *common) setUsage(fs *flag.FlagSet) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "usage" })
+	if !given {
+		return nil
+	}
+	v := fs.Lookup("usage").Value.String()
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("%w: -usage: no category given (known: %s)", errUsage, categoryList())
+	}
+	for _, name := range strings.Split(v, ",") {
+		k, ok := dialect.ParseCategory(strings.TrimSpace(name))
+		if !ok {
+			return fmt.Errorf("%w: -usage: unknown usage category %q (known: %s)", errUsage, strings.TrimSpace(name), categoryList())
+		}
+		c.usage = append(c.usage, k)
+	}
+	if !c.d.ReadsUsage() {
+		return fmt.Errorf("%w: -usage: the %s dialect reads no Content-Usage or Content-Signal lines", errUsage, c.d)
+	}
+	return nil
 }
 
 // splitAgents splits an -agent value at the commas that are not inside
@@ -680,6 +741,24 @@ func (s *source) verdict(rs *dialect.Ruleset, path string, explain bool) (bool, 
 	return v.Allowed, v.String()
 }
 
+// usage is verdict with the usage preference robots.txt states for path
+// (none when the path is disallowed, or when the fetch outcome decides);
+// the explanation is verdict's.
+func (s *source) usage(rs *dialect.Ruleset, path string, explain bool) (dialect.UsageVerdict, string) {
+	if s.policy != nil {
+		v := s.policy.UsagePath(path)
+		if !explain {
+			return v.UsageVerdict, ""
+		}
+		return v.UsageVerdict, policy.Verdict{Verdict: v.Crawl, Policy: v.Policy}.String()
+	}
+	v := rs.Usage(path)
+	if !explain {
+		return v, ""
+	}
+	return v, v.Crawl.String()
+}
+
 // load reads or fetches FILE. A fetch that gives no rules to parse is said
 // on stderr. whole keeps a local file's bytes, all of them.
 func load(c *common, stderr io.Writer, whole bool) (*source, error) {
@@ -799,7 +878,17 @@ func check(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	defer w.Flush()
 	code := 0
 	err = eachURL(c, stdin, func(u string) error {
-		allowed, why := src.verdict(rs, pathOf(u), c.explain)
+		var (
+			allowed bool
+			why     string
+			uv      dialect.UsageVerdict
+		)
+		if c.usage != nil {
+			uv, why = src.usage(rs, pathOf(u), c.explain)
+			allowed = uv.Crawl.Allowed
+		} else {
+			allowed, why = src.verdict(rs, pathOf(u), c.explain)
+		}
 		if allowed {
 			w.WriteString("allowed\t")
 		} else {
@@ -807,6 +896,15 @@ func check(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			code = 1
 		}
 		w.WriteString(u)
+		for _, k := range c.usage {
+			w.WriteByte('\t')
+			w.WriteString(k.String())
+			if allowed {
+				w.WriteString("=" + uv.Usage.Pref(k).String())
+			} else {
+				w.WriteString("=n/a")
+			}
+		}
 		if c.explain {
 			w.WriteByte('\t')
 			w.WriteString(why)
@@ -825,6 +923,14 @@ type jsonRule struct {
 	Pattern string `json:"pattern"`
 	Rule    string `json:"rule"`
 	Note    string `json:"note,omitempty"`
+}
+
+// jsonUsageRule is a Content-Usage or Content-Signal line in force.
+type jsonUsageRule struct {
+	Line  int    `json:"line"`
+	Path  string `json:"path"`  // as written; "" when the line has none (every path)
+	Rule  string `json:"rule"`  // the line, key and value
+	Usage string `json:"usage"` // what it states ("train-ai=n, search=y"; "" nothing the dialect knows)
 }
 
 type jsonWarning struct {
@@ -848,17 +954,18 @@ type jsonFetch struct {
 }
 
 type inspectOutput struct {
-	Dialect           string        `json:"dialect"`
-	Agents            []string      `json:"agents"`
-	AgentGroup        []string      `json:"agent_group"`
-	CrawlDelaySeconds *float64      `json:"crawl_delay_seconds"`
-	CrawlDelayLine    int           `json:"crawl_delay_line,omitempty"`
-	Sitemaps          []string      `json:"sitemaps"`
-	Rules             []jsonRule    `json:"rules"`
-	Warnings          []jsonWarning `json:"warnings"`
-	Bytes             int           `json:"bytes"`
-	Truncated         bool          `json:"truncated"`
-	Fetch             *jsonFetch    `json:"fetch,omitempty"`
+	Dialect           string          `json:"dialect"`
+	Agents            []string        `json:"agents"`
+	AgentGroup        []string        `json:"agent_group"`
+	CrawlDelaySeconds *float64        `json:"crawl_delay_seconds"`
+	CrawlDelayLine    int             `json:"crawl_delay_line,omitempty"`
+	Sitemaps          []string        `json:"sitemaps"`
+	Rules             []jsonRule      `json:"rules"`
+	UsageRules        []jsonUsageRule `json:"usage_rules"`
+	Warnings          []jsonWarning   `json:"warnings"`
+	Bytes             int             `json:"bytes"`
+	Truncated         bool            `json:"truncated"`
+	Fetch             *jsonFetch      `json:"fetch,omitempty"`
 }
 
 func inspect(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -874,6 +981,7 @@ func inspect(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
 		AgentGroup: []string{},
 		Sitemaps:   []string{},
 		Rules:      []jsonRule{},
+		UsageRules: []jsonUsageRule{},
 		Warnings:   []jsonWarning{},
 	}
 	for _, a := range rs.Agents() {
@@ -901,6 +1009,9 @@ func inspect(c *common, _ io.Reader, stdout, stderr io.Writer) (int, error) {
 	}
 	for _, ru := range rs.Rules() {
 		out.Rules = append(out.Rules, jsonRule{Line: ru.Line, Allow: ru.Allow, Pattern: ru.Pattern, Rule: ru.String(), Note: ru.Note})
+	}
+	for _, ru := range rs.UsageRules() {
+		out.UsageRules = append(out.UsageRules, jsonUsageRule{Line: ru.Line, Path: ru.Path, Rule: ru.String(), Usage: ru.Usage.String()})
 	}
 	for _, w := range r.Warnings() {
 		out.Warnings = append(out.Warnings, jsonWarning{Line: w.Line, Message: w.Message})

@@ -156,3 +156,57 @@ func TestFetchedFileErrors(t *testing.T) {
 		t.Errorf("wrong path is a usage error: %v", err)
 	}
 }
+
+// check -usage and inspect against a fetched robots.txt: the preferences
+// come through the policy, and a fetch outcome that decides every URL
+// states none.
+func TestUsageFetchedFile(t *testing.T) {
+	ok, uas := fetchServer(t, status(200, draftExample))
+	cases := []struct {
+		name   string
+		h      http.HandlerFunc // nil: ok
+		args   []string         // after "check ROBOTS_URL"
+		code   int
+		stdout string // a regexp; SRV is the server's URL
+	}{
+		{"draft, *", nil, []string{"-usage", "train-ai,search", "-explain", "/test", "/never/test", "SRV/ai-ok/test"}, 1,
+			"^allowed\t/test\ttrain-ai=n\tsearch=unknown\tline 2: Allow: /\n" +
+				"disallowed\t/never/test\ttrain-ai=n/a\tsearch=n/a\tline 3: Disallow: /never/\n" +
+				"allowed\tSRV/ai-ok/test\ttrain-ai=y\tsearch=unknown\tline 2: Allow: /\n$"},
+		{"draft, ExampleBot", nil, []string{"-agent", "ExampleBot", "-usage", "train-ai", "/test", "/never/test", "/ai-ok/test"}, 0,
+			"^allowed\t/test\ttrain-ai=y\nallowed\t/never/test\ttrain-ai=y\nallowed\t/ai-ok/test\ttrain-ai=y\n$"},
+		{"404: no restrictions, nothing stated", status(404, draftExample), []string{"-usage", "train-ai", "-explain", "/never/test"}, 0,
+			"^allowed\t/never/test\ttrain-ai=unknown\trobots.txt: 404 Not Found, no restrictions\n$"},
+		{"503: complete disallow", status(503, draftExample), []string{"-usage", "train-ai", "-explain", "/test"}, 1,
+			"^disallowed\t/test\ttrain-ai=n/a\trobots.txt: 503 Service Unavailable, complete disallow until [0-9TZ:-]+\n$"},
+	}
+	for _, c := range cases {
+		srv := ok
+		if c.h != nil {
+			srv, _ = fetchServer(t, c.h)
+		}
+		args := []string{"check", srv.URL + "/robots.txt"}
+		for _, a := range c.args {
+			args = append(args, strings.ReplaceAll(a, "SRV", srv.URL))
+		}
+		r := runCLI(t, "", args...)
+		want := strings.ReplaceAll(c.stdout, "SRV", regexp.QuoteMeta(srv.URL))
+		if r.code != c.code || !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Errorf("%s: exit %d stdout %q stderr %q; want %d %s", c.name, r.code, r.stdout, r.stderr, c.code, want)
+		}
+	}
+	if got := uas(); len(got) != 2 || !strings.HasPrefix(got[1], "ExampleBot ") {
+		t.Errorf("User-Agents %q: want one fetch per run, ExampleBot's second", got)
+	}
+	r := runCLI(t, "", "inspect", "-agent", "ExampleBot", ok.URL+"/robots.txt")
+	if r.code != 0 || !strings.Contains(r.stdout, `"usage_rules": [
+    {
+      "line": 9,
+      "path": "",
+      "rule": "Content-Usage: train-ai=y",
+      "usage": "train-ai=y"
+    }
+  ],`) {
+		t.Errorf("inspect: exit %d\n%s", r.code, r.stdout)
+	}
+}
