@@ -364,17 +364,20 @@ func (f *Frontier) handLocked(h *hostQueue, now time.Time) ([]byte, error) {
 	h.items[0] = item{}
 	h.items = h.items[1:]
 	f.queued--
-	if len(h.items) == 0 {
-		h.items = nil
-		f.removeLocked(h)
-	}
 	f.seq++
 	id := f.id + "-" + strconv.FormatUint(f.seq, 36)
 	b, err := SetLease(it.payload, id)
 	if err != nil { // cannot happen: AddRequest decoded it
 		return nil, err
 	}
+	// Count the lease before the host may leave the queue: a host with a
+	// request out keeps its state (and its PerHost bound) when its last
+	// queued request is handed out.
 	h.out++
+	if len(h.items) == 0 {
+		h.items = nil
+		f.removeLocked(h)
+	}
 	f.leases[id] = &lease{host: h.host, url: it.url, at: now}
 	f.stats.Handed++
 	return b, nil

@@ -418,3 +418,38 @@ func Example() {
 	fmt.Println(f.Stats().Queued)
 	// Output: 2
 }
+
+// A host whose last queued request is out keeps its PerHost bound when
+// more of its requests are added: another host's request comes first, and
+// the host's next one only after MaxWait, early (its state used to be
+// dropped with its queue, and the next request went out at once).
+func TestPerHostAfterQueueEmptied(t *testing.T) {
+	f := frontier.New(frontier.Config{MaxWait: 50 * time.Millisecond})
+	add := func(u string) {
+		if err := f.AddRequest(testutil.CollyRequest(t, u)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func() string {
+		b, err := f.GetRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := urlOf(t, b)
+		return u
+	}
+	add("http://a.example/1")
+	if got := get(); got != "http://a.example/1" {
+		t.Fatalf("got %s", got)
+	}
+	add("http://a.example/2")
+	add("http://b.example/1")
+	for _, want := range []string{"http://b.example/1", "http://a.example/2"} {
+		if got := get(); got != want {
+			t.Fatalf("got %s, want %s (a.example/1 is still out)", got, want)
+		}
+	}
+	if st := f.Stats(); st.Early != 1 || st.Leased != 3 {
+		t.Fatalf("stats %+v: a.example/2 must go out early, past its host's bound", st)
+	}
+}
