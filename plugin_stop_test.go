@@ -434,3 +434,47 @@ func TestPluginLongPauseWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// A request whose client Timeout (Colly's request timeout) ends while it
+// waits at its host's gate is reported as canceled, once: net/http hands
+// OnError an error of its own that wraps nothing, so the plugin's OnError
+// hook cannot be the one to report it. CacheDir skips the early wait, so
+// both requests wait at the gate, 5 s behind the robots.txt fetch
+// (Crawl-delay), with a 1 s timeout.
+func TestPluginClientTimeoutAtGateIsReported(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 5\n"}})
+	var blocks blockLog
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithOnBlocked(blocks.add))
+	c := newCollector(true, p.opt(t), colly.CacheDir(t.TempDir()))
+	c.SetRequestTimeout(time.Second)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var errs []string
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		errs = append(errs, r.Request.URL.Path+": "+err.Error())
+		mu.Unlock()
+	})
+	returnsWithin(t, 30*time.Second, "the crawl", func() {
+		c.Visit("http://slow.test/a")
+		c.Visit("http://slow.test/b")
+		c.Wait()
+	})
+	bs := blocks.all()
+	if len(bs) != 2 {
+		t.Fatalf("reports %v (OnError: %q), want two canceled", bs, errs)
+	}
+	for _, b := range bs {
+		if b.Kind != Canceled || !strings.Contains(b.Reason, "deadline exceeded") {
+			t.Errorf("report %v", b)
+		}
+	}
+	if tot := p.Totals(); tot.Canceled != 2 || tot.Allowed != 0 {
+		t.Errorf("totals %+v", tot)
+	}
+	if len(errs) != 2 {
+		t.Errorf("OnError %q, want each request once", errs)
+	}
+}

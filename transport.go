@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -98,8 +99,9 @@ func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b
 var ErrBlocked = errors.New("robots: request stopped")
 
 // BlockedError is the error of a request the plugin stopped, as OnError
-// and a sync Visit see it. It wraps [ErrBlocked]; a [Disallowed] stop also
-// wraps colly.ErrRobotsTxtBlocked, as Colly's own robots.txt check does, so
+// and a sync Visit see it. It wraps [ErrBlocked]; a [Disallowed] stop, and a
+// [Deferred] one while robots.txt is unreachable, also wrap
+// colly.ErrRobotsTxtBlocked, as Colly's own robots.txt check does, so
 // that code written for that check recognises it; a request canceled while
 // the plugin held it also wraps the cause (the context's error).
 type BlockedError struct {
@@ -116,12 +118,15 @@ func (e *BlockedError) Error() string {
 }
 
 // Unwrap returns ErrBlocked, colly.ErrRobotsTxtBlocked for a Disallowed
-// stop, and the cause of a cancellation if any.
+// stop and for a Deferred one that robots.txt's fetch outcome decided
+// (Colly's check disallows on a 5xx robots.txt), and the cause of a
+// cancellation if any.
 func (e *BlockedError) Unwrap() []error {
 	switch {
 	case e.cause != nil:
 		return []error{ErrBlocked, e.cause}
-	case e.Block.Kind == Disallowed:
+	case e.Block.Kind == Disallowed,
+		e.Block.Kind == Deferred && !e.Block.Verdict.Allowed && e.Block.Verdict.Reason == dialect.ReasonFetch:
 		return []error{ErrBlocked, colly.ErrRobotsTxtBlocked}
 	}
 	return []error{ErrBlocked}
@@ -195,17 +200,22 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // last answer of a request out of retries goes to Colly as it is.
 func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, passed bool) (*http.Response, error) {
 	host := pol.Authority()
+	prefix := "" // what the previous answer was, on a retry
 	for attempt := 0; ; attempt++ {
 		if err := p.takeToken(req); err != nil {
 			return nil, p.canceled(req, err, pol, passed)
 		}
 		permit, err := p.lim.AcquireMax(req.Context(), host, d, p.maxPause())
 		if err != nil {
-			if b, ok := pausedStop(req, err, ""); ok {
+			if b, ok := pausedStop(req, err, prefix); ok {
 				closeBody(req)
 				return nil, p.stopAt(b, pol, nil, passed)
 			}
-			return nil, p.canceled(req, fmt.Errorf("gave up waiting for the host's turn: %w", err), pol, passed)
+			return nil, p.canceled(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, passed)
+		}
+		if attempt > 0 {
+			p.stats.record(host, HostStats{Retried: 1})
+			p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("retry", attempt))
 		}
 		resp, err := hostlimit.RoundTrip(base, req, permit)
 		if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) ||
@@ -216,14 +226,11 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 		// Let the connection be reused; the body's end releases the permit.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		if _, err := p.lim.WaitMax(req.Context(), host, d, p.maxPause()); err != nil {
-			if b, ok := pausedStop(req, err, fmt.Sprintf("answered %d; ", status)); ok {
-				return nil, p.stopAt(b, pol, nil, passed)
-			}
-			return nil, p.canceled(req, fmt.Errorf("answered %d; gave up waiting for the end of the host's pause: %w", status, err), pol, passed)
-		}
-		p.stats.record(host, HostStats{Retried: 1})
-		p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("status", status), slog.Int("retry", attempt+1))
+		// The retry waits out the pause at the gate, ahead of the requests
+		// waiting in OnRequest: in the early queue it would wait behind
+		// them while holding its LimitRule slot, and they, once let
+		// through, for a slot (each holding the host for WaitClaim).
+		prefix = fmt.Sprintf("answered %d; ", status)
 		if req.GetBody != nil {
 			body, err := req.GetBody()
 			if err != nil {
@@ -306,8 +313,17 @@ func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy, pass
 // context's error of a cancellation, else nil). b is reported now, unless
 // OnRequest let the request through (passed): the plugin's OnError hook
 // reports it then, with its Colly request (see [Plugin.onError]).
+//
+// A request whose deadline ended is reported now all the same, without its
+// Colly request: net/http replaces the error of a request that ran out of
+// the client's Timeout (Colly sets one) with one of its own that wraps
+// nothing, so the OnError hook would never see the stop.
 func (p *Plugin) stopAt(b Block, pol *policy.Policy, cause error, passed bool) *BlockedError {
 	b = p.complete(b, pol, nil)
+	if passed && errors.Is(cause, context.DeadlineExceeded) {
+		p.stats.record(b.Authority, HostStats{Allowed: -1})
+		passed = false
+	}
 	if !passed {
 		p.report(b)
 	}
