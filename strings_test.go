@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/gocolly/colly/v2"
+	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
 )
 
 // String never panics, whatever the value.
@@ -32,15 +34,20 @@ func TestKindStrings(t *testing.T) {
 }
 
 // The errors a stop matches: ErrBlocked always; colly.ErrRobotsTxtBlocked
-// for a disallow, as with Colly's own check (code written for it keeps
-// working), and only then; a cancellation's cause.
+// for a disallow and a deferral by robots.txt's fetch outcome, as with
+// Colly's own check (code written for it keeps working), and only then; a
+// cancellation's cause.
 func TestBlockedErrorMatches(t *testing.T) {
 	for _, tc := range []struct {
 		err                      *BlockedError
 		robotsTxtBlocked, ctxErr bool
 	}{
 		{&BlockedError{Block: Block{Kind: Disallowed}}, true, false},
-		{&BlockedError{Block: Block{Kind: Deferred}}, false, false},
+		{&BlockedError{Block: Block{Kind: Deferred}}, false, false}, // a 429/503 pause
+		// robots.txt unreachable for now: the disallow Colly's check
+		// (temoto: 5xx disallows all) would have returned.
+		{&BlockedError{Block: Block{Kind: Deferred, Verdict: policy.Verdict{Verdict: dialect.Verdict{Reason: dialect.ReasonFetch}}}}, true, false},
+		{&BlockedError{Block: Block{Kind: UsageDisallowed}}, false, false},
 		{&BlockedError{Block: Block{Kind: Skipped}}, false, false},
 		{&BlockedError{Block: Block{Kind: Canceled}, cause: context.Canceled}, false, true},
 	} {
