@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"net/url"
+	"slices"
 
 	"github.com/gocolly/colly/v2"
 
@@ -44,20 +45,11 @@ func WithPurposes(purposes ...string) Option {
 				c.fail("WithPurposes(%q): unknown usage category (known: train-ai, search, ai-input)", s)
 				continue
 			}
-			if !containsCategory(c.purposes, cat) {
+			if !slices.Contains(c.purposes, cat) {
 				c.purposes = append(c.purposes, cat)
 			}
 		}
 	}
-}
-
-func containsCategory(cs []dialect.Category, c dialect.Category) bool {
-	for _, x := range cs {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // WithStrictPurposes makes an unknown preference for a purpose declared with
