@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"slices"
+	"strconv"
 
 	"github.com/gocolly/colly/v2"
 
@@ -67,9 +68,13 @@ func WithOnUsageRefused(fn func(r *colly.Response, u ResponseUsage)) Option {
 	return func(c *config) { c.onUsage = fn }
 }
 
-// UsageKey is the key of a response's [ResponseUsage] in its request's
-// Context, put there by the plugin when [WithPurposes] is set.
-const UsageKey = "robots.usage"
+// UsageKey prefixes the key of a response's [ResponseUsage] in its
+// request's Context, put there by the plugin when [WithPurposes] is set:
+// the key is UsageKey and the request's ID, because the requests a page
+// makes with Request.Visit share its Context. Read it with [UsageOf].
+const UsageKey = "robots.usage#"
+
+func usageKey(r *colly.Request) string { return UsageKey + strconv.FormatUint(uint64(r.ID), 10) }
 
 // ResponseUsage is the usage preference of a fetched response.
 type ResponseUsage struct {
@@ -82,14 +87,14 @@ type ResponseUsage struct {
 	Refused string
 }
 
-// UsageOf returns the [ResponseUsage] the plugin put in ctx (a request's
-// Context), and false when there is none (no WithPurposes, or the request
-// got no response).
-func UsageOf(ctx *colly.Context) (ResponseUsage, bool) {
-	if ctx == nil {
+// UsageOf returns the [ResponseUsage] the plugin put in r's Context, and
+// false when there is none (no WithPurposes, or the request got no
+// response).
+func UsageOf(r *colly.Response) (ResponseUsage, bool) {
+	if r == nil || r.Ctx == nil || r.Request == nil {
 		return ResponseUsage{}, false
 	}
-	u, ok := ctx.GetAny(UsageKey).(ResponseUsage)
+	u, ok := r.Ctx.GetAny(usageKey(r.Request)).(ResponseUsage)
 	return u, ok
 }
 
@@ -156,7 +161,7 @@ func (p *Plugin) markUsage(r *colly.Response) {
 			ru.Refused += "Content-Usage header"
 		}
 	}
-	r.Ctx.Put(UsageKey, ru)
+	r.Ctx.Put(usageKey(r.Request), ru)
 	if ru.Refused == "" {
 		return
 	}

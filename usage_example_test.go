@@ -34,7 +34,7 @@ func ExampleWithPurposes() {
 		})),
 	)
 	c.OnScraped(func(r *colly.Response) {
-		if u, _ := robots.UsageOf(r.Ctx); u.Refused != "" {
+		if u, _ := robots.UsageOf(r); u.Refused != "" {
 			fmt.Println("dropped:", r.Request.URL.Path, "-", u.Refused)
 			return
 		}

@@ -67,7 +67,7 @@ func TestPluginPurposes(t *testing.T) {
 			c.AllowURLRevisit = false
 			c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
 			c.OnScraped(func(r *colly.Response) {
-				u, ok := UsageOf(r.Ctx)
+				u, ok := UsageOf(r)
 				mu.Lock()
 				defer mu.Unlock()
 				if !ok {
@@ -165,7 +165,7 @@ func TestPluginStrictPurposes(t *testing.T) {
 		WithPurposes("train-ai", "train-ai"), WithStrictPurposes())
 	c := newCollector(false, p.opt(t))
 	marks := map[string]ResponseUsage{}
-	c.OnScraped(func(r *colly.Response) { marks[r.Request.URL.Path], _ = UsageOf(r.Ctx) })
+	c.OnScraped(func(r *colly.Response) { marks[r.Request.URL.Path], _ = UsageOf(r) })
 	for _, u := range []string{"/open/a", "/closed", "/hdr/y"} {
 		_ = c.Visit("http://s.test" + u)
 	}
