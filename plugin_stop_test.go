@@ -478,3 +478,73 @@ func TestPluginClientTimeoutAtGateIsReported(t *testing.T) {
 		t.Errorf("OnError %q, want each request once", errs)
 	}
 }
+
+// An Async crawl under a LimitRule whose page is answered 429 once: the
+// retry waits out the pause at the host's gate, holding its LimitRule slot,
+// and is sent as soon as the pause is over. It used to wait in the early
+// queue of OnRequest, behind every request of the host already there (40
+// pages at 0.2 s each), and Colly's request timeout (4 s) canceled it: the
+// page was lost to OnError. Real time, as Colly's timeout runs on the wall
+// clock; the assertion is on the outcome (every page fetched, nothing in
+// OnError), with 2.5 s to spare after the fix.
+func TestPluginAsyncRetryDoesNotQueueBehindWaiters(t *testing.T) {
+	t.Parallel()
+	const pages = 40
+	var once sync.Once
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"busy.test": {
+		Robots: "User-agent: *\nCrawl-delay: 0.2\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			switch {
+			case r.URL.Path == "/":
+				w.Header().Set("Content-Type", "text/html")
+				for i := range pages {
+					fmt.Fprintf(w, `<a href="/p/%d">p</a>`, i)
+				}
+				return true
+			case r.URL.Path == "/p/3":
+				answered := false
+				once.Do(func() {
+					w.Header().Set("Retry-After", "1")
+					w.WriteHeader(http.StatusTooManyRequests)
+					answered = true
+				})
+				return answered
+			}
+			return false
+		}}})
+	p := mustNew(t, WithTransport(f.Transport()))
+	c := newCollector(true, p.opt(t))
+	c.SetRequestTimeout(4 * time.Second)
+	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	scraped := map[string]bool{}
+	var errs []string
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
+	c.OnScraped(func(r *colly.Response) {
+		mu.Lock()
+		scraped[r.Request.URL.Path] = true
+		mu.Unlock()
+	})
+	c.OnError(func(r *colly.Response, err error) {
+		mu.Lock()
+		errs = append(errs, r.Request.URL.Path+": "+err.Error())
+		mu.Unlock()
+	})
+	if err := c.Visit("http://busy.test/"); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 0 {
+		t.Errorf("OnError saw %q", errs)
+	}
+	if len(scraped) != pages+1 || !scraped["/p/3"] {
+		t.Errorf("scraped %d pages (the 429 page: %v), want %d", len(scraped), scraped["/p/3"], pages+1)
+	}
+	if got := p.Totals().Retried; got != 1 {
+		t.Errorf("Totals().Retried %d, want 1", got)
+	}
+}
