@@ -12,12 +12,12 @@ import (
 // maxDeferred bounds the requests kept for RetryDeferred.
 const maxDeferred = 100_000
 
-// deferredList holds the requests handed back while robots.txt was
-// unreachable, for [Plugin.RetryDeferred].
+// deferredList holds the requests handed back as Deferred, for
+// [Plugin.RetryDeferred].
 type deferredList struct {
 	mu    sync.Mutex
 	reqs  []*colly.Request
-	until time.Time // the latest retry time of the robots.txt files that deferred them
+	until time.Time // the latest retry time (robots.txt's, or a pause's end) of the requests kept
 }
 
 // onError completes a stop's error with its Colly request, and keeps for
@@ -68,8 +68,9 @@ func (p *Plugin) keepDeferred(r *colly.Request, until time.Time) {
 	}
 }
 
-// Deferred returns the requests handed back while robots.txt was
-// unreachable, oldest first, and forgets them.
+// Deferred returns the requests handed back as [Deferred] (robots.txt
+// unreachable, or the host paused for longer than WithDeferWait), oldest
+// first, and forgets them.
 func (p *Plugin) Deferred() []*colly.Request {
 	d := &p.deferred
 	d.mu.Lock()
@@ -91,12 +92,13 @@ func (p *Plugin) DeferredUntil() (time.Time, bool) {
 	return d.until, len(d.reqs) > 0
 }
 
-// RetryDeferred submits again every request handed back while robots.txt was
-// unreachable (with colly's Request.Retry, which skips the visited check)
-// and returns how many it submitted. Each goes through the plugin afresh, so
-// call it once robots.txt's retry time has come ([Plugin.DeferredUntil]; a
-// dialect retries a failing robots.txt after 10 minutes, or an hour for a
-// coccoc host without answer): earlier, the requests are deferred again.
+// RetryDeferred submits again every request handed back as [Deferred]
+// (with colly's Request.Retry, which skips the visited check) and returns
+// how many it submitted. Each goes through the plugin afresh, so call it
+// once [Plugin.DeferredUntil] has come (a dialect retries a failing
+// robots.txt after 10 minutes, or an hour for a coccoc host without answer;
+// a paused host, at its Retry-After): earlier, the requests are deferred
+// again.
 // Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
 // again; with a collector that is not Async, it returns only once the
 // requests are done.

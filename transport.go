@@ -27,8 +27,10 @@ const (
 	// by its fetch outcome (e.g. "complete disallow" under rfc9309 after a
 	// 5xx that lasts).
 	Disallowed BlockKind = iota
-	// Deferred: robots.txt is temporarily unreachable and the dialect says to
-	// wait; the request was handed back (see [Plugin.RetryDeferred]).
+	// Deferred: the request was handed back (see [Plugin.RetryDeferred])
+	// because robots.txt is temporarily unreachable and the dialect says to
+	// wait, or because its host is paused (after a 429 or 503 answer) for
+	// longer than WithDeferWait.
 	Deferred
 	// Skipped: the host's Crawl-delay is above the largest honoured and the
 	// plugin is set to skip such hosts ([SkipHost]).

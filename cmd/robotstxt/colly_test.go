@@ -274,3 +274,36 @@ func TestPluginDefaults(t *testing.T) {
 			pluginDefaultDelay, pluginMaxCrawlDelay, pluginRetries, robots.DefaultDelay, robots.DefaultMaxCrawlDelay, robots.DefaultRetries)
 	}
 }
+
+// On a host whose robots.txt answers 503, diff says what the plugin does:
+// Colly's check fetches the page, the plugin defers it (a Deferred stop,
+// matching colly.ErrRobotsTxtBlocked), not "disallowed".
+func TestDiffDeferredHoldsToPlugin(t *testing.T) {
+	var pages atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		pages.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	r := runCLI(t, "", "diff", srv.URL+"/robots.txt", "/a")
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "/a\tcolly: allowed (-)\trfc9309: deferred (robots.txt: 503 Service Unavailable") {
+		t.Fatalf("diff: exit %d, stdout %q", r.code, r.stdout)
+	}
+	b := colly.NewCollector(robots.WithRobots(robots.WithTransport(http.DefaultTransport.(*http.Transport).Clone())))
+	var onError error
+	b.OnError(func(_ *colly.Response, err error) { onError = err })
+	b.Visit(srv.URL + "/a")
+	var be *robots.BlockedError
+	if pages.Load() != 0 || !errors.As(onError, &be) || be.Block.Kind != robots.Deferred || !errors.Is(onError, colly.ErrRobotsTxtBlocked) {
+		t.Errorf("the plugin: %d pages fetched, OnError %v; want a Deferred stop matching colly.ErrRobotsTxtBlocked", pages.Load(), onError)
+	}
+	a := colly.NewCollector()
+	a.IgnoreRobotsTxt = false
+	if err := a.Visit(srv.URL + "/a"); err != nil || pages.Load() != 1 {
+		t.Errorf("Colly's check: Visit error %v, %d pages fetched; diff says it fetches /a", err, pages.Load())
+	}
+}

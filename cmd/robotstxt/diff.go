@@ -124,6 +124,15 @@ func requestPath(u *url.URL) string {
 	return p
 }
 
+// pluginDefers reports whether the plugin hands a request with verdict v
+// back as Deferred rather than stopping it as Disallowed: robots.txt's
+// fetch outcome (a 5xx, or no answer) disallows everything for a time, and
+// the plugin keeps such requests for RetryDeferred (robots.temporary).
+func pluginDefers(p *policy.Policy, v dialect.Verdict) bool {
+	a := p.Action()
+	return !v.Allowed && v.Reason == dialect.ReasonFetch && (a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost)
+}
+
 func verdictWord(allowed bool) string {
 	if allowed {
 		return "allowed"
@@ -144,7 +153,8 @@ const (
 // before any callback runs.
 var errorNotes = []string{
 	"robotstxt: errors: a disallowed request reaches OnError, and a sync Visit's error, as a *robots.BlockedError wrapping robots.ErrBlocked and colly.ErrRobotsTxtBlocked (errors.Is(err, colly.ErrRobotsTxtBlocked) still holds); Colly's own check failed Visit only, without OnError",
-	"robotstxt: errors: Deferred, Skipped and Canceled stops (robots.txt unreachable or the host paused too long, a Crawl-delay above the largest honoured with robots.SkipHost, the context ended) match robots.ErrBlocked only; errors.As with *robots.BlockedError gives the Block",
+	"robotstxt: errors: a request deferred while robots.txt is unreachable (a 5xx or no answer: \"deferred\" above) matches robots.ErrBlocked and colly.ErrRobotsTxtBlocked too, and is kept for robots.Plugin.RetryDeferred",
+	"robotstxt: errors: other Deferred, Skipped and Canceled stops (the host paused too long, a Crawl-delay above the largest honoured with robots.SkipHost, the context ended) match robots.ErrBlocked only; errors.As with *robots.BlockedError gives the Block",
 	fmt.Sprintf("robotstxt: errors: a page answered 429 or 503 pauses its host (Retry-After, else a backoff) and is sent again after the pause, up to %d times (robots.WithRetries); OnError sees only a request out of retries", pluginRetries),
 }
 
@@ -312,11 +322,12 @@ func diffCmd(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) 
 		}
 		total++
 		colly := cc.allowed(u)
-		var allowed bool
+		var allowed, deferred bool
 		var why string
 		if src.policy != nil {
 			v := src.policy.CheckPath(requestPath(u))
 			allowed, why = v.Allowed, v.String()
+			deferred = pluginDefers(src.policy, v.Verdict)
 		} else {
 			v := rs.Check(requestPath(u))
 			allowed, why = v.Allowed, v.String()
@@ -327,7 +338,11 @@ func diffCmd(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) 
 			if cc.group == nil {
 				collyWhy = cc.why
 			}
-			_, err = fmt.Fprintf(w, "%s\tcolly: %s (%s)\t%s: %s (%s)\n", arg, verdictWord(colly), collyWhy, c.d, verdictWord(allowed), why)
+			word := verdictWord(allowed)
+			if deferred {
+				word = "deferred"
+			}
+			_, err = fmt.Fprintf(w, "%s\tcolly: %s (%s)\t%s: %s (%s)\n", arg, verdictWord(colly), collyWhy, c.d, word, why)
 			return err
 		}
 		if !allowed || rf == nil {

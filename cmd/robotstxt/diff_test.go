@@ -161,7 +161,7 @@ func TestDiff(t *testing.T) {
 			},
 			args:   []string{"/a"},
 			code:   1,
-			stdout: "/a\tcolly: allowed (-)\trfc9309: disallowed (robots.txt: 503 Service Unavailable, complete disallow until " + "UNTIL" + ")\n",
+			stdout: "/a\tcolly: allowed (-)\trfc9309: deferred (robots.txt: 503 Service Unavailable, complete disallow until " + "UNTIL" + ")\n",
 			stderr: `^robotstxt: http://\S+/robots.txt: 503 Service Unavailable, complete disallow until ` + until + `\n` +
 				`robotstxt: colly: http://\S+/robots.txt answered 503 Service Unavailable: temoto reads it as disallow all, but Colly asks it for a group, finds none and allows every URL\n` +
 				notes + `robotstxt: 1 of 1 URLs change verdict\n$`,
