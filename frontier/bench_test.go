@@ -1,6 +1,7 @@
 package frontier_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -80,4 +81,73 @@ func BenchmarkFrontierCycle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkGetRequestManyHosts measures a request's cycle (AddRequest,
+// GetRequest, Colly's decoding, Done), and GetRequest alone
+// (GetRequest-ns/op), when n hosts have requests queued and all but 10 are
+// within a one-hour delay on the plugin's limiter: the frontier must not
+// look at every host per call.
+func BenchmarkGetRequestManyHosts(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			f, c := manyHosts(b, n)
+			for range 10 { // the ready hosts' seeds; the others are looked at once
+				p, err := f.GetRequest()
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, _ := c.UnmarshalRequest(p)
+				f.Done(robots.FrontierLease(r.Ctx))
+			}
+			reqs := make([][]byte, b.N)
+			for i := range reqs {
+				reqs[i] = testutil.CollyRequest(b, fmt.Sprintf("http://h%d.example/p%d", i%10, i))
+			}
+			var get time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if err := f.AddRequest(reqs[i]); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				p, err := f.GetRequest()
+				get += time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := c.UnmarshalRequest(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				f.Done(robots.FrontierLease(r.Ctx))
+			}
+			b.ReportMetric(float64(get.Nanoseconds())/float64(b.N), "GetRequest-ns/op")
+		})
+	}
+}
+
+// manyHosts returns a frontier with one request queued for each of n hosts
+// h0.example … h(n-1).example, of which h0 to h9 are ready and the others
+// within a one-hour delay on the limiter it reads (a permit taken and
+// released with that delay), and a collector to decode what it hands out.
+func manyHosts(tb testing.TB, n int) (*frontier.Frontier, *colly.Collector) {
+	lim := hostlimit.New(hostlimit.Config{})
+	f := frontier.New(frontier.Config{Ready: lim})
+	ctx := context.Background()
+	for i := range n {
+		host := fmt.Sprintf("http://h%d.example", i)
+		if i >= 10 {
+			p, err := lim.Acquire(ctx, host, time.Hour)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			p.Release()
+		}
+		if err := f.AddRequest(testutil.CollyRequest(tb, host+"/seed")); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return f, colly.NewCollector()
 }

@@ -46,6 +46,7 @@
 package frontier
 
 import (
+	"container/heap"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -87,6 +88,13 @@ var (
 // after now means now; busy means an event (a request in flight) must
 // come first. Hosts are authorities ("https://example.com"), as the plugin
 // keys its limiter.
+//
+// The frontier asks a host again only once the time it was given has come
+// (a busy host: 20 ms later), or when a request of the host it handed out
+// is done: a host must not become ready earlier than Ready said but by
+// such an event. *hostlimit.Limiter keeps to this (a delay or pause only
+// moves a host's time later); a host that became ready earlier is handed
+// out late, never early.
 type Readiness interface {
 	Ready(host string) (at time.Time, busy bool)
 }
@@ -139,6 +147,13 @@ type Stats struct {
 // A Frontier is an in-memory per-host queue implementing Colly's
 // queue.Storage. It is safe for concurrent use; one colly queue.Queue
 // should run on it at a time. Create it with [New].
+//
+// Its cost does not grow with the number of hosts queued: hosts believed
+// ready sit in a heap ordered by their oldest request, hosts waiting for
+// their delay in a heap ordered by the time [Readiness] gave, and a host
+// is asked again only once that time has come (or one of its requests is
+// done), so a GetRequest costs O(log n) for n hosts plus one Ready call per
+// host that came due.
 type Frontier struct {
 	cfg Config
 	log *slog.Logger
@@ -146,20 +161,36 @@ type Frontier struct {
 
 	mu      sync.Mutex
 	hosts   map[string]*hostQueue
-	order   []*hostQueue // hosts with requests queued
-	queued  int
+	ready   readyHeap           // hosts with requests queued, under PerHost, believed ready
+	waiting waitHeap            // the same, waiting for their Ready time
+	blocked map[*hostQueue]bool // hosts with requests queued, at PerHost
+	queued  int                 // requests queued
+	nq      int                 // hosts with requests queued
 	seq     uint64
 	seen    map[string]struct{}
 	leases  map[string]*lease
+	fifo    []*lease      // leases in the order handed out (so by time), done ones included until they reach the front
 	changed chan struct{} // closed and replaced when something changes
 	stats   Stats
 }
 
+// Where a host with requests queued is kept.
+const (
+	inNone    = iota // nothing queued
+	inReady          // Frontier.ready
+	inWaiting        // Frontier.waiting
+	inBlocked        // Frontier.blocked
+)
+
 type hostQueue struct {
 	host  string
-	items []item // FIFO; items[0] is next
-	out   int    // handed out, not done
-	pos   int    // index in Frontier.order, -1 when not there
+	items []item    // FIFO; items[0] is next
+	out   int       // handed out, not done
+	where uint8     // inNone, inReady, inWaiting, inBlocked
+	idx   int       // index in its heap
+	head  uint64    // items[0].seq: the heaps' key, kept here to spare a load
+	at    time.Time // inWaiting: when to ask Ready again
+	busy  bool      // Ready last said busy
 }
 
 type item struct {
@@ -169,9 +200,11 @@ type item struct {
 }
 
 type lease struct {
+	id   string
 	host string
 	url  string
 	at   time.Time
+	done bool
 }
 
 // New returns an empty frontier configured by cfg.
@@ -196,6 +229,7 @@ func New(cfg Config) *Frontier {
 		log:     log,
 		id:      hex.EncodeToString(id[:]),
 		hosts:   map[string]*hostQueue{},
+		blocked: map[*hostQueue]bool{},
 		seen:    map[string]struct{}{},
 		leases:  map[string]*lease{},
 		changed: make(chan struct{}),
@@ -231,19 +265,46 @@ func (f *Frontier) AddRequest(b []byte) error {
 	f.seen[r.Key] = struct{}{}
 	h := f.hosts[r.Host]
 	if h == nil {
-		h = &hostQueue{host: r.Host, pos: -1}
+		h = &hostQueue{host: r.Host}
 		f.hosts[r.Host] = h
 	}
 	f.seq++
 	h.items = append(h.items, item{seq: f.seq, payload: payload, url: r.URL})
-	if h.pos < 0 {
-		h.pos = len(f.order)
-		f.order = append(f.order, h)
+	if len(h.items) == 1 {
+		h.head = f.seq
+		f.nq++
+		f.placeLocked(h)
 	}
 	f.queued++
 	f.stats.Added++
 	f.signalLocked()
 	return nil
+}
+
+// placeLocked puts h, which has requests queued and is in no structure,
+// where it belongs: blocked at PerHost, else among the ready (Ready is
+// asked when it comes up).
+func (f *Frontier) placeLocked(h *hostQueue) {
+	if h.out >= f.cfg.PerHost {
+		h.where = inBlocked
+		f.blocked[h] = true
+		return
+	}
+	h.where = inReady
+	heap.Push(&f.ready, h)
+}
+
+// unplaceLocked takes h out of the structure it is in.
+func (f *Frontier) unplaceLocked(h *hostQueue) {
+	switch h.where {
+	case inReady:
+		heap.Remove(&f.ready, h.idx)
+	case inWaiting:
+		heap.Remove(&f.waiting, h.idx)
+	case inBlocked:
+		delete(f.blocked, h)
+	}
+	h.where = inNone
 }
 
 // QueueSize implements queue.Storage: the number of requests queued and
@@ -303,62 +364,85 @@ func (f *Frontier) GetRequest() ([]byte, error) {
 	}
 }
 
-// pickLocked returns the ready host whose next request is the oldest, or
-// nil and the soonest time at which one may be ready (zero if only a done
-// request can make one ready).
+// pickLocked returns the ready host whose next request is the oldest, taken
+// out of the ready heap, or nil and the soonest time at which one may be
+// ready (zero if only a done request can make one ready). Hosts whose
+// Ready time has come move to the ready heap first; each host it asks
+// Ready of and finds not ready moves to the waiting heap, keyed by the
+// time given (a busy host: busyPoll from now).
 func (f *Frontier) pickLocked(now time.Time) (*hostQueue, time.Time) {
-	var best *hostQueue
-	var soonest time.Time
-	for _, h := range f.order {
-		if h.out >= f.cfg.PerHost {
-			continue
-		}
-		if best != nil && h.items[0].seq > best.items[0].seq {
-			continue
-		}
-		at := now
-		if f.cfg.Ready != nil {
-			var busy bool
-			at, busy = f.cfg.Ready.Ready(h.host)
-			if busy {
-				at = now.Add(busyPoll)
-			}
-		}
-		if at.After(now) {
-			if soonest.IsZero() || at.Before(soonest) {
-				soonest = at
-			}
-			continue
-		}
-		best = h
+	for len(f.waiting) > 0 && !f.waiting[0].at.After(now) {
+		h := heap.Pop(&f.waiting).(*hostQueue)
+		h.where = inReady
+		heap.Push(&f.ready, h)
 	}
-	return best, soonest
+	for len(f.ready) > 0 {
+		h := heap.Pop(&f.ready).(*hostQueue)
+		h.where = inNone
+		at := f.readyAt(h, now)
+		if !at.After(now) {
+			return h, time.Time{}
+		}
+		h.at, h.where = at, inWaiting
+		heap.Push(&f.waiting, h)
+	}
+	if len(f.waiting) > 0 {
+		return nil, f.waiting[0].at
+	}
+	return nil, time.Time{}
 }
 
-// fallbackLocked returns the host to hand out from when none is ready:
-// the one ready soonest, preferring hosts under PerHost, then the oldest.
+// readyAt asks Config.Ready when h may be asked; a busy host is looked at
+// again busyPoll from now.
+func (f *Frontier) readyAt(h *hostQueue, now time.Time) time.Time {
+	if f.cfg.Ready == nil {
+		return now
+	}
+	at, busy := f.cfg.Ready.Ready(h.host)
+	if h.busy = busy; busy {
+		return now.Add(busyPoll)
+	}
+	return at
+}
+
+// fallbackLocked returns the host to hand out from when none is ready,
+// taken out of its structure: the one ready soonest (by the time Ready
+// last gave, the oldest request on a tie; a busy host only if none of the
+// next few is free), else, when every host is at PerHost, the one whose
+// next request is the oldest.
 func (f *Frontier) fallbackLocked(now time.Time) *hostQueue {
+	if len(f.waiting) > 0 {
+		var skipped []*hostQueue
+		h := heap.Pop(&f.waiting).(*hostQueue)
+		for h.busy && len(f.waiting) > 0 && len(skipped) < 8 {
+			skipped = append(skipped, h)
+			h = heap.Pop(&f.waiting).(*hostQueue)
+		}
+		if h.busy && len(skipped) > 0 {
+			skipped = append(skipped, h)
+			h = skipped[0]
+			skipped = skipped[1:]
+		}
+		for _, s := range skipped {
+			heap.Push(&f.waiting, s)
+		}
+		h.where = inNone
+		return h
+	}
 	var best *hostQueue
-	var bestAt time.Time
-	for _, h := range f.order {
-		at := now
-		if f.cfg.Ready != nil {
-			var busy bool
-			if at, busy = f.cfg.Ready.Ready(h.host); busy {
-				at = now.Add(time.Hour)
-			}
+	for h := range f.blocked { // at most one host per lease out
+		if best == nil || h.head < best.head {
+			best = h
 		}
-		if h.out >= f.cfg.PerHost {
-			at = at.Add(24 * time.Hour)
-		}
-		if best == nil || at.Before(bestAt) || at.Equal(bestAt) && h.items[0].seq < best.items[0].seq {
-			best, bestAt = h, at
-		}
+	}
+	if best != nil {
+		f.unplaceLocked(best)
 	}
 	return best
 }
 
-// handLocked pops h's next request and leases it.
+// handLocked pops the next request of h (taken out of every structure)
+// and leases it.
 func (f *Frontier) handLocked(h *hostQueue, now time.Time) ([]byte, error) {
 	it := h.items[0]
 	h.items[0] = item{}
@@ -370,33 +454,22 @@ func (f *Frontier) handLocked(h *hostQueue, now time.Time) ([]byte, error) {
 	if err != nil { // cannot happen: AddRequest decoded it
 		return nil, err
 	}
-	// Count the lease before the host may leave the queue: a host with a
+	// Count the lease before the host is placed again: a host with a
 	// request out keeps its state (and its PerHost bound) when its last
 	// queued request is handed out.
 	h.out++
 	if len(h.items) == 0 {
 		h.items = nil
-		f.removeLocked(h)
+		f.nq--
+	} else {
+		h.head = h.items[0].seq
+		f.placeLocked(h)
 	}
-	f.leases[id] = &lease{host: h.host, url: it.url, at: now}
+	l := &lease{id: id, host: h.host, url: it.url, at: now}
+	f.leases[id] = l
+	f.fifo = append(f.fifo, l)
 	f.stats.Handed++
 	return b, nil
-}
-
-// removeLocked takes h out of the hosts with requests queued; its state
-// is dropped once nothing of it is out either.
-func (f *Frontier) removeLocked(h *hostQueue) {
-	if h.pos >= 0 {
-		last := f.order[len(f.order)-1]
-		f.order[h.pos] = last
-		last.pos = h.pos
-		f.order[len(f.order)-1] = nil
-		f.order = f.order[:len(f.order)-1]
-		h.pos = -1
-	}
-	if h.out == 0 && len(h.items) == 0 {
-		delete(f.hosts, h.host)
-	}
 }
 
 // Done marks the request leased as id done: its host may be handed out
@@ -417,10 +490,20 @@ func (f *Frontier) finishLocked(id string) bool {
 		return false
 	}
 	delete(f.leases, id)
+	l.done = true
 	if h := f.hosts[l.host]; h != nil {
 		h.out--
-		if h.out == 0 && len(h.items) == 0 {
+		switch {
+		case h.out == 0 && len(h.items) == 0:
 			delete(f.hosts, h.host)
+		case h.where == inBlocked && h.out < f.cfg.PerHost:
+			f.unplaceLocked(h)
+			f.placeLocked(h)
+		case h.where == inWaiting:
+			// A done request may make the host ready before the time
+			// Ready gave (a busy host): look again now.
+			f.unplaceLocked(h)
+			f.placeLocked(h)
 		}
 	}
 	f.signalLocked()
@@ -428,21 +511,27 @@ func (f *Frontier) finishLocked(id string) bool {
 }
 
 // expireLocked counts done the leases older than Hold, and returns when
-// the next one will be (zero if none is out).
+// the next one will be (zero if none is out). Leases are handed out in
+// time order, so only the front of the list is looked at.
 func (f *Frontier) expireLocked(now time.Time) (next time.Time) {
-	for id, l := range f.leases {
-		if end := l.at.Add(f.cfg.Hold); end.After(now) {
-			if next.IsZero() || end.Before(next) {
-				next = end
-			}
+	for len(f.fifo) > 0 {
+		l := f.fifo[0]
+		if l.done {
+			f.fifo[0] = nil
+			f.fifo = f.fifo[1:]
 			continue
 		}
-		f.finishLocked(id)
+		if end := l.at.Add(f.cfg.Hold); end.After(now) {
+			return end
+		}
+		f.fifo[0] = nil
+		f.fifo = f.fifo[1:]
+		f.finishLocked(l.id)
 		f.stats.Expired++
 		f.log.Warn("frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see robots.AttachFrontier)",
 			slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
 	}
-	return next
+	return time.Time{}
 }
 
 func (f *Frontier) signalLocked() {
@@ -455,6 +544,42 @@ func (f *Frontier) Stats() Stats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.stats
-	s.Queued, s.Leased, s.Hosts = f.queued, len(f.leases), len(f.order)
+	s.Queued, s.Leased, s.Hosts = f.queued, len(f.leases), f.nq
 	return s
+}
+
+// readyHeap orders hosts by their oldest queued request.
+type readyHeap []*hostQueue
+
+func (q readyHeap) Len() int           { return len(q) }
+func (q readyHeap) Less(i, j int) bool { return q[i].head < q[j].head }
+func (q readyHeap) Swap(i, j int)      { q[i], q[j] = q[j], q[i]; q[i].idx = i; q[j].idx = j }
+func (q *readyHeap) Push(x any)        { h := x.(*hostQueue); h.idx = len(*q); *q = append(*q, h) }
+func (q *readyHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return h
+}
+
+// waitHeap orders hosts by the time Ready gave, then by their oldest
+// queued request.
+type waitHeap []*hostQueue
+
+func (q waitHeap) Len() int { return len(q) }
+func (q waitHeap) Less(i, j int) bool {
+	if !q[i].at.Equal(q[j].at) {
+		return q[i].at.Before(q[j].at)
+	}
+	return q[i].head < q[j].head
+}
+func (q waitHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i]; q[i].idx = i; q[j].idx = j }
+func (q *waitHeap) Push(x any)   { h := x.(*hostQueue); h.idx = len(*q); *q = append(*q, h) }
+func (q *waitHeap) Pop() any {
+	old := *q
+	h := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return h
 }

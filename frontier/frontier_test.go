@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -451,5 +452,58 @@ func TestPerHostAfterQueueEmptied(t *testing.T) {
 	}
 	if st := f.Stats(); st.Early != 1 || st.Leased != 3 {
 		t.Fatalf("stats %+v: a.example/2 must go out early, past its host's bound", st)
+	}
+}
+
+// countingReady is the plugin's limiter, counting the frontier's Ready calls.
+type countingReady struct {
+	*hostlimit.Limiter
+	n int
+}
+
+func (c *countingReady) Ready(host string) (time.Time, bool) {
+	c.n++ // GetRequest calls Ready under the frontier's lock
+	return c.Limiter.Ready(host)
+}
+
+// A host is asked Ready again only once the time it gave has come: with
+// 2,000 hosts queued of which 1,990 are within an hour's delay, 3,000
+// request cycles ask Ready about once per cycle plus once per waiting
+// host, not once per host per cycle (6 million calls).
+func TestGetRequestAsksDueHostsOnly(t *testing.T) {
+	const hosts, ready, cycles = 2000, 10, 3000
+	lim := hostlimit.New(hostlimit.Config{})
+	r := &countingReady{Limiter: lim}
+	f := frontier.New(frontier.Config{Ready: r})
+	for i := range hosts {
+		host := fmt.Sprintf("http://h%d.example", i)
+		if i >= ready {
+			p, err := lim.Acquire(t.Context(), host, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release()
+		}
+		f.AddRequest(testutil.CollyRequest(t, host+"/seed"))
+	}
+	for i := range cycles {
+		f.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p%d", i%ready, i)))
+		b, err := f.GetRequest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, lease := urlOf(t, b)
+		if h, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(u, ".", 2)[0], "http://h")); h >= ready {
+			t.Fatalf("handed out %s, whose host is not ready", u)
+		}
+		f.Done(lease)
+	}
+	if max := 2*cycles + hosts; r.n > max {
+		t.Errorf("%d Ready calls for %d cycles over %d hosts, want at most %d", r.n, cycles, hosts, max)
+	}
+	// Queued: the waiting hosts' seeds, and one page per ready host (each
+	// cycle adds one and hands one out; the first ones handed the seeds).
+	if st := f.Stats(); st.Queued != hosts || st.Hosts != hosts || st.Early != 0 {
+		t.Errorf("stats %+v: want %d queued on %d hosts, nothing handed early", st, hosts, hosts)
 	}
 }
