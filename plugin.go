@@ -46,6 +46,8 @@ type Plugin struct {
 	sm sitemapState // WithSitemaps: authorities walked, reports
 
 	broken error // WithRobots with invalid options: every request is stopped with it
+
+	slots slots // of the attached collectors: their contexts, for the transport (clienttimeout.go)
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
@@ -212,7 +214,8 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	}
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
-	c.OnRequest(func(r *colly.Request) { p.onRequest(c, r) })
+	cs := p.slots.add()
+	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
 	c.OnError(p.onError)
 	if len(p.cfg.purposes) > 0 {
 		c.OnResponse(p.markUsage)
@@ -325,7 +328,7 @@ func (p *Plugin) Resolver() *policy.Resolver { return p.res.Load() }
 func (p *Plugin) Limiter() Limiter { return p.lim }
 
 // onRequest is the OnRequest hook: verdict, deferral, early wait.
-func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
+func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Request) {
 	if s := slotOf(r); s != nil {
 		if r.IsAbort() {
 			s.release() // a callback before this hook stopped it: it goes no further
@@ -414,7 +417,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		// Colly may answer from its disk cache without a request, and tells
 		// no one which (its cache path is private): no early wait, the
 		// transport's gate spaces what reaches the network.
-		p.pass(r, authority, waited)
+		p.pass(r, cs, ctx, authority, waited)
 		return
 	}
 	// A pause of a second or less is always waited out: handing a request
@@ -424,7 +427,7 @@ func (p *Plugin) onRequest(c *colly.Collector, r *colly.Request) {
 		p.waitFailed(r, v, pol, err)
 		return
 	}
-	p.pass(r, authority, waited+w)
+	p.pass(r, cs, ctx, authority, waited+w)
 }
 
 // waitFailed stops r after its early wait failed: deferred when its host
@@ -474,14 +477,14 @@ const stopHeader = "X-Politecrawl-Robots-Stop"
 // removes the mark before anything is sent.
 const passHeader = "X-Politecrawl-Robots-Pass"
 
-var passValue = []string{"1"}
-
 // pass counts r, let through after waiting w, and marks it for the
-// transport (see passHeader).
-func (p *Plugin) pass(r *colly.Request, authority string, w time.Duration) {
+// transport (see passHeader) with its collector's slot, which learns ctx,
+// the collector's Context.
+func (p *Plugin) pass(r *colly.Request, cs *collectorSlot, ctx context.Context, authority string, w time.Duration) {
 	p.stats.record(authority, HostStats{Allowed: 1, Waited: w})
 	if clientOffsets.ok && r.Headers != nil {
-		(*r.Headers)[passHeader] = passValue
+		cs.see(ctx)
+		(*r.Headers)[passHeader] = cs.pass
 	}
 }
 

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -193,10 +194,15 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			p := mustNew(b, append([]Option{WithTransport(site), WithAgents("examplebot")}, tc.opts...)...)
 			c := newCollector(false, p.opt(b))
-			req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
+			// A request as Colly's client sends it: its context carries the
+			// client's timeout (a deadline the collector's Context has not).
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}
 			req.Header.Set("User-Agent", c.UserAgent)
-			p.onRequest(c, r) // fetches robots.txt
+			cs := (*p.slots.list.Load())[0]
+			p.onRequest(c, cs, r) // fetches robots.txt
 			if r.IsAbort() {
 				b.Fatal("aborted")
 			}
@@ -207,7 +213,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			resp.Body.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				p.onRequest(c, r)
+				p.onRequest(c, cs, r)
 				resp, err := p.coll.RoundTrip(req)
 				if err != nil {
 					b.Fatal(err)

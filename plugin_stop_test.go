@@ -435,18 +435,24 @@ func TestPluginLongPauseWhileWaiting(t *testing.T) {
 	}
 }
 
-// A request whose client Timeout (Colly's request timeout) ends while it
-// waits at its host's gate is reported as canceled, once: net/http hands
-// OnError an error of its own that wraps nothing, so the plugin's OnError
-// hook cannot be the one to report it. CacheDir skips the early wait, so
+// A request whose collector's context reaches its deadline while the
+// request waits at its host's gate is reported as canceled, once. The
+// client's Timeout (Colly's request timeout, 1 s) ended before, while the
+// request waited: it does not stop the wait (see
+// TestPluginGateWaitOutsideClientTimeout), but net/http then hands OnError
+// an error of its own that wraps nothing, so the plugin's OnError hook
+// cannot be the one to report the stop. CacheDir skips the early wait, so
 // both requests wait at the gate, 5 s behind the robots.txt fetch
-// (Crawl-delay), with a 1 s timeout.
-func TestPluginClientTimeoutAtGateIsReported(t *testing.T) {
+// (Crawl-delay).
+func TestPluginDeadlineAtGateIsReported(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 5\n"}})
 	var blocks blockLog
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithOnBlocked(blocks.add))
 	c := newCollector(true, p.opt(t), colly.CacheDir(t.TempDir()))
 	c.SetRequestTimeout(time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c.Context = ctx
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -546,5 +552,40 @@ func TestPluginAsyncRetryDoesNotQueueBehindWaiters(t *testing.T) {
 	}
 	if got := p.Totals().Retried; got != 1 {
 		t.Errorf("Totals().Retried %d, want 1", got)
+	}
+}
+
+// The time a request waits for its host's turn at the transport's gate
+// does not count against Colly's request timeout (net/http's
+// Client.Timeout, which covers the whole round trip): the exchange gets
+// the whole timeout once the gate lets it through. With a CacheDir there
+// is no early wait in OnRequest, so the page waits at the gate, inside
+// Colly's client call, for the Crawl-delay after robots.txt; the gate's
+// clock is held still for longer than the timeout.
+func TestPluginGateWaitOutsideClientTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 2 * time.Second
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 5\n"}})
+	gate := testutil.NewFakeClock()
+	var blocks blockLog
+	p := mustNew(t, WithTransport(f.Transport()), WithLimiter(hostlimit.New(hostlimit.Config{Clock: gate})), WithOnBlocked(blocks.add))
+	c := newCollector(false, p.opt(t))
+	c.CacheDir = t.TempDir()
+	c.SetRequestTimeout(timeout)
+	var onError []string
+	c.OnError(func(r *colly.Response, err error) { onError = append(onError, err.Error()) })
+	done := make(chan error, 1)
+	go func() { done <- c.Visit("http://slow.test/a") }()
+	gate.WaitTimers(t, 1)             // /a waits 5 s after robots.txt
+	time.Sleep(timeout + time.Second) // the client's timeout would have run out by now
+	gate.Advance(5 * time.Second)
+	if err := <-done; err != nil {
+		t.Errorf("Visit: %v", err)
+	}
+	if bs := blocks.all(); len(bs) != 0 || len(onError) != 0 {
+		t.Errorf("stopped: %v; OnError %q", bs, onError)
+	}
+	if got := strings.Join(f.Paths("slow.test"), " "); got != "/a" {
+		t.Errorf("server saw %q, want /a", got)
 	}
 }

@@ -150,8 +150,12 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// A request OnRequest let through, or a redirect hop of one (net/http
 	// copies the mark to each hop): a stop is reported with its Colly
 	// request by the OnError hook.
-	_, passed := req.Header[passHeader]
+	var cs *collectorSlot
+	pv, passed := req.Header[passHeader]
 	if passed {
+		if len(pv) > 0 {
+			cs = p.slots.get(pv[0])
+		}
 		delete(req.Header, passHeader) // never sent
 	}
 	if p.broken != nil {
@@ -174,7 +178,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	d, skip := p.delayOf(pol)
 	ub, refused := p.usageStop(pol, req.URL, v)
 	if v.Allowed && !skip && !refused {
-		return p.send(base, req, pol, d, passed)
+		return p.send(base, req, pol, d, passed, cs)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -200,14 +204,16 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // times, unless its body cannot be sent again. A pause that ends later than
 // WithDeferWait (at least a second) hands the request back as Deferred; the
 // last answer of a request out of retries goes to Colly as it is.
-func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, passed bool) (*http.Response, error) {
+func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, passed bool, cs *collectorSlot) (*http.Response, error) {
 	host := pol.Authority()
 	prefix := "" // what the previous answer was, on a retry
+	gate, fresh, budget := gateContext(req, cs)
 	for attempt := 0; ; attempt++ {
-		if err := p.takeToken(req); err != nil {
+		entry := time.Now()
+		if err := p.takeToken(gate); err != nil {
 			return nil, p.canceled(req, err, pol, passed)
 		}
-		permit, err := p.lim.AcquireMax(req.Context(), host, d, p.maxPause())
+		permit, err := p.lim.AcquireMax(gate, host, d, p.maxPause())
 		if err != nil {
 			if b, ok := pausedStop(req, err, prefix); ok {
 				closeBody(req)
@@ -219,7 +225,15 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 			p.stats.record(host, HostStats{Retried: 1})
 			p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("retry", attempt))
 		}
-		resp, err := hostlimit.RoundTrip(base, req, permit)
+		sreq, cancel := freshDeadline(req, fresh, budget, entry, attempt > 0)
+		resp, err := hostlimit.RoundTrip(base, sreq, permit)
+		if cancel != nil {
+			if err != nil || resp.Body == nil {
+				cancel()
+			} else {
+				resp.Body = &cancelOnClose{resp.Body, cancel}
+			}
+		}
 		if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) ||
 			attempt >= p.cfg.retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 			return resp, err
@@ -277,7 +291,7 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if hook != nil {
 		hook.Pause()
 	}
-	err = p.takeToken(req)
+	err = p.takeToken(req.Context())
 	var permit hostlimit.Permit
 	if err == nil {
 		permit, err = p.lim.AcquireMax(req.Context(), host, p.cachedDelay(host), -1)
@@ -294,11 +308,11 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // takeToken waits for a token of the crawler-wide cap (WithMaxRate), if
 // there is one.
-func (p *Plugin) takeToken(req *http.Request) error {
+func (p *Plugin) takeToken(ctx context.Context) error {
 	if p.cfg.maxRate == nil {
 		return nil
 	}
-	if err := p.cfg.maxRate.Wait(req.Context()); err != nil {
+	if err := p.cfg.maxRate.Wait(ctx); err != nil {
 		return fmt.Errorf("robots: gave up waiting for the crawler-wide rate: %w", err)
 	}
 	return nil

@@ -1,0 +1,127 @@
+package robots
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Colly's request timeout is net/http's Client.Timeout: a deadline on the
+// request's context that covers the whole round trip, the plugin's
+// transport included. The time a request waits there for its host's turn
+// (a Crawl-delay, a 429 pause before a retry, a fleet's shared gate) must
+// not count against it, or a polite wait becomes a timeout.
+//
+// A request let through by OnRequest carries the collector's slot number
+// in passHeader. The slot holds the context Colly built the request from
+// (the collector's Context), whose cancellation and deadline are the
+// user's. When the request's deadline is earlier than that context's, it is
+// the client's timeout: the transport waits at the gate on the collector's
+// context alone, and if the wait took a millisecond or more, sends the
+// request with a deadline of its own, the timeout's whole length from the
+// moment the gate let it through. A request whose deadline is the user's
+// keeps it.
+
+// collectorSlot is what the transport knows of one attached collector.
+type collectorSlot struct {
+	pass []string               // the passHeader value that names the slot
+	ctx  atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest
+}
+
+type ctxBox struct{ ctx context.Context }
+
+// slots are the attached collectors' slots, by number - 1; the slice is
+// replaced, never changed, when a collector is attached.
+type slots struct {
+	list atomic.Pointer[[]*collectorSlot]
+}
+
+// add returns a new slot; the caller holds p.mu.
+func (s *slots) add() *collectorSlot {
+	var list []*collectorSlot
+	if l := s.list.Load(); l != nil {
+		list = *l
+	}
+	cs := &collectorSlot{pass: []string{strconv.Itoa(len(list) + 1)}}
+	list = append(list[:len(list):len(list)], cs)
+	s.list.Store(&list)
+	return cs
+}
+
+// get returns the slot a passHeader value names, or nil.
+func (s *slots) get(v string) *collectorSlot {
+	n, err := strconv.Atoi(v)
+	l := s.list.Load()
+	if err != nil || l == nil || n < 1 || n > len(*l) {
+		return nil
+	}
+	return (*l)[n-1]
+}
+
+// see records ctx as the context the collector's requests are built from.
+// It allocates only when the collector's Context changed.
+func (cs *collectorSlot) see(ctx context.Context) {
+	if b := cs.ctx.Load(); b != nil && sameContext(b.ctx, ctx) {
+		return
+	}
+	cs.ctx.Store(&ctxBox{ctx})
+}
+
+// sameContext compares two contexts without the panic == gives on an
+// incomparable dynamic type.
+func sameContext(a, b context.Context) bool {
+	if t := reflect.TypeOf(a); t != reflect.TypeOf(b) || !t.Comparable() {
+		return false
+	}
+	return a == b
+}
+
+// gateContext returns the context req waits at the gate on, and, when that
+// is not req's own (its deadline is the client's timeout), the context to
+// derive its send from and the timeout's length left at entry.
+func gateContext(req *http.Request, cs *collectorSlot) (gate, base context.Context, budget time.Duration) {
+	ctx := req.Context()
+	if cs == nil {
+		return ctx, nil, 0
+	}
+	dl, ok := ctx.Deadline()
+	b := cs.ctx.Load()
+	if !ok || b == nil {
+		return ctx, nil, 0
+	}
+	if udl, uok := b.ctx.Deadline(); uok && !dl.Before(udl) {
+		return ctx, nil, 0 // the user's deadline
+	}
+	return b.ctx, b.ctx, time.Until(dl)
+}
+
+// freshDeadline returns req to send once the gate let it through after
+// waiting since entry: req itself if it waited less than a millisecond or
+// its deadline is the user's (base nil), else a copy whose deadline is
+// budget from now, with the cancel to call once the response's body is
+// closed (nil when req is returned).
+func freshDeadline(req *http.Request, base context.Context, budget time.Duration, entry time.Time, retry bool) (*http.Request, context.CancelFunc) {
+	if base == nil || !retry && time.Since(entry) < time.Millisecond {
+		return req, nil
+	}
+	ctx, cancel := context.WithDeadline(base, time.Now().Add(budget))
+	r := req.WithContext(ctx)
+	r.Cancel = nil //lint:ignore SA1019 net/http sets it, and closes it at the client's deadline
+	return r, cancel
+}
+
+// cancelOnClose wraps body so that cancel is called once it is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
