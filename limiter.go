@@ -24,7 +24,7 @@ type Limiter interface {
 	// WaitMax is the early, non-reserving stage, called in Colly's
 	// OnRequest where waiting holds no LimitRule slot: it blocks until the
 	// host is likely to admit a request at once and returns how long it
-	// blocked. It does not wait out a 429/503 pause that ends more than
+	// blocked. It does not wait out a 429/5xx pause that ends more than
 	// maxPause from now, nor one that starts while it waits: it returns an
 	// error wrapping a *[hostlimit.PausedError], and the plugin hands the
 	// request back ([Deferred]); a negative maxPause waits out any pause. Its
@@ -39,8 +39,8 @@ type Limiter interface {
 	// request back, [Deferred]); a negative maxPause waits out any pause
 	// (robots.txt fetches). The plugin marks the permit sent once the
 	// request is written (in StartToStart mode, when the permit needs it),
-	// passes the response's status and header to its Observe (429 and 503
-	// pause the host), and releases it when the response body is done or
+	// passes the response's status and header to its Observe (429 and 5xx
+	// pause the host, [hostlimit.BackoffStatus]), and releases it when the response body is done or
 	// the round trip failed ([hostlimit.RoundTrip]).
 	AcquireMax(ctx context.Context, host string, delay, maxPause time.Duration) (hostlimit.Permit, error)
 	// Stats returns the host's gate statistics for [Plugin.Stats], false

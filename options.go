@@ -24,9 +24,9 @@ const (
 	// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
 	// default.
 	DefaultStatsCapacity = 100_000
-	// DefaultRetries is how many times a request answered 429 or 503 is
-	// sent again after its host's pause ([WithRetries]), as Scrapy retries
-	// them by default.
+	// DefaultRetries is how many times a request answered 429 or a 5xx
+	// (but 501 and 505) is sent again after its host's pause
+	// ([WithRetries]), as Scrapy retries them by default.
 	DefaultRetries = 2
 )
 
@@ -226,7 +226,7 @@ func WithOnBlocked(fn func(Block)) Option {
 // WithDeferWait sets how long a request may wait in OnRequest for a
 // robots.txt that is temporarily unreachable (a 5xx or no answer that the
 // dialect reads as "disallow all, retry later"), or for the end of its
-// host's 429/503 pause, before it is handed back: stopped, reported as
+// host's pause after a 429 or 5xx, before it is handed back: stopped, reported as
 // [Deferred] and kept for [Plugin.RetryDeferred]. A pause is judged when
 // the request arrives ([Limiter].WaitMax); a pause of a second or less is
 // always waited out. Default [DefaultDeferWait]; 0 hands such requests back
@@ -241,10 +241,17 @@ func WithDeferWait(d time.Duration) Option {
 	}
 }
 
-// WithRetries sets how many times a request answered 429 (Too Many
-// Requests) or 503 (Service Unavailable) is sent again, once the host's
-// pause (its Retry-After, else the limiter's backoff) is over (default
-// [DefaultRetries]; 0 sends none again; negative is an error). The retry
+// WithRetries sets how many times a request answered with a status that
+// asks to back off is sent again, once the host's pause (its Retry-After,
+// else the limiter's backoff) is over (default [DefaultRetries]; 0 sends
+// none again; negative is an error). Those statuses are
+// [hostlimit.BackoffStatus]'s: 429 (Too Many Requests) and every 5xx
+// (500, 502, 503, 504, a CDN's 52x, ...) but 501 (Not Implemented) and 505
+// (HTTP Version Not Supported), which describe the request, not the
+// server's state, and come back the same; the server errors of RFC 9110
+// §15.6 are the signal draft-illyes-webbotauth-cbcp asks a crawler to back
+// off on. 408 (Request Timeout) is not among them: it is about the
+// client's request, not the server's load. The retry
 // happens at the transport, unseen by Colly's callbacks: OnError sees only
 // the answer of a request out of retries. A pause that ends later than
 // [WithDeferWait] hands the request back as [Deferred] instead, kept for

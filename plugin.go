@@ -436,7 +436,7 @@ func (p *Plugin) waitFailed(r *colly.Request, v policy.Verdict, pol *policy.Poli
 	var pe *hostlimit.PausedError
 	if errors.As(err, &pe) {
 		p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Until: pe.Until,
-			Reason: "the host answers 429/503 and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"}, pol)
+			Reason: "the host answered 429 or 5xx and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"}, pol)
 		return
 	}
 	p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)

@@ -270,12 +270,13 @@ func TestPluginWarnsWhenCollyEnvTurnsItsCheckOn(t *testing.T) {
 	}
 }
 
-// A request answered 429 or 503 is sent again once its host's pause is
-// over, up to WithRetries times (default 2), unseen by Colly's callbacks;
-// out of retries, its last answer reaches OnError; a pause longer than
-// WithDeferWait hands it back as Deferred, reported once. Sync and Async
-// alike; the pauses are exact on the limiter's clock.
-func TestPluginRetries429And503(t *testing.T) {
+// A request answered 429 or a 5xx other than 501 and 505 is sent again
+// once its host's pause is over, up to WithRetries times (default 2),
+// unseen by Colly's callbacks; out of retries, its last answer reaches
+// OnError; a pause longer than WithDeferWait hands it back as Deferred,
+// reported once. A 501 or 505 neither pauses the host nor is sent again.
+// Sync and Async alike; the pauses are exact on the limiter's clock.
+func TestPluginRetriesBackoffStatuses(t *testing.T) {
 	cases := []struct {
 		name       string
 		opts       []Option
@@ -294,6 +295,12 @@ func TestPluginRetries429And503(t *testing.T) {
 		{"WithRetries(0)", []Option{WithRetries(0)}, 429, "1", -1, 1, false, 429, false, 0},
 		{"WithRetries(4)", []Option{WithRetries(4)}, 503, "1", 3, 4, true, 0, false, 3},
 		{"a pause past WithDeferWait: deferred", []Option{WithDeferWait(10 * time.Second)}, 503, "120", -1, 1, false, 0, true, 0},
+		{"502 once then 200", nil, 502, "", 1, 2, true, 0, false, 1},
+		{"500 once then 200", nil, 500, "", 1, 2, true, 0, false, 1},
+		{"504 twice then 200, Retry-After", nil, 504, "1", 2, 3, true, 0, false, 2},
+		{"522 forever: out of retries", nil, 522, "", -1, 3, false, 522, false, 2},
+		{"501: not sent again", nil, 501, "", -1, 1, false, 501, false, 0},
+		{"505: not sent again", nil, 505, "", -1, 1, false, 505, false, 0},
 	}
 	for _, tc := range cases {
 		for _, async := range []bool{false, true} {
@@ -320,8 +327,9 @@ func TestPluginRetries429And503(t *testing.T) {
 					return false
 				}}})
 				var blocks blockLog
+				lim := hostlimit.New(hostlimit.Config{Clock: clock, BackoffBase: time.Second})
 				opts := append([]Option{WithTransport(f.Transport()), WithDefaultDelay(0), WithOnBlocked(blocks.add),
-					WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock, BackoffBase: time.Second}))}, tc.opts...)
+					WithLimiter(lim)}, tc.opts...)
 				p := mustNew(t, opts...)
 				c := newCollector(async, p.opt(t))
 				var fetched atomic.Bool
@@ -362,6 +370,10 @@ func TestPluginRetries429And503(t *testing.T) {
 				}
 				if got := p.Totals().Retried; got != tc.retried {
 					t.Errorf("Totals().Retried %d, want %d", got, tc.retried)
+				}
+				backoff := tc.status != 501 && tc.status != 505
+				if st, _ := lim.Stats("http://r.test"); (st.Pauses > 0) != backoff {
+					t.Errorf("%d answers paused the host %d times, want pauses: %v", tc.status, st.Pauses, backoff)
 				}
 				// Each retry waited out the host's pause, on the limiter's clock.
 				for i := 1; i < len(at); i++ {

@@ -16,7 +16,7 @@ type HostStats struct {
 	Deferred   int64 // handed back: robots.txt unreachable, or the host paused past WithDeferWait
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
 	Canceled   int64 // stopped because the request's context ended while the plugin held it
-	Retried    int64 // sent again after a 429 or 503 answer and the host's pause (WithRetries)
+	Retried    int64 // sent again after a 429 or 5xx answer and the host's pause (WithRetries)
 	// UsageDisallowed counts requests stopped because robots.txt refuses a
 	// purpose declared with WithPurposes; UsageMarked counts responses
 	// whose usage preference (robots.txt and the response's headers)

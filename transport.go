@@ -29,7 +29,7 @@ const (
 	Disallowed BlockKind = iota
 	// Deferred: the request was handed back (see [Plugin.RetryDeferred])
 	// because robots.txt is temporarily unreachable and the dialect says to
-	// wait, or because its host is paused (after a 429 or 503 answer) for
+	// wait, or because its host is paused (after a 429 or 5xx answer) for
 	// longer than WithDeferWait.
 	Deferred
 	// Skipped: the host's Crawl-delay is above the largest honoured and the
@@ -74,7 +74,7 @@ type Block struct {
 	Verdict policy.Verdict
 	// Until is, for Deferred, when retrying can help: the retry time of
 	// robots.txt (by the resolver's clock, see WithClock), or the end of
-	// the host's 429/503 pause.
+	// the host's pause after a 429 or 5xx answer.
 	Until time.Time
 	// Redirect is true when the URL is a redirect target: the redirect was
 	// not followed.
@@ -199,8 +199,9 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // send passes req through the crawler-wide rate and its host's gate to
-// base. A 429 or 503 answer pauses the host (the limiter's Observe); the
-// request is then sent again once the pause is over, up to WithRetries
+// base. An answer whose status asks to back off (hostlimit.BackoffStatus:
+// 429, every 5xx but 501 and 505) pauses the host (the limiter's Observe);
+// the request is then sent again once the pause is over, up to WithRetries
 // times, unless its body cannot be sent again. A pause that ends later than
 // WithDeferWait (at least a second) hands the request back as Deferred; the
 // last answer of a request out of retries goes to Colly as it is.
@@ -234,7 +235,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 				resp.Body = &cancelOnClose{resp.Body, cancel}
 			}
 		}
-		if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) ||
+		if err != nil || !hostlimit.BackoffStatus(resp.StatusCode) ||
 			attempt >= p.cfg.retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 			return resp, err
 		}
@@ -258,7 +259,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 	}
 }
 
-// maxPause is the longest 429/503 pause a request waits out at the host's
+// maxPause is the longest 429/5xx pause a request waits out at the host's
 // gate (WithDeferWait, at least a second).
 func (p *Plugin) maxPause() time.Duration { return max(p.cfg.deferWait, time.Second) }
 

@@ -1,14 +1,14 @@
 // Package hostlimit spaces the requests a crawler sends to each host. A
 // [Limiter] keeps, per host, a delay and the instants of the host's latest
 // requests, and lets a request through (Wait, Acquire, Transport) only once
-// the delay since the previous one has passed and no pause (a 429 or 503
-// answer) is in force.
+// the delay since the previous one has passed and no pause (a 429 or 5xx
+// answer, see [BackoffStatus]) is in force.
 //
 // By default ([EndToStart]) a host gets at most one
 // request in flight while its delay is above zero, and the next request is
 // let through no earlier than the delay after the previous one ended; the
 // host never sees two requests closer than the delay. [StartToStart]
-// spaces the sends instead and lets requests overlap. A 429 or 503
+// spaces the sends instead and lets requests overlap. A 429 or 5xx
 // response pauses the host until its Retry-After, or with exponential
 // backoff. The guarantee holds between the actual events, read from the
 // monotonic clock when they happen, with zero tolerance, however many

@@ -35,7 +35,7 @@ func Example() {
 			fmt.Println("spaced by the delay:", time.Since(ended) >= delay)
 		}
 		permit.Sent()                      // the request has been written
-		permit.Observe(http.StatusOK, nil) // its status and header (a 429 or 503 would pause the host)
+		permit.Observe(http.StatusOK, nil) // its status and header (a 429 or 5xx would pause the host)
 		// ... read the response ...
 		ended = time.Now()
 		permit.Release() // the response is done
@@ -48,7 +48,7 @@ func Example() {
 }
 
 // Transport gates an http.Client: requests to one host are spaced by its
-// delay, and a 429 or 503 response pauses the host until its Retry-After.
+// delay, and a 429 or 5xx response pauses the host until its Retry-After.
 func ExampleLimiter_Transport() {
 	arrivals := make(chan time.Time, 2)
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -93,4 +93,23 @@ func ExampleParseRetryAfter() {
 	// 30s true
 	// 0s true
 	// 0s false
+}
+
+// BackoffStatus says which answers pause a host: 429 and the 5xx that say
+// the server cannot serve now, not 501 and 505, which say the request
+// itself cannot be served.
+func ExampleBackoffStatus() {
+	for _, status := range []int{200, 404, 429, 500, 501, 502, 503, 504, 505} {
+		fmt.Println(status, hostlimit.BackoffStatus(status))
+	}
+	// Output:
+	// 200 false
+	// 404 false
+	// 429 true
+	// 500 true
+	// 501 false
+	// 502 true
+	// 503 true
+	// 504 true
+	// 505 false
 }

@@ -24,10 +24,11 @@ import (
 //
 // FuzzObserve checks Limiter.Observe and Permit.Observe with a fuzzed
 // status, Retry-After and config: the pause is never negative; a status
-// other than 429/503 gives 0 and starts no pause; with a usable Retry-After
-// the pause is within [0, MaxRetryAfter] (delay-seconds: exactly the
-// clamped value); without one it is the backoff BackoffBase × 2^(n-1)
-// capped at BackoffMax, n counting 429s and 503s alike; Stats agree
+// other than 429 and the 5xx but 501 and 505 gives 0 and starts no pause;
+// with a usable Retry-After the pause is within [0, MaxRetryAfter]
+// (delay-seconds: exactly the clamped value); without one it is the
+// backoff BackoffBase × 2^(n-1) capped at BackoffMax, n counting 429s and
+// 503s alike; Stats agree
 // (LastPause, Pauses, PausedUntil); Permit.Observe gives what
 // Limiter.Observe gives.
 //
@@ -155,7 +156,8 @@ func FuzzObserve(f *testing.F) {
 		{429, "0", true}, {429, "120", true}, {503, "99999999999999999999", true},
 		{503, "soon", true}, {429, "-5", true}, {429, "", false}, {503, "", true},
 		{429, "Wed, 21 Oct 2015 07:28:00 GMT", true}, {503, "Fri, 31 Dec 9999 23:59:59 GMT", true},
-		{200, "5", true}, {304, "", false}, {500, "5", true}, {404, "", false}, {-1, "1", true},
+		{200, "5", true}, {304, "", false}, {500, "5", true}, {502, "", false}, {501, "5", true},
+		{505, "", false}, {599, "1", true}, {600, "1", true}, {404, "", false}, {-1, "1", true},
 		{0, "", false}, {1 << 40, "5", true},
 	} {
 		for _, cfg := range [][3]int64{
@@ -205,7 +207,7 @@ func FuzzObserve(f *testing.F) {
 			t.Fatalf("Permit.Observe(%d, %q) = %v < 0", status, ra, cgot)
 		}
 
-		if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+		if backoffWanted := status == 429 || status >= 500 && status < 600 && status != 501 && status != 505; !backoffWanted {
 			if got != 0 || pgot != 0 || cgot != 0 {
 				t.Fatalf("status %d: pause %v / %v / %v, want 0", status, got, pgot, cgot)
 			}

@@ -83,9 +83,10 @@ type Config struct {
 	// 0 means 10 minutes; a negative value means no cap.
 	MaxRetryAfter time.Duration
 
-	// BackoffBase and BackoffMax shape the pause after a 429 or 503 response
-	// without a usable Retry-After: BackoffBase × 2^(n-1) for the n-th such
-	// response in a row, at most BackoffMax. 0 means 1 second and 10 minutes.
+	// BackoffBase and BackoffMax shape the pause after a response whose
+	// status asks to back off ([BackoffStatus]: 429, every 5xx but 501 and
+	// 505) without a usable Retry-After: BackoffBase × 2^(n-1) for the n-th
+	// such response in a row, at most BackoffMax. 0 means 1 second and 10 minutes.
 	BackoffBase, BackoffMax time.Duration
 
 	// IdleTTL is how long an unused host's state is kept. State that is idle
@@ -136,13 +137,13 @@ type Clock interface {
 }
 
 // A Limiter spaces the requests made to each host by a per-host delay, and
-// pauses a host after 429 and 503 responses. Hosts are keys compared as
-// given: the [Limiter.Transport] keys a request by the authority of its URL
-// ("https://example.com:8443": scheme and host lower-cased, punycode, the
-// default port dropped; the form of policy.Authority), so give the other
-// methods the same form ("https://example.com", not
-// "https://Example.com:443") for hosts the Transport also serves; any other
-// string is a host of its own.
+// pauses a host after 429 and 5xx responses ([BackoffStatus]). Hosts are
+// keys compared as given: the [Limiter.Transport] keys a request by the
+// authority of its URL ("https://example.com:8443": scheme and host
+// lower-cased, punycode, the default port dropped; the form of
+// policy.Authority), so give the other methods the same form
+// ("https://example.com", not "https://Example.com:443") for hosts the
+// Transport also serves; any other string is a host of its own.
 //
 // The guarantee, for a host whose delay d is above zero, with zero
 // tolerance and however many goroutines use the host: in EndToStart mode a
@@ -214,13 +215,13 @@ type limHost struct {
 	lastEnd    int64 // latest Release
 	lastSent   int64 // latest send mark
 	nextOK     int64 // earliest grant allowed by delays in force at earlier ends/sends
-	pauseUntil int64 // 429/503 pause
+	pauseUntil int64 // the pause of a backoff status or Pause
 	claimUntil int64 // a Wait caller was let through and is heading for the gate
 	lastUsed   int64
 	held       int64 // largest delay a permit still blocking the host was granted under (see serialDelay)
 	inFlight   int32 // granted, not released
 	unsent     int32 // granted, not marked sent
-	failures   int32 // consecutive 429/503 responses
+	failures   int32 // consecutive responses with a backoff status
 
 	gate, early limWaitQueue
 
@@ -557,11 +558,11 @@ type PausedError struct {
 }
 
 func (e *PausedError) Error() string {
-	return "hostlimit: " + e.Host + " is paused after 429/503 responses until " + e.Until.UTC().Format(time.RFC3339)
+	return "hostlimit: " + e.Host + " is paused (429 or 5xx answers, or Pause) until " + e.Until.UTC().Format(time.RFC3339)
 }
 
 // WaitMax is [Limiter.Wait], returning how long it blocked, that does not
-// wait out a pause (429, 503, [Limiter.Pause]) ending more than maxPause
+// wait out a pause (429, 5xx, [Limiter.Pause]) ending more than maxPause
 // from now: it then returns a *[PausedError], at once, or, for a pause
 // that starts while it waits, as soon as the pause starts. A negative
 // maxPause waits out any pause.
@@ -616,7 +617,7 @@ const KeepDelay time.Duration = -1
 // (the response body read to the end or closed, or the request failed); in
 // StartToStart mode it should call Sent right after the request has been
 // written; it should pass the response's status and header to Observe as
-// soon as they arrive, so that a 429 or 503 pauses the host before the
+// soon as they arrive, so that a 429 or 5xx pauses the host before the
 // next grant. All three methods are safe for concurrent use; Sent and
 // Release are idempotent, and Sent after Release does nothing.
 type Permit interface {
@@ -658,7 +659,7 @@ func (l *Limiter) Acquire(ctx context.Context, host string, delay time.Duration)
 }
 
 // AcquireMax is [Limiter.Acquire] that does not wait out a pause (429,
-// 503, [Limiter.Pause]) ending more than maxPause from now: it then
+// 5xx, [Limiter.Pause]) ending more than maxPause from now: it then
 // returns a *[PausedError] and takes nothing, at once, or, for a pause
 // that starts while it waits, as soon as the pause starts. A negative
 // maxPause waits out any pause, as Acquire does.
@@ -867,13 +868,14 @@ func (l *Limiter) pause(h *limHost, now, d int64) {
 }
 
 // Observe applies a response from host and returns the pause it started
-// (0 if none). A 429 or 503 status pauses the host until its Retry-After
-// (delay-seconds or an HTTP date, capped by MaxRetryAfter; a date in the
-// past or "0" means no pause) or, without a usable Retry-After, for
-// BackoffBase × 2^(n-1), at most BackoffMax, n being the number of 429/503
-// responses in a row. A 2xx or 3xx status resets n to 0 but leaves a
-// pending pause in place. Other statuses change nothing. A pause only
-// extends a pending one, never shortens it.
+// (0 if none). A status [BackoffStatus] reports (429, and every 5xx but 501
+// and 505) pauses the host until its Retry-After (delay-seconds or an HTTP
+// date, capped by MaxRetryAfter; a date in the past or "0" means no pause)
+// or, without a usable Retry-After, for BackoffBase × 2^(n-1), at most
+// BackoffMax, n being the number of such responses in a row, whatever
+// their statuses. A 2xx or 3xx status resets n to 0 but leaves a pending
+// pause in place. Other statuses (501 and 505, 1xx, 4xx but 429) change
+// nothing. A pause only extends a pending one, never shortens it.
 //
 // The RoundTripper from [Limiter.Transport] calls Observe for every response
 // it returns; call it yourself only for responses that did not go through
@@ -887,13 +889,30 @@ func (l *Limiter) Observe(host string, status int, header http.Header) time.Dura
 	return time.Duration(l.observe(h, now, status, header))
 }
 
+// BackoffStatus reports whether a response status asks the client to back
+// off: 429 (Too Many Requests, RFC 6585) and every 5xx (RFC 9110 §15.6,
+// server errors; the non-standard 52x of CDNs included) except 501 (Not
+// Implemented) and 505 (HTTP Version Not Supported). Those two describe the
+// request (its method, its HTTP version), not the server's state: the same
+// request gets the same answer however long the client waits, so neither
+// pausing the host nor sending it again helps. The [Limiter] pauses a host
+// on these statuses, the robots plugin sends a request answered with one
+// again after the pause, and the fleet's limiter (package redisfleet)
+// pauses the host for the whole fleet.
+func BackoffStatus(status int) bool {
+	if status == http.StatusTooManyRequests {
+		return true
+	}
+	return status >= 500 && status <= 599 &&
+		status != http.StatusNotImplemented && status != http.StatusHTTPVersionNotSupported
+}
+
 func limAffectsPause(status int) bool {
-	return status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable ||
-		(status >= 200 && status < 400)
+	return BackoffStatus(status) || (status >= 200 && status < 400)
 }
 
 func (l *Limiter) observe(h *limHost, now int64, status int, header http.Header) int64 {
-	if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+	if !BackoffStatus(status) {
 		if status >= 200 && status < 400 {
 			h.failures = 0
 		}
@@ -939,7 +958,7 @@ type Stats struct {
 	Grants      int64         // permits granted
 	Waits       int64         // Wait and Acquire calls that had to block (cancelled ones included)
 	WaitTime    time.Duration // total time those calls blocked (early Wait + gate)
-	Pauses      int64         // pauses started (429/503 responses, Pause calls)
+	Pauses      int64         // pauses started (429/5xx responses, Pause calls)
 	LastPause   time.Duration // the latest pause computed, 0 if none
 	PausedUntil time.Time     // end of the pending pause; zero if none
 	InFlight    int           // permits granted and not released

@@ -399,7 +399,7 @@ func TestLimiterGate(t *testing.T) {
 	}
 }
 
-// TestLimiterResponses checks the pauses 429 and 503 responses start:
+// TestLimiterResponses checks the pauses 429 and 5xx responses start:
 // Retry-After (seconds, date, capped), else exponential backoff, reset by a
 // success; the next grant comes exactly at the end of the pause (or the
 // delay after the release, when later).
@@ -423,6 +423,10 @@ func TestLimiterResponses(t *testing.T) {
 		{"backoff, capped, reset by a success", Config{BackoffBase: 40 * time.Millisecond, BackoffMax: 200 * time.Millisecond}, []step{
 			{503, "", 0, 40 * time.Millisecond}, {429, "", 0, 80 * time.Millisecond}, {503, "", 0, 160 * time.Millisecond},
 			{503, "", 0, 200 * time.Millisecond}, {200, "", 0, 0}, {429, "", 0, 40 * time.Millisecond}, {200, "", 0, 0}}},
+		{"every 5xx but 501 and 505 backs off like 503, in the same run", Config{BackoffBase: 40 * time.Millisecond, BackoffMax: time.Second}, []step{
+			{500, "", 0, 40 * time.Millisecond}, {502, "", 0, 80 * time.Millisecond}, {504, "", 0, 160 * time.Millisecond},
+			{501, "", 0, 0}, {505, "", 0, 0}, {522, "", 0, 320 * time.Millisecond}, {404, "", 0, 0},
+			{200, "", 0, 0}, {500, "", 0, 40 * time.Millisecond}, {304, "", 0, 0}, {502, "2", 0, 2 * time.Second}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -466,6 +470,25 @@ func TestLimiterResponses(t *testing.T) {
 	}
 }
 
+// TestBackoffStatus: 429 and every 5xx but 501 and 505 ask to back off.
+func TestBackoffStatus(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		want   bool
+	}{
+		{429, true}, {500, true}, {502, true}, {503, true}, {504, true},
+		{507, true}, {508, true}, {511, true}, {520, true}, {522, true}, {524, true}, {599, true},
+		{501, false}, {505, false}, // the request, not the server's state
+		{0, false}, {-503, false}, {100, false}, {200, false}, {301, false}, {304, false},
+		{400, false}, {404, false}, {408, false}, {428, false}, {430, false}, {499, false},
+		{600, false}, {1503, false},
+	} {
+		if got := BackoffStatus(tc.status); got != tc.want {
+			t.Errorf("BackoffStatus(%d) = %v, want %v", tc.status, got, tc.want)
+		}
+	}
+}
+
 func TestLimiterObserveParsing(t *testing.T) {
 	l, clk := newFake(Config{BackoffBase: time.Hour, BackoffMax: time.Hour})
 	past := clk.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)
@@ -480,8 +503,12 @@ func TestLimiterObserveParsing(t *testing.T) {
 		{429, "99999999999999999999", 10 * time.Minute}, // default cap
 		{503, "soon", time.Hour},                        // unusable: backoff
 		{429, "-5", time.Hour},
-		{500, "5", 0}, // other statuses do nothing
+		{500, "5", 5 * time.Second}, // every 5xx but 501 and 505, as 503
+		{502, "", time.Hour},
+		{501, "5", 0}, // other statuses do nothing
+		{505, "5", 0},
 		{404, "", 0},
+		{408, "5", 0},
 	} {
 		h := http.Header{}
 		if tc.ra != "" {

@@ -662,12 +662,14 @@ func (p *permit) Sent() {
 	}
 }
 
-// Observe applies a response to the host for the whole fleet: a 429 or 503
-// pauses it (Retry-After, capped by MaxRetryAfter, else the backoff) and
-// returns the pause; a 2xx or 3xx ends a run of them. Other statuses, and
-// a 2xx/3xx when no run was going on at the grant, cost no round trip.
+// Observe applies a response to the host for the whole fleet: a status
+// that asks to back off (hostlimit.BackoffStatus: 429, every 5xx but 501
+// and 505) pauses it (Retry-After, capped by MaxRetryAfter, else the
+// backoff) and returns the pause; a 2xx or 3xx ends a run of them. Other
+// statuses, and a 2xx/3xx when no run was going on at the grant, cost no
+// round trip.
 func (p *permit) Observe(status int, header http.Header) time.Duration {
-	tooMany := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
+	tooMany := hostlimit.BackoffStatus(status)
 	ok := status >= 200 && status < 400
 	p.mu.Lock()
 	if !tooMany && (!ok || p.fail == 0) {

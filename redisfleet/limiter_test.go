@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -461,6 +462,42 @@ func TestLimiterBackoffCountedFleetWide(t *testing.T) {
 	h, _ := a.f.hostKeys(host)
 	if f, _ := c.HGet(context.Background(), h, "fail").Int(); f != 0 {
 		t.Fatalf("a 200 after the run left fail = %d", f)
+	}
+}
+
+// TestLimiterObserveStatuses: 429 and every 5xx but 501 and 505 pause the
+// host for the whole fleet (the backoff, here a minute: another process's
+// WaitMax with a bound of a second refuses to wait it out); 501, 505 and
+// the other statuses pause nothing.
+func TestLimiterObserveStatuses(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := LimiterConfig{BackoffBase: time.Minute, BackoffMax: time.Minute}
+	a, b := newFleet(t, srv).Limiter(cfg), newFleet(t, srv).Limiter(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		status int
+		pause  bool
+	}{
+		{429, true}, {500, true}, {502, true}, {503, true}, {504, true}, {507, true}, {522, true}, {599, true},
+		{501, false}, {505, false}, {200, false}, {304, false}, {404, false}, {408, false}, {600, false},
+	} {
+		host := "https://status-" + strconv.Itoa(tc.status) + ".example"
+		p, err := a.Acquire(ctx, host, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Observe(tc.status, nil)
+		p.Release()
+		if (got == time.Minute) != tc.pause || !tc.pause && got != 0 {
+			t.Errorf("%d: Observe paused %v, want a pause: %v", tc.status, got, tc.pause)
+		}
+		_, err = b.WaitMax(ctx, host, 0, time.Second)
+		var pe *hostlimit.PausedError
+		if errors.As(err, &pe) != tc.pause || !tc.pause && err != nil {
+			t.Errorf("%d: the other process's WaitMax: %v, want paused: %v", tc.status, err, tc.pause)
+		}
 	}
 }
 

@@ -155,7 +155,7 @@ var errorNotes = []string{
 	"robotstxt: errors: a disallowed request reaches OnError, and a sync Visit's error, as a *robots.BlockedError wrapping robots.ErrBlocked and colly.ErrRobotsTxtBlocked (errors.Is(err, colly.ErrRobotsTxtBlocked) still holds); Colly's own check failed Visit only, without OnError",
 	"robotstxt: errors: a request deferred while robots.txt is unreachable (a 5xx or no answer: \"deferred\" above) matches robots.ErrBlocked and colly.ErrRobotsTxtBlocked too, and is kept for robots.Plugin.RetryDeferred",
 	"robotstxt: errors: other Deferred, Skipped and Canceled stops (the host paused too long, a Crawl-delay above the largest honoured with robots.SkipHost, the context ended) match robots.ErrBlocked only; errors.As with *robots.BlockedError gives the Block",
-	fmt.Sprintf("robotstxt: errors: a page answered 429 or 503 pauses its host (Retry-After, else a backoff) and is sent again after the pause, up to %d times (robots.WithRetries); OnError sees only a request out of retries", pluginRetries),
+	fmt.Sprintf("robotstxt: errors: a page answered 429 or 5xx (but 501, 505) pauses its host (Retry-After, else a backoff) and is sent again after the pause, up to %d times (robots.WithRetries); OnError sees only a request out of retries", pluginRetries),
 }
 
 // spacingNote says how requests to the host are spaced: Colly with no

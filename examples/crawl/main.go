@@ -34,7 +34,7 @@
 //	crawl: 12s: 31 fetched (1.0/s), 4 stopped, 0 errors; hosts: 1, 1 waiting
 //
 // (the rate is that of the last interval; a host is waiting while requests
-// queue at its gate or a 429/503 pause holds it), and at the end a summary:
+// queue at its gate or a 429/5xx pause holds it), and at the end a summary:
 // the totals and one line per host. An interrupt (Ctrl-C) stops the crawl;
 // the summary is still printed. The exit status is 0, or 2 on a usage error,
 // or 130 when interrupted.
