@@ -44,11 +44,17 @@
 //     the Crawl-delay for the crawler's tokens, else [WithDefaultDelay]
 //     (1 s), never less than [WithMinDelay], capped by [WithMaxCrawlDelay];
 //     by default from the end of one response to the next send, one request
-//     in flight per host. 429 and 503 pause the host until Retry-After, or
-//     with exponential backoff, and the request is sent again once the
-//     pause is over ([WithRetries]). robots.txt fetches pass the same gate.
+//     in flight per host. 429 and 5xx answers (but 501 and 505) pause the
+//     host until Retry-After, or with exponential backoff, and the request
+//     is sent again once the pause is over ([WithRetries]). robots.txt
+//     fetches pass the same gate.
 //
 // Everything the plugin waits on ends with the collector's Context.
+//
+// The plugin logs one warning when the first request it sends carries a
+// User-Agent without a product token with a version ("ExampleBot/0.1") or
+// without a contact URL ("+https://..."), which the crawler best practices
+// (draft-illyes-webbotauth-cbcp) ask of a crawler, as in the example above.
 //
 // # Options
 //

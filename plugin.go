@@ -38,6 +38,8 @@ type Plugin struct {
 	stats    stats
 	deferred deferredList
 	warned   atomic.Bool
+	// uaChecked: the User-Agent of a request was checked (checkUserAgent).
+	uaChecked atomic.Bool
 
 	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
 	attached map[*colly.Collector]bool // collectors whose callbacks are registered

@@ -178,6 +178,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	d, skip := p.delayOf(pol)
 	ub, refused := p.usageStop(pol, req.URL, v)
 	if v.Allowed && !skip && !refused {
+		p.checkUserAgent(req)
 		return p.send(base, req, pol, d, passed, cs)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
