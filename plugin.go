@@ -40,6 +40,8 @@ type Plugin struct {
 	warned   atomic.Bool
 	// uaChecked: the User-Agent of a request was checked (checkUserAgent).
 	uaChecked atomic.Bool
+	// tokens are the resolver's product tokens, set with it (resolver).
+	tokens []string
 
 	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
 	attached map[*colly.Collector]bool // collectors whose callbacks are registered
@@ -219,9 +221,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	cs := p.slots.add()
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
 	c.OnError(p.onError)
-	if len(p.cfg.purposes) > 0 {
-		c.OnResponse(p.markUsage)
-	}
+	c.OnResponse(p.onResponse)
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
 		c.OnScraped(p.releaseSlot)
@@ -306,9 +306,16 @@ func (p *Plugin) resolver() *policy.Resolver {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
 				slog.String("user_agent", r.UserAgent()))
 		}
+		p.tokens = r.Agents()
 		p.res.Store(r)
 	})
 	return p.res.Load()
+}
+
+// agents returns the resolver's product tokens (not to be modified).
+func (p *Plugin) agents() []string {
+	p.resolver()
+	return p.tokens
 }
 
 // Close releases what the plugin holds open once crawling is over: the
@@ -348,6 +355,10 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 	p.ensureTransport(c)
 	if p.broken != nil {
 		p.stopRequest(r, Block{Kind: Canceled, Reason: p.broken.Error()}, nil)
+		return
+	}
+	if b, stop := nofollowStop(r); stop {
+		p.stopRequest(r, b, nil)
 		return
 	}
 	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
@@ -570,6 +581,8 @@ func (p *Plugin) report(b Block) {
 		p.stats.record(b.Authority, HostStats{Canceled: 1})
 	case UsageDisallowed:
 		p.stats.record(b.Authority, HostStats{UsageDisallowed: 1})
+	case Nofollow:
+		p.stats.record(b.Authority, HostStats{Nofollow: 1})
 	}
 	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
 		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))

@@ -248,3 +248,28 @@ func BenchmarkPluginStatsBytes(b *testing.B) {
 		b.ReportMetric(float64(int64(after)-int64(before))/n, "B/authority")
 	}
 }
+
+// BenchmarkPluginOnResponse: the plugin's OnResponse hook on a 20 KB HTML
+// page with a robots meta element that restricts nothing for the crawler
+// (X-Robots-Tag read, the head scanned for meta robots): no allocation.
+func BenchmarkPluginOnResponse(b *testing.B) {
+	p := mustNew(b, WithAgents("examplebot"))
+	u, _ := url.Parse("https://example.com/products/item-42")
+	body := []byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Item 42</title>` +
+		`<script>window.x = "<meta name=robots content=nofollow>";</script>` +
+		`<meta name="viewport" content="width=device-width"><meta name="robots" content="index, follow, max-snippet: 50">` +
+		`<meta name="otherbot" content="noindex"><link rel="stylesheet" href="/s.css"></head><body>` +
+		strings.Repeat(`<div class="row"><a href="/products/item-43">Item 43</a></div>`, 300) + `</body></html>`)
+	h := http.Header{"Content-Type": {"text/html; charset=utf-8"}, "X-Robots-Tag": {"otherbot: noai, max-image-preview: large"}}
+	r := &colly.Response{StatusCode: 200, Body: body, Headers: &h, Ctx: colly.NewContext(),
+		Request: &colly.Request{URL: u, Method: http.MethodGet, Depth: 1}}
+	r.Request.Ctx = r.Ctx
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		p.onResponse(r)
+	}
+	if r.Ctx.Get(nofollowKey) != "" {
+		b.Fatal("marked nofollow")
+	}
+}

@@ -23,6 +23,9 @@ type HostStats struct {
 	// refuses one, marked under UsageKey.
 	UsageDisallowed int64
 	UsageMarked     int64
+	// Nofollow counts requests stopped because the page they were made
+	// from says nofollow (X-Robots-Tag or meta robots).
+	Nofollow int64
 	// Waited is the time allowed requests were held in OnRequest: waiting
 	// for the retry of an unreachable robots.txt and for the host's turn
 	// (not the robots.txt fetch itself, nor the final gate at send time).
@@ -52,7 +55,7 @@ type stats struct {
 type hostCounters struct {
 	allowed, disallowed, deferred, skipped atomic.Int64
 	canceled, retried                      atomic.Int64
-	usageDisallowed, usageMarked           atomic.Int64
+	usageDisallowed, usageMarked, nofollow atomic.Int64
 	waited                                 atomic.Int64
 	touched                                atomic.Int64 // stats.tick at the latest update
 	mu                                     sync.Mutex
@@ -63,7 +66,7 @@ func (c *hostCounters) snapshot() HostStats {
 	return HostStats{
 		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
 		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Retried: c.retried.Load(),
-		UsageDisallowed: c.usageDisallowed.Load(), UsageMarked: c.usageMarked.Load(), Waited: time.Duration(c.waited.Load()),
+		UsageDisallowed: c.usageDisallowed.Load(), UsageMarked: c.usageMarked.Load(), Nofollow: c.nofollow.Load(), Waited: time.Duration(c.waited.Load()),
 	}
 }
 
@@ -77,6 +80,7 @@ func (c *hostCounters) add(s HostStats) {
 	c.retried.Add(s.Retried)
 	c.usageDisallowed.Add(s.UsageDisallowed)
 	c.usageMarked.Add(s.UsageMarked)
+	c.nofollow.Add(s.Nofollow)
 	c.waited.Add(int64(s.Waited))
 }
 
@@ -184,6 +188,7 @@ func (p *Plugin) Totals() HostStats {
 		t.Retried += s.Retried
 		t.UsageDisallowed += s.UsageDisallowed
 		t.UsageMarked += s.UsageMarked
+		t.Nofollow += s.Nofollow
 		t.Waited += s.Waited
 		return true
 	})

@@ -43,10 +43,15 @@ const (
 	// used for a purpose the crawler declared ([WithPurposes]), so it is
 	// not fetched.
 	UsageDisallowed
+	// Nofollow: the page the request was made from (with Colly's
+	// Request.Visit, which keeps the page's Context) says nofollow or none
+	// for the crawler, in its X-Robots-Tag header or a robots meta element.
+	Nofollow
 )
 
 // String names the kind: "disallowed", "deferred", "skipped", "canceled",
-// "usage-disallowed", or "BlockKind(n)" for a value that is none of them.
+// "usage-disallowed", "nofollow", or "BlockKind(n)" for a value that is
+// none of them.
 func (k BlockKind) String() string {
 	switch k {
 	case Disallowed:
@@ -59,6 +64,8 @@ func (k BlockKind) String() string {
 		return "canceled"
 	case UsageDisallowed:
 		return "usage-disallowed"
+	case Nofollow:
+		return "nofollow"
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/robotstag"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -24,7 +25,8 @@ import (
 //     [WithOnBlocked], [HostStats].UsageDisallowed). Redirect hops too.
 //   - After the fetch, a response cannot be unfetched: the plugin puts its
 //     preference, robots.txt's combined with the response's Content-Usage
-//     header (the most restrictive wins), in the request's Context under
+//     header and its noai and noimageai directives (X-Robots-Tag, meta
+//     robots; the most restrictive wins), in the request's Context under
 //     [UsageKey] for every response, and calls [WithOnUsageRefused]'s
 //     function when a declared purpose is refused. The plugin's OnResponse
 //     hook is registered when it is attached: OnHTML, OnXML and OnScraped
@@ -79,12 +81,22 @@ func usageKey(r *colly.Request) string { return UsageKey + strconv.FormatUint(ui
 // ResponseUsage is the usage preference of a fetched response.
 type ResponseUsage struct {
 	// Usage is robots.txt's preference for the URL combined with the
-	// response's Content-Usage header, per category the most restrictive.
+	// response's Content-Usage header, per category the most restrictive,
+	// and with what a noai directive implies: train-ai=n and ai-input=n.
+	// noai counts from the response's X-Robots-Tag header and from a
+	// robots meta element of its HTML (<meta name="robots"> or the
+	// crawler's product token), for the crawler; noimageai counts as noai
+	// on an image response.
 	Usage dialect.Usage
 	// Refused says why the content may not be used for a declared purpose
 	// ("train-ai=n: Content-Usage header"), "" when no declared purpose is
 	// refused.
 	Refused string
+	// NoImageAI is true when the response's X-Robots-Tag, or a robots meta
+	// element of its HTML for the crawler, says noimageai: the images the
+	// page shows may not be used for AI. It refuses the response itself
+	// (as noai does) only when the response is an image.
+	NoImageAI bool
 }
 
 // UsageOf returns the [ResponseUsage] the plugin put in r's Context, and
@@ -132,22 +144,33 @@ func (p *Plugin) usageStop(pol *policy.Policy, u *url.URL, v policy.Verdict) (Bl
 	return Block{Kind: UsageDisallowed, Verdict: v, Reason: reason + ": " + uv.Explain(c)}, true
 }
 
-// markUsage is the plugin's OnResponse hook with WithPurposes: it puts the
+// aiRefused is the usage preference noai states: no AI use, neither
+// training nor input at answer time.
+var aiRefused = dialect.Usage(0).With(dialect.TrainAI, dialect.PrefDisallow).With(dialect.AIInput, dialect.PrefDisallow)
+
+// markUsage, from the OnResponse hook with WithPurposes, puts the
 // response's usage preference in its Context, counts a refused one and
-// calls the WithOnUsageRefused function.
-func (p *Plugin) markUsage(r *colly.Response) {
-	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
-		return
-	}
+// calls the WithOnUsageRefused function. tags are the response's robots
+// directives, header those of its X-Robots-Tag.
+func (p *Plugin) markUsage(r *colly.Response, tags, header robotstag.Directives) {
 	u := r.Request.URL
 	var uv policy.UsageVerdict
 	pol, err := p.resolver().Policy(context.Background(), u)
 	if err == nil {
 		uv = pol.Usage(u)
 	}
-	ru := ResponseUsage{Usage: uv.Usage}
+	ru := ResponseUsage{Usage: uv.Usage, NoImageAI: tags&robotstag.NoImageAI != 0}
+	var fromHeader dialect.Usage // the Content-Usage header's alone
 	if r.Headers != nil {
 		ru.Usage = uv.WithHeader(*r.Headers)
+		fromHeader = policy.UsageVerdict{}.WithHeader(*r.Headers)
+	}
+	noAI := tags & robotstag.NoAI
+	if noAI == 0 && ru.NoImageAI && isImage(r.Headers) {
+		noAI = robotstag.NoImageAI
+	}
+	if noAI != 0 {
+		ru.Usage = ru.Usage.Combine(aiRefused)
 	}
 	if c, refused := p.refuses(ru.Usage); refused {
 		pref := ru.Usage.Pref(c)
@@ -157,8 +180,12 @@ func (p *Plugin) markUsage(r *colly.Response) {
 			ru.Refused += "nothing stated (WithStrictPurposes)"
 		case uv.Usage.Pref(c) == pref:
 			ru.Refused += "robots.txt, " + uv.Explain(c)
-		default:
+		case fromHeader.Pref(c) == pref:
 			ru.Refused += "Content-Usage header"
+		case header&noAI != 0:
+			ru.Refused += "X-Robots-Tag " + noAI.String()
+		default:
+			ru.Refused += "meta robots " + noAI.String()
 		}
 	}
 	r.Ctx.Put(usageKey(r.Request), ru)
