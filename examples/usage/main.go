@@ -7,10 +7,11 @@
 //     managed robots.txt says ai-train=no for the whole site) and
 //     Content-Usage rules of draft-ietf-aipref-attach (the longest path
 //     wins: /open-data/ may train, /open-data/partners/ may not);
-//   - a page answers a Content-Usage: train-ai=n response header.
+//   - a page answers a Content-Usage: train-ai=n response header, another
+//     an X-Robots-Tag: noai header.
 //
 // The crawl declares robots.WithPurposes("train-ai"). It prints what was
-// fetched and kept, what was fetched and then dropped because its header
+// fetched and kept, what was fetched and then dropped because a header
 // refused the purpose (a response cannot be unfetched: the plugin marks it,
 // the spider drops it), what was never fetched with the robots.txt line
 // that decided, and the requests the server saw.
@@ -51,17 +52,20 @@ Content-Usage: /open-data/partners/ train-ai=n
 var pages = map[string][]string{
 	"/":                        {"/open-data/", "/blog/hello"},
 	"/blog/hello":              {"/"},
-	"/open-data/":              {"/open-data/weather", "/open-data/photos", "/open-data/partners/maps", "/drafts/census-2027", "/blog/hello"},
+	"/open-data/":              {"/open-data/weather", "/open-data/photos", "/open-data/satellite", "/open-data/partners/maps", "/drafts/census-2027", "/blog/hello"},
 	"/open-data/weather":       {"/open-data/"},
 	"/open-data/photos":        {"/open-data/"},
+	"/open-data/satellite":     {"/open-data/"},
 	"/open-data/partners/maps": {},
 	"/drafts/census-2027":      {},
 }
 
-// headers are the Content-Usage response headers of some pages: the
-// photos' photographers refused training, whatever robots.txt says.
-var headers = map[string]string{
-	"/open-data/photos": "train-ai=n",
+// headers are the response headers of some pages that refuse training,
+// whatever robots.txt says: the photos' photographers state it with
+// Content-Usage, the satellite imagery's provider with X-Robots-Tag's noai.
+var headers = map[string][2]string{
+	"/open-data/photos":    {"Content-Usage", "train-ai=n"},
+	"/open-data/satellite": {"X-Robots-Tag", "noai"},
 }
 
 // site serves notes.demo and logs the paths it is asked for.
@@ -83,8 +87,8 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if v := headers[r.URL.Path]; v != "" {
-		w.Header().Set("Content-Usage", v)
+	if h, ok := headers[r.URL.Path]; ok {
+		w.Header().Set(h[0], h[1])
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	fmt.Fprintf(w, "<html><body><h1>notes.demo%s</h1>", r.URL.Path)
