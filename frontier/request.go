@@ -77,12 +77,22 @@ func Decode(b []byte) (Request, error) {
 }
 
 // SetLease returns the serialised request b with its context's LeaseKey
-// set to id; every other field is kept as it is.
+// set to id; every other field is kept as it is. b is not modified.
 //
 // Why the JSON is edited: Colly's queue.Storage hands a storage only the
 // bytes of colly.Request.Marshal, and no public hook runs between GetRequest
 // and the request's callbacks, so the lease can only ride in its Ctx field.
+//
+// The usual case costs one copy of b: the pair is written at the end of the
+// top-level Ctx object, where it wins over a LeaseKey already there (a
+// request queued again from a handed-out one's context), since a JSON
+// object read into a map keeps the last of equal keys. Bytes that are not
+// an object with a Ctx object or null, or an id JSON would escape, are
+// decoded and encoded again.
 func SetLease(b []byte, id string) ([]byte, error) {
+	if out, ok := spliceLease(b, id); ok {
+		return out, nil
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadRequest, err)
@@ -104,6 +114,136 @@ func SetLease(b []byte, id string) ([]byte, error) {
 	}
 	m["Ctx"] = raw
 	return json.Marshal(m)
+}
+
+// spliceLease is SetLease's usual case: b a JSON object with one top-level
+// "Ctx" member, an object or null, and id plain ASCII. ok is false for
+// anything else. b is valid JSON (AddRequest decoded it), so the scan only
+// finds the bounds of values, it does not validate them.
+func spliceLease(b []byte, id string) (out []byte, ok bool) {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(b, i+1)
+	at, end := -1, -1 // the Ctx value's bounds
+	for i < len(b) && b[i] != '}' {
+		k0 := i
+		if b[k0] != '"' {
+			return nil, false
+		}
+		k1 := skipValue(b, i)
+		if k1 < 0 {
+			return nil, false
+		}
+		i = skipSpace(b, k1)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		v1 := skipValue(b, i)
+		if v1 < 0 {
+			return nil, false
+		}
+		if string(b[k0:k1]) == `"Ctx"` {
+			if at >= 0 {
+				return nil, false // twice: leave it to encoding/json
+			}
+			at, end = i, v1
+		}
+		i = skipSpace(b, v1)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	if i >= len(b) || at < 0 || skipSpace(b, i+1) != len(b) {
+		return nil, false
+	}
+	const open = `"` + LeaseKey + `":"`
+	switch {
+	case string(b[at:end]) == "null":
+		out = make([]byte, 0, len(b)+len(open)+len(id)+1)
+		out = append(out, b[:at]...)
+		out = append(out, '{')
+		out = append(out, open...)
+		out = append(out, id...)
+		out = append(out, '"', '}')
+		return append(out, b[end:]...), true
+	case b[at] == '{':
+		closing := end - 1 // the object's '}'
+		out = make([]byte, 0, len(b)+len(open)+len(id)+2)
+		out = append(out, b[:closing]...)
+		if skipSpace(b, at+1) != closing {
+			out = append(out, ',')
+		}
+		out = append(out, open...)
+		out = append(out, id...)
+		out = append(out, '"')
+		return append(out, b[closing:]...), true
+	}
+	return nil, false
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value at b[i:], -1 when
+// it does not end.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				k := skipValue(b, j)
+				if k < 0 {
+					return -1
+				}
+				j = k - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
 }
 
 // Completer is what robots.AttachFrontier reports done requests to: a
