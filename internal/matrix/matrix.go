@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -164,13 +165,14 @@ func RunPairs(t *testing.T, ps []Pair) {
 }
 
 // The site: a.test (robots.txt disallows /private; a redirect into it, a
-// 429 once, a 404, a sitemap) and b.test, whose robots.txt answers 503.
+// 429 once, a 404, a page whose X-Robots-Tag says nofollow, a sitemap) and
+// b.test, whose robots.txt answers 503.
 const robotsA = "User-agent: *\nDisallow: /private\nSitemap: http://a.test/sitemap.xml\n"
 
 const home = `<html><body>
 <a href="/p1">1</a> <a href="/p2">2</a> <a href="/p3">3</a>
 <a href="/private/x">private</a> <a href="/go">redirect</a> <a href="/busy">busy</a>
-<a href="/missing">missing</a> <a href="http://b.test/">b</a>
+<a href="/missing">missing</a> <a href="/nf">nofollow</a> <a href="http://b.test/">b</a>
 </body></html>`
 
 const sitemapXML = `<?xml version="1.0" encoding="UTF-8"?>
@@ -199,6 +201,9 @@ func newSite(t testing.TB) *testutil.Farm {
 				io.WriteString(w, "<html><body>busy</body></html>")
 			case "/missing":
 				http.NotFound(w, r)
+			case "/nf":
+				w.Header().Set("X-Robots-Tag", "matrixbot: nofollow")
+				io.WriteString(w, `<html><body><a href="/nf/child">child</a></body></html>`)
 			case "/sitemap.xml":
 				w.Header().Set("Content-Type", "application/xml")
 				io.WriteString(w, sitemapXML)
@@ -226,6 +231,8 @@ var want = map[string]string{
 	"http://a.test/private/z": "disallowed",
 	"http://a.test/go":        "disallowed", // its redirect hop to /private/y
 	"http://a.test/missing":   "http 404",
+	"http://a.test/nf":        "fetched",
+	"http://a.test/nf/child":  "nofollow", // a link of /nf
 	"http://b.test/":          "deferred", // robots.txt answers 503
 }
 
@@ -299,7 +306,7 @@ func Run(t testing.TB, cfg Config) []string {
 func checkServer(site *testutil.Farm, cfg Config) []string {
 	var problems []string
 	for _, h := range site.Pages("a.test", true) {
-		if strings.HasPrefix(h.Path, "/private") {
+		if strings.HasPrefix(h.Path, "/private") || h.Path == "/nf/child" {
 			problems = append(problems, "a.test served disallowed "+h.Path)
 		}
 	}
@@ -447,7 +454,14 @@ func crawl(t testing.TB, cfg Config, site *testutil.Farm, i int, rec *recorder, 
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		u := e.Request.AbsoluteURL(e.Attr("href"))
 		if q != nil {
-			q.AddURL(u)
+			// A link queued with its page's Context and depth, as
+			// Request.Visit would make it: a nofollow page's mark goes with it.
+			pu, err := url.Parse(u)
+			if err != nil {
+				rec.problem("%s: %v", u, err)
+				return
+			}
+			q.AddRequest(&colly.Request{URL: pu, Method: http.MethodGet, Depth: e.Request.Depth + 1, Ctx: e.Request.Ctx})
 			return
 		}
 		e.Request.Visit(u)
