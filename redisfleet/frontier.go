@@ -29,6 +29,7 @@ const (
 	frontierBatch        = 256                    // requests per script call when queuing again
 	frontierRetryInitial = 50 * time.Millisecond
 	frontierRetryMax     = 2 * time.Second
+	frontierAbandonMax   = 4096 // failed pops remembered (beyond, a late pop holds its host for the lease)
 )
 
 // FrontierOption configures a [Frontier].
@@ -234,8 +235,9 @@ type Frontier struct {
 	pendingDone []doneItem
 	stats       FrontierStats
 	downSince   time.Time
-	full        bool      // the journal is full (warned once until it has room)
-	touched     time.Time // the TTL was last refreshed (renewLoop)
+	abandoned   map[string]struct{} // lease ids of pops that failed on the client (frPopScript)
+	full        bool                // the journal is full (warned once until it has room)
+	touched     time.Time           // the TTL was last refreshed (renewLoop)
 }
 
 // doneItem is a done report kept until Redis answers: the lease id and the
@@ -268,16 +270,17 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	}
 	k := func(kind string) string { return f.key(kind, cfg.name) }
 	return &Frontier{
-		fl:      f,
-		cfg:     cfg,
-		log:     f.log,
-		keys:    []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld"), k("frdone")},
-		qpre:    k("frq") + ":",
-		wake:    f.key(kindWake, ""),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
-		own:     map[string]*ownLease{},
-		journal: map[string]journalItem{},
+		fl:        f,
+		cfg:       cfg,
+		log:       f.log,
+		keys:      []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld"), k("frdone"), k("frabandoned")},
+		qpre:      k("frq") + ":",
+		wake:      f.key(kindWake, ""),
+		stop:      make(chan struct{}),
+		stopped:   make(chan struct{}),
+		own:       map[string]*ownLease{},
+		journal:   map[string]journalItem{},
+		abandoned: map[string]struct{}{},
 	}
 }
 
@@ -556,8 +559,30 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 		q.mu.Unlock()
 		q.flush(ctx)
 		id := q.fl.token()
-		v, err := q.run(ctx, frPopScript, q.fl.prefix, id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
-			map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds())
+		args := []any{q.fl.prefix, id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
+			map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds()}
+		q.mu.Lock()
+		var abandoned []string
+		for a := range q.abandoned {
+			if len(abandoned) == frontierBatch {
+				break
+			}
+			abandoned = append(abandoned, a)
+			args = append(args, a)
+		}
+		q.mu.Unlock()
+		v, err := q.run(ctx, frPopScript, args...)
+		q.mu.Lock()
+		if err == nil {
+			for _, a := range abandoned { // the script handled them
+				delete(q.abandoned, a)
+			}
+		} else if errors.Is(err, ErrUnavailable) && len(q.abandoned) < frontierAbandonMax {
+			// The pop may still run when Redis resumes (it timed out
+			// here, not there): the next pop abandons its lease.
+			q.abandoned[id] = struct{}{}
+		}
+		q.mu.Unlock()
 		var wait time.Duration
 		if err != nil {
 			if !errors.Is(err, ErrUnavailable) || past {

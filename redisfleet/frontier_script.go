@@ -8,7 +8,9 @@ import "github.com/redis/go-redis/v9"
 //	      2 counters (hash: q queued, l leased, gen data generation),
 //	      3 seen (set of request keys), 4 leases (hash id -> host "\n"
 //	      payload), 5 lease ends (zset id -> µs), 6 held (hash host -> leases
-//	      out), 7 done (set of request keys reported done by any process)
+//	      out), 7 done (set of request keys reported done by any process),
+//	      8 abandoned (zset lease id -> µs until which a pop under that id
+//	      leases nothing: its caller gave up on it)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
 //	      or was lost), 2 prefix of the per-host lists (list = prefix ..
 //	      host), 3 the fleet's wake-up channel
@@ -40,24 +42,28 @@ local function hostOf(v)
   local i = string.find(v, '\n', 1, true)
   return string.sub(v, 1, i - 1), string.sub(v, i + 1)
 end
+-- putBack ends lease id, if it is there, putting its request back at the
+-- head of its host's list; it reports whether it was there.
+local function putBack(id)
+  redis.call('ZREM', KEYS[5], id)
+  local v = redis.call('HGET', KEYS[4], id)
+  if not v then return false end
+  local host, payload = hostOf(v)
+  redis.call('HDEL', KEYS[4], id)
+  redis.call('LPUSH', ARGV[2] .. host, payload)
+  unhold(host)
+  redis.call('ZADD', KEYS[1], 0, host)
+  redis.call('HINCRBY', KEYS[2], 'q', 1)
+  redis.call('HINCRBY', KEYS[2], 'l', -1)
+  return true
+end
 -- Leases that ended (their process stopped renewing them: it died) put
 -- their request back at the head of its host's list.
 local function reap(limit)
   local ids = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', I(now), 'LIMIT', 0, limit)
   local n = 0
   for _, id in ipairs(ids) do
-    redis.call('ZREM', KEYS[5], id)
-    local v = redis.call('HGET', KEYS[4], id)
-    if v then
-      local host, payload = hostOf(v)
-      redis.call('HDEL', KEYS[4], id)
-      redis.call('LPUSH', ARGV[2] .. host, payload)
-      unhold(host)
-      redis.call('ZADD', KEYS[1], 0, host)
-      redis.call('HINCRBY', KEYS[2], 'q', 1)
-      redis.call('HINCRBY', KEYS[2], 'l', -1)
-      n = n + 1
-    end
+    if putBack(id) then n = n + 1 end
   end
   return n
 end
@@ -93,12 +99,30 @@ return out
 // ARGV 4 limiter key prefix, 5 lease id, 6 lease µs, 7 per host, 8 force
 // (1: if none is ready, take from the host ready soonest), 9 hosts to look
 // at, 10 µs before a busy host is looked at again, 11 µs before a host
-// held PerHost times is (a done request or a reaped lease sets it back).
+// held PerHost times is (a done request or a reaped lease sets it back),
+// 12.. lease ids of this process's earlier pops that failed on the client
+// (timed out: the script may run later, when Redis resumes after a hang).
 // Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
 // now, soonest µs (-1: nothing queued), leased}.
+//
+// An abandoned id whose pop ran already has its request put back at the
+// head of its host's list; one whose pop has not run yet (calls on
+// different connections run in any order after a hang) is written to
+// KEYS[8] for a lease, and a pop under such an id leases nothing. So a pop
+// the client gave up on never holds a host for a lease, and loses nothing.
 var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
 local lp, id, lease, per = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local force, scan, busyPoll, capWait = ARGV[8] == '1', tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+if #ARGV >= 12 then
+  for i = 12, #ARGV do
+    if not putBack(ARGV[i]) then redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i]) end
+  end
+  keep(KEYS[8])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
+if redis.call('ZSCORE', KEYS[8], id) then
+  return {gen, 0, '', 0, I(now), 0, 0}
+end
 local reaped = reap(16)
 local function take(host)
   local payload = redis.call('LPOP', ARGV[2] .. host)

@@ -63,6 +63,9 @@ package redisfleet
 //	       under (0 when none is): while a permit is out, the host is
 //	       serialised by max(d, hd), so a caller passing a lower delay does
 //	       not end the serialisation of permits granted under a higher one
+//	ab     the token of the latest caller that gave up (leave): a call
+//	       under it that runs later (it timed out on the client while
+//	       Redis hung) takes nothing
 //	g, pc  grants and pauses started (counters)
 //	lp     the latest pause computed, µs
 //

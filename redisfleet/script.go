@@ -30,7 +30,10 @@ const (
 //	                            {-1, µs the pause lasts}
 //	wait  8 stale µs 9 maxPause 10 claim
 //	                         -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
-//	leave                    -> {1} (an Acquire caller that gave up)
+//	leave                    -> {1} (a caller that gave up: out of the
+//	                            queues; a permit granted under its token
+//	                            given back; a later call under it does
+//	                            nothing)
 //	sent  8 grant delay µs   -> {1}
 //	renew                    -> {1}
 //	rel   8 sent (0/1) 9 grant delay µs -> {1}
@@ -132,7 +135,19 @@ end
 local Q, S, E = KEYS[4], KEYS[5], KEYS[6]
 local touched = {} -- the zsets written to: their expiry is renewed
 local out
-if op == 'acq' or op == 'wait' then
+if (op == 'acq' or op == 'wait') and redis.call('HGET', H, 'ab') == tok then
+  -- The caller gave up on this token (leave): a call of it that ran late,
+  -- after a hang, takes nothing and queues nothing.
+  out = {0, 1000000}
+elseif op == 'acq' and redis.call('ZSCORE', Z, tok) then
+  -- Granted to this caller by an earlier call whose reply it never got (a
+  -- timeout; the call ran when Redis resumed): the grant is its own.
+  redis.call('ZADD', Z, I(now + lease), tok)
+  touched[2] = true
+  redis.call('ZREM', Q, tok)
+  redis.call('ZREM', S, tok)
+  out = {1, fail, d}
+elseif op == 'acq' or op == 'wait' then
   local early = op == 'wait'
   local first = true
   local stale = tonumber(ARGV[8])
@@ -200,9 +215,14 @@ elseif op == 'rel' then
   end
   out = {1}
 elseif op == 'leave' then
+  -- A caller that gave up: out of the queues, a grant it never learned of
+  -- given back, and its token marked so that a call of it still to run
+  -- (one that timed out on the client) does nothing.
   redis.call('ZREM', Q, tok)
   redis.call('ZREM', E, tok)
   redis.call('ZREM', S, tok)
+  redis.call('ZREM', Z, tok)
+  redis.call('HSET', H, 'ab', tok)
   publish()
   out = {1}
 elseif op == 'renew' then

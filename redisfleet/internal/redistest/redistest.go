@@ -140,6 +140,24 @@ func (s *Server) Stop() {
 	s.cmd, s.done = nil, nil
 }
 
+// Pause stops the server with SIGSTOP, as a Redis that hangs (a long
+// fork, a stalled disk, a VM paused): connections stay open and commands
+// sent meanwhile wait in its sockets, to run when [Server.Resume] sends
+// SIGCONT. Resume is also registered to run when the test ends.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a server stopped by [Server.Pause] (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("redistest: the server does not run")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
 // Ping sends PING to addr and reads the answer, in under a second.
 func Ping(addr string) error {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
