@@ -31,6 +31,7 @@ type Server struct {
 	Port int
 
 	bin, dir string
+	extra    []string // more redis-server arguments (cluster mode)
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	done     chan struct{}
@@ -90,10 +91,10 @@ func (s *Server) Start() error {
 	if s.cmd != nil {
 		return errors.New("redistest: the server runs already")
 	}
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+	args := append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir,
-		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning")
+		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"}, s.extra...)
+	cmd := exec.Command(s.bin, args...)
 	logf, err := os.Create(filepath.Join(s.dir, "redis-"+strconv.Itoa(s.Port)+".log"))
 	if err != nil {
 		return err
