@@ -63,21 +63,80 @@ func TestNewUnreachable(t *testing.T) {
 	}
 }
 
-func TestNewMarksEpochAndKeys(t *testing.T) {
+func TestNewKeysAndPartitions(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithPrefix("t1:"))
 	c := newClient(t, srv)
-	v, err := c.Get(context.Background(), "t1:v1:epoch").Result()
-	if err != nil || v != "0" {
-		t.Fatalf("epoch after New on an empty Redis = %q, %v; want \"0\"", v, err)
+	ctx := context.Background()
+	if v, err := c.Get(ctx, "t1:v2:config").Result(); err != nil || v != "partitions=16" {
+		t.Fatalf("config after New = %q, %v; want partitions=16", v, err)
 	}
-	h, z := f.hostKeys("https://example.com")
-	if h != "t1:v1:host:{https://example.com}" || z != "t1:v1:hold:{https://example.com}" {
-		t.Fatalf("hostKeys = %q, %q", h, z)
+	if n, _ := c.Exists(ctx, f.pkey(0, kindEpoch)).Result(); n != 0 {
+		t.Fatal("New wrote an epoch: a fresh fleet is told by the limiter's script, from the fleet's own keys")
 	}
-	if k := f.key("frontier", "q"); k != "t1:v1:frontier:q" {
-		t.Fatalf("Key(frontier, q) = %q", k)
+	const host = "https://example.com"
+	p := f.part(host)
+	h, z := f.hostKeys(host)
+	tag := fmt.Sprintf("t1:v2:{t1:%d}:", p)
+	if h != tag+"host:"+host || z != tag+"hold:"+host || f.pkey(p, kindWake) != tag+"wake" {
+		t.Fatalf("hostKeys = %q, %q, wake %q; want under %q", h, z, f.pkey(p, kindWake), tag)
+	}
+	if k := f.key(kindPol, "x"); k != "t1:v2:policy:x" {
+		t.Fatalf("policy key %q", k)
+	}
+	// Every key of a partition is in one Cluster hash slot.
+	slot := func(k string) int64 {
+		n, err := c.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Skipf("CLUSTER KEYSLOT: %v", err)
+		}
+		return n
+	}
+	if slot(h) != slot(z) || slot(h) != slot(f.pkey(p, kindEpoch)) || slot(h) != slot(f.Frontier().parts[p].keys[0]) {
+		t.Fatal("a partition's keys are in different hash slots")
+	}
+	// Another partition count for the same fleet is refused.
+	if _, err := New(ctx, newClient(t, srv), WithPrefix("t1:"), WithPartitions(8)); err == nil || !strings.Contains(err.Error(), "WithPartitions") {
+		t.Fatalf("New with 8 partitions on a fleet of 16: %v", err)
+	}
+	for _, n := range []int{0, -1, 16385} {
+		if _, err := New(ctx, newClient(t, srv), WithPrefix("t2:"), WithPartitions(n)); err == nil {
+			t.Fatalf("WithPartitions(%d) accepted", n)
+		}
+	}
+}
+
+// TestFreshStartWithListener: a client subscribed to the fleet's wake-up
+// channels (a monitor, a leftover) when a fleet starts on an empty Redis
+// does not make the fleet believe Redis lost its data: the first request
+// is granted at once, not after a lease (issue 20 item 6: 10.13 s
+// instead of 0.18 s).
+func TestFreshStartWithListener(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	ps := c.PSubscribe(ctx, "robots:*")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const lease = 6 * time.Second
+	f := newFleet(t, srv, WithLease(lease), WithCallTimeout(time.Second))
+	sub := c.Subscribe(ctx, f.pkey(f.part("https://fresh.example"), kindWake))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p, err := f.Limiter(LimiterConfig{}).Acquire(ctx, "https://fresh.example", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if el := time.Since(start); el > lease/2 {
+		t.Fatalf("the first grant of a fresh fleet took %v (lease %v): held as after a data loss", el, lease)
 	}
 }
 
@@ -85,9 +144,9 @@ func TestNotifyReachesSubscribers(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
-	ch, cancel := b.wakeups("k")
+	ch, cancel := b.wakeups(context.Background(), 3, "k")
 	defer cancel()
-	if err := a.notify(context.Background(), "k"); err != nil {
+	if err := a.notify(context.Background(), 3, "k"); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -166,7 +166,7 @@ import (
 
 // formatVersion is the version of the keys and values this package writes.
 // It is part of every key ("robots:v1:...") and of every stored value.
-const formatVersion = 1
+const formatVersion = 2
 
 // Defaults of the options.
 const (
@@ -174,7 +174,9 @@ const (
 	DefaultCallTimeout = 2 * time.Second
 	DefaultLease       = 10 * time.Second
 	DefaultIdleTTL     = 10 * time.Minute
-	leaseCalls         = 3 // the lease is at least this many call timeouts
+	DefaultPartitions  = 16
+	maxPartitions      = 16384 // a Cluster's slots
+	leaseCalls         = 3     // the lease is at least this many call timeouts
 )
 
 // ErrUnavailable is wrapped by the errors of calls that could not reach
@@ -211,6 +213,7 @@ type config struct {
 	idleTTL     time.Duration
 	onDown      OnRedisDown
 	logger      *slog.Logger
+	partitions  int
 }
 
 // Option configures a [Fleet].
@@ -221,6 +224,20 @@ type Option func(*config)
 // state (two crawls, two tests) use different ones on one Redis.
 func WithPrefix(p string) Option {
 	return func(c *config) { c.prefix = p }
+}
+
+// WithPartitions sets into how many partitions the fleet's hosts are
+// split (default 16): a host's limiter state, its queue of the frontier
+// and its wake-ups live in partition hash(host) mod n, whose keys share
+// one Redis Cluster hash slot. On a Cluster, the partitions are what
+// spreads the fleet over the masters: use several per master (16 suits
+// 3 to 5 masters; 64 or more for larger Clusters). Each partition a
+// process waits on costs it one Pub/Sub connection. Every process of a
+// fleet must use the same n: New refuses a different one (an error
+// naming both) as long as the fleet's keys are in Redis. n must be
+// 1 to 16384; New refuses other values.
+func WithPartitions(n int) Option {
+	return func(c *config) { c.partitions = n }
 }
 
 // WithCallTimeout bounds every Redis call (default 2 s; d ≤ 0 keeps it).
@@ -282,21 +299,33 @@ func WithLogger(l *slog.Logger) Option {
 // a host or a robots.txt fetch frees. It is safe for concurrent use. Close
 // it when done.
 type Fleet struct {
-	rdb    redis.UniversalClient
-	cfg    config
-	log    *slog.Logger
-	prefix string // cfg.prefix + "v1:"
-	procID string // random, unique to this Fleet: prefix of its tokens
-	seq    atomic.Uint64
+	rdb     redis.UniversalClient
+	cluster bool   // rdb is a *redis.ClusterClient: sharded Pub/Sub
+	pubCmd  string // PUBLISH, or SPUBLISH on a Cluster
+	cfg     config
+	log     *slog.Logger
+	prefix  string // cfg.prefix + "v2:"
+	procID  string // random, unique to this Fleet: prefix of its tokens
+	seq     atomic.Uint64
+	gens    []atomic.Int64 // per partition: the epoch's generation this process saw last (0: none)
 
-	ps      *redis.PubSub
-	psDone  chan struct{}
+	shMu    sync.Mutex
+	shards  map[int]*shard // per partition: its wake-up subscription, made when first waited on
+	shWG    sync.WaitGroup
 	closed  atomic.Bool
 	subMu   sync.Mutex
 	subs    map[string]map[*waiter]struct{}
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
 	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
+}
+
+// shard is the subscription to one partition's wake-up channel.
+type shard struct {
+	ps     *redis.PubSub
+	ready  chan struct{} // closed when Redis confirmed the subscription
+	once   sync.Once
+	waited atomic.Bool // a caller waited for ready already (only the first does)
 }
 
 // LostReleases returns how many permit releases, start-to-start send
@@ -320,10 +349,14 @@ func (f *Fleet) lostRelease(op string, err error) {
 
 // New returns a Fleet on client, after checking with PING (bounded by the
 // call timeout and ctx) that Redis answers: an unreachable Redis is an
-// error wrapping [ErrUnavailable]. It subscribes to the fleet's wake-up
-// channel and marks the fleet's epoch (see the package doc). client may
-// be a *redis.Client, a failover client or any redis.UniversalClient
-// talking to one server; see [ParseURL] for its options.
+// error wrapping [ErrUnavailable]. client is a *redis.Client (or a
+// failover client) talking to one server, or a *redis.ClusterClient on a
+// Redis Cluster (Redis 7 or later: sharded Pub/Sub); a *redis.Client
+// pointed at a node of a Cluster is refused with an error saying so. See
+// [ParseURL] and [ParseClusterURL] for their options. New reads the
+// fleet's partition count from Redis, or writes it (see
+// [WithPartitions]); it writes nothing else: a fresh Redis is told from
+// one that lost its data by the fleet's own keys (see the package doc).
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fleet, error) {
 	if client == nil {
 		return nil, errors.New("redisfleet: New: nil client")
@@ -333,9 +366,13 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		callTimeout: DefaultCallTimeout,
 		lease:       DefaultLease,
 		idleTTL:     DefaultIdleTTL,
+		partitions:  DefaultPartitions,
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.partitions < 1 || cfg.partitions > maxPartitions {
+		return nil, fmt.Errorf("redisfleet: New: WithPartitions(%d): want 1 to %d", cfg.partitions, maxPartitions)
 	}
 	log := cfg.logger
 	if log == nil {
@@ -353,54 +390,53 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{}) })
 	var id [8]byte
 	rand.Read(id[:])
+	_, cluster := client.(*redis.ClusterClient)
 	f := &Fleet{
-		rdb:    client,
-		cfg:    cfg,
-		log:    log,
-		prefix: cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
-		procID: hex.EncodeToString(id[:]),
-		subs:   make(map[string]map[*waiter]struct{}),
-		psDone: make(chan struct{}),
+		rdb:     client,
+		cluster: cluster,
+		pubCmd:  "PUBLISH",
+		cfg:     cfg,
+		log:     log,
+		prefix:  cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
+		procID:  hex.EncodeToString(id[:]),
+		gens:    make([]atomic.Int64, cfg.partitions),
+		subs:    make(map[string]map[*waiter]struct{}),
+		shards:  make(map[int]*shard),
+	}
+	if cluster {
+		f.pubCmd = "SPUBLISH"
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.callTimeout)
 	defer cancel()
 	if err := client.Ping(cctx).Err(); err != nil {
 		return nil, f.callError("New: PING", err)
 	}
-	if err := f.markEpoch(cctx); err != nil {
+	if !cluster {
+		info, err := client.Info(cctx, "cluster").Result()
+		if err != nil {
+			return nil, f.callError("New: INFO cluster", err)
+		}
+		if strings.Contains(info, "cluster_enabled:1") {
+			return nil, errors.New("redisfleet: New: the server is a node of a Redis Cluster: use a *redis.ClusterClient (redis.NewClusterClient; redisfleet.ParseClusterURL)")
+		}
+	}
+	if err := f.checkPartitions(cctx); err != nil {
 		return nil, err
 	}
-	f.ps = client.Subscribe(cctx, f.key(kindWake, ""))
-	if _, err := f.ps.Receive(cctx); err != nil {
-		f.ps.Close()
-		return nil, f.callError("New: SUBSCRIBE", err)
-	}
-	go f.dispatch(f.ps.Channel())
 	return f, nil
 }
 
-// markEpoch writes the fleet's epoch if it is missing (SET NX): "0" when
-// no other process of the fleet is connected (no subscriber on the wake-up
-// channel: a fresh start, no permit can be out), else the Redis server's
-// time, so that the hosts without state are held for one lease as after a
-// data loss (the Redis was emptied under live processes, whose permits
-// their renewal registers again within the lease).
-func (f *Fleet) markEpoch(ctx context.Context) error {
-	key, wake := f.key(kindEpoch, ""), f.key(kindWake, "")
-	subs, err := f.rdb.PubSubNumSub(ctx, wake).Result()
-	if err != nil {
-		return f.callError("New: PUBSUB NUMSUB", err)
+// checkPartitions writes the fleet's partition count if it is missing
+// and refuses to go on if Redis holds another one.
+func (f *Fleet) checkPartitions(ctx context.Context) error {
+	key, want := f.key(kindConfig, ""), "partitions="+strconv.Itoa(f.cfg.partitions)
+	got, err := f.rdb.SetArgs(ctx, key, want, redis.SetArgs{Mode: "NX", Get: true}).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return f.callError("New: fleet config", err)
 	}
-	ep := "0"
-	if subs[wake] > 0 {
-		now, err := f.rdb.Time(ctx).Result()
-		if err != nil {
-			return f.callError("New: TIME", err)
-		}
-		ep = strconv.FormatInt(now.UnixMicro(), 10)
-	}
-	if err := f.rdb.SetNX(ctx, key, ep, 0).Err(); err != nil {
-		return f.callError("New: epoch", err)
+	if err == nil && got != want {
+		return fmt.Errorf("redisfleet: New: the fleet under prefix %q runs with %s in Redis (key %s), this process with %s: every process of a fleet must use the same WithPartitions",
+			f.cfg.prefix, got, key, want)
 	}
 	return nil
 }
@@ -417,17 +453,75 @@ func ParseURL(url string) (*redis.Options, error) {
 	return o, nil
 }
 
-// Close stops the fleet's Pub/Sub subscription. It does not close the
+// ParseClusterURL parses go-redis's cluster URL form,
+// redis://host:port?addr=host2:port2&addr=host3:port3
+// (redis.ParseClusterURL), into cluster client options with
+// ContextTimeoutEnabled set, for redis.NewClusterClient.
+func ParseClusterURL(url string) (*redis.ClusterOptions, error) {
+	o, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisfleet: %w", err)
+	}
+	o.ContextTimeoutEnabled = true
+	return o, nil
+}
+
+// Close stops the fleet's Pub/Sub subscriptions. It does not close the
 // client. Limiters and Stores of a closed Fleet still work, without wake-ups
 // (their waits then end on their timers).
 func (f *Fleet) Close() error {
 	var err error
 	f.closeMu.Do(func() {
+		f.shMu.Lock()
 		f.closed.Store(true)
-		err = f.ps.Close()
-		<-f.psDone
+		for _, sh := range f.shards {
+			if e := sh.ps.Close(); e != nil && err == nil {
+				err = e
+			}
+		}
+		f.shMu.Unlock()
+		f.shWG.Wait()
 	})
 	return err
+}
+
+// listen makes sure this process hears partition p's wake-ups: the first
+// call for p subscribes (SSUBSCRIBE on a Cluster, SUBSCRIBE otherwise, on
+// a connection of its own) and waits for Redis to confirm it, at most a
+// call timeout or ctx; later calls cost nothing. A subscription that
+// fails is retried by go-redis in the background; meanwhile waits end on
+// their timers.
+func (f *Fleet) listen(ctx context.Context, p int) {
+	f.shMu.Lock()
+	if f.closed.Load() {
+		f.shMu.Unlock()
+		return
+	}
+	sh := f.shards[p]
+	if sh == nil {
+		sh = &shard{ready: make(chan struct{})}
+		ch := f.pkey(p, kindWake)
+		if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+			sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
+		} else {
+			sh.ps = f.rdb.Subscribe(context.WithoutCancel(ctx), ch)
+		}
+		f.shards[p] = sh
+		f.shWG.Add(1)
+		go f.dispatch(sh, sh.ps.ChannelWithSubscriptions())
+	}
+	f.shMu.Unlock()
+	if sh.waited.Load() {
+		return
+	}
+	t := time.NewTimer(f.cfg.callTimeout)
+	defer t.Stop()
+	select {
+	case <-sh.ready:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	sh.waited.Store(true)
 }
 
 // token returns a token unique across the fleet: the Fleet's random id and
@@ -436,18 +530,24 @@ func (f *Fleet) token() string {
 	return f.procID + "-" + fmt.Sprint(f.seq.Add(1))
 }
 
-// dispatch routes wake-up messages to the local waiters subscribed to
-// their key. A payload is a key, optionally followed by "\n" and a hint
-// (the µs from the publication until the state is worth looking at again)
-// and by "\n" and a target (the token of the one waiter the message is
-// for: the head of the host's fleet-wide queue).
-func (f *Fleet) dispatch(ch <-chan *redis.Message) {
-	defer close(f.psDone)
-	for m := range ch {
-		key, rest, _ := strings.Cut(m.Payload, "\n")
-		h, target, _ := strings.Cut(rest, "\n")
-		hint, _ := strconv.ParseInt(h, 10, 64)
-		f.wake(key, hint, target)
+// dispatch routes the wake-up messages of one partition's subscription to
+// the local waiters subscribed to their key. A payload is a key,
+// optionally followed by "\n" and a hint (the µs from the publication
+// until the state is worth looking at again) and by "\n" and a target (the
+// token of the one waiter the message is for: the head of the host's
+// fleet-wide queue).
+func (f *Fleet) dispatch(sh *shard, ch <-chan any) {
+	defer f.shWG.Done()
+	for x := range ch {
+		switch m := x.(type) {
+		case *redis.Subscription:
+			sh.once.Do(func() { close(sh.ready) })
+		case *redis.Message:
+			key, rest, _ := strings.Cut(m.Payload, "\n")
+			h, target, _ := strings.Cut(rest, "\n")
+			hint, _ := strconv.ParseInt(h, 10, 64)
+			f.wake(key, hint, target)
+		}
 	}
 }
 
@@ -482,9 +582,10 @@ func (f *Fleet) wake(key string, hint int64, target string) {
 	f.subMu.Unlock()
 }
 
-// subscribe registers a local waiter for the wake-ups of key that are for
-// self (or for anyone); cancel removes it.
-func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
+// subscribe registers a local waiter for the wake-ups of key, published
+// on partition p's channel, that are for self (or for anyone); cancel
+// removes it. The partition's subscription is made first (see listen).
+func (f *Fleet) subscribe(ctx context.Context, p int, key, self string) (chan int64, func()) {
 	w := &waiter{c: make(chan int64, 1), self: self}
 	f.subMu.Lock()
 	m := f.subs[key]
@@ -494,6 +595,7 @@ func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
 	}
 	m[w] = struct{}{}
 	f.subMu.Unlock()
+	f.listen(ctx, p)
 	return w.c, func() {
 		f.subMu.Lock()
 		delete(m, w)
@@ -504,27 +606,31 @@ func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
 	}
 }
 
-// notify publishes a wake-up for key on the fleet's channel: every
-// process's waiters subscribed to key re-check their state. It is how a
-// process tells the others that something they wait for may have happened;
-// a lost notification costs only latency (every wait is also bounded by a
+// notify publishes a wake-up for key on partition p's channel: every
+// process's waiters subscribed to key re-check their state. A lost
+// notification costs only latency (every wait is also bounded by a
 // timer).
-func (f *Fleet) notify(ctx context.Context, key string) error {
+func (f *Fleet) notify(ctx context.Context, p int, key string) error {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
-	if err := f.rdb.Publish(cctx, f.key(kindWake, ""), key).Err(); err != nil {
-		return f.callError("PUBLISH", err)
+	var err error
+	if f.cluster {
+		err = f.rdb.SPublish(cctx, f.pkey(p, kindWake), key).Err()
+	} else {
+		err = f.rdb.Publish(cctx, f.pkey(p, kindWake), key).Err()
+	}
+	if err != nil {
+		return f.callError(f.pubCmd, err)
 	}
 	return nil
 }
 
 // wakeups returns a channel that receives a value (coalesced, never
-// blocking the sender) after each wake-up for key from any process of the
-// fleet (notify, or the limiter and the fetch lock for their own
-// keys), and a func that ends the subscription (call it: it also ends the
-// goroutine that feeds the channel). It costs no Redis call.
-func (f *Fleet) wakeups(key string) (<-chan struct{}, func()) {
-	w, cancel := f.subscribe(key, "")
+// blocking the sender) after each wake-up for key on partition p from any
+// process of the fleet, and a func that ends the subscription (call it:
+// it also ends the goroutine that feeds the channel).
+func (f *Fleet) wakeups(ctx context.Context, p int, key string) (<-chan struct{}, func()) {
+	w, cancel := f.subscribe(ctx, p, key, "")
 	out := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	go func() {

@@ -92,7 +92,7 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	p.Done(l)
 	ctx := context.Background()
 	rdb := f.rdb
-	keys, err := rdb.Keys(ctx, f.prefix+"fr*").Result()
+	keys, err := rdb.Keys(ctx, f.prefix+"*fr:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	if err := p.Drop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if keys, _ := rdb.Keys(ctx, f.prefix+"fr*").Result(); len(keys) != 0 {
+	if keys, _ := rdb.Keys(ctx, f.prefix+"*fr:*").Result(); len(keys) != 0 {
 		t.Fatalf("after Drop: %v", keys)
 	}
 	if n := frSize(t, p); n != 0 {

@@ -13,7 +13,12 @@ import "github.com/redis/go-redis/v9"
 //	      leases nothing: its caller gave up on it)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
 //	      or was lost), 2 prefix of the per-host lists (list = prefix ..
-//	      host), 3 the fleet's wake-up channel
+//	      host), 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
+//	      a Cluster), a space, and the partition's wake-up channel, 4 the
+//	      TTL (ms) of the frontier's keys
+//
+// Every key is in one partition of the fleet (keys.go): KEYS, the lists,
+// and the limiter's keys the pop reads all share one hash slot.
 //
 // and returns the generation first, so that a process notices when Redis
 // lost the data (the generation changes) and queues again what it knows.
@@ -21,12 +26,14 @@ import "github.com/redis/go-redis/v9"
 // Redis server's clock, written as integer strings (I).
 const frontierLuaHead = `
 local function I(x) return string.format('%d', x) end
+local PUB, WAKE = string.match(ARGV[3], '^(%S+) (.*)$')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local gen = redis.call('HGET', KEYS[2], 'gen')
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
 -- keep gives k the TTL of the seen set (set by frAddScript) if it has none.
 local function keep(k)
@@ -69,14 +76,14 @@ local function reap(limit)
 end
 `
 
-// frAddScript queues requests not seen before. ARGV 4 TTL (ms) of the
-// frontier's keys, 5.. triples: key, host, payload. Returns gen, then 1
+// frAddScript queues requests not seen before. ARGV 5 TTL (ms) of the
+// frontier's keys, 6.. triples: key, host, payload. Returns gen, then 1
 // (queued) or 0 (seen) per request.
 var frAddScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
 local added = 0
-local ttl = ARGV[4]
-for i = 5, #ARGV, 3 do
+local ttl = ARGV[5]
+for i = 6, #ARGV, 3 do
   if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
     redis.call('RPUSH', ARGV[2] .. ARGV[i + 1], ARGV[i + 2])
     redis.call('PEXPIRE', ARGV[2] .. ARGV[i + 1], ttl)
@@ -90,17 +97,18 @@ end
 if added > 0 then
   redis.call('HINCRBY', KEYS[2], 'q', added)
   for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
-  redis.call('PUBLISH', ARGV[3], KEYS[1])
+  redis.call(PUB, WAKE, KEYS[1])
 end
 return out
 `)
 
 // frPopScript hands out the next request of a host that may be asked now.
-// ARGV 4 limiter key prefix, 5 lease id, 6 lease µs, 7 per host, 8 force
+// ARGV 5 the partition's key prefix (its limiter keys: prefix .. "host:"
+// .. host), 6 lease id, 7 lease µs, 8 per host, 9 force
 // (1: if none is ready, take from the host ready soonest), 9 hosts to look
 // at, 10 µs before a busy host is looked at again, 11 µs before a host
 // held PerHost times is (a done request or a reaped lease sets it back),
-// 12.. lease ids of this process's earlier pops that failed on the client
+// 13.. lease ids of this process's earlier pops that failed on the client
 // (timed out: the script may run later, when Redis resumes after a hang).
 // Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
 // now, soonest µs (-1: nothing queued), leased}.
@@ -111,10 +119,10 @@ return out
 // KEYS[8] for a lease, and a pop under such an id leases nothing. So a pop
 // the client gave up on never holds a host for a lease, and loses nothing.
 var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
-local lp, id, lease, per = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
-local force, scan, busyPoll, capWait = ARGV[8] == '1', tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
-if #ARGV >= 12 then
-  for i = 12, #ARGV do
+local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
+local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+if #ARGV >= 13 then
+  for i = 13, #ARGV do
     if not putBack(ARGV[i]) then redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i]) end
   end
   keep(KEYS[8])
@@ -151,7 +159,7 @@ for _, host in ipairs(cands) do
   if held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
   else
-    local at, busy = robots_host_ready_at(lp .. 'host:{' .. host .. '}', lp .. 'hold:{' .. host .. '}', now)
+    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, now)
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
@@ -172,10 +180,10 @@ return {gen, 0, '', reaped, I(now), first[2], leased}
 `)
 
 // frDoneScript ends leases and records their requests done fleet-wide.
-// ARGV 4.. pairs: lease id, request key. Returns {gen, ended}.
+// ARGV 5.. pairs: lease id, request key. Returns {gen, ended}.
 var frDoneScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
   keep(KEYS[7])
   local v = redis.call('HGET', KEYS[4], ARGV[i])
@@ -189,7 +197,7 @@ for i = 4, #ARGV, 2 do
     n = n + 1
   end
 end
-if n > 0 then redis.call('PUBLISH', ARGV[3], KEYS[1]) end
+if n > 0 then redis.call(PUB, WAKE, KEYS[1]) end
 return {gen, n}
 `)
 
@@ -199,25 +207,25 @@ local c = redis.call('HMGET', KEYS[2], 'q', 'l')
 return {gen, tonumber(c[1]) or 0, tonumber(c[2]) or 0}
 `)
 
-// frRenewScript extends leases that are still there. ARGV 4 lease µs,
-// 5.. ids. Returns {gen, renewed}.
+// frRenewScript extends leases that are still there. ARGV 5 lease µs,
+// 6.. ids. Returns {gen, renewed}.
 var frRenewScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 5, #ARGV do
-  n = n + redis.call('ZADD', KEYS[5], 'XX', 'CH', I(now + tonumber(ARGV[4])), ARGV[i])
+for i = 6, #ARGV do
+  n = n + redis.call('ZADD', KEYS[5], 'XX', 'CH', I(now + tonumber(ARGV[5])), ARGV[i])
 end
 return {gen, n}
 `)
 
 // frReattachScript registers again, after Redis lost its data, the
-// leases a process still holds. ARGV 4 lease µs, 5.. quadruples: id, host,
+// leases a process still holds. ARGV 5 lease µs, 6.. quadruples: id, host,
 // key, payload. Returns {gen, registered}.
 var frReattachScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 5, #ARGV, 4 do
+for i = 6, #ARGV, 4 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
     redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1] .. '\n' .. ARGV[i + 3])
-    redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[4])), ARGV[i])
+    redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[5])), ARGV[i])
     redis.call('HINCRBY', KEYS[6], ARGV[i + 1], 1)
     redis.call('HINCRBY', KEYS[2], 'l', 1)
     redis.call('SADD', KEYS[3], ARGV[i + 2])
@@ -227,20 +235,21 @@ end
 return {gen, n}
 `)
 
-// frPruneScript tells which request keys are done fleet-wide. ARGV 4..
+// frPruneScript tells which request keys are done fleet-wide. ARGV 5..
 // request keys. Returns gen, then 1 (done) or 0 per key.
 var frPruneScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
-for i = 4, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[7], ARGV[i]) end
+for i = 5, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[7], ARGV[i]) end
 return out
 `)
 
-// frTouchScript sets the TTL of the frontier's keys and of the lists of
-// the hosts with requests queued. ARGV 4 TTL (ms). Returns {gen, lists}.
+// frTouchScript sets the TTL of the partition's frontier keys and of the
+// lists of its hosts with requests queued. ARGV 5 TTL (ms). Returns {gen,
+// lists}.
 var frTouchScript = redis.NewScript(frontierLuaHead + `
-for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ARGV[4]) end
+for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ARGV[5]) end
 local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
-for _, h in ipairs(hosts) do redis.call('PEXPIRE', ARGV[2] .. h, ARGV[4]) end
+for _, h in ipairs(hosts) do redis.call('PEXPIRE', ARGV[2] .. h, ARGV[5]) end
 return {gen, #hosts}
 `)
 
@@ -250,6 +259,6 @@ var frDropScript = redis.NewScript(frontierLuaHead + `
 local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
 for _, h in ipairs(hosts) do redis.call('DEL', ARGV[2] .. h) end
 for k = 1, #KEYS do redis.call('DEL', KEYS[k]) end
-redis.call('PUBLISH', ARGV[3], KEYS[1])
+redis.call(PUB, WAKE, KEYS[1])
 return {gen, #hosts}
 `)

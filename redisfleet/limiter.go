@@ -104,6 +104,7 @@ type Limiter struct {
 // lhost is one host's local state: the turns of the local queues and this
 // process's statistics.
 type lhost struct {
+	p           int // the host's partition
 	hash, hold  string
 	qkey, seen  string
 	ekey        string
@@ -211,7 +212,7 @@ func (l *Limiter) ref(host string) *lhost {
 	h := l.hosts[host]
 	if h == nil {
 		hash, hold := l.f.hostKeys(host)
-		h = &lhost{hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
+		h = &lhost{p: l.f.part(host), hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
 			gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
 		l.hosts[host] = h
 	}
@@ -234,20 +235,23 @@ func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.
 	if delay >= 0 {
 		d = delay.Microseconds()
 	}
-	args := make([]any, 0, 7+len(extra))
-	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(), l.f.key(kindWake, ""))
+	args := make([]any, 0, 9+len(extra))
+	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(),
+		l.f.pkey(h.p, kindWake), l.f.pubCmd, l.f.gens[h.p].Load())
 	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.key(kindEpoch, ""), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.pkey(h.p, kindEpoch), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, l.f.callError("limiter "+op, err)
 	}
-	if len(v) == 0 {
-		return nil, fmt.Errorf("redisfleet: limiter %s: empty reply", op)
+	if len(v) < 2 {
+		return nil, fmt.Errorf("redisfleet: limiter %s: short reply", op)
 	}
-	return v, nil
+	// The last element is the partition's generation (see hostScript).
+	l.f.gens[h.p].Store(v[len(v)-1])
+	return v[:len(v)-1], nil
 }
 
 // skipRedis reports whether a FallBackLocal limiter goes to its local gate
@@ -375,7 +379,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 	}
 	defer func() { <-h.early }()
 	tok := l.f.token()
-	wake, cancel := l.f.subscribe(h.hash, tok)
+	wake, cancel := l.f.subscribe(ctx, h.p, h.hash, tok)
 	defer cancel()
 	mp := int64(-1)
 	if maxPause >= 0 {
@@ -555,7 +559,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 	}
 	defer func() { <-h.gate }()
 	tok := l.f.token()
-	wake, cancel := l.f.subscribe(h.hash, tok)
+	wake, cancel := l.f.subscribe(ctx, h.p, h.hash, tok)
 	defer cancel()
 	var t *time.Timer
 	queued := false // tok may be in the host's fleet-wide queue

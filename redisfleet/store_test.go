@@ -34,21 +34,21 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 		t.Fatalf("Get from another handle = %q, %v, %v", v, ok, err)
 	}
 	raw := newClient(t, srv)
-	b, err := raw.Get(ctx, "robots:v1:policy:rfc9309 https://a.example").Bytes()
-	if err != nil || string(b) != "robots-policy/v1\npayload" {
+	b, err := raw.Get(ctx, "robots:v2:policy:rfc9309 https://a.example").Bytes()
+	if err != nil || string(b) != "robots-policy/v2\npayload" {
 		t.Fatalf("stored value %q, %v: want the version header then the payload", b, err)
 	}
 	// A value of another format version under the key is a miss.
-	raw.Set(ctx, "robots:v1:policy:rfc9309 https://b.example", "robots-policy/v2\npayload", time.Minute)
+	raw.Set(ctx, "robots:v2:policy:rfc9309 https://b.example", "robots-policy/v1\npayload", time.Minute)
 	if v, ok, err := s.Get(ctx, "rfc9309 https://b.example"); ok || err != nil {
-		t.Fatalf("a value of version 2 read as %q, %v, %v; want a miss", v, ok, err)
+		t.Fatalf("a value of version 1 read as %q, %v, %v; want a miss", v, ok, err)
 	}
 	// Another prefix is another fleet.
 	if _, ok, _ := newFleet(t, srv, WithPrefix("other:")).Store().Get(ctx, "rfc9309 https://a.example"); ok {
 		t.Fatal("a fleet with another prefix read the value")
 	}
 	// The TTL is Redis's: set on the key (Redis expires it).
-	if ttl, err := raw.PTTL(ctx, "robots:v1:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+	if ttl, err := raw.PTTL(ctx, "robots:v2:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
 		t.Fatalf("the key's TTL is %v, %v; want (0, 1m]", ttl, err)
 	}
 }
