@@ -25,20 +25,15 @@ import (
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
-// newClient returns a client of srv with the options ParseURL sets.
-func newClient(t testing.TB, srv *redistest.Server) *redis.Client {
+// newClient returns a client of srv with the options ParseURL (or
+// ParseClusterURL) sets, closed when t ends.
+func newClient(t testing.TB, srv backend) redis.UniversalClient {
 	t.Helper()
-	o, err := ParseURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(o)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return client(t, srv, 0)
 }
 
 // newFleet returns a Fleet on a client of its own, closed when t ends.
-func newFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
+func newFleet(t testing.TB, srv backend, opts ...Option) *Fleet {
 	t.Helper()
 	f, err := New(context.Background(), newClient(t, srv), opts...)
 	if err != nil {

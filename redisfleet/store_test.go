@@ -108,26 +108,26 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // TestStoreOneFetchForTheFleet: eight resolvers on eight fleet handles fetch
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
-	fleets := make([]*Fleet, 8)
-	for i := range fleets {
-		fleets[i] = newFleet(t, srv)
-	}
-	ps := resolveAtOnce(t, fleets, site.URL+"/")
-	if n := site.robots.Load(); n != 1 {
-		t.Fatalf("8 resolvers sharing Redis fetched robots.txt %d times, want 1", n)
-	}
-	priv, _ := url.Parse(site.URL + "/private/x")
-	for i, p := range ps {
-		if p == nil {
-			continue
+	forBackends(t, func(t *testing.T, srv backend) {
+		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
+		fleets := make([]*Fleet, 8)
+		for i := range fleets {
+			fleets[i] = newFleet(t, srv)
 		}
-		if d, ok := p.CrawlDelay(); !ok || d != 2*time.Second || p.Check(priv).Allowed {
-			t.Errorf("resolver %d: %s, delay %v", i, p, d)
+		ps := resolveAtOnce(t, fleets, site.URL+"/")
+		if n := site.robots.Load(); n != 1 {
+			t.Fatalf("8 resolvers sharing Redis fetched robots.txt %d times, want 1", n)
 		}
-	}
+		priv, _ := url.Parse(site.URL + "/private/x")
+		for i, p := range ps {
+			if p == nil {
+				continue
+			}
+			if d, ok := p.CrawlDelay(); !ok || d != 2*time.Second || p.Check(priv).Allowed {
+				t.Errorf("resolver %d: %s, delay %v", i, p, d)
+			}
+		}
+	})
 }
 
 // TestStoreDeadFetchHolder: a fetch lock whose holder died (set by hand,
