@@ -275,8 +275,19 @@ func hostURLs(hosts []string) []string {
 // robots.txt is fetched once per host for the fleet, each page once, and
 // every process exits when all is done.
 func TestFleetThreeProcesses(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
+	t.Run("single", func(t *testing.T) {
+		t.Parallel()
+		testFleetThreeProcesses(t, "-redis", redistest.Start(t).URL())
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		testFleetThreeProcesses(t, "-redis-cluster", redistest.StartCluster(t, 3).URL())
+	})
+}
+
+// testFleetThreeProcesses runs TestFleetThreeProcesses on the Redis given
+// by the flag (-redis or -redis-cluster) and its URL.
+func testFleetThreeProcesses(t *testing.T, flag, url string) {
 	const pages, delay = 5, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example", "c.example"}
 	sites := map[string]*testutil.Site{}
@@ -285,7 +296,7 @@ func TestFleetThreeProcesses(t *testing.T) {
 	}
 	farm := testutil.NewFarm(t, sites)
 	rec, front := newRecorder(t, farm)
-	args := append([]string{"-redis", srv.URL(), "-connect", front.Listener.Addr().String(),
+	args := append([]string{flag, url, "-connect", front.Listener.Addr().String(),
 		"-threads", "2", "-min-delay", "0", "-lease", "3s"}, hostURLs(hosts)...)
 	ps := startFleet(t, 3, args...)
 	for _, p := range ps {
