@@ -214,6 +214,7 @@ type config struct {
 	onDown      OnRedisDown
 	logger      *slog.Logger
 	partitions  int
+	eviction    bool
 }
 
 // Option configures a [Fleet].
@@ -238,6 +239,16 @@ func WithPrefix(p string) Option {
 // 1 to 16384; New refuses other values.
 func WithPartitions(n int) Option {
 	return func(c *config) { c.partitions = n }
+}
+
+// WithEviction lets New accept a Redis whose maxmemory-policy evicts
+// keys (allkeys-* or volatile-*), which it refuses by default: an
+// evicted key of the fleet loses a host's pace or queue (a host whose
+// state is gone is held a lease, as after a restart; a frontier key gone
+// loses requests until the journal puts them back). Use it only for a
+// Redis whose maxmemory is never reached.
+func WithEviction() Option {
+	return func(c *config) { c.eviction = true }
 }
 
 // WithCallTimeout bounds every Redis call (default 2 s; d ≤ 0 keeps it).
@@ -423,7 +434,53 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	if err := f.checkPartitions(cctx); err != nil {
 		return nil, err
 	}
+	if !cfg.eviction {
+		if err := f.checkEviction(cctx); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// checkEviction refuses a Redis (on a Cluster: any master) whose
+// maxmemory-policy evicts keys. A server that does not answer CONFIG GET
+// (a managed Redis may disable it) is logged, not refused.
+func (f *Fleet) checkEviction(ctx context.Context) error {
+	check := func(ctx context.Context, c *redis.Client) error {
+		v, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
+		if err != nil {
+			if isReplyError(err) {
+				f.log.Warn("redisfleet: cannot read maxmemory-policy; the fleet's keys must not be evicted: use maxmemory-policy noeviction",
+					slog.String("addr", c.Options().Addr), slog.Any("error", err))
+				return nil
+			}
+			return f.callError("New: CONFIG GET maxmemory-policy", err)
+		}
+		if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
+			return fmt.Errorf("redisfleet: New: Redis at %s has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or pass WithEviction to accept it",
+				c.Options().Addr, p)
+		}
+		return nil
+	}
+	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, check)
+	}
+	if c, ok := f.rdb.(*redis.Client); ok {
+		return check(ctx, c)
+	}
+	// Another UniversalClient (a failover client): ask through it.
+	v, err := f.rdb.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		if isReplyError(err) {
+			f.log.Warn("redisfleet: cannot read maxmemory-policy; the fleet's keys must not be evicted: use maxmemory-policy noeviction", slog.Any("error", err))
+			return nil
+		}
+		return f.callError("New: CONFIG GET maxmemory-policy", err)
+	}
+	if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
+		return fmt.Errorf("redisfleet: New: Redis has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or pass WithEviction to accept it", p)
+	}
+	return nil
 }
 
 // checkPartitions writes the fleet's partition count if it is missing

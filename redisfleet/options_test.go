@@ -120,3 +120,33 @@ func TestLostReleaseLogged(t *testing.T) {
 		t.Fatalf("%d warnings, want 2: %q", got, logs.String())
 	}
 }
+
+// TestNewRefusesEviction: New refuses a Redis whose maxmemory-policy may
+// evict the fleet's keys, naming the setting to use, unless WithEviction
+// says so; on a Cluster it asks every master.
+func TestNewRefusesEviction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, policy := range []string{"allkeys-lru", "volatile-ttl"} {
+		srv := redistest.Start(t, "--maxmemory-policy", policy)
+		_, err := New(ctx, newClient(t, srv))
+		if err == nil || !strings.Contains(err.Error(), "maxmemory-policy "+policy) || !strings.Contains(err.Error(), "noeviction") || !strings.Contains(err.Error(), "WithEviction") {
+			t.Fatalf("%s: New = %v; want a refusal naming the policy, noeviction and WithEviction", policy, err)
+		}
+		f, err := New(ctx, newClient(t, srv), WithEviction())
+		if err != nil {
+			t.Fatalf("%s with WithEviction: %v", policy, err)
+		}
+		f.Close()
+	}
+	cl := redistest.StartCluster(t, 3)
+	if _, err := New(ctx, newClient(t, cl)); err != nil {
+		t.Fatalf("a Cluster with noeviction: %v", err)
+	}
+	if _, err := redistest.Do(cl.Nodes[2].Addr, "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, newClient(t, cl)); err == nil || !strings.Contains(err.Error(), cl.Nodes[2].Addr) || !strings.Contains(err.Error(), "allkeys-lfu") {
+		t.Fatalf("a Cluster with one evicting master: %v; want a refusal naming it", err)
+	}
+}

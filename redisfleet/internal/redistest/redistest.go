@@ -50,9 +50,11 @@ func Binary() string {
 	return ""
 }
 
-// Start starts a redis-server for t and stops it when t ends. It skips t
-// when redis-server is not installed, or fails it under CI=true.
-func Start(t testing.TB) *Server {
+// Start starts a redis-server for t and stops it when t ends, with more
+// redis-server arguments if given ("--maxmemory-policy", "allkeys-lru").
+// It skips t when redis-server is not installed, or fails it under
+// CI=true.
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
@@ -61,7 +63,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redistest: redis-server is not installed (apt-get install -y redis-server)")
 	}
-	s := &Server{bin: bin, dir: t.TempDir()}
+	s := &Server{bin: bin, dir: t.TempDir(), extra: args}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		var port int
