@@ -428,21 +428,28 @@ func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any,
 func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([][]any, error) {
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	defer cancel()
-	exec := func() ([]*redis.Cmd, error) {
+	exec := func() ([]*redis.Cmd, bool) {
 		pipe := q.fl.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, len(q.parts))
 		for p := range q.parts {
 			cmds[p] = s.EvalSha(cctx, pipe, q.parts[p].keys, q.argv(p, args...)...)
 		}
-		_, err := pipe.Exec(cctx)
-		return cmds, err
-	}
-	cmds, err := exec()
-	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		if lerr := s.Load(cctx, q.fl.rdb).Err(); lerr != nil {
-			return nil, q.fl.callError("frontier: SCRIPT LOAD", lerr)
+		pipe.Exec(cctx) // each command carries its own error
+		for _, c := range cmds {
+			if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+				return cmds, true
+			}
 		}
-		cmds, err = exec()
+		return cmds, false
+	}
+	cmds, noScript := exec()
+	if noScript {
+		// A node that has not seen the script yet (a Cluster node, a
+		// restarted server): load it everywhere, and once more.
+		if err := s.Load(cctx, q.fl.rdb).Err(); err != nil {
+			return nil, q.fl.callError("frontier: SCRIPT LOAD", err)
+		}
+		cmds, _ = exec()
 	}
 	out := make([][]any, len(q.parts))
 	var first error
