@@ -74,27 +74,33 @@
 // request from 1 to 8 contending processes). The repository's
 // docs/performance.md gives the figures and the commands.
 //
-// # Pub/Sub traffic
+// # Partitions, Redis Cluster and Pub/Sub
 //
-// Every Fleet subscribes to one channel (P wake) and every message on it
-// reaches every process of the fleet, which drops those it has no waiter
-// for. Messages are published by a limiter release or send mark that
-// has a waiter to wake (one per such event, naming the waiter), a
+// The hosts are split into partitions ([WithPartitions], default 16): a
+// host's limiter state, its frontier queue and its wake-ups live in
+// partition fnv1a(host) mod n, whose keys share one hash tag. Every
+// script works inside one partition, so the fleet runs on one Redis
+// server (with replicas or Sentinel) and on a Redis Cluster alike: pass
+// New a *redis.ClusterClient ([ParseClusterURL]); the partitions spread
+// over the Cluster's masters.
+//
+// Each partition has its own wake-up channel (sharded Pub/Sub, SSUBSCRIBE
+// and SPUBLISH, on a Cluster; plain Pub/Sub on one server), and a process
+// subscribes to a partition when it first waits on it, one connection per
+// partition: a process hears only the partitions it waits on, and
+// deliveries are the publications of a partition times the processes
+// waiting on it. Messages are published by a limiter release or send mark
+// that has a waiter to wake (one per such event, naming the waiter), a
 // 429/503 pause, a robots.txt fetch unlock, and by the frontier on each
-// AddRequest that queues something and on each done report. The
-// deliveries are therefore processes × publications: 8 processes
-// crawling at 100 requests per second with the frontier publish about 200
-// messages a second (an add batch and a done per request, plus the
-// limiter's wake-ups when callers queue), which Redis delivers 1,600
-// times a second, each payload under 200 bytes. It is not divided by
-// host or by crawl: a fleet much larger than that should use
-// several prefixes.
+// AddRequest that queues something and on each done report; each payload
+// is under 200 bytes. A frontier's process waits on every partition.
 //
 // # Keys and versions
 //
 // Every key starts with the prefix ([WithPrefix], default "robots:") and
-// the format version ("v1:"): two releases of this package that store
-// different formats use different keys and never read each other's state.
+// the format version ("v2:"): two releases of this package that store
+// different formats use different keys and never read each other's state
+// (a fleet of format 1 and one of format 2 on one Redis are two fleets).
 // Values carry the version too; one of another version reads as a miss.
 // The key schema is documented in keys.go and by key.
 //
@@ -119,21 +125,26 @@
 //     that never lands, or that Redis refuses, is logged and counted
 //     ([Fleet.LostReleases]), as is a fetch unlock that fails.
 //     The Store reads a failed Get as a miss and the resolver fetches.
-//   - Redis restarted empty: the state of the hosts is gone. A script that
-//     finds the fleet's epoch key missing knows the data was lost and
-//     holds every host whose state is missing for one lease from then,
-//     the time within which requests granted before the loss end or are
-//     re-registered by their holders' lease renewal. A process that calls
-//     [New] on an empty Redis while other processes of the fleet are
-//     connected (subscribed to the fleet's wake-up channel) writes the
-//     epoch as the server's time, so the same hold applies; only when no
-//     process of the fleet is connected (a fresh start: no permit can be
-//     out) does it write "0" and nothing is held. A process whose Pub/Sub
-//     connection has not reconnected yet after the restart is not seen
-//     (go-redis reconnects it within moments); its permits are then
-//     unknown to the new state until its renewal registers them again
-//     (within a third of the lease and a call timeout). Store values and
-//     fetch locks are simply gone: robots.txt is fetched again.
+//   - Redis restarted empty: the state of the hosts is gone. Each
+//     partition's epoch records a generation; a live process passes the
+//     generation it saw on every limiter call, and one that finds the
+//     epoch missing, or of another generation, knows the data was lost
+//     and holds every host of the partition whose state is missing for
+//     one lease from the loss, the time within which requests granted
+//     before it end or are re-registered by their holders' lease renewal.
+//     A process that never saw the partition (a new process, or every
+//     process of a fresh fleet) finds nothing to hold: a fresh start is
+//     not delayed, whoever else is connected to Redis. A new process that
+//     reaches an emptied Redis before any live process has called it
+//     again (at the latest, a third of the lease and a call timeout after
+//     the restart) may be granted a host whose permit is out in a live
+//     process. Store values and fetch locks are simply gone: robots.txt
+//     is fetched again.
+//   - Redis hangs (SIGSTOP, a long fork) and resumes: calls that timed
+//     out on the client run when Redis resumes. A pop or a grant they
+//     made is undone by the process's next call (see [Fleet.Frontier] and
+//     the limiter's leave), so hosts are free again within about a call
+//     timeout of the resume, not a lease.
 //   - A process killed while it holds a host: its permit has a lease
 //     ([WithLease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
@@ -141,11 +152,9 @@
 //
 // Redis 5.0 or later is needed (the scripts read TIME before writing, which
 // needs the effects replication that is the default since 5.0; tested with
-// 7.0). Redis Cluster is not supported: the limiter's scripts read keys of
-// a host and the fleet's epoch key together. A single server, with
-// replicas or Sentinel, is. A maxmemory policy that evicts keys without an
-// expiry (allkeys-*) may evict the epoch key: the hosts without state are
-// then held for a lease, as after a restart.
+// 7.0), Redis 7.0 or later on a Cluster (sharded Pub/Sub). New refuses a
+// Redis whose maxmemory-policy evicts keys (allkeys-*, volatile-*: the
+// fleet's keys carry TTLs) unless [WithEviction] is given.
 package redisfleet
 
 import (

@@ -193,19 +193,30 @@ type FrontierStats struct {
 // Delivery is therefore at least once: a request that a dying process had
 // sent, or one whose renewal was late, can be fetched again.
 //
+// Partitions: the queue of a host lives in the host's partition of the
+// fleet ([WithPartitions]); GetRequest pops partition by partition (one
+// round trip each) and QueueSize asks them all in one pipeline.
+//
 // Failure: while Redis is away AddRequest keeps the requests in memory and
 // writes them when it answers again (no URL is lost; QueueSize counts
 // them), Done is retried the same way, GetRequest returns an error after
 // MaxWait (Colly's loop then asks QueueSize), and QueueSize retries with
 // backoff for the outage limit ([WithOutageLimit]) and then returns an
 // error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
-// back empty (restarted without persistence), every process notices (the
-// frontier's generation changed) and queues again the requests of its
+// back empty (restarted without persistence), every process notices (a
+// partition's generation changed; one lost partition makes it check all)
+// and queues again the requests of its
 // journal ([WithJournal]) and registers its leases again: nothing is lost
 // (but requests beyond the journal's cap), and a page another process had
 // fetched is fetched again only if it was done after this process last
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
+//
+// A pop that timed out on the client while Redis hung may still run when
+// it resumes: the process's next pop on that partition puts back the
+// request it leased, or, if it has not run yet, makes it lease nothing
+// (an abandoned-ids zset), so no host is held for a lease and no URL is
+// lost.
 //
 // Redis memory: the seen and done sets grow with the crawl (one request
 // key each per request); every key of the frontier expires
