@@ -201,12 +201,6 @@ if n > 0 then redis.call(PUB, WAKE, KEYS[1]) end
 return {gen, n}
 `)
 
-// frSizeScript returns {gen, queued, leased}.
-var frSizeScript = redis.NewScript(frontierLuaHead + `
-local c = redis.call('HMGET', KEYS[2], 'q', 'l')
-return {gen, tonumber(c[1]) or 0, tonumber(c[2]) or 0}
-`)
-
 // frRenewScript extends leases that are still there. ARGV 5 lease µs,
 // 6.. ids. Returns {gen, renewed}.
 var frRenewScript = redis.NewScript(frontierLuaHead + `
