@@ -585,6 +585,13 @@ func TestOutageLogsOneWarning(t *testing.T) {
 	}
 }
 
+// pausable is a backend that can hang: every node stopped (SIGSTOP).
+type pausable interface {
+	backend
+	Pause() error
+	Resume() error
+}
+
 // TestFrontierRedisHang: Redis hangs (SIGSTOP) while two processes pop
 // requests, and resumes (SIGCONT) after 3 s. The pop scripts that timed out
 // on the client still run when Redis resumes; they must not keep a host
@@ -593,119 +600,128 @@ func TestOutageLogsOneWarning(t *testing.T) {
 // handed out within a few call timeouts (the lease is 10 s), each to one
 // process once, none lost, and no lease is reaped.
 func TestFrontierRedisHang(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	const (
-		callTimeout = time.Second
-		lease       = 10 * time.Second
-		hosts       = 4
-	)
-	var logs testutil.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	var fs []*Frontier
-	for range 2 {
-		f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease), WithLogger(log))
-		fs = append(fs, frOpen(t, f, WithMaxWait(200*time.Millisecond)))
-	}
-	want := map[string]bool{}
-	for h := range hosts {
-		for i := range 2 {
-			u := fmt.Sprintf("http://h%d.example/%d", h, i)
-			want[u] = true
-			if err := fs[0].AddRequest(testutil.CollyRequest(t, u)); err != nil {
-				t.Fatal(err)
+	forBackends(t, func(t *testing.T, be backend) {
+		srv := be.(pausable)
+		const (
+			callTimeout = time.Second
+			lease       = 10 * time.Second
+			hosts       = 4
+		)
+		var logs testutil.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		var fs []*Frontier
+		for range 2 {
+			f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease), WithLogger(log))
+			fs = append(fs, frOpen(t, f, WithMaxWait(200*time.Millisecond)))
+		}
+		// A host in every partition, so that whichever partition a pop that
+		// times out goes to, it has a request to lease when it runs late.
+		want := map[string]bool{}
+		covered := map[int]bool{}
+		for h := 0; len(covered) < fs[0].fl.cfg.partitions; h++ {
+			p := fs[0].fl.part(fmt.Sprintf("http://h%d.example", h))
+			if covered[p] {
+				continue
+			}
+			covered[p] = true
+			for i := range 2 {
+				u := fmt.Sprintf("http://h%d.example/%d", h, i)
+				want[u] = true
+				if err := fs[0].AddRequest(testutil.CollyRequest(t, u)); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	// Warm both clients' pools, so that pops go out on open connections
-	// while Redis hangs (a new connection's handshake would time out
-	// before the script is written), with the pop script loaded, as in a
-	// fleet that has been crawling.
-	for _, q := range fs {
-		if err := frPopScript.Load(context.Background(), q.fl.rdb).Err(); err != nil {
+		// Warm both clients' pools, so that pops go out on open connections
+		// while Redis hangs (a new connection's handshake would time out
+		// before the script is written), with the pop script loaded, as in a
+		// fleet that has been crawling.
+		for _, q := range fs {
+			if err := frPopScript.Load(context.Background(), q.fl.rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				if _, err := q.QueueSize(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := srv.Pause(); err != nil {
 			t.Fatal(err)
 		}
-		for range 4 {
-			if _, err := q.QueueSize(); err != nil {
-				t.Fatal(err)
-			}
+		var (
+			mu      sync.Mutex
+			handed  = map[string]int{}
+			last    time.Time
+			resumed time.Time
+		)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, q := range fs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					b, err := q.GetRequest()
+					if err != nil {
+						continue
+					}
+					r, err := colly.NewCollector().UnmarshalRequest(b)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					handed[r.URL.String()]++
+					last = time.Now()
+					mu.Unlock()
+					q.Done(robots.FrontierLease(r.Ctx))
+				}
+			}()
 		}
-	}
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu      sync.Mutex
-		handed  = map[string]int{}
-		last    time.Time
-		resumed time.Time
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, q := range fs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				b, err := q.GetRequest()
-				if err != nil {
-					continue
-				}
-				r, err := colly.NewCollector().UnmarshalRequest(b)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				handed[r.URL.String()]++
-				last = time.Now()
-				mu.Unlock()
-				q.Done(robots.FrontierLease(r.Ctx))
-			}
-		}()
-	}
-	time.Sleep(3 * time.Second)
-	mu.Lock()
-	resumed = time.Now()
-	mu.Unlock()
-	if err := srv.Resume(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+		time.Sleep(3 * time.Second)
 		mu.Lock()
-		n := len(handed)
+		resumed = time.Now()
 		mu.Unlock()
-		if n == len(want) || time.Now().After(deadline) {
-			break
+		if err := srv.Resume(); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	close(stop)
-	wg.Wait()
-	for u := range want {
-		if handed[u] != 1 {
-			t.Errorf("%s handed out %d times, want once", u, handed[u])
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			mu.Lock()
+			n := len(handed)
+			mu.Unlock()
+			if n == len(want) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-	}
-	after := last.Sub(resumed)
-	t.Logf("every request handed out %v after Redis resumed (call timeout %v, lease %v)", after.Round(time.Millisecond), callTimeout, lease)
-	if after > 4*callTimeout {
-		t.Errorf("the last request was handed out %v after Redis resumed: a late pop held its host (lease %v); want within a few call timeouts", after, lease)
-	}
-	for i, q := range fs {
-		if st := q.Stats(); st.Reaped != 0 || st.Leased != 0 {
-			t.Errorf("process %d: %+v: leases reaped or left", i, st)
+		close(stop)
+		wg.Wait()
+		for u := range want {
+			if handed[u] != 1 {
+				t.Errorf("%s handed out %d times, want once", u, handed[u])
+			}
 		}
-	}
-	if strings.Contains(logs.String(), "stopped renewing") {
-		t.Errorf("a live process's late pop was reported as a dead process's lease:\n%s", logs.String())
-	}
+		after := last.Sub(resumed)
+		t.Logf("every request handed out %v after Redis resumed (call timeout %v, lease %v)", after.Round(time.Millisecond), callTimeout, lease)
+		if after > 4*callTimeout {
+			t.Errorf("the last request was handed out %v after Redis resumed: a late pop held its host (lease %v); want within a few call timeouts", after, lease)
+		}
+		for i, q := range fs {
+			if st := q.Stats(); st.Reaped != 0 || st.Leased != 0 {
+				t.Errorf("process %d: %+v: leases reaped or left", i, st)
+			}
+		}
+		if strings.Contains(logs.String(), "stopped renewing") {
+			t.Errorf("a live process's late pop was reported as a dead process's lease:\n%s", logs.String())
+		}
+	})
 }
 
 // TestLimiterRedisHang: Redis hangs (SIGSTOP) while a process asks for a
@@ -716,73 +732,74 @@ func TestFrontierRedisHang(t *testing.T) {
 // behind either: the host is free again within a few call timeouts, not
 // a lease, and no two permits overlap.
 func TestLimiterRedisHang(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	const (
-		callTimeout = time.Second
-		lease       = 10 * time.Second
-		host        = "https://hang.example"
-		d           = 50 * time.Millisecond
-	)
-	mk := func() *Limiter {
-		f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease))
-		if err := hostScript.Load(context.Background(), f.rdb).Err(); err != nil {
+	forBackends(t, func(t *testing.T, be backend) {
+		srv := be.(pausable)
+		const (
+			callTimeout = time.Second
+			lease       = 10 * time.Second
+			host        = "https://hang.example"
+			d           = 50 * time.Millisecond
+		)
+		mk := func() *Limiter {
+			f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease))
+			if err := hostScript.Load(context.Background(), f.rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return f.Limiter(LimiterConfig{})
+		}
+		a, b := mk(), mk()
+		ctx := context.Background()
+		// Both take and release the host once: pooled connections, scripts
+		// loaded, as in a fleet that has been crawling.
+		for _, l := range []*Limiter{a, b} {
+			p, err := l.Acquire(ctx, host, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release()
+		}
+		if err := srv.Pause(); err != nil {
 			t.Fatal(err)
 		}
-		return f.Limiter(LimiterConfig{})
-	}
-	a, b := mk(), mk()
-	ctx := context.Background()
-	// Both take and release the host once: pooled connections, scripts
-	// loaded, as in a fleet that has been crawling.
-	for _, l := range []*Limiter{a, b} {
-		p, err := l.Acquire(ctx, host, d)
+		type res struct {
+			p   hostlimit.Permit
+			err error
+			at  time.Time
+		}
+		got := make(chan res, 1)
+		go func() {
+			p, err := a.Acquire(ctx, host, d)
+			got <- res{p, err, time.Now()}
+		}()
+		bctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		defer cancel()
+		if p, err := b.Acquire(bctx, host, d); err == nil {
+			p.Release()
+			t.Fatal("granted while Redis hung")
+		}
+		time.Sleep(3*time.Second - 1500*time.Millisecond)
+		resumed := time.Now()
+		if err := srv.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		r := <-got
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("the waiting Acquire granted %v after Redis resumed", r.at.Sub(resumed).Round(time.Millisecond))
+		if r.at.Sub(resumed) > 4*callTimeout {
+			t.Errorf("the waiting Acquire was granted %v after Redis resumed: its own late grant held the host (lease %v)", r.at.Sub(resumed), lease)
+		}
+		r.p.Release()
+		released := time.Now()
+		p, err := b.Acquire(ctx, host, d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.Release()
-	}
-	if err := srv.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	type res struct {
-		p   hostlimit.Permit
-		err error
-		at  time.Time
-	}
-	got := make(chan res, 1)
-	go func() {
-		p, err := a.Acquire(ctx, host, d)
-		got <- res{p, err, time.Now()}
-	}()
-	bctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
-	defer cancel()
-	if p, err := b.Acquire(bctx, host, d); err == nil {
-		p.Release()
-		t.Fatal("granted while Redis hung")
-	}
-	time.Sleep(3*time.Second - 1500*time.Millisecond)
-	resumed := time.Now()
-	if err := srv.Resume(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-got
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	t.Logf("the waiting Acquire granted %v after Redis resumed", r.at.Sub(resumed).Round(time.Millisecond))
-	if r.at.Sub(resumed) > 4*callTimeout {
-		t.Errorf("the waiting Acquire was granted %v after Redis resumed: its own late grant held the host (lease %v)", r.at.Sub(resumed), lease)
-	}
-	r.p.Release()
-	released := time.Now()
-	p, err := b.Acquire(ctx, host, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Release()
-	t.Logf("the other process granted %v after the release", time.Since(released).Round(time.Millisecond))
-	if el := time.Since(released); el > 4*callTimeout {
-		t.Errorf("the other process was granted %v after the release: a late grant of a caller that gave up held the host (lease %v)", el, lease)
-	}
+		t.Logf("the other process granted %v after the release", time.Since(released).Round(time.Millisecond))
+		if el := time.Since(released); el > 4*callTimeout {
+			t.Errorf("the other process was granted %v after the release: a late grant of a caller that gave up held the host (lease %v)", el, lease)
+		}
+	})
 }

@@ -192,3 +192,23 @@ func Do(addr string, args ...string) (string, error) {
 	}
 	return line[1:], nil
 }
+
+// Pause stops every node with SIGSTOP (see [Server.Pause]).
+func (c *Cluster) Pause() error {
+	for _, s := range c.Nodes {
+		if err := s.Pause(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Resume continues every node (SIGCONT).
+func (c *Cluster) Resume() error {
+	for _, s := range c.Nodes {
+		if err := s.Resume(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
