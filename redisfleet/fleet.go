@@ -551,43 +551,50 @@ func (f *Fleet) Close() error {
 	return err
 }
 
-// listen makes sure this process hears partition p's wake-ups: the first
-// call for p subscribes (SSUBSCRIBE on a Cluster, SUBSCRIBE otherwise, on
-// a connection of its own) and waits for Redis to confirm it, at most a
-// call timeout or ctx; later calls cost nothing. A subscription that
-// fails is retried by go-redis in the background; meanwhile waits end on
-// their timers.
-func (f *Fleet) listen(ctx context.Context, p int) {
+// listen makes sure this process hears the wake-ups of partitions ps:
+// the first call for a partition subscribes (SSUBSCRIBE on a Cluster,
+// SUBSCRIBE otherwise, on a connection of its own) and waits for Redis to
+// confirm it, at most a call timeout or ctx for all of them together;
+// later calls cost nothing. A subscription that fails is retried by
+// go-redis in the background; meanwhile waits end on their timers.
+func (f *Fleet) listen(ctx context.Context, ps ...int) {
+	var wait []*shard
 	f.shMu.Lock()
 	if f.closed.Load() {
 		f.shMu.Unlock()
 		return
 	}
-	sh := f.shards[p]
-	if sh == nil {
-		sh = &shard{ready: make(chan struct{})}
-		ch := f.pkey(p, kindWake)
-		if cc, ok := f.rdb.(*redis.ClusterClient); ok {
-			sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
-		} else {
-			sh.ps = f.rdb.Subscribe(context.WithoutCancel(ctx), ch)
+	for _, p := range ps {
+		sh := f.shards[p]
+		if sh == nil {
+			sh = &shard{ready: make(chan struct{})}
+			ch := f.pkey(p, kindWake)
+			if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
+			} else {
+				sh.ps = f.rdb.Subscribe(context.WithoutCancel(ctx), ch)
+			}
+			f.shards[p] = sh
+			f.shWG.Add(1)
+			go f.dispatch(sh, sh.ps.ChannelWithSubscriptions())
 		}
-		f.shards[p] = sh
-		f.shWG.Add(1)
-		go f.dispatch(sh, sh.ps.ChannelWithSubscriptions())
+		if !sh.waited.Load() {
+			wait = append(wait, sh)
+		}
 	}
 	f.shMu.Unlock()
-	if sh.waited.Load() {
+	if len(wait) == 0 {
 		return
 	}
-	t := time.NewTimer(f.cfg.callTimeout)
-	defer t.Stop()
-	select {
-	case <-sh.ready:
-	case <-ctx.Done():
-	case <-t.C:
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
+	defer cancel()
+	for _, sh := range wait {
+		select {
+		case <-sh.ready:
+		case <-cctx.Done():
+		}
+		sh.waited.Store(true)
 	}
-	sh.waited.Store(true)
 }
 
 // token returns a token unique across the fleet: the Fleet's random id and

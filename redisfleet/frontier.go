@@ -325,6 +325,11 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 // wake-up subscriptions (once).
 func (q *Frontier) Init() error {
 	q.startOnce.Do(func() {
+		all := make([]int, len(q.parts))
+		for p := range all {
+			all[p] = p
+		}
+		q.fl.listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
 		var stops []func()
 		for p := range q.parts {
 			w, cancel := q.fl.wakeups(context.Background(), p, q.parts[p].keys[0])

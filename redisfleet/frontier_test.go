@@ -343,3 +343,21 @@ func TestFrontierColly(t *testing.T) {
 type frRoundTrip func(*http.Request) (*http.Response, error)
 
 func (f frRoundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestFrontierInitRedisDown: a frontier started while Redis is away
+// subscribes to its partitions' wake-ups all at once, waiting one call
+// timeout for them together, not one per partition (16 here).
+func TestFrontierInitRedisDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const callTimeout = 500 * time.Millisecond
+	f := frFleet(t, srv, WithCallTimeout(callTimeout))
+	srv.Stop()
+	start := time.Now()
+	q := f.Frontier()
+	q.Init()
+	defer q.Close()
+	if el := time.Since(start); el > 8*callTimeout {
+		t.Fatalf("Init with Redis away took %v (call timeout %v, %d partitions)", el, callTimeout, len(q.parts))
+	}
+}
