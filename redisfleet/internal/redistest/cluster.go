@@ -79,18 +79,8 @@ func StartCluster(t testing.TB, n int) *Cluster {
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, s := range c.Nodes {
-		for {
-			info, err := Do(s.Addr, "CLUSTER", "INFO")
-			if err == nil && strings.Contains(info, "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("redistest: node %s not ok within 30 s: %q, %v", s.Addr, info, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	if err := c.waitOK(30 * time.Second); err != nil {
+		t.Fatal(err)
 	}
 	return c
 }
@@ -208,6 +198,49 @@ func (c *Cluster) Resume() error {
 	for _, s := range c.Nodes {
 		if err := s.Resume(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// Stop kills every node (SIGKILL, as a crash would).
+func (c *Cluster) Stop() {
+	for _, s := range c.Nodes {
+		s.Stop()
+	}
+}
+
+// Start starts every stopped node again on its port, empty (nothing
+// persists but each node's cluster configuration: it owns the same
+// slots), and waits until every node reports cluster_state:ok.
+func (c *Cluster) Start() error {
+	for _, s := range c.Nodes {
+		s.mu.Lock()
+		running := s.cmd != nil
+		s.mu.Unlock()
+		if running {
+			continue
+		}
+		if err := s.Start(); err != nil {
+			return err
+		}
+	}
+	return c.waitOK(30 * time.Second)
+}
+
+// waitOK waits until every node reports cluster_state:ok.
+func (c *Cluster) waitOK(d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for _, s := range c.Nodes {
+		for {
+			info, err := Do(s.Addr, "CLUSTER", "INFO")
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("redistest: node %s not ok within %v: %q, %v", s.Addr, d, info, err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	return nil

@@ -46,6 +46,19 @@ func TestCluster(t *testing.T) {
 	if moved != 2 {
 		t.Fatalf("%d of 3 nodes redirected a key, want 2", moved)
 	}
+	// Restarted, the nodes come back empty with their slots.
+	if _, err := Do(c.Nodes[0].Addr, "SET", "{a}k", "v"); err != nil && !strings.HasPrefix(err.Error(), "MOVED") {
+		t.Fatal(err)
+	}
+	c.Stop()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range c.Nodes {
+		if n, err := Do(s.Addr, "DBSIZE"); err != nil || n != "0" {
+			t.Fatalf("%s after a restart: DBSIZE %q, %v", s.Addr, n, err)
+		}
+	}
 	if u := c.URL(); !strings.HasPrefix(u, "redis://"+c.Nodes[0].Addr+"?addr=") || strings.Count(u, "addr=") != 2 {
 		t.Fatalf("URL %q", u)
 	}
