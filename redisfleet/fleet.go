@@ -496,7 +496,11 @@ func (f *Fleet) checkEviction(ctx context.Context) error {
 // and refuses to go on if Redis holds another one.
 func (f *Fleet) checkPartitions(ctx context.Context) error {
 	key, want := f.key(kindConfig, ""), "partitions="+strconv.Itoa(f.cfg.partitions)
-	got, err := f.rdb.SetArgs(ctx, key, want, redis.SetArgs{Mode: "NX", Get: true}).Result()
+	// SETNX then GET, not SET NX GET: that needs Redis 7.
+	if err := f.rdb.SetNX(ctx, key, want, 0).Err(); err != nil {
+		return f.callError("New: fleet config", err)
+	}
+	got, err := f.rdb.Get(ctx, key).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return f.callError("New: fleet config", err)
 	}
