@@ -753,7 +753,11 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 				return b, err
 			}
 			if err != nil {
+				// Redis (or this partition's node) cannot be reached: one
+				// call timeout per GetRequest loop, not one per partition;
+				// the next loop starts at the next partition.
 				lastErr = err
+				break
 			}
 		}
 		q.mu.Lock()

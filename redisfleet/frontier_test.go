@@ -361,3 +361,27 @@ func TestFrontierInitRedisDown(t *testing.T) {
 		t.Fatalf("Init with Redis away took %v (call timeout %v, %d partitions)", el, callTimeout, len(q.parts))
 	}
 }
+
+// TestFrontierGetRequestRedisHung: while Redis hangs, GetRequest returns
+// after about MaxWait and a call timeout, not a call timeout per
+// partition.
+func TestFrontierGetRequestRedisHung(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const callTimeout = 500 * time.Millisecond
+	q := frOpen(t, frFleet(t, srv, WithCallTimeout(callTimeout)), WithMaxWait(200*time.Millisecond))
+	if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Resume()
+	start := time.Now()
+	if _, err := q.GetRequest(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("GetRequest with Redis hung: %v", err)
+	}
+	if el := time.Since(start); el > 8*callTimeout {
+		t.Fatalf("GetRequest with Redis hung took %v (call timeout %v, %d partitions)", el, callTimeout, len(q.parts))
+	}
+}
