@@ -617,8 +617,15 @@ func (q *Frontier) flush(ctx context.Context) {
 		p := q.fl.part(it.host)
 		byPart[p] = append(byPart[p], it)
 	}
+	// After a call that cannot reach Redis, the rest is kept without
+	// trying: one call timeout per flush, not one per partition.
 	var failedAdds []journalItem
+	down := false
 	for p, items := range byPart {
+		if down {
+			failedAdds = append(failedAdds, items...)
+			continue
+		}
 		for len(items) > 0 {
 			n := min(len(items), frontierBatch)
 			args := make([]any, 0, 1+3*n)
@@ -629,6 +636,7 @@ func (q *Frontier) flush(ctx context.Context) {
 			v, err := q.run(ctx, p, frAddScript, args...)
 			if err != nil {
 				failedAdds = append(failedAdds, items...)
+				down = errors.Is(err, ErrUnavailable)
 				break
 			}
 			q.mu.Lock()
@@ -650,12 +658,17 @@ func (q *Frontier) flush(ctx context.Context) {
 	}
 	var failedDones []doneItem
 	for p, ds := range donesByPart {
+		if down {
+			failedDones = append(failedDones, ds...)
+			continue
+		}
 		args := make([]any, 0, 2*len(ds))
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
 		if _, err := q.run(ctx, p, frDoneScript, args...); err != nil {
 			failedDones = append(failedDones, ds...)
+			down = errors.Is(err, ErrUnavailable)
 		}
 	}
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
