@@ -174,31 +174,31 @@ func TestFrontierReadsLimiter(t *testing.T) {
 // request of its own out it hands out the soonest instead (a queue thread
 // may be waiting to hand it a new request).
 func TestFrontierNotReady(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	fl := frFleet(t, srv)
-	q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
-	if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
-	q.AddRequest(testutil.CollyRequest(t, "http://a.example/2"))
-	start := time.Now()
-	if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
-		t.Fatalf("GetRequest = %v, want ErrNotReady", err)
-	}
-	if time.Since(start) < 100*time.Millisecond {
-		t.Fatal("returned before MaxWait")
-	}
-	q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
-	_, lb := frGet(t, q) // b is ready; now something of this process is out
-	if u, _ := frGet(t, q); u != "http://a.example/1" {
-		t.Fatalf("got %s, want a/1 handed out early", u)
-	}
-	if st := q.Stats(); st.Early != 1 {
-		t.Fatalf("stats %+v", st)
-	}
-	q.Done(lb)
+	forBackends(t, func(t *testing.T, srv backend) {
+		fl := frFleet(t, srv)
+		q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
+		if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+		q.AddRequest(testutil.CollyRequest(t, "http://a.example/2"))
+		start := time.Now()
+		if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
+			t.Fatalf("GetRequest = %v, want ErrNotReady", err)
+		}
+		if time.Since(start) < 100*time.Millisecond {
+			t.Fatal("returned before MaxWait")
+		}
+		q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
+		_, lb := frGet(t, q) // b is ready; now something of this process is out
+		if u, _ := frGet(t, q); u != "http://a.example/1" {
+			t.Fatalf("got %s, want a/1 handed out early", u)
+		}
+		if st := q.Stats(); st.Early != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+		q.Done(lb)
+	})
 }
 
 // TestFrontierDeadProcess: a process that dies with a request out (its
@@ -234,21 +234,21 @@ func TestFrontierDeadProcess(t *testing.T) {
 // TestFrontierLeaseRenewed: a live process keeps its request past the
 // lease.
 func TestFrontierLeaseRenewed(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	// The lease is renewed every lease/3: p2 waits out two leases, so a
-	// missed renewal would hand it the request.
-	const lease = 3 * time.Second
-	p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
-	p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*lease))
-	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
-	frGet(t, p1)
-	if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
-		t.Fatalf("the other process got a request that is out: %v", err)
-	}
-	if st := p2.Stats(); st.Reaped != 0 {
-		t.Fatalf("stats %+v", st)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		// The lease is renewed every lease/3: p2 waits out two leases, so a
+		// missed renewal would hand it the request.
+		const lease = 3 * time.Second
+		p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
+		p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*lease))
+		p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+		frGet(t, p1)
+		if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
+			t.Fatalf("the other process got a request that is out: %v", err)
+		}
+		if st := p2.Stats(); st.Reaped != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // TestFrontierRedisDown: requests queued while Redis is away are kept and

@@ -299,30 +299,30 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 // TestLimiterStartToStartAcrossProcesses: with start-to-start spacing the
 // sends are spaced by the delay while slow responses overlap.
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 250*time.Millisecond)
-	s.mu.Lock()
-	s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
-	s.mu.Unlock()
-	const d = 100 * time.Millisecond
-	fleetRun(t, srv, s, 3, 2, 3, LimiterConfig{Spacing: hostlimit.StartToStart}, d)
-	v := s.log()
-	if len(v) != 18 {
-		t.Fatalf("server saw %d requests, want 18", len(v))
-	}
-	// The server's start-to-start gaps are reported, not asserted: on a
-	// loaded machine the server may read a request late and the next one
-	// at once. The assertion is on what the limiter promises, seen by the
-	// client: each grant at least the delay after the previous send.
-	g := s.grants.minGap()
-	t.Logf("shortest send-to-grant gap %v for %v (server-observed start-to-start %v); up to %d requests in flight", g, d, minGap(v, true), s.maxIn)
-	if g < d-jitterS2S {
-		t.Fatalf("shortest send-to-next-grant gap %v, want ≥ %v - %v", g, d, jitterS2S)
-	}
-	if s.maxIn < 2 {
-		t.Fatalf("start-to-start never let requests overlap (the first response waited 10 s for a second request, delay %v)", d)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 250*time.Millisecond)
+		s.mu.Lock()
+		s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
+		s.mu.Unlock()
+		const d = 100 * time.Millisecond
+		fleetRun(t, srv, s, 3, 2, 3, LimiterConfig{Spacing: hostlimit.StartToStart}, d)
+		v := s.log()
+		if len(v) != 18 {
+			t.Fatalf("server saw %d requests, want 18", len(v))
+		}
+		// The server's start-to-start gaps are reported, not asserted: on a
+		// loaded machine the server may read a request late and the next one
+		// at once. The assertion is on what the limiter promises, seen by the
+		// client: each grant at least the delay after the previous send.
+		g := s.grants.minGap()
+		t.Logf("shortest send-to-grant gap %v for %v (server-observed start-to-start %v); up to %d requests in flight", g, d, minGap(v, true), s.maxIn)
+		if g < d-jitterS2S {
+			t.Fatalf("shortest send-to-next-grant gap %v, want ≥ %v - %v", g, d, jitterS2S)
+		}
+		if s.maxIn < 2 {
+			t.Fatalf("start-to-start never let requests overlap (the first response waited 10 s for a second request, delay %v)", d)
+		}
+	})
 }
 
 // TestLimiterRetryAfterShared: a 429 with Retry-After seen by one process
@@ -433,36 +433,36 @@ func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 // TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 0)
-	s.status = func(n int) (int, http.Header) {
-		if n < 2 {
-			return 503, nil
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 0)
+		s.status = func(n int) (int, http.Header) {
+			if n < 2 {
+				return 503, nil
+			}
+			return 200, nil
 		}
-		return 200, nil
-	}
-	cfg := LimiterConfig{BackoffBase: 200 * time.Millisecond}
-	a, b := newFleet(t, srv).Limiter(cfg), newFleet(t, srv).Limiter(cfg)
-	host := "http://" + s.Listener.Addr().String()
-	ctx := context.Background()
-	for i, l := range []*Limiter{a, b, a} {
-		if _, err := get(ctx, l, host, s.URL, 0); err != nil {
-			t.Fatalf("request %d: %v", i, err)
+		cfg := LimiterConfig{BackoffBase: 200 * time.Millisecond}
+		a, b := newFleet(t, srv).Limiter(cfg), newFleet(t, srv).Limiter(cfg)
+		host := "http://" + s.Listener.Addr().String()
+		ctx := context.Background()
+		for i, l := range []*Limiter{a, b, a} {
+			if _, err := get(ctx, l, host, s.URL, 0); err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
 		}
-	}
-	v := s.log()
-	if g := v[1].start.Sub(v[0].end); g < 200*time.Millisecond-jitterE2S {
-		t.Fatalf("gap after the first 503: %v, want ≥ 200 ms", g)
-	}
-	if g := v[2].start.Sub(v[1].end); g < 400*time.Millisecond-jitterE2S {
-		t.Fatalf("gap after the second 503 in a row (another process): %v, want ≥ 400 ms", g)
-	}
-	c := newClient(t, srv)
-	h, _ := a.f.hostKeys(host)
-	if f, _ := c.HGet(context.Background(), h, "fail").Int(); f != 0 {
-		t.Fatalf("a 200 after the run left fail = %d", f)
-	}
+		v := s.log()
+		if g := v[1].start.Sub(v[0].end); g < 200*time.Millisecond-jitterE2S {
+			t.Fatalf("gap after the first 503: %v, want ≥ 200 ms", g)
+		}
+		if g := v[2].start.Sub(v[1].end); g < 400*time.Millisecond-jitterE2S {
+			t.Fatalf("gap after the second 503 in a row (another process): %v, want ≥ 400 ms", g)
+		}
+		c := newClient(t, srv)
+		h, _ := a.f.hostKeys(host)
+		if f, _ := c.HGet(context.Background(), h, "fail").Int(); f != 0 {
+			t.Fatalf("a 200 after the run left fail = %d", f)
+		}
+	})
 }
 
 // TestLimiterObserveStatuses: 429 and every 5xx but 501 and 505 pause the

@@ -134,25 +134,25 @@ func TestStoreOneFetchForTheFleet(t *testing.T) {
 // never renewed) holds the others until its lease ends, not longer; then
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
-	fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
-	u, _ := url.Parse(site.URL + "/")
-	auth, _ := policy.Authority(u)
-	const lease = time.Second
-	start := time.Now()
-	key := fleets[0].key(kindFetch, dialect.RFC9309.Name()+" "+auth)
-	if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
-		t.Fatal(err)
-	}
-	resolveAtOnce(t, fleets, site.URL+"/")
-	if n := site.robots.Load(); n != 1 {
-		t.Fatalf("after a dead holder's lease: %d fetches, want 1", n)
-	}
-	if el := time.Since(start); el < lease-5*time.Millisecond {
-		t.Fatalf("fetched %v after a dead holder took the lock, before its %v lease ended", el, lease)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
+		fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
+		u, _ := url.Parse(site.URL + "/")
+		auth, _ := policy.Authority(u)
+		const lease = time.Second
+		start := time.Now()
+		key := fleets[0].key(kindFetch, dialect.RFC9309.Name()+" "+auth)
+		if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
+			t.Fatal(err)
+		}
+		resolveAtOnce(t, fleets, site.URL+"/")
+		if n := site.robots.Load(); n != 1 {
+			t.Fatalf("after a dead holder's lease: %d fetches, want 1", n)
+		}
+		if el := time.Since(start); el < lease-5*time.Millisecond {
+			t.Fatalf("fetched %v after a dead holder took the lock, before its %v lease ended", el, lease)
+		}
+	})
 }
 
 // TestStoreLockRenewed: a live holder keeps its lock past the lease (it
