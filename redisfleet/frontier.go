@@ -256,7 +256,6 @@ type Frontier struct {
 // and what this process knows of it (under Frontier.mu).
 type frPart struct {
 	keys []string // the KEYS of every frontier script
-	qpre string   // prefix of the per-host lists
 	pub  string   // ARGV 3 of the scripts: the publish command, a space, the wake channel
 
 	gen       string
@@ -312,8 +311,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for p := range f.cfg.partitions {
 		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned")},
-			qpre:      k("q") + ":",
+			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends")},
 			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
 			abandoned: map[string]struct{}{},
 		})
@@ -393,7 +391,7 @@ func (q *Frontier) Stats() FrontierStats {
 
 // argv returns the ARGV every script of partition p starts with.
 func (q *Frontier) argv(p int, args ...any) []any {
-	return append([]any{q.fl.token(), q.parts[p].qpre, q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
+	return append([]any{q.fl.token(), "", q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
 }
 
 // run runs one script on partition p, bounded by the call timeout, and

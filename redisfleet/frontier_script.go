@@ -10,15 +10,18 @@ import "github.com/redis/go-redis/v9"
 //	      payload), 5 lease ends (zset id -> µs), 6 held (hash host -> leases
 //	      out), 7 done (set of request keys reported done by any process),
 //	      8 abandoned (zset lease id -> µs until which a pop under that id
-//	      leases nothing: its caller gave up on it)
+//	      leases nothing: its caller gave up on it), 9 queued requests
+//	      (hash host "\n" n -> payload: the n-th request of the host's
+//	      FIFO), 10 the hosts' FIFO ends (hash "h:" host -> n of its head,
+//	      "t:" host -> n of its tail; absent: empty)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
-//	      or was lost), 2 prefix of the per-host lists (list = prefix ..
-//	      host), 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
+//	      or was lost), 2 unused, 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
 //	      a Cluster), a space, and the partition's wake-up channel, 4 the
 //	      TTL (ms) of the frontier's keys
 //
-// Every key is in one partition of the fleet (keys.go): KEYS, the lists,
-// and the limiter's keys the pop reads all share one hash slot.
+// Every key is in one partition of the fleet (keys.go) and declared in
+// KEYS, but for the limiter's keys of the hosts the pop looks at, which it
+// picks itself: they share the hash slot of its KEYS.
 //
 // and returns the generation first, so that a process notices when Redis
 // lost the data (the generation changes) and queues again what it knows.
@@ -49,6 +52,43 @@ local function hostOf(v)
   local i = string.find(v, '\n', 1, true)
   return string.sub(v, 1, i - 1), string.sub(v, i + 1)
 end
+-- Each host's queue is a FIFO in two hashes of the partition (KEYS 9 and
+-- 10): no key per host, so that every key is declared.
+local QI, QE = KEYS[9], KEYS[10]
+local function qends(host)
+  local e = redis.call('HMGET', QE, 'h:' .. host, 't:' .. host)
+  return tonumber(e[1]) or 1, tonumber(e[2]) or 0
+end
+local function qlen(host)
+  local h, t = qends(host)
+  return math.max(t - h + 1, 0)
+end
+local function qpush(host, payload)
+  local h, t = qends(host)
+  if t < h then h, t = 1, 0 end
+  t = t + 1
+  redis.call('HSET', QI, host .. '\n' .. I(t), payload)
+  redis.call('HSET', QE, 'h:' .. host, I(h), 't:' .. host, I(t))
+end
+local function qpushFront(host, payload)
+  local h, t = qends(host)
+  if t < h then h, t = 1, 1 else h = h - 1 end
+  redis.call('HSET', QI, host .. '\n' .. I(h), payload)
+  redis.call('HSET', QE, 'h:' .. host, I(h), 't:' .. host, I(t))
+end
+local function qpop(host)
+  local h, t = qends(host)
+  if t < h then return nil end
+  local f = host .. '\n' .. I(h)
+  local payload = redis.call('HGET', QI, f)
+  redis.call('HDEL', QI, f)
+  if h >= t then
+    redis.call('HDEL', QE, 'h:' .. host, 't:' .. host)
+  else
+    redis.call('HSET', QE, 'h:' .. host, I(h + 1))
+  end
+  return payload
+end
 -- putBack ends lease id, if it is there, putting its request back at the
 -- head of its host's list; it reports whether it was there.
 local function putBack(id)
@@ -57,7 +97,7 @@ local function putBack(id)
   if not v then return false end
   local host, payload = hostOf(v)
   redis.call('HDEL', KEYS[4], id)
-  redis.call('LPUSH', ARGV[2] .. host, payload)
+  qpushFront(host, payload)
   unhold(host)
   redis.call('ZADD', KEYS[1], 0, host)
   redis.call('HINCRBY', KEYS[2], 'q', 1)
@@ -85,8 +125,7 @@ local added = 0
 local ttl = ARGV[5]
 for i = 6, #ARGV, 3 do
   if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
-    redis.call('RPUSH', ARGV[2] .. ARGV[i + 1], ARGV[i + 2])
-    redis.call('PEXPIRE', ARGV[2] .. ARGV[i + 1], ttl)
+    qpush(ARGV[i + 1], ARGV[i + 2])
     redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1])
     added = added + 1
     out[#out + 1] = 1
@@ -133,7 +172,7 @@ if redis.call('ZSCORE', KEYS[8], id) then
 end
 local reaped = reap(16)
 local function take(host)
-  local payload = redis.call('LPOP', ARGV[2] .. host)
+  local payload = qpop(host)
   if not payload then
     redis.call('ZREM', KEYS[1], host)
     return nil
@@ -144,7 +183,7 @@ local function take(host)
   redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
   redis.call('ZADD', KEYS[5], I(now + lease), id)
   keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6])
-  if redis.call('LLEN', ARGV[2] .. host) == 0 then
+  if qlen(host) == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
@@ -193,7 +232,7 @@ for i = 5, #ARGV, 2 do
     redis.call('ZREM', KEYS[5], ARGV[i])
     unhold(host)
     redis.call('HINCRBY', KEYS[2], 'l', -1)
-    if redis.call('EXISTS', ARGV[2] .. host) == 1 then redis.call('ZADD', KEYS[1], 0, host) end
+    if qlen(host) > 0 then redis.call('ZADD', KEYS[1], 0, host) end
     n = n + 1
   end
 end
@@ -237,22 +276,19 @@ for i = 5, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[7], ARGV[i]) en
 return out
 `)
 
-// frTouchScript sets the TTL of the partition's frontier keys and of the
-// lists of its hosts with requests queued. ARGV 5 TTL (ms). Returns {gen,
-// lists}.
+// frTouchScript sets the TTL of the partition's frontier keys (a fixed
+// number: the cost does not grow with the hosts). ARGV 5 TTL (ms).
+// Returns {gen, hosts queued}.
 var frTouchScript = redis.NewScript(frontierLuaHead + `
 for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ARGV[5]) end
-local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
-for _, h in ipairs(hosts) do redis.call('PEXPIRE', ARGV[2] .. h, ARGV[5]) end
-return {gen, #hosts}
+return {gen, redis.call('ZCARD', KEYS[1])}
 `)
 
-// frDropScript deletes the frontier's keys and the lists of the hosts with
-// requests queued. Returns {gen, lists}.
+// frDropScript deletes the partition's frontier keys. Returns {gen, hosts
+// that were queued}.
 var frDropScript = redis.NewScript(frontierLuaHead + `
-local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
-for _, h in ipairs(hosts) do redis.call('DEL', ARGV[2] .. h) end
+local n = redis.call('ZCARD', KEYS[1])
 for k = 1, #KEYS do redis.call('DEL', KEYS[k]) end
 redis.call(PUB, WAKE, KEYS[1])
-return {gen, #hosts}
+return {gen, n}
 `)

@@ -385,3 +385,40 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 		t.Fatalf("GetRequest with Redis hung took %v (call timeout %v, %d partitions)", el, callTimeout, len(q.parts))
 	}
 }
+
+// TestFrontierFIFOAndPutBack: a host's requests come out in the order
+// queued, and a request put back (here: its pop abandoned, as after a
+// Redis hang) comes out first again, on both backends.
+func TestFrontierFIFOAndPutBack(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		q := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+		for i := 1; i <= 3; i++ {
+			if err := q.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://a.example/%d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, l := frGet(t, q)
+		if u != "http://a.example/1" {
+			t.Fatalf("first out %s", u)
+		}
+		// Forget the lease as a pop that timed out would; the next pop puts
+		// its request back at the head of the host's queue.
+		p := q.fl.part("http://a.example")
+		q.mu.Lock()
+		delete(q.own, l)
+		q.parts[p].abandoned[l] = struct{}{}
+		q.mu.Unlock()
+		var got []string
+		for range 3 {
+			u, l := frGet(t, q)
+			got = append(got, u)
+			q.Done(l)
+		}
+		if want := "http://a.example/1 http://a.example/2 http://a.example/3"; strings.Join(got, " ") != want {
+			t.Fatalf("handed out %v, want %s", got, want)
+		}
+		if n := frSize(t, q); n != 0 {
+			t.Fatalf("QueueSize = %d, want 0", n)
+		}
+	})
+}

@@ -12,9 +12,9 @@ import "strconv"
 // key prefix, P "{" <user prefix> n "}:" (default "robots:v2:{robots:3}:"
 // for partition 3): every key of a partition shares one hash slot, so
 // that each script runs on one node of a Redis Cluster. A script's keys
-// are in its KEYS, but for those it picks itself inside the partition (a
-// host's queue and limiter keys, in the frontier's pop): they share the
-// slot of its KEYS, which Redis 7 checks.
+// are in its KEYS, but for those the frontier's pop picks itself inside
+// the partition (the limiter keys of the hosts it looks at): they share
+// the slot of its KEYS, which Redis 7 checks.
 //
 //	P config                string  "partitions=S": New writes it (NX) and
 //	                                refuses a process with another S.
@@ -61,9 +61,9 @@ import "strconv"
 //	                                for the stale time (a second plus two
 //	                                call timeouts plus a second) is dropped.
 //	T(n) fr:<name>:<kind>   the frontier <name>'s keys in partition n
-//	                                (frontier_script.go), and
-//	                                T(n) fr:<name>:q:<host> its per-host
-//	                                lists.
+//	                                (frontier_script.go): ten, whatever
+//	                                the number of hosts (the hosts' FIFOs
+//	                                are fields of two hashes).
 //
 // <host> is the authority as the plugin gives it ("https://example.com",
 // policy.Authority).
