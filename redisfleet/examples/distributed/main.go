@@ -1,8 +1,9 @@
 // Command distributed is one process of a polite crawler fleet: start it
-// several times, on one machine or many, against one Redis, and the
-// processes share the queue of URLs (each fetched once), the robots.txt
-// policies (fetched once per host for the fleet) and each host's pace
-// (Crawl-delay holds for the fleet, not per process). Each process exits
+// several times, on one machine or many, against one Redis (or one Redis
+// Cluster), and the processes share the queue of URLs (each fetched
+// once), the robots.txt policies (fetched once per host for the fleet)
+// and each host's pace (Crawl-delay holds for the fleet, not per
+// process). Each process exits
 // when the shared queue is empty and no process is working.
 //
 // Usage:
