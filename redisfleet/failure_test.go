@@ -803,3 +803,41 @@ func TestLimiterRedisHang(t *testing.T) {
 		}
 	})
 }
+
+// TestPubSubConnections: on one server a process hears every partition on
+// one Pub/Sub connection; on a Cluster, on one per partition it waits on
+// (SSUBSCRIBE takes one slot's channels). A wake-up still reaches the
+// waiter in each case.
+func TestPubSubConnections(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		a, b := newFleet(t, srv), newFleet(t, srv)
+		q := b.Frontier()
+		q.Init() // waits on every partition
+		defer q.Close()
+		var subs int
+		b.shMu.Lock()
+		for _, sh := range b.shards {
+			if sh.ps != nil {
+				subs++
+			}
+		}
+		single := b.single != nil
+		b.shMu.Unlock()
+		_, cluster := srv.(*redistest.Cluster)
+		if cluster && (subs != b.cfg.partitions || single) || !cluster && (subs != 0 || !single) {
+			t.Fatalf("%d per-partition subscriptions, shared one: %v (Cluster: %v)", subs, single, cluster)
+		}
+		for _, p := range []int{0, 7, 15} {
+			ch, cancel := b.wakeups(context.Background(), p, "k")
+			if err := a.notify(context.Background(), p, "k"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ch:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("a wake-up on partition %d did not reach the other process", p)
+			}
+			cancel()
+		}
+	})
+}

@@ -85,9 +85,10 @@
 // over the Cluster's masters.
 //
 // Each partition has its own wake-up channel (sharded Pub/Sub, SSUBSCRIBE
-// and SPUBLISH, on a Cluster; plain Pub/Sub on one server), and a process
-// subscribes to a partition when it first waits on it, one connection per
-// partition: a process hears only the partitions it waits on, and
+// and SPUBLISH, on a Cluster, a connection per partition; plain Pub/Sub
+// on one server, one connection for all), and a process subscribes to a
+// partition when it first waits on it: a process hears only the
+// partitions it waits on, and
 // deliveries are the publications of a partition times the processes
 // waiting on it. Messages are published by a limiter release or send mark
 // that has a waiter to wake (one per such event, naming the waiter), a
@@ -241,8 +242,9 @@ func WithPrefix(p string) Option {
 // and its wake-ups live in partition hash(host) mod n, whose keys share
 // one Redis Cluster hash slot. On a Cluster, the partitions are what
 // spreads the fleet over the masters: use several per master (16 suits
-// 3 to 5 masters; 64 or more for larger Clusters). Each partition a
-// process waits on costs it one Pub/Sub connection. Every process of a
+// 3 to 5 masters; 64 or more for larger Clusters). On a Cluster, each
+// partition a process waits on costs it one Pub/Sub connection (on one
+// server, all share one). Every process of a
 // fleet must use the same n: New refuses a different one (an error
 // naming both) as long as the fleet's keys are in Redis. n must be
 // 1 to 16384; New refuses other values.
@@ -330,7 +332,9 @@ type Fleet struct {
 	gens    []atomic.Int64 // per partition: the epoch's generation this process saw last (0: none)
 
 	shMu    sync.Mutex
-	shards  map[int]*shard // per partition: its wake-up subscription, made when first waited on
+	shards  map[int]*shard    // per partition: its wake-up subscription, made when first waited on
+	byChan  map[string]*shard // the same, by channel
+	single  *redis.PubSub     // one server: every partition's channel on one connection
 	shWG    sync.WaitGroup
 	closed  atomic.Bool
 	subMu   sync.Mutex
@@ -422,6 +426,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		gens:    make([]atomic.Int64, cfg.partitions),
 		subs:    make(map[string]map[*waiter]struct{}),
 		shards:  make(map[int]*shard),
+		byChan:  make(map[string]*shard),
 	}
 	if cluster {
 		f.pubCmd = "SPUBLISH"
@@ -545,7 +550,15 @@ func (f *Fleet) Close() error {
 		f.shMu.Lock()
 		f.closed.Store(true)
 		for _, sh := range f.shards {
+			if sh.ps == nil {
+				continue
+			}
 			if e := sh.ps.Close(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if f.single != nil {
+			if e := f.single.Close(); e != nil && err == nil {
 				err = e
 			}
 		}
@@ -556,8 +569,9 @@ func (f *Fleet) Close() error {
 }
 
 // listen makes sure this process hears the wake-ups of partitions ps:
-// the first call for a partition subscribes (SSUBSCRIBE on a Cluster,
-// SUBSCRIBE otherwise, on a connection of its own) and waits for Redis to
+// the first call for a partition subscribes (on a Cluster, SSUBSCRIBE on a
+// connection per partition; on one server, SUBSCRIBE on the process's one
+// Pub/Sub connection) and waits for Redis to
 // confirm it, at most a call timeout or ctx for all of them together;
 // later calls cost nothing. A subscription that fails is retried by
 // go-redis in the background; meanwhile waits end on their timers.
@@ -573,14 +587,21 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 		if sh == nil {
 			sh = &shard{ready: make(chan struct{})}
 			ch := f.pkey(p, kindWake)
+			f.shards[p], f.byChan[ch] = sh, sh
 			if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+				// SSUBSCRIBE takes channels of one slot: a connection per
+				// partition, on the partition's master.
 				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
+				f.shWG.Add(1)
+				go f.dispatch(sh.ps.ChannelWithSubscriptions())
 			} else {
-				sh.ps = f.rdb.Subscribe(context.WithoutCancel(ctx), ch)
+				if f.single == nil {
+					f.single = f.rdb.Subscribe(context.WithoutCancel(ctx))
+					f.shWG.Add(1)
+					go f.dispatch(f.single.ChannelWithSubscriptions())
+				}
+				f.single.Subscribe(context.WithoutCancel(ctx), ch)
 			}
-			f.shards[p] = sh
-			f.shWG.Add(1)
-			go f.dispatch(sh, sh.ps.ChannelWithSubscriptions())
 		}
 		if !sh.waited.Load() {
 			wait = append(wait, sh)
@@ -613,12 +634,17 @@ func (f *Fleet) token() string {
 // until the state is worth looking at again) and by "\n" and a target (the
 // token of the one waiter the message is for: the head of the host's
 // fleet-wide queue).
-func (f *Fleet) dispatch(sh *shard, ch <-chan any) {
+func (f *Fleet) dispatch(ch <-chan any) {
 	defer f.shWG.Done()
 	for x := range ch {
 		switch m := x.(type) {
 		case *redis.Subscription:
-			sh.once.Do(func() { close(sh.ready) })
+			f.shMu.Lock()
+			sh := f.byChan[m.Channel]
+			f.shMu.Unlock()
+			if sh != nil && (m.Kind == "subscribe" || m.Kind == "ssubscribe") {
+				sh.once.Do(func() { close(sh.ready) })
+			}
 		case *redis.Message:
 			key, rest, _ := strings.Cut(m.Payload, "\n")
 			h, target, _ := strings.Cut(rest, "\n")
