@@ -16,26 +16,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
-// newClient returns a client of srv with the options ParseURL sets.
-func newClient(t testing.TB, srv *redistest.Server) *redis.Client {
+// newClient returns a client of srv with the options ParseURL (or
+// ParseClusterURL) sets, closed when t ends.
+func newClient(t testing.TB, srv backend) redis.UniversalClient {
 	t.Helper()
-	o, err := ParseURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(o)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return client(t, srv, 0)
 }
 
 // newFleet returns a Fleet on a client of its own, closed when t ends.
-func newFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
+func newFleet(t testing.TB, srv backend, opts ...Option) *Fleet {
 	t.Helper()
 	f, err := New(context.Background(), newClient(t, srv), opts...)
 	if err != nil {
@@ -60,21 +58,80 @@ func TestNewUnreachable(t *testing.T) {
 	}
 }
 
-func TestNewMarksEpochAndKeys(t *testing.T) {
+func TestNewKeysAndPartitions(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	f := newFleet(t, srv, WithPrefix("t1:"))
 	c := newClient(t, srv)
-	v, err := c.Get(context.Background(), "t1:v1:epoch").Result()
-	if err != nil || v != "0" {
-		t.Fatalf("epoch after New on an empty Redis = %q, %v; want \"0\"", v, err)
+	ctx := context.Background()
+	if v, err := c.Get(ctx, "t1:v2:config").Result(); err != nil || v != "partitions=16" {
+		t.Fatalf("config after New = %q, %v; want partitions=16", v, err)
 	}
-	h, z := f.hostKeys("https://example.com")
-	if h != "t1:v1:host:{https://example.com}" || z != "t1:v1:hold:{https://example.com}" {
-		t.Fatalf("hostKeys = %q, %q", h, z)
+	if n, _ := c.Exists(ctx, f.pkey(0, kindEpoch)).Result(); n != 0 {
+		t.Fatal("New wrote an epoch: a fresh fleet is told by the limiter's script, from the fleet's own keys")
 	}
-	if k := f.key("frontier", "q"); k != "t1:v1:frontier:q" {
-		t.Fatalf("Key(frontier, q) = %q", k)
+	const host = "https://example.com"
+	p := f.part(host)
+	h, z := f.hostKeys(host)
+	tag := fmt.Sprintf("t1:v2:{t1:%d}:", p)
+	if h != tag+"host:"+host || z != tag+"hold:"+host || f.pkey(p, kindWake) != tag+"wake" {
+		t.Fatalf("hostKeys = %q, %q, wake %q; want under %q", h, z, f.pkey(p, kindWake), tag)
+	}
+	if k := f.key(kindPol, "x"); k != "t1:v2:policy:x" {
+		t.Fatalf("policy key %q", k)
+	}
+	// Every key of a partition is in one Cluster hash slot.
+	slot := func(k string) int64 {
+		n, err := c.ClusterKeySlot(ctx, k).Result()
+		if err != nil {
+			t.Skipf("CLUSTER KEYSLOT: %v", err)
+		}
+		return n
+	}
+	if slot(h) != slot(z) || slot(h) != slot(f.pkey(p, kindEpoch)) || slot(h) != slot(f.Frontier().parts[p].keys[0]) {
+		t.Fatal("a partition's keys are in different hash slots")
+	}
+	// Another partition count for the same fleet is refused.
+	if _, err := New(ctx, newClient(t, srv), WithPrefix("t1:"), WithPartitions(8)); err == nil || !strings.Contains(err.Error(), "WithPartitions") {
+		t.Fatalf("New with 8 partitions on a fleet of 16: %v", err)
+	}
+	for _, n := range []int{0, -1, 16385} {
+		if _, err := New(ctx, newClient(t, srv), WithPrefix("t2:"), WithPartitions(n)); err == nil {
+			t.Fatalf("WithPartitions(%d) accepted", n)
+		}
+	}
+}
+
+// TestFreshStartWithListener: a client subscribed to the fleet's wake-up
+// channels (a monitor, a leftover) when a fleet starts on an empty Redis
+// does not make the fleet believe Redis lost its data: the first request
+// is granted at once, not after a lease (issue 20 item 6: 10.13 s
+// instead of 0.18 s).
+func TestFreshStartWithListener(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	ps := c.PSubscribe(ctx, "robots:*")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const lease = 6 * time.Second
+	f := newFleet(t, srv, WithLease(lease), WithCallTimeout(time.Second))
+	sub := c.Subscribe(ctx, f.pkey(f.part("https://fresh.example"), kindWake))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p, err := f.Limiter(LimiterConfig{}).Acquire(ctx, "https://fresh.example", 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if el := time.Since(start); el > lease/2 {
+		t.Fatalf("the first grant of a fresh fleet took %v (lease %v): held as after a data loss", el, lease)
 	}
 }
 
@@ -82,9 +139,9 @@ func TestNotifyReachesSubscribers(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	a, b := newFleet(t, srv), newFleet(t, srv)
-	ch, cancel := b.wakeups("k")
+	ch, cancel := b.wakeups(context.Background(), 3, "k")
 	defer cancel()
-	if err := a.notify(context.Background(), "k"); err != nil {
+	if err := a.notify(context.Background(), 3, "k"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -526,4 +583,261 @@ func TestOutageLogsOneWarning(t *testing.T) {
 	if strings.Contains(string(out), "go-redis") || strings.Contains(string(out), "pool.go") {
 		t.Errorf("go-redis's own lines reached stderr:\n%s", out)
 	}
+}
+
+// pausable is a backend that can hang: every node stopped (SIGSTOP).
+type pausable interface {
+	backend
+	Pause() error
+	Resume() error
+}
+
+// TestFrontierRedisHang: Redis hangs (SIGSTOP) while two processes pop
+// requests, and resumes (SIGCONT) after 3 s. The pop scripts that timed out
+// on the client still run when Redis resumes; they must not keep a host
+// leased to nobody for a lease (issue 18: every host stalled 10 s, with a
+// warning blaming a dead process). After the resume every request is
+// handed out within a few call timeouts (the lease is 10 s), each to one
+// process once, none lost, and no lease is reaped.
+func TestFrontierRedisHang(t *testing.T) {
+	forBackends(t, func(t *testing.T, be backend) {
+		srv := be.(pausable)
+		const (
+			callTimeout = time.Second
+			lease       = 10 * time.Second
+			hosts       = 4
+		)
+		var logs testutil.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, nil))
+		var fs []*Frontier
+		for range 2 {
+			f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease), WithLogger(log))
+			fs = append(fs, frOpen(t, f, WithMaxWait(200*time.Millisecond)))
+		}
+		// A host in every partition, so that whichever partition a pop that
+		// times out goes to, it has a request to lease when it runs late.
+		want := map[string]bool{}
+		covered := map[int]bool{}
+		for h := 0; len(covered) < fs[0].fl.cfg.partitions; h++ {
+			p := fs[0].fl.part(fmt.Sprintf("http://h%d.example", h))
+			if covered[p] {
+				continue
+			}
+			covered[p] = true
+			for i := range 2 {
+				u := fmt.Sprintf("http://h%d.example/%d", h, i)
+				want[u] = true
+				if err := fs[0].AddRequest(testutil.CollyRequest(t, u)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// Warm both clients' pools, so that pops go out on open connections
+		// while Redis hangs (a new connection's handshake would time out
+		// before the script is written), with the pop script loaded, as in a
+		// fleet that has been crawling.
+		for _, q := range fs {
+			if err := frPopScript.Load(context.Background(), q.fl.rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				if _, err := q.QueueSize(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := srv.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		var (
+			mu      sync.Mutex
+			handed  = map[string]int{}
+			last    time.Time
+			resumed time.Time
+		)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, q := range fs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					b, err := q.GetRequest()
+					if err != nil {
+						continue
+					}
+					r, err := colly.NewCollector().UnmarshalRequest(b)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					handed[r.URL.String()]++
+					last = time.Now()
+					mu.Unlock()
+					q.Done(robots.FrontierLease(r.Ctx))
+				}
+			}()
+		}
+		time.Sleep(3 * time.Second)
+		mu.Lock()
+		resumed = time.Now()
+		mu.Unlock()
+		if err := srv.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			mu.Lock()
+			n := len(handed)
+			mu.Unlock()
+			if n == len(want) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		close(stop)
+		wg.Wait()
+		for u := range want {
+			if handed[u] != 1 {
+				t.Errorf("%s handed out %d times, want once", u, handed[u])
+			}
+		}
+		after := last.Sub(resumed)
+		t.Logf("every request handed out %v after Redis resumed (call timeout %v, lease %v)", after.Round(time.Millisecond), callTimeout, lease)
+		if after > 4*callTimeout {
+			t.Errorf("the last request was handed out %v after Redis resumed: a late pop held its host (lease %v); want within a few call timeouts", after, lease)
+		}
+		for i, q := range fs {
+			if st := q.Stats(); st.Reaped != 0 || st.Leased != 0 {
+				t.Errorf("process %d: %+v: leases reaped or left", i, st)
+			}
+		}
+		if strings.Contains(logs.String(), "stopped renewing") {
+			t.Errorf("a live process's late pop was reported as a dead process's lease:\n%s", logs.String())
+		}
+	})
+}
+
+// TestLimiterRedisHang: Redis hangs (SIGSTOP) while a process asks for a
+// host and resumes 3 s later. The Acquire whose call timed out retries
+// under the same token; the grant its late call made is its own, so it
+// gets the host at once, not after the lease; another process's Acquire
+// that gave up (its context ended) while Redis hung leaves nothing
+// behind either: the host is free again within a few call timeouts, not
+// a lease, and no two permits overlap.
+func TestLimiterRedisHang(t *testing.T) {
+	forBackends(t, func(t *testing.T, be backend) {
+		srv := be.(pausable)
+		const (
+			callTimeout = time.Second
+			lease       = 10 * time.Second
+			host        = "https://hang.example"
+			d           = 50 * time.Millisecond
+		)
+		mk := func() *Limiter {
+			f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease))
+			if err := hostScript.Load(context.Background(), f.rdb).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return f.Limiter(LimiterConfig{})
+		}
+		a, b := mk(), mk()
+		ctx := context.Background()
+		// Both take and release the host once: pooled connections, scripts
+		// loaded, as in a fleet that has been crawling.
+		for _, l := range []*Limiter{a, b} {
+			p, err := l.Acquire(ctx, host, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release()
+		}
+		if err := srv.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		type res struct {
+			p   hostlimit.Permit
+			err error
+			at  time.Time
+		}
+		got := make(chan res, 1)
+		go func() {
+			p, err := a.Acquire(ctx, host, d)
+			got <- res{p, err, time.Now()}
+		}()
+		bctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
+		defer cancel()
+		if p, err := b.Acquire(bctx, host, d); err == nil {
+			p.Release()
+			t.Fatal("granted while Redis hung")
+		}
+		time.Sleep(3*time.Second - 1500*time.Millisecond)
+		resumed := time.Now()
+		if err := srv.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		r := <-got
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		t.Logf("the waiting Acquire granted %v after Redis resumed", r.at.Sub(resumed).Round(time.Millisecond))
+		if r.at.Sub(resumed) > 4*callTimeout {
+			t.Errorf("the waiting Acquire was granted %v after Redis resumed: its own late grant held the host (lease %v)", r.at.Sub(resumed), lease)
+		}
+		r.p.Release()
+		released := time.Now()
+		p, err := b.Acquire(ctx, host, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+		t.Logf("the other process granted %v after the release", time.Since(released).Round(time.Millisecond))
+		if el := time.Since(released); el > 4*callTimeout {
+			t.Errorf("the other process was granted %v after the release: a late grant of a caller that gave up held the host (lease %v)", el, lease)
+		}
+	})
+}
+
+// TestPubSubConnections: on one server a process hears every partition on
+// one Pub/Sub connection; on a Cluster, on one per partition it waits on
+// (SSUBSCRIBE takes one slot's channels). A wake-up still reaches the
+// waiter in each case.
+func TestPubSubConnections(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		a, b := newFleet(t, srv), newFleet(t, srv)
+		q := b.Frontier()
+		q.Init() // waits on every partition
+		defer q.Close()
+		var subs int
+		b.shMu.Lock()
+		for _, sh := range b.shards {
+			if sh.ps != nil {
+				subs++
+			}
+		}
+		single := b.single != nil
+		b.shMu.Unlock()
+		_, cluster := srv.(*redistest.Cluster)
+		if cluster && (subs != b.cfg.partitions || single) || !cluster && (subs != 0 || !single) {
+			t.Fatalf("%d per-partition subscriptions, shared one: %v (Cluster: %v)", subs, single, cluster)
+		}
+		for _, p := range []int{0, 7, 15} {
+			ch, cancel := b.wakeups(context.Background(), p, "k")
+			if err := a.notify(context.Background(), p, "k"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-ch:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("a wake-up on partition %d did not reach the other process", p)
+			}
+			cancel()
+		}
+	})
 }

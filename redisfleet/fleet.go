@@ -74,27 +74,34 @@
 // request from 1 to 8 contending processes). The repository's
 // docs/performance.md gives the figures and the commands.
 //
-// # Pub/Sub traffic
+// # Partitions, Redis Cluster and Pub/Sub
 //
-// Every Fleet subscribes to one channel (P wake) and every message on it
-// reaches every process of the fleet, which drops those it has no waiter
-// for. Messages are published by a limiter release or send mark that
-// has a waiter to wake (one per such event, naming the waiter), a
+// The hosts are split into partitions ([WithPartitions], default 16): a
+// host's limiter state, its frontier queue and its wake-ups live in
+// partition fnv1a(host) mod n, whose keys share one hash tag. Every
+// script works inside one partition, so the fleet runs on one Redis
+// server (with replicas or Sentinel) and on a Redis Cluster alike: pass
+// New a *redis.ClusterClient ([ParseClusterURL]); the partitions spread
+// over the Cluster's masters.
+//
+// Each partition has its own wake-up channel (sharded Pub/Sub, SSUBSCRIBE
+// and SPUBLISH, on a Cluster, a connection per partition; plain Pub/Sub
+// on one server, one connection for all), and a process subscribes to a
+// partition when it first waits on it: a process hears only the
+// partitions it waits on, and
+// deliveries are the publications of a partition times the processes
+// waiting on it. Messages are published by a limiter release or send mark
+// that has a waiter to wake (one per such event, naming the waiter), a
 // 429/503 pause, a robots.txt fetch unlock, and by the frontier on each
-// AddRequest that queues something and on each done report. The
-// deliveries are therefore processes × publications: 8 processes
-// crawling at 100 requests per second with the frontier publish about 200
-// messages a second (an add batch and a done per request, plus the
-// limiter's wake-ups when callers queue), which Redis delivers 1,600
-// times a second, each payload under 200 bytes. It is not divided by
-// host or by crawl: a fleet much larger than that should use
-// several prefixes.
+// AddRequest that queues something and on each done report; each payload
+// is under 200 bytes. A frontier's process waits on every partition.
 //
 // # Keys and versions
 //
 // Every key starts with the prefix ([WithPrefix], default "robots:") and
-// the format version ("v1:"): two releases of this package that store
-// different formats use different keys and never read each other's state.
+// the format version ("v2:"): two releases of this package that store
+// different formats use different keys and never read each other's state
+// (a fleet of format 1 and one of format 2 on one Redis are two fleets).
 // Values carry the version too; one of another version reads as a miss.
 // The key schema is documented in keys.go and by key.
 //
@@ -119,21 +126,26 @@
 //     that never lands, or that Redis refuses, is logged and counted
 //     ([Fleet.LostReleases]), as is a fetch unlock that fails.
 //     The Store reads a failed Get as a miss and the resolver fetches.
-//   - Redis restarted empty: the state of the hosts is gone. A script that
-//     finds the fleet's epoch key missing knows the data was lost and
-//     holds every host whose state is missing for one lease from then,
-//     the time within which requests granted before the loss end or are
-//     re-registered by their holders' lease renewal. A process that calls
-//     [New] on an empty Redis while other processes of the fleet are
-//     connected (subscribed to the fleet's wake-up channel) writes the
-//     epoch as the server's time, so the same hold applies; only when no
-//     process of the fleet is connected (a fresh start: no permit can be
-//     out) does it write "0" and nothing is held. A process whose Pub/Sub
-//     connection has not reconnected yet after the restart is not seen
-//     (go-redis reconnects it within moments); its permits are then
-//     unknown to the new state until its renewal registers them again
-//     (within a third of the lease and a call timeout). Store values and
-//     fetch locks are simply gone: robots.txt is fetched again.
+//   - Redis restarted empty: the state of the hosts is gone. Each
+//     partition's epoch records a generation; a live process passes the
+//     generation it saw on every limiter call, and one that finds the
+//     epoch missing, or of another generation, knows the data was lost
+//     and holds every host of the partition whose state is missing for
+//     one lease from the loss, the time within which requests granted
+//     before it end or are re-registered by their holders' lease renewal.
+//     A process that never saw the partition (a new process, or every
+//     process of a fresh fleet) finds nothing to hold: a fresh start is
+//     not delayed, whoever else is connected to Redis. A new process that
+//     reaches an emptied Redis before any live process has called it
+//     again (at the latest, a third of the lease and a call timeout after
+//     the restart) may be granted a host whose permit is out in a live
+//     process. Store values and fetch locks are simply gone: robots.txt
+//     is fetched again.
+//   - Redis hangs (SIGSTOP, a long fork) and resumes: calls that timed
+//     out on the client run when Redis resumes. A pop or a grant they
+//     made is undone by the process's next call (see [Fleet.Frontier] and
+//     the limiter's leave), so hosts are free again within about a call
+//     timeout of the resume, not a lease.
 //   - A process killed while it holds a host: its permit has a lease
 //     ([WithLease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
@@ -141,11 +153,9 @@
 //
 // Redis 5.0 or later is needed (the scripts read TIME before writing, which
 // needs the effects replication that is the default since 5.0; tested with
-// 7.0). Redis Cluster is not supported: the limiter's scripts read keys of
-// a host and the fleet's epoch key together. A single server, with
-// replicas or Sentinel, is. A maxmemory policy that evicts keys without an
-// expiry (allkeys-*) may evict the epoch key: the hosts without state are
-// then held for a lease, as after a restart.
+// 7.0), Redis 7.0 or later on a Cluster (sharded Pub/Sub). New refuses a
+// Redis whose maxmemory-policy evicts keys (allkeys-*, volatile-*: the
+// fleet's keys carry TTLs) unless [WithEviction] is given.
 package redisfleet
 
 import (
@@ -166,7 +176,7 @@ import (
 
 // formatVersion is the version of the keys and values this package writes.
 // It is part of every key ("robots:v1:...") and of every stored value.
-const formatVersion = 1
+const formatVersion = 2
 
 // Defaults of the options.
 const (
@@ -174,7 +184,9 @@ const (
 	DefaultCallTimeout = 2 * time.Second
 	DefaultLease       = 10 * time.Second
 	DefaultIdleTTL     = 10 * time.Minute
-	leaseCalls         = 3 // the lease is at least this many call timeouts
+	DefaultPartitions  = 16
+	maxPartitions      = 16384 // a Cluster's slots
+	leaseCalls         = 3     // the lease is at least this many call timeouts
 )
 
 // ErrUnavailable is wrapped by the errors of calls that could not reach
@@ -211,6 +223,8 @@ type config struct {
 	idleTTL     time.Duration
 	onDown      OnRedisDown
 	logger      *slog.Logger
+	partitions  int
+	eviction    bool
 }
 
 // Option configures a [Fleet].
@@ -221,6 +235,31 @@ type Option func(*config)
 // state (two crawls, two tests) use different ones on one Redis.
 func WithPrefix(p string) Option {
 	return func(c *config) { c.prefix = p }
+}
+
+// WithPartitions sets into how many partitions the fleet's hosts are
+// split (default 16): a host's limiter state, its queue of the frontier
+// and its wake-ups live in partition hash(host) mod n, whose keys share
+// one Redis Cluster hash slot. On a Cluster, the partitions are what
+// spreads the fleet over the masters: use several per master (16 suits
+// 3 to 5 masters; 64 or more for larger Clusters). On a Cluster, each
+// partition a process waits on costs it one Pub/Sub connection (on one
+// server, all share one). Every process of a
+// fleet must use the same n: New refuses a different one (an error
+// naming both) as long as the fleet's keys are in Redis. n must be
+// 1 to 16384; New refuses other values.
+func WithPartitions(n int) Option {
+	return func(c *config) { c.partitions = n }
+}
+
+// WithEviction lets New accept a Redis whose maxmemory-policy evicts
+// keys (allkeys-* or volatile-*), which it refuses by default: an
+// evicted key of the fleet loses a host's pace or queue (a host whose
+// state is gone is held a lease, as after a restart; a frontier key gone
+// loses requests until the journal puts them back). Use it only for a
+// Redis whose maxmemory is never reached.
+func WithEviction() Option {
+	return func(c *config) { c.eviction = true }
 }
 
 // WithCallTimeout bounds every Redis call (default 2 s; d ≤ 0 keeps it).
@@ -282,21 +321,35 @@ func WithLogger(l *slog.Logger) Option {
 // a host or a robots.txt fetch frees. It is safe for concurrent use. Close
 // it when done.
 type Fleet struct {
-	rdb    redis.UniversalClient
-	cfg    config
-	log    *slog.Logger
-	prefix string // cfg.prefix + "v1:"
-	procID string // random, unique to this Fleet: prefix of its tokens
-	seq    atomic.Uint64
+	rdb     redis.UniversalClient
+	cluster bool   // rdb is a *redis.ClusterClient: sharded Pub/Sub
+	pubCmd  string // PUBLISH, or SPUBLISH on a Cluster
+	cfg     config
+	log     *slog.Logger
+	prefix  string // cfg.prefix + "v2:"
+	procID  string // random, unique to this Fleet: prefix of its tokens
+	seq     atomic.Uint64
+	gens    []atomic.Int64 // per partition: the epoch's generation this process saw last (0: none)
 
-	ps      *redis.PubSub
-	psDone  chan struct{}
+	shMu    sync.Mutex
+	shards  map[int]*shard    // per partition: its wake-up subscription, made when first waited on
+	byChan  map[string]*shard // the same, by channel
+	single  *redis.PubSub     // one server: every partition's channel on one connection
+	shWG    sync.WaitGroup
 	closed  atomic.Bool
 	subMu   sync.Mutex
 	subs    map[string]map[*waiter]struct{}
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
 	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
+}
+
+// shard is the subscription to one partition's wake-up channel.
+type shard struct {
+	ps     *redis.PubSub
+	ready  chan struct{} // closed when Redis confirmed the subscription
+	once   sync.Once
+	waited atomic.Bool // a caller waited for ready already (only the first does)
 }
 
 // LostReleases returns how many permit releases, start-to-start send
@@ -320,10 +373,14 @@ func (f *Fleet) lostRelease(op string, err error) {
 
 // New returns a Fleet on client, after checking with PING (bounded by the
 // call timeout and ctx) that Redis answers: an unreachable Redis is an
-// error wrapping [ErrUnavailable]. It subscribes to the fleet's wake-up
-// channel and marks the fleet's epoch (see the package doc). client may
-// be a *redis.Client, a failover client or any redis.UniversalClient
-// talking to one server; see [ParseURL] for its options.
+// error wrapping [ErrUnavailable]. client is a *redis.Client (or a
+// failover client) talking to one server, or a *redis.ClusterClient on a
+// Redis Cluster (Redis 7 or later: sharded Pub/Sub); a *redis.Client
+// pointed at a node of a Cluster is refused with an error saying so. See
+// [ParseURL] and [ParseClusterURL] for their options. New reads the
+// fleet's partition count from Redis, or writes it (see
+// [WithPartitions]); it writes nothing else: a fresh Redis is told from
+// one that lost its data by the fleet's own keys (see the package doc).
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fleet, error) {
 	if client == nil {
 		return nil, errors.New("redisfleet: New: nil client")
@@ -333,9 +390,13 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		callTimeout: DefaultCallTimeout,
 		lease:       DefaultLease,
 		idleTTL:     DefaultIdleTTL,
+		partitions:  DefaultPartitions,
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.partitions < 1 || cfg.partitions > maxPartitions {
+		return nil, fmt.Errorf("redisfleet: New: WithPartitions(%d): want 1 to %d", cfg.partitions, maxPartitions)
 	}
 	log := cfg.logger
 	if log == nil {
@@ -353,54 +414,104 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	redisLogOnce.Do(func() { redis.SetLogger(redisLogger{}) })
 	var id [8]byte
 	rand.Read(id[:])
+	_, cluster := client.(*redis.ClusterClient)
 	f := &Fleet{
-		rdb:    client,
-		cfg:    cfg,
-		log:    log,
-		prefix: cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
-		procID: hex.EncodeToString(id[:]),
-		subs:   make(map[string]map[*waiter]struct{}),
-		psDone: make(chan struct{}),
+		rdb:     client,
+		cluster: cluster,
+		pubCmd:  "PUBLISH",
+		cfg:     cfg,
+		log:     log,
+		prefix:  cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
+		procID:  hex.EncodeToString(id[:]),
+		gens:    make([]atomic.Int64, cfg.partitions),
+		subs:    make(map[string]map[*waiter]struct{}),
+		shards:  make(map[int]*shard),
+		byChan:  make(map[string]*shard),
+	}
+	if cluster {
+		f.pubCmd = "SPUBLISH"
 	}
 	cctx, cancel := context.WithTimeout(ctx, cfg.callTimeout)
 	defer cancel()
 	if err := client.Ping(cctx).Err(); err != nil {
 		return nil, f.callError("New: PING", err)
 	}
-	if err := f.markEpoch(cctx); err != nil {
+	if !cluster {
+		info, err := client.Info(cctx, "cluster").Result()
+		if err != nil {
+			return nil, f.callError("New: INFO cluster", err)
+		}
+		if strings.Contains(info, "cluster_enabled:1") {
+			return nil, errors.New("redisfleet: New: the server is a node of a Redis Cluster: use a *redis.ClusterClient (redis.NewClusterClient; redisfleet.ParseClusterURL)")
+		}
+	}
+	if err := f.checkPartitions(cctx); err != nil {
 		return nil, err
 	}
-	f.ps = client.Subscribe(cctx, f.key(kindWake, ""))
-	if _, err := f.ps.Receive(cctx); err != nil {
-		f.ps.Close()
-		return nil, f.callError("New: SUBSCRIBE", err)
+	if !cfg.eviction {
+		if err := f.checkEviction(cctx); err != nil {
+			return nil, err
+		}
 	}
-	go f.dispatch(f.ps.Channel())
 	return f, nil
 }
 
-// markEpoch writes the fleet's epoch if it is missing (SET NX): "0" when
-// no other process of the fleet is connected (no subscriber on the wake-up
-// channel: a fresh start, no permit can be out), else the Redis server's
-// time, so that the hosts without state are held for one lease as after a
-// data loss (the Redis was emptied under live processes, whose permits
-// their renewal registers again within the lease).
-func (f *Fleet) markEpoch(ctx context.Context) error {
-	key, wake := f.key(kindEpoch, ""), f.key(kindWake, "")
-	subs, err := f.rdb.PubSubNumSub(ctx, wake).Result()
-	if err != nil {
-		return f.callError("New: PUBSUB NUMSUB", err)
-	}
-	ep := "0"
-	if subs[wake] > 0 {
-		now, err := f.rdb.Time(ctx).Result()
+// checkEviction refuses a Redis (on a Cluster: any master) whose
+// maxmemory-policy evicts keys. A server that does not answer CONFIG GET
+// (a managed Redis may disable it) is logged, not refused.
+func (f *Fleet) checkEviction(ctx context.Context) error {
+	check := func(ctx context.Context, c *redis.Client) error {
+		v, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
 		if err != nil {
-			return f.callError("New: TIME", err)
+			if isReplyError(err) {
+				f.log.Warn("redisfleet: cannot read maxmemory-policy; the fleet's keys must not be evicted: use maxmemory-policy noeviction",
+					slog.String("addr", c.Options().Addr), slog.Any("error", err))
+				return nil
+			}
+			return f.callError("New: CONFIG GET maxmemory-policy", err)
 		}
-		ep = strconv.FormatInt(now.UnixMicro(), 10)
+		if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
+			return fmt.Errorf("redisfleet: New: Redis at %s has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or pass WithEviction to accept it",
+				c.Options().Addr, p)
+		}
+		return nil
 	}
-	if err := f.rdb.SetNX(ctx, key, ep, 0).Err(); err != nil {
-		return f.callError("New: epoch", err)
+	if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, check)
+	}
+	if c, ok := f.rdb.(*redis.Client); ok {
+		return check(ctx, c)
+	}
+	// Another UniversalClient (a failover client): ask through it.
+	v, err := f.rdb.ConfigGet(ctx, "maxmemory-policy").Result()
+	if err != nil {
+		if isReplyError(err) {
+			f.log.Warn("redisfleet: cannot read maxmemory-policy; the fleet's keys must not be evicted: use maxmemory-policy noeviction", slog.Any("error", err))
+			return nil
+		}
+		return f.callError("New: CONFIG GET maxmemory-policy", err)
+	}
+	if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
+		return fmt.Errorf("redisfleet: New: Redis has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or pass WithEviction to accept it", p)
+	}
+	return nil
+}
+
+// checkPartitions writes the fleet's partition count if it is missing
+// and refuses to go on if Redis holds another one.
+func (f *Fleet) checkPartitions(ctx context.Context) error {
+	key, want := f.key(kindConfig, ""), "partitions="+strconv.Itoa(f.cfg.partitions)
+	// SETNX then GET, not SET NX GET: that needs Redis 7.
+	if err := f.rdb.SetNX(ctx, key, want, 0).Err(); err != nil {
+		return f.callError("New: fleet config", err)
+	}
+	got, err := f.rdb.Get(ctx, key).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return f.callError("New: fleet config", err)
+	}
+	if err == nil && got != want {
+		return fmt.Errorf("redisfleet: New: the fleet under prefix %q runs with %s in Redis (key %s), this process with %s: every process of a fleet must use the same WithPartitions",
+			f.cfg.prefix, got, key, want)
 	}
 	return nil
 }
@@ -417,17 +528,98 @@ func ParseURL(url string) (*redis.Options, error) {
 	return o, nil
 }
 
-// Close stops the fleet's Pub/Sub subscription. It does not close the
+// ParseClusterURL parses go-redis's cluster URL form,
+// redis://host:port?addr=host2:port2&addr=host3:port3
+// (redis.ParseClusterURL), into cluster client options with
+// ContextTimeoutEnabled set, for redis.NewClusterClient.
+func ParseClusterURL(url string) (*redis.ClusterOptions, error) {
+	o, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redisfleet: %w", err)
+	}
+	o.ContextTimeoutEnabled = true
+	return o, nil
+}
+
+// Close stops the fleet's Pub/Sub subscriptions. It does not close the
 // client. Limiters and Stores of a closed Fleet still work, without wake-ups
 // (their waits then end on their timers).
 func (f *Fleet) Close() error {
 	var err error
 	f.closeMu.Do(func() {
+		f.shMu.Lock()
 		f.closed.Store(true)
-		err = f.ps.Close()
-		<-f.psDone
+		for _, sh := range f.shards {
+			if sh.ps == nil {
+				continue
+			}
+			if e := sh.ps.Close(); e != nil && err == nil {
+				err = e
+			}
+		}
+		if f.single != nil {
+			if e := f.single.Close(); e != nil && err == nil {
+				err = e
+			}
+		}
+		f.shMu.Unlock()
+		f.shWG.Wait()
 	})
 	return err
+}
+
+// listen makes sure this process hears the wake-ups of partitions ps:
+// the first call for a partition subscribes (on a Cluster, SSUBSCRIBE on a
+// connection per partition; on one server, SUBSCRIBE on the process's one
+// Pub/Sub connection) and waits for Redis to
+// confirm it, at most a call timeout or ctx for all of them together;
+// later calls cost nothing. A subscription that fails is retried by
+// go-redis in the background; meanwhile waits end on their timers.
+func (f *Fleet) listen(ctx context.Context, ps ...int) {
+	var wait []*shard
+	f.shMu.Lock()
+	if f.closed.Load() {
+		f.shMu.Unlock()
+		return
+	}
+	for _, p := range ps {
+		sh := f.shards[p]
+		if sh == nil {
+			sh = &shard{ready: make(chan struct{})}
+			ch := f.pkey(p, kindWake)
+			f.shards[p], f.byChan[ch] = sh, sh
+			if cc, ok := f.rdb.(*redis.ClusterClient); ok {
+				// SSUBSCRIBE takes channels of one slot: a connection per
+				// partition, on the partition's master.
+				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
+				f.shWG.Add(1)
+				go f.dispatch(sh.ps.ChannelWithSubscriptions())
+			} else {
+				if f.single == nil {
+					f.single = f.rdb.Subscribe(context.WithoutCancel(ctx))
+					f.shWG.Add(1)
+					go f.dispatch(f.single.ChannelWithSubscriptions())
+				}
+				f.single.Subscribe(context.WithoutCancel(ctx), ch)
+			}
+		}
+		if !sh.waited.Load() {
+			wait = append(wait, sh)
+		}
+	}
+	f.shMu.Unlock()
+	if len(wait) == 0 {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
+	defer cancel()
+	for _, sh := range wait {
+		select {
+		case <-sh.ready:
+		case <-cctx.Done():
+		}
+		sh.waited.Store(true)
+	}
 }
 
 // token returns a token unique across the fleet: the Fleet's random id and
@@ -436,18 +628,29 @@ func (f *Fleet) token() string {
 	return f.procID + "-" + fmt.Sprint(f.seq.Add(1))
 }
 
-// dispatch routes wake-up messages to the local waiters subscribed to
-// their key. A payload is a key, optionally followed by "\n" and a hint
-// (the µs from the publication until the state is worth looking at again)
-// and by "\n" and a target (the token of the one waiter the message is
-// for: the head of the host's fleet-wide queue).
-func (f *Fleet) dispatch(ch <-chan *redis.Message) {
-	defer close(f.psDone)
-	for m := range ch {
-		key, rest, _ := strings.Cut(m.Payload, "\n")
-		h, target, _ := strings.Cut(rest, "\n")
-		hint, _ := strconv.ParseInt(h, 10, 64)
-		f.wake(key, hint, target)
+// dispatch routes the wake-up messages of one partition's subscription to
+// the local waiters subscribed to their key. A payload is a key,
+// optionally followed by "\n" and a hint (the µs from the publication
+// until the state is worth looking at again) and by "\n" and a target (the
+// token of the one waiter the message is for: the head of the host's
+// fleet-wide queue).
+func (f *Fleet) dispatch(ch <-chan any) {
+	defer f.shWG.Done()
+	for x := range ch {
+		switch m := x.(type) {
+		case *redis.Subscription:
+			f.shMu.Lock()
+			sh := f.byChan[m.Channel]
+			f.shMu.Unlock()
+			if sh != nil && (m.Kind == "subscribe" || m.Kind == "ssubscribe") {
+				sh.once.Do(func() { close(sh.ready) })
+			}
+		case *redis.Message:
+			key, rest, _ := strings.Cut(m.Payload, "\n")
+			h, target, _ := strings.Cut(rest, "\n")
+			hint, _ := strconv.ParseInt(h, 10, 64)
+			f.wake(key, hint, target)
+		}
 	}
 }
 
@@ -482,9 +685,10 @@ func (f *Fleet) wake(key string, hint int64, target string) {
 	f.subMu.Unlock()
 }
 
-// subscribe registers a local waiter for the wake-ups of key that are for
-// self (or for anyone); cancel removes it.
-func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
+// subscribe registers a local waiter for the wake-ups of key, published
+// on partition p's channel, that are for self (or for anyone); cancel
+// removes it. The partition's subscription is made first (see listen).
+func (f *Fleet) subscribe(ctx context.Context, p int, key, self string) (chan int64, func()) {
 	w := &waiter{c: make(chan int64, 1), self: self}
 	f.subMu.Lock()
 	m := f.subs[key]
@@ -494,6 +698,7 @@ func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
 	}
 	m[w] = struct{}{}
 	f.subMu.Unlock()
+	f.listen(ctx, p)
 	return w.c, func() {
 		f.subMu.Lock()
 		delete(m, w)
@@ -504,27 +709,31 @@ func (f *Fleet) subscribe(key, self string) (chan int64, func()) {
 	}
 }
 
-// notify publishes a wake-up for key on the fleet's channel: every
-// process's waiters subscribed to key re-check their state. It is how a
-// process tells the others that something they wait for may have happened;
-// a lost notification costs only latency (every wait is also bounded by a
+// notify publishes a wake-up for key on partition p's channel: every
+// process's waiters subscribed to key re-check their state. A lost
+// notification costs only latency (every wait is also bounded by a
 // timer).
-func (f *Fleet) notify(ctx context.Context, key string) error {
+func (f *Fleet) notify(ctx context.Context, p int, key string) error {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
-	if err := f.rdb.Publish(cctx, f.key(kindWake, ""), key).Err(); err != nil {
-		return f.callError("PUBLISH", err)
+	var err error
+	if f.cluster {
+		err = f.rdb.SPublish(cctx, f.pkey(p, kindWake), key).Err()
+	} else {
+		err = f.rdb.Publish(cctx, f.pkey(p, kindWake), key).Err()
+	}
+	if err != nil {
+		return f.callError(f.pubCmd, err)
 	}
 	return nil
 }
 
 // wakeups returns a channel that receives a value (coalesced, never
-// blocking the sender) after each wake-up for key from any process of the
-// fleet (notify, or the limiter and the fetch lock for their own
-// keys), and a func that ends the subscription (call it: it also ends the
-// goroutine that feeds the channel). It costs no Redis call.
-func (f *Fleet) wakeups(key string) (<-chan struct{}, func()) {
-	w, cancel := f.subscribe(key, "")
+// blocking the sender) after each wake-up for key on partition p from any
+// process of the fleet, and a func that ends the subscription (call it:
+// it also ends the goroutine that feeds the channel).
+func (f *Fleet) wakeups(ctx context.Context, p int, key string) (<-chan struct{}, func()) {
+	w, cancel := f.subscribe(ctx, p, key, "")
 	out := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	go func() {

@@ -2,6 +2,8 @@ package redisfleet_test
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +24,7 @@ func BenchmarkFleetScaling(b *testing.B) {
 	distributedBinary(b) // built before any timing
 	for _, n := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
-			var rate, wall float64
+			var rate, wall, scripts, cmds float64
 			for range b.N {
 				srv := redistest.Start(b)
 				sites := map[string]*testutil.Site{}
@@ -60,9 +62,37 @@ func BenchmarkFleetScaling(b *testing.B) {
 					}
 				}
 				rate += float64(total) / last.Sub(first).Seconds()
+				sc, all := commandStats(b, srv.Addr)
+				scripts += float64(sc) / float64(total)
+				cmds += float64(all) / float64(total)
 			}
 			b.ReportMetric(rate/float64(b.N), "pages/s")
 			b.ReportMetric(wall/float64(b.N), "s/crawl")
+			b.ReportMetric(scripts/float64(b.N), "scripts/page")
+			b.ReportMetric(cmds/float64(b.N), "cmds/page")
 		})
 	}
+}
+
+// commandStats returns, from the server's INFO commandstats, the script
+// calls (EVALSHA and EVAL: each a round trip, or a pipelined part of one)
+// and every command counted (those the scripts run included).
+func commandStats(t testing.TB, addr string) (scripts, all int64) {
+	t.Helper()
+	info, err := redistest.Do(addr, "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest+",", ',')], 10, 64)
+		all += n
+		if name == "cmdstat_evalsha" || name == "cmdstat_eval" {
+			scripts += n
+		}
+	}
+	return scripts, all
 }

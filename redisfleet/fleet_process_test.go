@@ -275,8 +275,36 @@ func hostURLs(hosts []string) []string {
 // robots.txt is fetched once per host for the fleet, each page once, and
 // every process exits when all is done.
 func TestFleetThreeProcesses(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
+	fleetBackends(t, testFleetThreeProcesses)
+}
+
+// fleetRedis is the Redis a process test runs the fleet on: the flag and
+// URL that name it to examples/distributed, and how to kill it and bring
+// it back empty.
+type fleetRedis struct {
+	flag, url string
+	stop      func()
+	start     func() error
+}
+
+// fleetBackends runs test twice, in parallel: on a redis-server of its
+// own (-redis) and on a 3-node Redis Cluster of its own (-redis-cluster),
+// with the same assertions.
+func fleetBackends(t *testing.T, test func(t *testing.T, r fleetRedis)) {
+	t.Run("single", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t)
+		test(t, fleetRedis{"-redis", srv.URL(), srv.Stop, srv.Start})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.StartCluster(t, 3)
+		test(t, fleetRedis{"-redis-cluster", c.URL(), c.Stop, c.Start})
+	})
+}
+
+// testFleetThreeProcesses runs TestFleetThreeProcesses on r.
+func testFleetThreeProcesses(t *testing.T, r fleetRedis) {
 	const pages, delay = 5, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example", "c.example"}
 	sites := map[string]*testutil.Site{}
@@ -285,7 +313,7 @@ func TestFleetThreeProcesses(t *testing.T) {
 	}
 	farm := testutil.NewFarm(t, sites)
 	rec, front := newRecorder(t, farm)
-	args := append([]string{"-redis", srv.URL(), "-connect", front.Listener.Addr().String(),
+	args := append([]string{r.flag, r.url, "-connect", front.Listener.Addr().String(),
 		"-threads", "2", "-min-delay", "0", "-lease", "3s"}, hostURLs(hosts)...)
 	ps := startFleet(t, 3, args...)
 	for _, p := range ps {
@@ -337,8 +365,10 @@ func TestFleetThreeProcesses(t *testing.T) {
 // queues again what it knows; a page may be fetched twice), and every
 // process finishes.
 func TestFleetRedisRestarted(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
+	fleetBackends(t, testFleetRedisRestarted)
+}
+
+func testFleetRedisRestarted(t *testing.T, r fleetRedis) {
 	const pages, delay = 4, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example", "c.example"}
 	sites := map[string]*testutil.Site{}
@@ -346,14 +376,14 @@ func TestFleetRedisRestarted(t *testing.T) {
 		sites[h] = linkSite("0.3", pages, nil)
 	}
 	farm := testutil.NewFarm(t, sites)
-	args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
+	args := append([]string{r.flag, r.url, "-connect", farm.Server.Listener.Addr().String(),
 		"-threads", "2", "-min-delay", "0", "-lease", "3s", "-outage", "30s"}, hostURLs(hosts)...)
 	ps := startFleet(t, 3, args...)
 	waitHits(t, farm, hosts, 5)
-	srv.Stop()
+	r.stop()
 	killed := time.Now()
 	time.Sleep(time.Second)
-	if err := srv.Start(); err != nil {
+	if err := r.start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("Redis killed at %s, back at %s", killed.Format("15:04:05.000000"), time.Now().Format("15:04:05.000000"))
@@ -432,8 +462,10 @@ func TestFleetRedisGone(t *testing.T) {
 // the delay after that process's lease ends, the request comes back to
 // another process, nothing is lost, and the others finish.
 func TestFleetProcessKilled(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
+	fleetBackends(t, testFleetProcessKilled)
+}
+
+func testFleetProcessKilled(t *testing.T, r fleetRedis) {
 	const pages, delay = 4, 300 * time.Millisecond
 	hosts := []string{"a.example", "b.example"}
 	arrived := make(chan int, 1)
@@ -467,7 +499,7 @@ func TestFleetProcessKilled(t *testing.T) {
 	})
 	defer close(release)
 	const lease = 3 * time.Second // renewed every second; call timeout 1 s
-	args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
+	args := append([]string{r.flag, r.url, "-connect", farm.Server.Listener.Addr().String(),
 		"-threads", "2", "-min-delay", "0", "-lease", lease.String()}, hostURLs(hosts)...)
 	ps := startFleet(t, 3, args...)
 	var pid int

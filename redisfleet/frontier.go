@@ -29,6 +29,8 @@ const (
 	frontierBatch        = 256                    // requests per script call when queuing again
 	frontierRetryInitial = 50 * time.Millisecond
 	frontierRetryMax     = 2 * time.Second
+	frontierReapPoll     = time.Second // a partition with requests out and none queued is looked at again after
+	frontierAbandonMax   = 4096        // failed pops remembered (beyond, a late pop holds its host for the lease)
 )
 
 // FrontierOption configures a [Frontier].
@@ -191,19 +193,30 @@ type FrontierStats struct {
 // Delivery is therefore at least once: a request that a dying process had
 // sent, or one whose renewal was late, can be fetched again.
 //
+// Partitions: the queue of a host lives in the host's partition of the
+// fleet ([WithPartitions]); GetRequest pops partition by partition (one
+// round trip each) and QueueSize asks them all in one pipeline.
+//
 // Failure: while Redis is away AddRequest keeps the requests in memory and
 // writes them when it answers again (no URL is lost; QueueSize counts
 // them), Done is retried the same way, GetRequest returns an error after
 // MaxWait (Colly's loop then asks QueueSize), and QueueSize retries with
 // backoff for the outage limit ([WithOutageLimit]) and then returns an
 // error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
-// back empty (restarted without persistence), every process notices (the
-// frontier's generation changed) and queues again the requests of its
+// back empty (restarted without persistence), every process notices (a
+// partition's generation changed; one lost partition makes it check all)
+// and queues again the requests of its
 // journal ([WithJournal]) and registers its leases again: nothing is lost
 // (but requests beyond the journal's cap), and a page another process had
 // fetched is fetched again only if it was done after this process last
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
+//
+// A pop that timed out on the client while Redis hung may still run when
+// it resumes: the process's next pop on that partition puts back the
+// request it leased, or, if it has not run yet, makes it lease nothing
+// (an abandoned-ids zset), so no host is held for a lease and no URL is
+// lost.
 //
 // Redis memory: the seen and done sets grow with the crawl (one request
 // key each per request); every key of the frontier expires
@@ -213,34 +226,52 @@ type FrontierStats struct {
 // A Frontier is safe for concurrent use; one queue should run on it per
 // process. Init starts one goroutine (lease renewal), which Close stops.
 type Frontier struct {
-	fl   *Fleet
-	cfg  frontierConfig
-	log  *slog.Logger
-	keys []string
-	qpre string // prefix of the per-host lists
-	wake string // the fleet's wake-up channel
+	fl    *Fleet
+	cfg   frontierConfig
+	log   *slog.Logger
+	parts []frPart
 
 	startOnce sync.Once
 	stop      chan struct{}
 	stopped   chan struct{}
 	closeOnce sync.Once
 	recMu     sync.Mutex // one recovery at a time
+	wakeStop  func()     // ends the wake-up subscriptions
 
 	mu          sync.Mutex
-	gen         string
 	own         map[string]*ownLease
 	journal     map[string]journalItem
 	pendingAdd  []journalItem
 	pendingDone []doneItem
 	stats       FrontierStats
 	downSince   time.Time
-	full        bool      // the journal is full (warned once until it has room)
-	touched     time.Time // the TTL was last refreshed (renewLoop)
+	full        bool          // the journal is full (warned once until it has room)
+	touched     time.Time     // the TTL was last refreshed (renewLoop)
+	next        int           // the partition GetRequest looks at first (rotates)
+	woken       chan struct{} // closed and replaced on every wake-up
+	lost        map[int]bool  // partitions whose data Redis lost, to recover
 }
 
-// doneItem is a done report kept until Redis answers: the lease id and the
-// request key.
-type doneItem struct{ id, key string }
+// frPart is one partition of a Frontier: its keys (all in one hash slot)
+// and what this process knows of it (under Frontier.mu).
+type frPart struct {
+	keys []string // the KEYS of every frontier script
+	pub  string   // ARGV 3 of the scripts: the publish command, a space, the wake channel
+
+	gen       string
+	abandoned map[string]struct{} // lease ids of pops that failed on the client (frPopScript)
+	look      time.Time           // when it is worth a pop (zero: now)
+	wakes     uint64              // wake-ups heard: a pop's reply does not undo a later one
+	empty     bool                // nothing queued at the latest look
+	leased    int64               // requests out fleet-wide at the latest look
+}
+
+// doneItem is a done report kept until Redis answers: the partition, the
+// lease id and the request key.
+type doneItem struct {
+	p       int
+	id, key string
+}
 
 type ownLease struct {
 	host, key, payload, url string
@@ -266,24 +297,66 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	k := func(kind string) string { return f.key(kind, cfg.name) }
-	return &Frontier{
+	q := &Frontier{
 		fl:      f,
 		cfg:     cfg,
 		log:     f.log,
-		keys:    []string{k("frhosts"), k("frcount"), k("frseen"), k("frlease"), k("frleaseend"), k("frheld"), k("frdone")},
-		qpre:    k("frq") + ":",
-		wake:    f.key(kindWake, ""),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		own:     map[string]*ownLease{},
 		journal: map[string]journalItem{},
+		woken:   make(chan struct{}),
+		lost:    map[int]bool{},
 	}
+	for p := range f.cfg.partitions {
+		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
+		q.parts = append(q.parts, frPart{
+			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends")},
+			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
+			abandoned: map[string]struct{}{},
+		})
+	}
+	return q
 }
 
-// Init implements queue.Storage: it starts the lease renewal (once).
+// Init implements queue.Storage: it starts the lease renewal and the
+// wake-up subscriptions (once).
 func (q *Frontier) Init() error {
-	q.startOnce.Do(func() { go q.renewLoop() })
+	q.startOnce.Do(func() {
+		all := make([]int, len(q.parts))
+		for p := range all {
+			all[p] = p
+		}
+		q.fl.listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
+		var stops []func()
+		for p := range q.parts {
+			w, cancel := q.fl.wakeups(context.Background(), p, q.parts[p].keys[0])
+			stop := make(chan struct{})
+			go func() {
+				for {
+					select {
+					case <-w:
+						q.mu.Lock()
+						q.parts[p].look = time.Time{}
+						q.parts[p].empty = false
+						q.parts[p].wakes++
+						close(q.woken)
+						q.woken = make(chan struct{})
+						q.mu.Unlock()
+					case <-stop:
+						return
+					}
+				}
+			}()
+			stops = append(stops, func() { cancel(); close(stop) })
+		}
+		q.wakeStop = func() {
+			for _, s := range stops {
+				s()
+			}
+		}
+		go q.renewLoop()
+	})
 	return nil
 }
 
@@ -292,7 +365,7 @@ func (q *Frontier) Init() error {
 // the Fleet.
 func (q *Frontier) Close() error {
 	q.Init()
-	q.closeOnce.Do(func() { close(q.stop) })
+	q.closeOnce.Do(func() { close(q.stop); q.wakeStop() })
 	<-q.stopped
 	return nil
 }
@@ -316,13 +389,24 @@ func (q *Frontier) Stats() FrontierStats {
 	return s
 }
 
-// run runs one script, bounded by the call timeout, and checks the data
-// generation it returns.
-func (q *Frontier) run(ctx context.Context, s *redis.Script, args ...any) ([]any, error) {
+// argv returns the ARGV every script of partition p starts with.
+func (q *Frontier) argv(p int, args ...any) []any {
+	return append([]any{q.fl.token(), "", q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
+}
+
+// run runs one script on partition p, bounded by the call timeout, and
+// checks the data generation it returns.
+func (q *Frontier) run(ctx context.Context, p int, s *redis.Script, args ...any) ([]any, error) {
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	defer cancel()
-	argv := append([]any{q.fl.token(), q.qpre, q.wake}, args...)
-	v, err := s.Run(cctx, q.fl.rdb, q.keys, argv...).Slice()
+	v, err := s.Run(cctx, q.fl.rdb, q.parts[p].keys, q.argv(p, args...)...).Slice()
+	return q.reply(ctx, p, v, err)
+}
+
+// reply checks a script's reply on partition p: an error is counted as an
+// outage when Redis could not be reached; a new data generation makes this
+// process queue again what it knows.
+func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any, error) {
 	if err != nil {
 		err = q.fl.callError("frontier", err)
 		if errors.Is(err, ErrUnavailable) {
@@ -342,13 +426,96 @@ func (q *Frontier) run(ctx context.Context, s *redis.Script, args ...any) ([]any
 	gen, _ := v[0].(string)
 	q.mu.Lock()
 	q.downSince = time.Time{}
-	lost := q.gen != "" && gen != q.gen
-	q.gen = gen
+	lost := q.parts[p].gen != "" && gen != q.parts[p].gen
+	q.parts[p].gen = gen
 	q.mu.Unlock()
 	if lost {
+		q.mu.Lock()
+		q.lost[p] = true
+		q.mu.Unlock()
 		q.recover(ctx)
 	}
 	return v, nil
+}
+
+// runAll runs s on every partition at once (a pipeline: one round trip
+// per Redis node) with the same script arguments, and returns the replies
+// by partition; the first error, if any.
+func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([][]any, error) {
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	defer cancel()
+	exec := func() ([]*redis.Cmd, bool) {
+		pipe := q.fl.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(q.parts))
+		for p := range q.parts {
+			cmds[p] = s.EvalSha(cctx, pipe, q.parts[p].keys, q.argv(p, args...)...)
+		}
+		pipe.Exec(cctx) // each command carries its own error
+		for _, c := range cmds {
+			if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+				return cmds, true
+			}
+		}
+		return cmds, false
+	}
+	cmds, noScript := exec()
+	if noScript {
+		// A node that has not seen the script yet (a Cluster node, a
+		// restarted server): load it everywhere, and once more.
+		if err := s.Load(cctx, q.fl.rdb).Err(); err != nil {
+			return nil, q.fl.callError("frontier: SCRIPT LOAD", err)
+		}
+		cmds, _ = exec()
+	}
+	out := make([][]any, len(q.parts))
+	var first error
+	for p, c := range cmds {
+		v, e := c.Slice()
+		out[p], e = q.reply(ctx, p, v, e)
+		if e != nil && first == nil {
+			first = e
+		}
+	}
+	return out, first
+}
+
+// count returns the requests queued and out in every partition, read in
+// one pipeline of HMGETs (no script: one round trip per Redis node, a
+// few µs of Redis's time per partition); lost reports a partition whose
+// generation changed or vanished since this process last saw it (Redis
+// lost its data), which it marks for recovery.
+func (q *Frontier) count(ctx context.Context) (int, bool, error) {
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	defer cancel()
+	pipe := q.fl.rdb.Pipeline()
+	cmds := make([]*redis.SliceCmd, len(q.parts))
+	for p := range q.parts {
+		cmds[p] = pipe.HMGet(cctx, q.parts[p].keys[1], "q", "l", "gen")
+	}
+	if _, err := pipe.Exec(cctx); err != nil {
+		err = q.fl.callError("frontier: count", err)
+		if errors.Is(err, ErrUnavailable) {
+			q.fl.outage("frontier", err)
+		}
+		return 0, false, err
+	}
+	q.fl.recovered()
+	n, lost := 0, false
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.downSince = time.Time{}
+	for p, c := range cmds {
+		v := c.Val()
+		n += int(frNum(frAt(v, 0)) + frNum(frAt(v, 1)))
+		gen, _ := frAt(v, 2).(string)
+		if known := q.parts[p].gen; known != "" && gen != known {
+			// Gone (nil) or recreated by another process: lost.
+			q.lost[p] = true
+			q.parts[p].gen = gen
+			lost = true
+		}
+	}
+	return n, lost, nil
 }
 
 // AddRequest implements queue.Storage: it queues a request serialised by
@@ -366,7 +533,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 	it := journalItem{key: r.Key, host: r.Host, payload: string(b)}
 	ctx := context.Background()
 	q.flush(ctx)
-	v, err := q.run(ctx, frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
+	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
@@ -434,7 +601,7 @@ func frNum(x any) int64 {
 }
 
 // flush writes what was kept while Redis was away: queued requests and
-// done reports. What fails stays kept.
+// done reports, by partition. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) {
 	q.mu.Lock()
 	adds, dones := q.pendingAdd, q.pendingDone
@@ -443,52 +610,77 @@ func (q *Frontier) flush(ctx context.Context) {
 	if len(adds) == 0 && len(dones) == 0 {
 		return
 	}
-	var failedAdds []journalItem
-	for len(adds) > 0 {
-		n := min(len(adds), frontierBatch)
-		args := make([]any, 0, 1+3*n)
-		args = append(args, q.cfg.ttl.Milliseconds())
-		for _, it := range adds[:n] {
-			args = append(args, it.key, it.host, it.payload)
-		}
-		v, err := q.run(ctx, frAddScript, args...)
-		if err != nil {
-			failedAdds = append(failedAdds, adds...)
-			break
-		}
-		q.mu.Lock()
-		for i, it := range adds[:n] {
-			if frNum(frAt(v, i+1)) == 1 {
-				q.stats.Added++
-				q.remember(it)
-			} else {
-				q.stats.Seen++
-			}
-		}
-		q.mu.Unlock()
-		adds = adds[n:]
+	byPart := map[int][]journalItem{}
+	for _, it := range adds {
+		p := q.fl.part(it.host)
+		byPart[p] = append(byPart[p], it)
 	}
-	if len(dones) > 0 {
-		args := make([]any, 0, 2*len(dones))
-		for _, d := range dones {
+	// After a call that cannot reach Redis, the rest is kept without
+	// trying: one call timeout per flush, not one per partition.
+	var failedAdds []journalItem
+	down := false
+	for p, items := range byPart {
+		if down {
+			failedAdds = append(failedAdds, items...)
+			continue
+		}
+		for len(items) > 0 {
+			n := min(len(items), frontierBatch)
+			args := make([]any, 0, 1+3*n)
+			args = append(args, q.cfg.ttl.Milliseconds())
+			for _, it := range items[:n] {
+				args = append(args, it.key, it.host, it.payload)
+			}
+			v, err := q.run(ctx, p, frAddScript, args...)
+			if err != nil {
+				failedAdds = append(failedAdds, items...)
+				down = errors.Is(err, ErrUnavailable)
+				break
+			}
+			q.mu.Lock()
+			for i, it := range items[:n] {
+				if frNum(frAt(v, i+1)) == 1 {
+					q.stats.Added++
+					q.remember(it)
+				} else {
+					q.stats.Seen++
+				}
+			}
+			q.mu.Unlock()
+			items = items[n:]
+		}
+	}
+	donesByPart := map[int][]doneItem{}
+	for _, d := range dones {
+		donesByPart[d.p] = append(donesByPart[d.p], d)
+	}
+	var failedDones []doneItem
+	for p, ds := range donesByPart {
+		if down {
+			failedDones = append(failedDones, ds...)
+			continue
+		}
+		args := make([]any, 0, 2*len(ds))
+		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		if _, err := q.run(ctx, frDoneScript, args...); err != nil {
-			q.mu.Lock()
-			q.pendingDone = append(q.pendingDone, dones...)
-			q.mu.Unlock()
+		if _, err := q.run(ctx, p, frDoneScript, args...); err != nil {
+			failedDones = append(failedDones, ds...)
+			down = errors.Is(err, ErrUnavailable)
 		}
 	}
-	if len(failedAdds) > 0 {
+	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
 		q.pendingAdd = append(failedAdds, q.pendingAdd...)
+		q.pendingDone = append(failedDones, q.pendingDone...)
 		q.mu.Unlock()
 	}
 }
 
 // QueueSize implements queue.Storage: the requests queued plus those out
 // (handed out, not done) in the whole fleet, plus those this process keeps
-// until Redis answers. While Redis is away it retries with backoff (50 ms
+// until Redis answers. It reads every partition's counters at once (one
+// round trip per Redis node, no script). While Redis is away it retries with backoff (50 ms
 // doubling to 2 s) for the outage limit, then returns an error wrapping
 // [ErrUnavailable].
 func (q *Frontier) QueueSize() (int, error) {
@@ -497,20 +689,18 @@ func (q *Frontier) QueueSize() (int, error) {
 	start := time.Now()
 	for backoff := frontierRetryInitial; ; backoff = min(2*backoff, frontierRetryMax) {
 		q.flush(ctx)
-		q.mu.Lock()
-		gen := q.gen
-		q.mu.Unlock()
-		v, err := q.run(ctx, frSizeScript)
+		n, lost, err := q.count(ctx)
 		if err == nil {
-			q.mu.Lock()
-			n := int(frNum(frAt(v, 1))+frNum(frAt(v, 2))) + len(q.pendingAdd)
-			lost := gen != "" && gen != q.gen
-			q.mu.Unlock()
 			if lost {
-				// The count is of the emptied Redis, before this process
-				// queued its journal again: count again.
+				// Redis lost the data of a partition: its count is of the
+				// emptied Redis, before this process queued its journal
+				// again: count again.
+				q.recover(ctx)
 				continue
 			}
+			q.mu.Lock()
+			n += len(q.pendingAdd)
+			q.mu.Unlock()
 			return n, nil
 		}
 		if !errors.Is(err, ErrUnavailable) {
@@ -536,12 +726,15 @@ func (q *Frontier) QueueSize() (int, error) {
 // it waits at most MaxWait for a request to be queued, and returns
 // frontier.ErrEmpty (at once if nothing is out in the fleet either). When
 // Redis is away it retries until MaxWait and returns the error.
+//
+// It pops from the partitions worth a look (one round trip each), in
+// turn: those not looked at yet, woken since (a request queued or done
+// there), or whose soonest host is due by what the latest look said; a
+// partition is looked at again after MaxWait at the latest.
 func (q *Frontier) GetRequest() ([]byte, error) {
 	q.Init()
 	ctx := context.Background()
 	deadline := time.Now().Add(q.cfg.maxWait)
-	wake, cancel := q.fl.wakeups(q.keys[0])
-	defer cancel()
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {
@@ -550,41 +743,72 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 	}()
 	backoff := frontierRetryInitial
 	for {
-		past := !time.Now().Before(deadline)
-		q.mu.Lock()
-		force := past && len(q.own) > 0
-		q.mu.Unlock()
+		now := time.Now()
+		past := !now.Before(deadline)
 		q.flush(ctx)
-		id := q.fl.token()
-		v, err := q.run(ctx, frPopScript, q.fl.prefix, id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
-			map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds())
+		var lastErr error
+		q.mu.Lock()
+		start := q.next
+		q.next = (q.next + 1) % len(q.parts)
+		q.mu.Unlock()
+		for i := range q.parts {
+			p := (start + i) % len(q.parts)
+			q.mu.Lock()
+			due := !q.parts[p].look.After(now)
+			q.mu.Unlock()
+			if !due {
+				continue
+			}
+			b, err := q.pop(ctx, p, false)
+			if b != nil || err != nil && !errors.Is(err, ErrUnavailable) {
+				return b, err
+			}
+			if err != nil {
+				// Redis (or this partition's node) cannot be reached: one
+				// call timeout per GetRequest loop, not one per partition;
+				// the next loop starts at the next partition.
+				lastErr = err
+				break
+			}
+		}
+		q.mu.Lock()
+		allEmpty, leased, force := true, int64(0), -1
+		var soonest, nextLook time.Time
+		for p := range q.parts {
+			pt := &q.parts[p]
+			leased += pt.leased
+			if p == 0 || pt.look.Before(nextLook) {
+				nextLook = pt.look
+			}
+			if !pt.empty {
+				allEmpty = false
+				if force < 0 || pt.look.Before(soonest) {
+					force, soonest = p, pt.look
+				}
+			}
+		}
+		own := len(q.own)
+		woken := q.woken
+		q.mu.Unlock()
 		var wait time.Duration
-		if err != nil {
-			if !errors.Is(err, ErrUnavailable) || past {
-				return nil, err
+		switch {
+		case lastErr != nil:
+			if past {
+				return nil, lastErr
 			}
 			wait, backoff = backoff, min(2*backoff, frontierRetryMax)
-		} else {
-			if n := frNum(frAt(v, 3)); n > 0 {
-				q.mu.Lock()
-				q.stats.Reaped += n
-				q.mu.Unlock()
-				q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
+		case allEmpty && (past || leased == 0):
+			return nil, frontier.ErrEmpty
+		case past && own > 0 && force >= 0:
+			b, err := q.pop(ctx, force, true)
+			if b != nil || err != nil {
+				return b, err
 			}
-			if frNum(frAt(v, 1)) == 1 {
-				return q.hand(id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
-			}
-			soonest, now := frNum(frAt(v, 5)), frNum(frAt(v, 4))
-			switch {
-			case soonest < 0 && (past || frNum(frAt(v, 6)) == 0):
-				return nil, frontier.ErrEmpty
-			case past:
-				return nil, frontier.ErrNotReady
-			}
-			wait = time.Until(deadline)
-			if soonest >= 0 {
-				wait = min(wait, time.Duration(max(soonest-now, 0))*time.Microsecond)
-			}
+			return nil, frontier.ErrNotReady
+		case past:
+			return nil, frontier.ErrNotReady
+		default:
+			wait = min(time.Until(deadline), time.Until(nextLook))
 		}
 		wait = max(min(wait, time.Until(deadline), frontierPollCap), 0)
 		if timer == nil {
@@ -593,7 +817,7 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 			timer.Reset(wait)
 		}
 		select {
-		case <-wake:
+		case <-woken:
 			if !timer.Stop() {
 				<-timer.C
 			}
@@ -602,17 +826,87 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 	}
 }
 
-// hand records a lease of this process and returns its request with the
-// lease id in its context.
-func (q *Frontier) hand(id string, payload any, early bool) ([]byte, error) {
-	p, _ := payload.(string)
-	r, err := frontier.Decode([]byte(p))
+// pop runs the pop script on partition p (force: take from the host ready
+// soonest if none is ready) and records what it says of the partition. It
+// returns the request handed out, or nil.
+func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
+	id := q.fl.token()
+	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
+		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds()}
+	q.mu.Lock()
+	pt := &q.parts[p]
+	var abandoned []string
+	for a := range pt.abandoned {
+		if len(abandoned) == frontierBatch {
+			break
+		}
+		abandoned = append(abandoned, a)
+		args = append(args, a)
+	}
+	wakes := pt.wakes
+	q.mu.Unlock()
+	sent := time.Now()
+	v, err := q.run(ctx, p, frPopScript, args...)
+	q.mu.Lock()
+	if err == nil {
+		for _, a := range abandoned { // the script handled them
+			delete(pt.abandoned, a)
+		}
+	} else if errors.Is(err, ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
+		// The pop may still run when Redis resumes (it timed out here,
+		// not there): the next pop of the partition abandons its lease.
+		pt.abandoned[id] = struct{}{}
+	}
+	q.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if n := frNum(frAt(v, 3)); n > 0 {
+		q.mu.Lock()
+		q.stats.Reaped += n
+		q.mu.Unlock()
+		q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
+	}
+	if frNum(frAt(v, 1)) == 1 {
+		q.mu.Lock()
+		pt.look, pt.empty = time.Time{}, false
+		q.mu.Unlock()
+		return q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
+	}
+	soonest, now := frNum(frAt(v, 5)), frNum(frAt(v, 4))
+	q.mu.Lock()
+	pt.leased = frNum(frAt(v, 6))
+	pt.empty = soonest < 0
+	switch {
+	case soonest < 0 && pt.leased == 0:
+		pt.look = sent.Add(q.cfg.maxWait) // a request queued there wakes this process
+	case soonest < 0:
+		// Requests out: a done report wakes this process, but a lease
+		// that ends (its process died) is put back only by a pop.
+		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
+	default:
+		pt.look = sent.Add(min(time.Duration(max(soonest-now, 0))*time.Microsecond, q.cfg.maxWait))
+	}
+	if pt.wakes != wakes {
+		// Woken while the pop ran: what it saw may be older than the
+		// event that woke this process.
+		pt.look, pt.empty = time.Time{}, false
+	}
+	q.mu.Unlock()
+	return nil, nil
+}
+
+// hand records a lease of this process on partition p and returns its
+// request with the lease id in its context.
+func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, error) {
+	pl, _ := payload.(string)
+	r, err := frontier.Decode([]byte(pl))
 	var b []byte
 	if err == nil {
-		b, err = frontier.SetLease([]byte(p), id)
+		b, err = frontier.SetLease([]byte(pl), id)
 	}
 	q.mu.Lock()
-	q.own[id] = &ownLease{host: r.Host, key: r.Key, payload: p, url: r.URL, at: time.Now()}
+	q.own[id] = &ownLease{host: r.Host, key: r.Key, payload: pl, url: r.URL, at: time.Now()}
 	q.stats.Handed++
 	if early {
 		q.stats.Early++
@@ -622,7 +916,10 @@ func (q *Frontier) hand(id string, payload any, early bool) ([]byte, error) {
 		// Cannot happen (AddRequest decoded it): end the lease so that the
 		// host is not held, and say so.
 		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
-		q.Done(id)
+		q.mu.Lock()
+		delete(q.own, id)
+		q.mu.Unlock()
+		q.run(context.Background(), p, frDoneScript, id, "")
 		return nil, err
 	}
 	return b, nil
@@ -642,9 +939,10 @@ func (q *Frontier) Done(id string) {
 	q.forget(l.key)
 	q.stats.Done++
 	q.mu.Unlock()
-	if _, err := q.run(context.Background(), frDoneScript, id, l.key); err != nil {
+	p := q.fl.part(l.host)
+	if _, err := q.run(context.Background(), p, frDoneScript, id, l.key); err != nil {
 		q.mu.Lock()
-		q.pendingDone = append(q.pendingDone, doneItem{id, l.key})
+		q.pendingDone = append(q.pendingDone, doneItem{p, id, l.key})
 		q.mu.Unlock()
 	}
 }
@@ -664,7 +962,7 @@ func (q *Frontier) renewLoop() {
 		}
 		ctx := context.Background()
 		now := time.Now()
-		var ids []any
+		ids := map[int][]any{}
 		var expired []string
 		q.mu.Lock()
 		for id, l := range q.own {
@@ -674,7 +972,8 @@ func (q *Frontier) renewLoop() {
 					slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
 				continue
 			}
-			ids = append(ids, id)
+			p := q.fl.part(l.host)
+			ids[p] = append(ids[p], id)
 		}
 		q.stats.Expired += int64(len(expired))
 		q.mu.Unlock()
@@ -682,12 +981,12 @@ func (q *Frontier) renewLoop() {
 			q.Done(id)
 		}
 		q.flush(ctx)
-		if len(ids) > 0 {
-			q.run(ctx, frRenewScript, append([]any{q.fl.cfg.lease.Microseconds()}, ids...)...)
+		for p, v := range ids {
+			q.run(ctx, p, frRenewScript, append([]any{q.fl.cfg.lease.Microseconds()}, v...)...)
 		}
 		q.prune(ctx)
 		if time.Since(q.touched) >= min(q.cfg.ttl/4, frontierTouchMax) {
-			if _, err := q.run(ctx, frTouchScript, q.cfg.ttl.Milliseconds()); err == nil {
+			if _, err := q.runAll(ctx, frTouchScript, q.cfg.ttl.Milliseconds()); err == nil {
 				q.touched = time.Now()
 			}
 		}
@@ -696,38 +995,43 @@ func (q *Frontier) renewLoop() {
 
 // prune drops from the journal up to frontierPruneMax requests that the
 // fleet reported done (another process fetched them), in batches of
-// frontierBatch.
+// frontierBatch per partition.
 func (q *Frontier) prune(ctx context.Context) {
 	q.mu.Lock()
-	var keys []string
-	for k := range q.journal {
-		if len(keys) == frontierPruneMax {
+	byPart := map[int][]string{}
+	n := 0
+	for k, it := range q.journal {
+		if n == frontierPruneMax {
 			break
 		}
-		keys = append(keys, k)
+		p := q.fl.part(it.host)
+		byPart[p] = append(byPart[p], k)
+		n++
 	}
 	q.mu.Unlock()
-	for len(keys) > 0 {
-		n := min(len(keys), frontierBatch)
-		args := make([]any, n)
-		for i, k := range keys[:n] {
-			args[i] = k
-		}
-		v, err := q.run(ctx, frPruneScript, args...)
-		if err != nil {
-			return
-		}
-		q.mu.Lock()
-		for i, k := range keys[:n] {
-			if frNum(frAt(v, i+1)) == 1 {
-				if _, ok := q.journal[k]; ok {
-					q.forget(k)
-					q.stats.Pruned++
+	for p, keys := range byPart {
+		for len(keys) > 0 {
+			n := min(len(keys), frontierBatch)
+			args := make([]any, n)
+			for i, k := range keys[:n] {
+				args[i] = k
+			}
+			v, err := q.run(ctx, p, frPruneScript, args...)
+			if err != nil {
+				return
+			}
+			q.mu.Lock()
+			for i, k := range keys[:n] {
+				if frNum(frAt(v, i+1)) == 1 {
+					if _, ok := q.journal[k]; ok {
+						q.forget(k)
+						q.stats.Pruned++
+					}
 				}
 			}
+			q.mu.Unlock()
+			keys = keys[n:]
 		}
-		q.mu.Unlock()
-		keys = keys[n:]
 	}
 }
 
@@ -739,7 +1043,7 @@ func (q *Frontier) prune(ctx context.Context) {
 // would see the data as lost and queue its journal again. It is bounded
 // by the call timeout.
 func (q *Frontier) Drop(ctx context.Context) error {
-	if _, err := q.run(ctx, frDropScript); err != nil {
+	if _, err := q.runAll(ctx, frDropScript); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -747,36 +1051,70 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	q.pendingAdd, q.pendingDone = nil, nil
 	q.own = map[string]*ownLease{}
 	q.full = false
-	q.gen = ""
+	for p := range q.parts {
+		q.parts[p].gen = ""
+	}
 	q.mu.Unlock()
 	return nil
 }
 
-// recover queues again, after Redis lost its data, what this process
-// knows: its leases (registered again) and its journal.
+// recover queues again, after Redis lost the data of the partitions in
+// q.lost, what this process knows of them: its leases (registered again)
+// and its journal. It first asks every partition for its generation (one
+// pipeline), so that the other partitions Redis lost are found too. A
+// recovery already running takes over the partitions found meanwhile.
 func (q *Frontier) recover(ctx context.Context) {
-	if !q.recMu.TryLock() {
-		return // a recovery runs; the scripts it runs come back here
+	for {
+		if !q.recMu.TryLock() {
+			return // the running recovery sees q.lost
+		}
+		q.count(ctx) // marks the other partitions lost
+		for {
+			q.mu.Lock()
+			p := -1
+			for x := range q.lost {
+				p = x
+				break
+			}
+			delete(q.lost, p)
+			q.mu.Unlock()
+			if p < 0 {
+				break
+			}
+			q.recoverPart(ctx, p)
+		}
+		q.recMu.Unlock()
+		q.mu.Lock()
+		more := len(q.lost) > 0
+		q.mu.Unlock()
+		if !more {
+			return
+		}
 	}
-	defer q.recMu.Unlock()
+}
+
+// recoverPart queues again what this process knows of partition p.
+func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	q.mu.Lock()
 	var leases []any
 	out := map[string]bool{}
 	for id, l := range q.own {
-		leases = append(leases, id, l.host, l.key, l.payload)
-		out[l.key] = true
+		if q.fl.part(l.host) == p {
+			leases = append(leases, id, l.host, l.key, l.payload)
+			out[l.key] = true
+		}
 	}
 	var items []journalItem
 	for k, it := range q.journal {
-		if !out[k] {
+		if !out[k] && q.fl.part(it.host) == p {
 			items = append(items, it)
 		}
 	}
 	q.mu.Unlock()
 	q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again)",
-		slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
+		slog.Int("partition", p), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
 	if len(leases) > 0 {
-		q.run(ctx, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
+		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
 	}
 	q.mu.Lock()
 	q.pendingAdd = append(q.pendingAdd, items...)

@@ -92,7 +92,7 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	p.Done(l)
 	ctx := context.Background()
 	rdb := f.rdb
-	keys, err := rdb.Keys(ctx, f.prefix+"fr*").Result()
+	keys, err := rdb.Keys(ctx, f.prefix+"*fr:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +111,41 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	if err := p.Drop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if keys, _ := rdb.Keys(ctx, f.prefix+"fr*").Result(); len(keys) != 0 {
+	if keys, _ := rdb.Keys(ctx, f.prefix+"*fr:*").Result(); len(keys) != 0 {
 		t.Fatalf("after Drop: %v", keys)
 	}
 	if n := frSize(t, p); n != 0 {
 		t.Fatalf("QueueSize after Drop: %d", n)
 	}
+}
+
+// TestFrontierDropBothBackends: Drop empties every partition (one
+// pipelined script per partition; on a Cluster across the nodes, loading
+// the script where it is missing): the queue is empty and a URL seen
+// before may be queued again.
+func TestFrontierDropBothBackends(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		p := frOpen(t, frFleet(t, srv, WithPrefix("drop:")), WithMaxWait(100*time.Millisecond))
+		urls := []string{"http://a.example/1", "http://b.example/1", "http://c.example/1", "http://d.example/1"}
+		for _, u := range urls {
+			if err := p.AddRequest(testutil.CollyRequest(t, u)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := frSize(t, p); n != len(urls) {
+			t.Fatalf("QueueSize = %d, want %d", n, len(urls))
+		}
+		if err := p.Drop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := frSize(t, p); n != 0 {
+			t.Fatalf("QueueSize after Drop = %d", n)
+		}
+		if err := p.AddRequest(testutil.CollyRequest(t, urls[0])); err != nil {
+			t.Fatalf("a URL queued again after Drop: %v", err)
+		}
+		if n := frSize(t, p); n != 1 {
+			t.Fatalf("QueueSize = %d, want 1", n)
+		}
+	})
 }

@@ -8,10 +8,20 @@ import "github.com/redis/go-redis/v9"
 //	      2 counters (hash: q queued, l leased, gen data generation),
 //	      3 seen (set of request keys), 4 leases (hash id -> host "\n"
 //	      payload), 5 lease ends (zset id -> µs), 6 held (hash host -> leases
-//	      out), 7 done (set of request keys reported done by any process)
+//	      out), 7 done (set of request keys reported done by any process),
+//	      8 abandoned (zset lease id -> µs until which a pop under that id
+//	      leases nothing: its caller gave up on it), 9 queued requests
+//	      (hash host "\n" n -> payload: the n-th request of the host's
+//	      FIFO), 10 the hosts' FIFO ends (hash "h:" host -> n of its head,
+//	      "t:" host -> n of its tail; absent: empty)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
-//	      or was lost), 2 prefix of the per-host lists (list = prefix ..
-//	      host), 3 the fleet's wake-up channel
+//	      or was lost), 2 unused, 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
+//	      a Cluster), a space, and the partition's wake-up channel, 4 the
+//	      TTL (ms) of the frontier's keys
+//
+// Every key is in one partition of the fleet (keys.go) and declared in
+// KEYS, but for the limiter's keys of the hosts the pop looks at, which it
+// picks itself: they share the hash slot of its KEYS.
 //
 // and returns the generation first, so that a process notices when Redis
 // lost the data (the generation changes) and queues again what it knows.
@@ -19,12 +29,14 @@ import "github.com/redis/go-redis/v9"
 // Redis server's clock, written as integer strings (I).
 const frontierLuaHead = `
 local function I(x) return string.format('%d', x) end
+local PUB, WAKE = string.match(ARGV[3], '^(%S+) (.*)$')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local gen = redis.call('HGET', KEYS[2], 'gen')
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
 -- keep gives k the TTL of the seen set (set by frAddScript) if it has none.
 local function keep(k)
@@ -40,40 +52,80 @@ local function hostOf(v)
   local i = string.find(v, '\n', 1, true)
   return string.sub(v, 1, i - 1), string.sub(v, i + 1)
 end
+-- Each host's queue is a FIFO in two hashes of the partition (KEYS 9 and
+-- 10): no key per host, so that every key is declared.
+local QI, QE = KEYS[9], KEYS[10]
+local function qends(host)
+  local e = redis.call('HMGET', QE, 'h:' .. host, 't:' .. host)
+  return tonumber(e[1]) or 1, tonumber(e[2]) or 0
+end
+local function qlen(host)
+  local h, t = qends(host)
+  return math.max(t - h + 1, 0)
+end
+local function qpush(host, payload)
+  local h, t = qends(host)
+  if t < h then h, t = 1, 0 end
+  t = t + 1
+  redis.call('HSET', QI, host .. '\n' .. I(t), payload)
+  redis.call('HSET', QE, 'h:' .. host, I(h), 't:' .. host, I(t))
+end
+local function qpushFront(host, payload)
+  local h, t = qends(host)
+  if t < h then h, t = 1, 1 else h = h - 1 end
+  redis.call('HSET', QI, host .. '\n' .. I(h), payload)
+  redis.call('HSET', QE, 'h:' .. host, I(h), 't:' .. host, I(t))
+end
+local function qpop(host)
+  local h, t = qends(host)
+  if t < h then return nil end
+  local f = host .. '\n' .. I(h)
+  local payload = redis.call('HGET', QI, f)
+  redis.call('HDEL', QI, f)
+  if h >= t then
+    redis.call('HDEL', QE, 'h:' .. host, 't:' .. host)
+  else
+    redis.call('HSET', QE, 'h:' .. host, I(h + 1))
+  end
+  return payload
+end
+-- putBack ends lease id, if it is there, putting its request back at the
+-- head of its host's list; it reports whether it was there.
+local function putBack(id)
+  redis.call('ZREM', KEYS[5], id)
+  local v = redis.call('HGET', KEYS[4], id)
+  if not v then return false end
+  local host, payload = hostOf(v)
+  redis.call('HDEL', KEYS[4], id)
+  qpushFront(host, payload)
+  unhold(host)
+  redis.call('ZADD', KEYS[1], 0, host)
+  redis.call('HINCRBY', KEYS[2], 'q', 1)
+  redis.call('HINCRBY', KEYS[2], 'l', -1)
+  return true
+end
 -- Leases that ended (their process stopped renewing them: it died) put
 -- their request back at the head of its host's list.
 local function reap(limit)
   local ids = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', I(now), 'LIMIT', 0, limit)
   local n = 0
   for _, id in ipairs(ids) do
-    redis.call('ZREM', KEYS[5], id)
-    local v = redis.call('HGET', KEYS[4], id)
-    if v then
-      local host, payload = hostOf(v)
-      redis.call('HDEL', KEYS[4], id)
-      redis.call('LPUSH', ARGV[2] .. host, payload)
-      unhold(host)
-      redis.call('ZADD', KEYS[1], 0, host)
-      redis.call('HINCRBY', KEYS[2], 'q', 1)
-      redis.call('HINCRBY', KEYS[2], 'l', -1)
-      n = n + 1
-    end
+    if putBack(id) then n = n + 1 end
   end
   return n
 end
 `
 
-// frAddScript queues requests not seen before. ARGV 4 TTL (ms) of the
-// frontier's keys, 5.. triples: key, host, payload. Returns gen, then 1
+// frAddScript queues requests not seen before. ARGV 5 TTL (ms) of the
+// frontier's keys, 6.. triples: key, host, payload. Returns gen, then 1
 // (queued) or 0 (seen) per request.
 var frAddScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
 local added = 0
-local ttl = ARGV[4]
-for i = 5, #ARGV, 3 do
+local ttl = ARGV[5]
+for i = 6, #ARGV, 3 do
   if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
-    redis.call('RPUSH', ARGV[2] .. ARGV[i + 1], ARGV[i + 2])
-    redis.call('PEXPIRE', ARGV[2] .. ARGV[i + 1], ttl)
+    qpush(ARGV[i + 1], ARGV[i + 2])
     redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1])
     added = added + 1
     out[#out + 1] = 1
@@ -84,24 +136,43 @@ end
 if added > 0 then
   redis.call('HINCRBY', KEYS[2], 'q', added)
   for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
-  redis.call('PUBLISH', ARGV[3], KEYS[1])
+  redis.call(PUB, WAKE, KEYS[1])
 end
 return out
 `)
 
 // frPopScript hands out the next request of a host that may be asked now.
-// ARGV 4 limiter key prefix, 5 lease id, 6 lease µs, 7 per host, 8 force
+// ARGV 5 the partition's key prefix (its limiter keys: prefix .. "host:"
+// .. host), 6 lease id, 7 lease µs, 8 per host, 9 force
 // (1: if none is ready, take from the host ready soonest), 9 hosts to look
 // at, 10 µs before a busy host is looked at again, 11 µs before a host
-// held PerHost times is (a done request or a reaped lease sets it back).
+// held PerHost times is (a done request or a reaped lease sets it back),
+// 13.. lease ids of this process's earlier pops that failed on the client
+// (timed out: the script may run later, when Redis resumes after a hang).
 // Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
 // now, soonest µs (-1: nothing queued), leased}.
+//
+// An abandoned id whose pop ran already has its request put back at the
+// head of its host's list; one whose pop has not run yet (calls on
+// different connections run in any order after a hang) is written to
+// KEYS[8] for a lease, and a pop under such an id leases nothing. So a pop
+// the client gave up on never holds a host for a lease, and loses nothing.
 var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
-local lp, id, lease, per = ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
-local force, scan, busyPoll, capWait = ARGV[8] == '1', tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
+local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+if #ARGV >= 13 then
+  for i = 13, #ARGV do
+    if not putBack(ARGV[i]) then redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i]) end
+  end
+  keep(KEYS[8])
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
+if redis.call('ZSCORE', KEYS[8], id) then
+  return {gen, 0, '', 0, I(now), 0, 0}
+end
 local reaped = reap(16)
 local function take(host)
-  local payload = redis.call('LPOP', ARGV[2] .. host)
+  local payload = qpop(host)
   if not payload then
     redis.call('ZREM', KEYS[1], host)
     return nil
@@ -112,7 +183,7 @@ local function take(host)
   redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
   redis.call('ZADD', KEYS[5], I(now + lease), id)
   keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6])
-  if redis.call('LLEN', ARGV[2] .. host) == 0 then
+  if qlen(host) == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
@@ -127,7 +198,7 @@ for _, host in ipairs(cands) do
   if held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
   else
-    local at, busy = robots_host_ready_at(lp .. 'host:{' .. host .. '}', lp .. 'hold:{' .. host .. '}', now)
+    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, now)
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
@@ -148,10 +219,10 @@ return {gen, 0, '', reaped, I(now), first[2], leased}
 `)
 
 // frDoneScript ends leases and records their requests done fleet-wide.
-// ARGV 4.. pairs: lease id, request key. Returns {gen, ended}.
+// ARGV 5.. pairs: lease id, request key. Returns {gen, ended}.
 var frDoneScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 4, #ARGV, 2 do
+for i = 5, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
   keep(KEYS[7])
   local v = redis.call('HGET', KEYS[4], ARGV[i])
@@ -161,39 +232,33 @@ for i = 4, #ARGV, 2 do
     redis.call('ZREM', KEYS[5], ARGV[i])
     unhold(host)
     redis.call('HINCRBY', KEYS[2], 'l', -1)
-    if redis.call('EXISTS', ARGV[2] .. host) == 1 then redis.call('ZADD', KEYS[1], 0, host) end
+    if qlen(host) > 0 then redis.call('ZADD', KEYS[1], 0, host) end
     n = n + 1
   end
 end
-if n > 0 then redis.call('PUBLISH', ARGV[3], KEYS[1]) end
+if n > 0 then redis.call(PUB, WAKE, KEYS[1]) end
 return {gen, n}
 `)
 
-// frSizeScript returns {gen, queued, leased}.
-var frSizeScript = redis.NewScript(frontierLuaHead + `
-local c = redis.call('HMGET', KEYS[2], 'q', 'l')
-return {gen, tonumber(c[1]) or 0, tonumber(c[2]) or 0}
-`)
-
-// frRenewScript extends leases that are still there. ARGV 4 lease µs,
-// 5.. ids. Returns {gen, renewed}.
+// frRenewScript extends leases that are still there. ARGV 5 lease µs,
+// 6.. ids. Returns {gen, renewed}.
 var frRenewScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 5, #ARGV do
-  n = n + redis.call('ZADD', KEYS[5], 'XX', 'CH', I(now + tonumber(ARGV[4])), ARGV[i])
+for i = 6, #ARGV do
+  n = n + redis.call('ZADD', KEYS[5], 'XX', 'CH', I(now + tonumber(ARGV[5])), ARGV[i])
 end
 return {gen, n}
 `)
 
 // frReattachScript registers again, after Redis lost its data, the
-// leases a process still holds. ARGV 4 lease µs, 5.. quadruples: id, host,
+// leases a process still holds. ARGV 5 lease µs, 6.. quadruples: id, host,
 // key, payload. Returns {gen, registered}.
 var frReattachScript = redis.NewScript(frontierLuaHead + `
 local n = 0
-for i = 5, #ARGV, 4 do
+for i = 6, #ARGV, 4 do
   if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
     redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1] .. '\n' .. ARGV[i + 3])
-    redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[4])), ARGV[i])
+    redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[5])), ARGV[i])
     redis.call('HINCRBY', KEYS[6], ARGV[i + 1], 1)
     redis.call('HINCRBY', KEYS[2], 'l', 1)
     redis.call('SADD', KEYS[3], ARGV[i + 2])
@@ -203,29 +268,27 @@ end
 return {gen, n}
 `)
 
-// frPruneScript tells which request keys are done fleet-wide. ARGV 4..
+// frPruneScript tells which request keys are done fleet-wide. ARGV 5..
 // request keys. Returns gen, then 1 (done) or 0 per key.
 var frPruneScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
-for i = 4, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[7], ARGV[i]) end
+for i = 5, #ARGV do out[#out + 1] = redis.call('SISMEMBER', KEYS[7], ARGV[i]) end
 return out
 `)
 
-// frTouchScript sets the TTL of the frontier's keys and of the lists of
-// the hosts with requests queued. ARGV 4 TTL (ms). Returns {gen, lists}.
+// frTouchScript sets the TTL of the partition's frontier keys (a fixed
+// number: the cost does not grow with the hosts). ARGV 5 TTL (ms).
+// Returns {gen, hosts queued}.
 var frTouchScript = redis.NewScript(frontierLuaHead + `
-for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ARGV[4]) end
-local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
-for _, h in ipairs(hosts) do redis.call('PEXPIRE', ARGV[2] .. h, ARGV[4]) end
-return {gen, #hosts}
+for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ARGV[5]) end
+return {gen, redis.call('ZCARD', KEYS[1])}
 `)
 
-// frDropScript deletes the frontier's keys and the lists of the hosts with
-// requests queued. Returns {gen, lists}.
+// frDropScript deletes the partition's frontier keys. Returns {gen, hosts
+// that were queued}.
 var frDropScript = redis.NewScript(frontierLuaHead + `
-local hosts = redis.call('ZRANGE', KEYS[1], 0, -1)
-for _, h in ipairs(hosts) do redis.call('DEL', ARGV[2] .. h) end
+local n = redis.call('ZCARD', KEYS[1])
 for k = 1, #KEYS do redis.call('DEL', KEYS[k]) end
-redis.call('PUBLISH', ARGV[3], KEYS[1])
-return {gen, #hosts}
+redis.call(PUB, WAKE, KEYS[1])
+return {gen, n}
 `)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
@@ -23,20 +22,15 @@ import (
 
 // frFleet returns a Fleet on a client of its own (one "process"), closed
 // when t ends.
-func frFleet(t testing.TB, srv *redistest.Server, opts ...Option) *Fleet {
+func frFleet(t testing.TB, srv backend, opts ...Option) *Fleet {
 	t.Helper()
-	o, err := ParseURL(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.MaxRetries = -1 // a dead server fails a call at once
-	c := redis.NewClient(o)
+	c := client(t, srv, -1) // a dead server fails a call at once
 	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
 	f, err := New(context.Background(), c, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close(); c.Close() })
+	t.Cleanup(func() { f.Close() })
 	return f
 }
 
@@ -79,98 +73,99 @@ func frSize(t testing.TB, q *Frontier) int {
 // is out anywhere.
 func TestFrontierSharedQueue(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	srv := redistest.Start(t)
-	p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
-	p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
-	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
-		if err := p1.AddRequest(testutil.CollyRequest(t, u)); err != nil {
-			t.Fatal(err)
+	forBackends(t, func(t *testing.T, srv backend) {
+		p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+		p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
+			if err := p1.AddRequest(testutil.CollyRequest(t, u)); err != nil {
+				t.Fatal(err)
+			}
+			if err := p2.AddRequest(testutil.CollyRequest(t, u)); !errors.Is(err, frontier.ErrSeen) {
+				t.Fatalf("the second process queued %s again: %v", u, err)
+			}
 		}
-		if err := p2.AddRequest(testutil.CollyRequest(t, u)); !errors.Is(err, frontier.ErrSeen) {
-			t.Fatalf("the second process queued %s again: %v", u, err)
+		if err := p2.AddRequest([]byte("junk")); !errors.Is(err, frontier.ErrBadRequest) {
+			t.Fatalf("junk: %v", err)
 		}
-	}
-	if err := p2.AddRequest([]byte("junk")); !errors.Is(err, frontier.ErrBadRequest) {
-		t.Fatalf("junk: %v", err)
-	}
-	if n := frSize(t, p2); n != 3 {
-		t.Fatalf("QueueSize = %d, want 3", n)
-	}
-	u1, l1 := frGet(t, p1)
-	u2, l2 := frGet(t, p2)
-	if u1 == u2 || l1 == "" || l2 == "" || u1[:18] == u2[:18] {
-		t.Fatalf("handed out %s and %s: want one of each host", u1, u2)
-	}
-	// a is out (p1 or p2): a/2 waits for it; after MaxWait it comes out
-	// early rather than never.
-	if n := frSize(t, p1); n != 3 {
-		t.Fatalf("QueueSize with 2 out = %d, want 3", n)
-	}
-	p1.Done(l1)
-	p2.Done(l2)
-	u3, l3 := frGet(t, p2)
-	if u3 != "http://a.example/2" {
-		t.Fatalf("got %s, want http://a.example/2", u3)
-	}
-	if st := p2.Stats(); st.Early != 0 {
-		t.Fatalf("a/2 came out early though a was done: %+v", st)
-	}
-	if n := frSize(t, p1); n != 1 {
-		t.Fatalf("QueueSize = %d, want 1 (one out)", n)
-	}
-	start := time.Now()
-	if _, err := p1.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
-		t.Fatalf("nothing queued, one out elsewhere: %v", err)
-	}
-	if time.Since(start) < 100*time.Millisecond {
-		t.Fatal("GetRequest returned at once while another process works (Colly's loop would spin)")
-	}
-	p2.Done(l3)
-	if n := frSize(t, p1); n != 0 {
-		t.Fatalf("QueueSize = %d, want 0", n)
-	}
-	// An empty fleet: ErrEmpty without waiting for anything (a process
-	// with a long MaxWait tells "at once" from "after MaxWait" whatever
-	// the machine's load).
-	p3 := frOpen(t, frFleet(t, srv), WithMaxWait(time.Minute))
-	start = time.Now()
-	if _, err := p3.GetRequest(); !errors.Is(err, frontier.ErrEmpty) || time.Since(start) > 30*time.Second {
-		t.Fatalf("empty fleet: %v after %v, want ErrEmpty at once", err, time.Since(start))
-	}
+		if n := frSize(t, p2); n != 3 {
+			t.Fatalf("QueueSize = %d, want 3", n)
+		}
+		u1, l1 := frGet(t, p1)
+		u2, l2 := frGet(t, p2)
+		if u1 == u2 || l1 == "" || l2 == "" || u1[:18] == u2[:18] {
+			t.Fatalf("handed out %s and %s: want one of each host", u1, u2)
+		}
+		// a is out (p1 or p2): a/2 waits for it; after MaxWait it comes out
+		// early rather than never.
+		if n := frSize(t, p1); n != 3 {
+			t.Fatalf("QueueSize with 2 out = %d, want 3", n)
+		}
+		p1.Done(l1)
+		p2.Done(l2)
+		u3, l3 := frGet(t, p2)
+		if u3 != "http://a.example/2" {
+			t.Fatalf("got %s, want http://a.example/2", u3)
+		}
+		if st := p2.Stats(); st.Early != 0 {
+			t.Fatalf("a/2 came out early though a was done: %+v", st)
+		}
+		if n := frSize(t, p1); n != 1 {
+			t.Fatalf("QueueSize = %d, want 1 (one out)", n)
+		}
+		start := time.Now()
+		if _, err := p1.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
+			t.Fatalf("nothing queued, one out elsewhere: %v", err)
+		}
+		if time.Since(start) < 100*time.Millisecond {
+			t.Fatal("GetRequest returned at once while another process works (Colly's loop would spin)")
+		}
+		p2.Done(l3)
+		if n := frSize(t, p1); n != 0 {
+			t.Fatalf("QueueSize = %d, want 0", n)
+		}
+		// An empty fleet: ErrEmpty without waiting for anything (a process
+		// with a long MaxWait tells "at once" from "after MaxWait" whatever
+		// the machine's load).
+		p3 := frOpen(t, frFleet(t, srv), WithMaxWait(time.Minute))
+		start = time.Now()
+		if _, err := p3.GetRequest(); !errors.Is(err, frontier.ErrEmpty) || time.Since(start) > 30*time.Second {
+			t.Fatalf("empty fleet: %v after %v, want ErrEmpty at once", err, time.Since(start))
+		}
+	})
 }
 
 // TestFrontierReadsLimiter: a host whose fleet limiter holds a permit (or
 // whose delay has not passed) is skipped for a ready one, read in the same
 // script that pops.
 func TestFrontierReadsLimiter(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	fl := frFleet(t, srv)
-	q := frOpen(t, fl, WithMaxWait(5*time.Second))
-	lim := fl.Limiter(LimiterConfig{})
-	ctx := context.Background()
-	const delay = 300 * time.Millisecond
-	p, err := lim.Acquire(ctx, "http://a.example", delay) // another request to a is in flight
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
-	q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
-	if u, _ := frGet(t, q); u != "http://b.example/1" {
-		t.Fatalf("got %s while a is held: want b", u)
-	}
-	released := time.Now()
-	p.Release()
-	u, _ := frGet(t, q)
-	if u != "http://a.example/1" {
-		t.Fatalf("got %s", u)
-	}
-	if w := time.Since(released); w < delay-5*time.Millisecond {
-		t.Fatalf("a handed out %v after the release, before its delay %v", w, delay)
-	}
-	if st := q.Stats(); st.Early != 0 {
-		t.Fatalf("stats %+v", st)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		fl := frFleet(t, srv)
+		q := frOpen(t, fl, WithMaxWait(5*time.Second))
+		lim := fl.Limiter(LimiterConfig{})
+		ctx := context.Background()
+		const delay = 300 * time.Millisecond
+		p, err := lim.Acquire(ctx, "http://a.example", delay) // another request to a is in flight
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+		q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
+		if u, _ := frGet(t, q); u != "http://b.example/1" {
+			t.Fatalf("got %s while a is held: want b", u)
+		}
+		released := time.Now()
+		p.Release()
+		u, _ := frGet(t, q)
+		if u != "http://a.example/1" {
+			t.Fatalf("got %s", u)
+		}
+		if w := time.Since(released); w < delay-5*time.Millisecond {
+			t.Fatalf("a handed out %v after the release, before its delay %v", w, delay)
+		}
+		if st := q.Stats(); st.Early != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // TestFrontierNotReady: a host paused far ahead by the fleet limiter (a
@@ -179,31 +174,31 @@ func TestFrontierReadsLimiter(t *testing.T) {
 // request of its own out it hands out the soonest instead (a queue thread
 // may be waiting to hand it a new request).
 func TestFrontierNotReady(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	fl := frFleet(t, srv)
-	q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
-	if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
-	q.AddRequest(testutil.CollyRequest(t, "http://a.example/2"))
-	start := time.Now()
-	if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
-		t.Fatalf("GetRequest = %v, want ErrNotReady", err)
-	}
-	if time.Since(start) < 100*time.Millisecond {
-		t.Fatal("returned before MaxWait")
-	}
-	q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
-	_, lb := frGet(t, q) // b is ready; now something of this process is out
-	if u, _ := frGet(t, q); u != "http://a.example/1" {
-		t.Fatalf("got %s, want a/1 handed out early", u)
-	}
-	if st := q.Stats(); st.Early != 1 {
-		t.Fatalf("stats %+v", st)
-	}
-	q.Done(lb)
+	forBackends(t, func(t *testing.T, srv backend) {
+		fl := frFleet(t, srv)
+		q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
+		if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+		q.AddRequest(testutil.CollyRequest(t, "http://a.example/2"))
+		start := time.Now()
+		if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrNotReady) {
+			t.Fatalf("GetRequest = %v, want ErrNotReady", err)
+		}
+		if time.Since(start) < 100*time.Millisecond {
+			t.Fatal("returned before MaxWait")
+		}
+		q.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
+		_, lb := frGet(t, q) // b is ready; now something of this process is out
+		if u, _ := frGet(t, q); u != "http://a.example/1" {
+			t.Fatalf("got %s, want a/1 handed out early", u)
+		}
+		if st := q.Stats(); st.Early != 1 {
+			t.Fatalf("stats %+v", st)
+		}
+		q.Done(lb)
+	})
 }
 
 // TestFrontierDeadProcess: a process that dies with a request out (its
@@ -239,21 +234,21 @@ func TestFrontierDeadProcess(t *testing.T) {
 // TestFrontierLeaseRenewed: a live process keeps its request past the
 // lease.
 func TestFrontierLeaseRenewed(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	// The lease is renewed every lease/3: p2 waits out two leases, so a
-	// missed renewal would hand it the request.
-	const lease = 3 * time.Second
-	p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
-	p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*lease))
-	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
-	frGet(t, p1)
-	if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
-		t.Fatalf("the other process got a request that is out: %v", err)
-	}
-	if st := p2.Stats(); st.Reaped != 0 {
-		t.Fatalf("stats %+v", st)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		// The lease is renewed every lease/3: p2 waits out two leases, so a
+		// missed renewal would hand it the request.
+		const lease = 3 * time.Second
+		p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
+		p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*lease))
+		p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
+		frGet(t, p1)
+		if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
+			t.Fatalf("the other process got a request that is out: %v", err)
+		}
+		if st := p2.Stats(); st.Reaped != 0 {
+			t.Fatalf("stats %+v", st)
+		}
+	})
 }
 
 // TestFrontierRedisDown: requests queued while Redis is away are kept and
@@ -300,51 +295,130 @@ func TestFrontierRedisDown(t *testing.T) {
 // TestFrontierColly runs real Colly queues in two processes' worth of
 // Fleets over one Redis: every URL once, and both runs end.
 func TestFrontierColly(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	var fetched = make(chan string, 100)
-	run := func(q *Frontier) error {
-		c := colly.NewCollector()
-		c.WithTransport(frRoundTrip(func(r *http.Request) (*http.Response, error) {
-			fetched <- r.URL.String()
-			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}},
-				Body: io.NopCloser(strings.NewReader("<html></html>")), Request: r}, nil
-		}))
-		robots.AttachFrontier(c, q)
-		qq, err := queue.New(2, q)
-		if err != nil {
-			return err
+	forBackends(t, func(t *testing.T, srv backend) {
+		var fetched = make(chan string, 100)
+		run := func(q *Frontier) error {
+			c := colly.NewCollector()
+			c.WithTransport(frRoundTrip(func(r *http.Request) (*http.Response, error) {
+				fetched <- r.URL.String()
+				return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}},
+					Body: io.NopCloser(strings.NewReader("<html></html>")), Request: r}, nil
+			}))
+			robots.AttachFrontier(c, q)
+			qq, err := queue.New(2, q)
+			if err != nil {
+				return err
+			}
+			for i := range 10 {
+				qq.AddURL(fmt.Sprintf("http://h%d.example/p", i%3) + fmt.Sprint(i))
+			}
+			return qq.Run(c)
 		}
-		for i := range 10 {
-			qq.AddURL(fmt.Sprintf("http://h%d.example/p", i%3) + fmt.Sprint(i))
+		errs := make(chan error, 2)
+		for range 2 {
+			q := frOpen(t, frFleet(t, srv))
+			go func() { errs <- run(q) }()
 		}
-		return qq.Run(c)
-	}
-	errs := make(chan error, 2)
-	for range 2 {
-		q := frOpen(t, frFleet(t, srv))
-		go func() { errs <- run(q) }()
-	}
-	for range 2 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	close(fetched)
-	seen := map[string]int{}
-	for u := range fetched {
-		seen[u]++
-	}
-	if len(seen) != 10 {
-		t.Fatalf("fetched %d distinct URLs, want 10: %v", len(seen), seen)
-	}
-	for u, n := range seen {
-		if n != 1 {
-			t.Errorf("%s fetched %d times", u, n)
+		close(fetched)
+		seen := map[string]int{}
+		for u := range fetched {
+			seen[u]++
 		}
-	}
+		if len(seen) != 10 {
+			t.Fatalf("fetched %d distinct URLs, want 10: %v", len(seen), seen)
+		}
+		for u, n := range seen {
+			if n != 1 {
+				t.Errorf("%s fetched %d times", u, n)
+			}
+		}
+	})
 }
 
 type frRoundTrip func(*http.Request) (*http.Response, error)
 
 func (f frRoundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestFrontierInitRedisDown: a frontier started while Redis is away
+// subscribes to its partitions' wake-ups all at once, waiting one call
+// timeout for them together, not one per partition (16 here).
+func TestFrontierInitRedisDown(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const callTimeout = 500 * time.Millisecond
+	f := frFleet(t, srv, WithCallTimeout(callTimeout))
+	srv.Stop()
+	start := time.Now()
+	q := f.Frontier()
+	q.Init()
+	defer q.Close()
+	if el := time.Since(start); el > 8*callTimeout {
+		t.Fatalf("Init with Redis away took %v (call timeout %v, %d partitions)", el, callTimeout, len(q.parts))
+	}
+}
+
+// TestFrontierGetRequestRedisHung: while Redis hangs, GetRequest returns
+// after about MaxWait and a call timeout, not a call timeout per
+// partition.
+func TestFrontierGetRequestRedisHung(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	const callTimeout = 500 * time.Millisecond
+	q := frOpen(t, frFleet(t, srv, WithCallTimeout(callTimeout)), WithMaxWait(200*time.Millisecond))
+	if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Resume()
+	start := time.Now()
+	if _, err := q.GetRequest(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("GetRequest with Redis hung: %v", err)
+	}
+	if el := time.Since(start); el > 8*callTimeout {
+		t.Fatalf("GetRequest with Redis hung took %v (call timeout %v, %d partitions)", el, callTimeout, len(q.parts))
+	}
+}
+
+// TestFrontierFIFOAndPutBack: a host's requests come out in the order
+// queued, and a request put back (here: its pop abandoned, as after a
+// Redis hang) comes out first again, on both backends.
+func TestFrontierFIFOAndPutBack(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		q := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+		for i := 1; i <= 3; i++ {
+			if err := q.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://a.example/%d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, l := frGet(t, q)
+		if u != "http://a.example/1" {
+			t.Fatalf("first out %s", u)
+		}
+		// Forget the lease as a pop that timed out would; the next pop puts
+		// its request back at the head of the host's queue.
+		p := q.fl.part("http://a.example")
+		q.mu.Lock()
+		delete(q.own, l)
+		q.parts[p].abandoned[l] = struct{}{}
+		q.mu.Unlock()
+		var got []string
+		for range 3 {
+			u, l := frGet(t, q)
+			got = append(got, u)
+			q.Done(l)
+		}
+		if want := "http://a.example/1 http://a.example/2 http://a.example/3"; strings.Join(got, " ") != want {
+			t.Fatalf("handed out %v, want %s", got, want)
+		}
+		if n := frSize(t, q); n != 0 {
+			t.Fatalf("QueueSize = %d, want 0", n)
+		}
+	})
+}

@@ -104,6 +104,7 @@ type Limiter struct {
 // lhost is one host's local state: the turns of the local queues and this
 // process's statistics.
 type lhost struct {
+	p           int // the host's partition
 	hash, hold  string
 	qkey, seen  string
 	ekey        string
@@ -211,7 +212,7 @@ func (l *Limiter) ref(host string) *lhost {
 	h := l.hosts[host]
 	if h == nil {
 		hash, hold := l.f.hostKeys(host)
-		h = &lhost{hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
+		h = &lhost{p: l.f.part(host), hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
 			gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
 		l.hosts[host] = h
 	}
@@ -234,20 +235,23 @@ func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.
 	if delay >= 0 {
 		d = delay.Microseconds()
 	}
-	args := make([]any, 0, 7+len(extra))
-	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(), l.f.key(kindWake, ""))
+	args := make([]any, 0, 9+len(extra))
+	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(),
+		l.f.pkey(h.p, kindWake), l.f.pubCmd, l.f.gens[h.p].Load())
 	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.key(kindEpoch, ""), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.pkey(h.p, kindEpoch), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, l.f.callError("limiter "+op, err)
 	}
-	if len(v) == 0 {
-		return nil, fmt.Errorf("redisfleet: limiter %s: empty reply", op)
+	if len(v) < 2 {
+		return nil, fmt.Errorf("redisfleet: limiter %s: short reply", op)
 	}
-	return v, nil
+	// The last element is the partition's generation (see hostScript).
+	l.f.gens[h.p].Store(v[len(v)-1])
+	return v[:len(v)-1], nil
 }
 
 // skipRedis reports whether a FallBackLocal limiter goes to its local gate
@@ -375,7 +379,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 	}
 	defer func() { <-h.early }()
 	tok := l.f.token()
-	wake, cancel := l.f.subscribe(h.hash, tok)
+	wake, cancel := l.f.subscribe(ctx, h.p, h.hash, tok)
 	defer cancel()
 	mp := int64(-1)
 	if maxPause >= 0 {
@@ -388,7 +392,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			t.Stop()
 		}
 		if queued {
-			_, _ = l.run(context.WithoutCancel(ctx), h, opLeave, tok, -1)
+			l.leave(ctx, h, tok, false)
 		}
 	}()
 	for {
@@ -410,7 +414,10 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 				return time.Since(start), err
 			}
 			if errors.Is(err, ErrUnavailable) {
-				queued = false // no leave call to an unreachable Redis: the entry goes stale
+				// The call may still run when Redis resumes (a hang): leave
+				// undoes it, now or in the background.
+				l.leave(ctx, h, tok, true)
+				queued = false
 				if l.unavailable("wait", err) {
 					return l.local.WaitMax(ctx, host, delay, maxPause)
 				}
@@ -441,6 +448,36 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 			return time.Since(start), ctx.Err()
 		}
 	}
+}
+
+// leave takes tok out of host's queues and gives back a permit granted
+// under it that its caller never learned of; the token is marked so that
+// a call under it that runs later (it timed out on the client while Redis
+// hung) takes nothing. If Redis cannot be reached it is retried in the
+// background, with backoff, for a lease at most.
+// With down set (the caller's latest call did not reach Redis) it goes
+// to the background at once, so that the caller does not wait another call
+// timeout.
+func (l *Limiter) leave(ctx context.Context, h *lhost, tok string, down bool) {
+	ctx = context.WithoutCancel(ctx)
+	if !down {
+		if _, err := l.run(ctx, h, opLeave, tok, -1); err == nil || !errors.Is(err, ErrUnavailable) {
+			return
+		}
+	}
+	go func() {
+		end := time.Now().Add(l.f.cfg.lease)
+		var b time.Duration
+		for first := down; time.Now().Before(end); first = false {
+			if !first {
+				b = nextBackoff(b)
+				time.Sleep(b)
+			}
+			if _, err := l.run(ctx, h, opLeave, tok, -1); err == nil || !errors.Is(err, ErrUnavailable) {
+				return
+			}
+		}
+	}()
 }
 
 // stale is how long (µs) a queued caller may go without a call before the
@@ -522,18 +559,20 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 	}
 	defer func() { <-h.gate }()
 	tok := l.f.token()
-	wake, cancel := l.f.subscribe(h.hash, tok)
+	wake, cancel := l.f.subscribe(ctx, h.p, h.hash, tok)
 	defer cancel()
 	var t *time.Timer
 	queued := false // tok may be in the host's fleet-wide queue
+	down := false   // the latest call did not reach Redis
 	defer func() {
 		if t != nil {
 			t.Stop()
 		}
 		if queued {
 			// Gave up: leave the queue so the next caller is not held until
-			// this one counts as dead.
-			_, _ = l.run(context.WithoutCancel(ctx), h, opLeave, tok, -1)
+			// this one counts as dead, and give back a grant made by a call
+			// whose reply was lost.
+			l.leave(ctx, h, tok, down)
 		}
 	}()
 	var backoff time.Duration
@@ -545,13 +584,17 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		v, err := l.run(ctx, h, opAcquire, tok, delay, l.stale(), mp)
 		if err != nil {
 			if ctx.Err() != nil {
+				queued = true // the call may have run: the deferred leave undoes it
 				h.waited(start)
 				return nil, err
 			}
 			if !errors.Is(err, ErrUnavailable) {
 				return nil, err
 			}
-			queued = false // no leave call to an unreachable Redis: the entry goes stale
+			// The call may still run when Redis resumes (a hang): a retry
+			// under the same token takes the grant it made; giving up
+			// leaves (the deferred leave).
+			queued, down = true, true
 			if l.unavailable("acquire", err) {
 				return lp, nil // the local gate's permit alone
 			}
@@ -563,7 +606,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 			}
 			continue
 		}
-		backoff = 0
+		backoff, down = 0, false
 		l.f.recovered()
 		if v[0] == 1 {
 			queued = false

@@ -229,7 +229,7 @@ func (c *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // as separate processes have), each with workers goroutines sending n
 // requests to s, and returns the Redis calls the limiters made per
 // request.
-func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n int, cfg LimiterConfig, delay time.Duration) float64 {
+func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg LimiterConfig, delay time.Duration) float64 {
 	t.Helper()
 	var calls callCounter
 	lims := make([]*Limiter, procs)
@@ -270,95 +270,95 @@ func fleetRun(t *testing.T, srv *redistest.Server, s *site, procs, workers, n in
 // never sees a request start sooner than the delay after the previous one
 // ended.
 func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 5*time.Millisecond)
-	const d = 100 * time.Millisecond
-	perReq := fleetRun(t, srv, s, 3, 3, 4, LimiterConfig{}, d)
-	v := s.log()
-	if len(v) != 36 {
-		t.Fatalf("server saw %d requests, want 36", len(v))
-	}
-	if s.maxIn != 1 {
-		t.Fatalf("%d requests in flight at once, want 1", s.maxIn)
-	}
-	g := minGap(v, false)
-	t.Logf("shortest end-to-start gap %v for %v; %.1f Redis calls per request (9 contending callers)", g, d, perReq)
-	if g < d-jitterE2S {
-		t.Fatalf("shortest end-to-start gap %v, want ≥ %v - %v", g, d, jitterE2S)
-	}
-	// Wait, Acquire, Release, and about one look at the host before its
-	// slot (4.1 measured); every waiter asking at each release would add
-	// one call per waiting caller (up to 8 here). The bound leaves room for
-	// scheduling.
-	if perReq > 8 {
-		t.Errorf("%.1f Redis calls per request: a polling herd", perReq)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 5*time.Millisecond)
+		const d = 100 * time.Millisecond
+		perReq := fleetRun(t, srv, s, 3, 3, 4, LimiterConfig{}, d)
+		v := s.log()
+		if len(v) != 36 {
+			t.Fatalf("server saw %d requests, want 36", len(v))
+		}
+		if s.maxIn != 1 {
+			t.Fatalf("%d requests in flight at once, want 1", s.maxIn)
+		}
+		g := minGap(v, false)
+		t.Logf("shortest end-to-start gap %v for %v; %.1f Redis calls per request (9 contending callers)", g, d, perReq)
+		if g < d-jitterE2S {
+			t.Fatalf("shortest end-to-start gap %v, want ≥ %v - %v", g, d, jitterE2S)
+		}
+		// Wait, Acquire, Release, and about one look at the host before its
+		// slot (4.1 measured); every waiter asking at each release would add
+		// one call per waiting caller (up to 8 here). The bound leaves room for
+		// scheduling.
+		if perReq > 8 {
+			t.Errorf("%.1f Redis calls per request: a polling herd", perReq)
+		}
+	})
 }
 
 // TestLimiterStartToStartAcrossProcesses: with start-to-start spacing the
 // sends are spaced by the delay while slow responses overlap.
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 250*time.Millisecond)
-	s.mu.Lock()
-	s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
-	s.mu.Unlock()
-	const d = 100 * time.Millisecond
-	fleetRun(t, srv, s, 3, 2, 3, LimiterConfig{Spacing: hostlimit.StartToStart}, d)
-	v := s.log()
-	if len(v) != 18 {
-		t.Fatalf("server saw %d requests, want 18", len(v))
-	}
-	// The server's start-to-start gaps are reported, not asserted: on a
-	// loaded machine the server may read a request late and the next one
-	// at once. The assertion is on what the limiter promises, seen by the
-	// client: each grant at least the delay after the previous send.
-	g := s.grants.minGap()
-	t.Logf("shortest send-to-grant gap %v for %v (server-observed start-to-start %v); up to %d requests in flight", g, d, minGap(v, true), s.maxIn)
-	if g < d-jitterS2S {
-		t.Fatalf("shortest send-to-next-grant gap %v, want ≥ %v - %v", g, d, jitterS2S)
-	}
-	if s.maxIn < 2 {
-		t.Fatalf("start-to-start never let requests overlap (the first response waited 10 s for a second request, delay %v)", d)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 250*time.Millisecond)
+		s.mu.Lock()
+		s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
+		s.mu.Unlock()
+		const d = 100 * time.Millisecond
+		fleetRun(t, srv, s, 3, 2, 3, LimiterConfig{Spacing: hostlimit.StartToStart}, d)
+		v := s.log()
+		if len(v) != 18 {
+			t.Fatalf("server saw %d requests, want 18", len(v))
+		}
+		// The server's start-to-start gaps are reported, not asserted: on a
+		// loaded machine the server may read a request late and the next one
+		// at once. The assertion is on what the limiter promises, seen by the
+		// client: each grant at least the delay after the previous send.
+		g := s.grants.minGap()
+		t.Logf("shortest send-to-grant gap %v for %v (server-observed start-to-start %v); up to %d requests in flight", g, d, minGap(v, true), s.maxIn)
+		if g < d-jitterS2S {
+			t.Fatalf("shortest send-to-next-grant gap %v, want ≥ %v - %v", g, d, jitterS2S)
+		}
+		if s.maxIn < 2 {
+			t.Fatalf("start-to-start never let requests overlap (the first response waited 10 s for a second request, delay %v)", d)
+		}
+	})
 }
 
 // TestLimiterRetryAfterShared: a 429 with Retry-After seen by one process
 // pauses the host for the others; WaitMax does not wait out a pause longer
 // than its limit (2 s against 100 ms: the check holds on a loaded machine).
 func TestLimiterRetryAfterShared(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 0)
-	s.status = func(n int) (int, http.Header) {
-		if n == 0 {
-			return 429, http.Header{"Retry-After": {"2"}}
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 0)
+		s.status = func(n int) (int, http.Header) {
+			if n == 0 {
+				return 429, http.Header{"Retry-After": {"2"}}
+			}
+			return 200, nil
 		}
-		return 200, nil
-	}
-	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
-	host := "http://" + s.Listener.Addr().String()
-	ctx := context.Background()
-	if code, err := get(ctx, a, host, s.URL, 10*time.Millisecond); err != nil || code != 429 {
-		t.Fatalf("first request: %d, %v", code, err)
-	}
-	_, err := b.WaitMax(ctx, host, 10*time.Millisecond, 100*time.Millisecond)
-	var pe *hostlimit.PausedError
-	if !errors.As(err, &pe) || pe.Host != host {
-		t.Fatalf("WaitMax on a host paused for 2 s with maxPause 100 ms: %v", err)
-	}
-	if code, err := get(ctx, b, host, s.URL, 10*time.Millisecond); err != nil || code != 200 {
-		t.Fatalf("second request: %d, %v", code, err)
-	}
-	v := s.log()
-	if g := v[1].start.Sub(v[0].end); g < 2*time.Second-jitterE2S {
-		t.Fatalf("another process asked %v after a 429 with Retry-After: 2", g)
-	}
-	if st, ok := a.Stats(host); !ok || st.Pauses != 1 || st.LastPause != 2*time.Second || st.Grants != 1 {
-		t.Fatalf("stats of the process that saw the 429: %+v %v", st, ok)
-	}
+		a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
+		host := "http://" + s.Listener.Addr().String()
+		ctx := context.Background()
+		if code, err := get(ctx, a, host, s.URL, 10*time.Millisecond); err != nil || code != 429 {
+			t.Fatalf("first request: %d, %v", code, err)
+		}
+		_, err := b.WaitMax(ctx, host, 10*time.Millisecond, 100*time.Millisecond)
+		var pe *hostlimit.PausedError
+		if !errors.As(err, &pe) || pe.Host != host {
+			t.Fatalf("WaitMax on a host paused for 2 s with maxPause 100 ms: %v", err)
+		}
+		if code, err := get(ctx, b, host, s.URL, 10*time.Millisecond); err != nil || code != 200 {
+			t.Fatalf("second request: %d, %v", code, err)
+		}
+		v := s.log()
+		if g := v[1].start.Sub(v[0].end); g < 2*time.Second-jitterE2S {
+			t.Fatalf("another process asked %v after a 429 with Retry-After: 2", g)
+		}
+		if st, ok := a.Stats(host); !ok || st.Pauses != 1 || st.LastPause != 2*time.Second || st.Grants != 1 {
+			t.Fatalf("stats of the process that saw the 429: %+v %v", st, ok)
+		}
+	})
 }
 
 // TestLimiterMaxEndsOnPauseWhileWaiting: a WaitMax or AcquireMax caller
@@ -433,36 +433,36 @@ func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 // TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 0)
-	s.status = func(n int) (int, http.Header) {
-		if n < 2 {
-			return 503, nil
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 0)
+		s.status = func(n int) (int, http.Header) {
+			if n < 2 {
+				return 503, nil
+			}
+			return 200, nil
 		}
-		return 200, nil
-	}
-	cfg := LimiterConfig{BackoffBase: 200 * time.Millisecond}
-	a, b := newFleet(t, srv).Limiter(cfg), newFleet(t, srv).Limiter(cfg)
-	host := "http://" + s.Listener.Addr().String()
-	ctx := context.Background()
-	for i, l := range []*Limiter{a, b, a} {
-		if _, err := get(ctx, l, host, s.URL, 0); err != nil {
-			t.Fatalf("request %d: %v", i, err)
+		cfg := LimiterConfig{BackoffBase: 200 * time.Millisecond}
+		a, b := newFleet(t, srv).Limiter(cfg), newFleet(t, srv).Limiter(cfg)
+		host := "http://" + s.Listener.Addr().String()
+		ctx := context.Background()
+		for i, l := range []*Limiter{a, b, a} {
+			if _, err := get(ctx, l, host, s.URL, 0); err != nil {
+				t.Fatalf("request %d: %v", i, err)
+			}
 		}
-	}
-	v := s.log()
-	if g := v[1].start.Sub(v[0].end); g < 200*time.Millisecond-jitterE2S {
-		t.Fatalf("gap after the first 503: %v, want ≥ 200 ms", g)
-	}
-	if g := v[2].start.Sub(v[1].end); g < 400*time.Millisecond-jitterE2S {
-		t.Fatalf("gap after the second 503 in a row (another process): %v, want ≥ 400 ms", g)
-	}
-	c := newClient(t, srv)
-	h, _ := a.f.hostKeys(host)
-	if f, _ := c.HGet(context.Background(), h, "fail").Int(); f != 0 {
-		t.Fatalf("a 200 after the run left fail = %d", f)
-	}
+		v := s.log()
+		if g := v[1].start.Sub(v[0].end); g < 200*time.Millisecond-jitterE2S {
+			t.Fatalf("gap after the first 503: %v, want ≥ 200 ms", g)
+		}
+		if g := v[2].start.Sub(v[1].end); g < 400*time.Millisecond-jitterE2S {
+			t.Fatalf("gap after the second 503 in a row (another process): %v, want ≥ 400 ms", g)
+		}
+		c := newClient(t, srv)
+		h, _ := a.f.hostKeys(host)
+		if f, _ := c.HGet(context.Background(), h, "fail").Int(); f != 0 {
+			t.Fatalf("a 200 after the run left fail = %d", f)
+		}
+	})
 }
 
 // TestLimiterObserveStatuses: 429 and every 5xx but 501 and 505 pause the
@@ -583,34 +583,34 @@ func TestLimiterPause(t *testing.T) {
 // 0) while another process's page, granted under 300 ms, is in flight
 // waits for it to end, and then for the 300 ms it was granted under.
 func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	s := newSite(t, 200*time.Millisecond)
-	a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
-	host := "http://" + s.Listener.Addr().String()
-	ctx := context.Background()
-	const d = 300 * time.Millisecond
-	done := make(chan error, 1)
-	go func() {
-		_, err := get(ctx, a, host, s.URL+"/page", d)
-		done <- err
-	}()
-	waitFor(t, 10*time.Second, "a's request at the server", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.visits) == 1
+	forBackends(t, func(t *testing.T, srv backend) {
+		s := newSite(t, 200*time.Millisecond)
+		a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
+		host := "http://" + s.Listener.Addr().String()
+		ctx := context.Background()
+		const d = 300 * time.Millisecond
+		done := make(chan error, 1)
+		go func() {
+			_, err := get(ctx, a, host, s.URL+"/page", d)
+			done <- err
+		}()
+		waitFor(t, 10*time.Second, "a's request at the server", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return len(s.visits) == 1
+		})
+		if _, err := get(ctx, b, host, s.URL+"/robots.txt", 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		v := s.log()
+		if len(v) != 2 || s.maxIn != 1 {
+			t.Fatalf("%d requests, %d at once; want 2, one at a time", len(v), s.maxIn)
+		}
+		if g := v[1].start.Sub(v[0].end); g < d-jitterE2S {
+			t.Fatalf("a delay-0 request went %v after a request granted under %v ended", g, d)
+		}
 	})
-	if _, err := get(ctx, b, host, s.URL+"/robots.txt", 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	v := s.log()
-	if len(v) != 2 || s.maxIn != 1 {
-		t.Fatalf("%d requests, %d at once; want 2, one at a time", len(v), s.maxIn)
-	}
-	if g := v[1].start.Sub(v[0].end); g < d-jitterE2S {
-		t.Fatalf("a delay-0 request went %v after a request granted under %v ended", g, d)
-	}
 }

@@ -30,16 +30,19 @@ func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
 	}
 }
 
-// TestNewAfterRestartKeepsHold: a process that calls New on a Redis
-// restarted empty, while another process of the fleet is connected and
-// holds a permit, does not mark a fresh start: the host stays held until
-// the holder releases it.
+// TestNewAfterRestartKeepsHold: a process that starts on a Redis
+// restarted empty, while another process of the fleet holds a permit,
+// does not take the host: the live process's next call (its lease
+// renewal, within a third of the lease) finds the partition's generation
+// gone and marks the loss, and the host stays held until the holder
+// releases it.
 func TestNewAfterRestartKeepsHold(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const host, delay = "https://held.example", 100 * time.Millisecond
 	opts := []Option{WithLease(6 * time.Second), WithCallTimeout(2 * time.Second)}
-	a := newFleet(t, srv, opts...).Limiter(LimiterConfig{})
+	fa := newFleet(t, srv, opts...)
+	a := fa.Limiter(LimiterConfig{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pa, err := a.Acquire(ctx, host, delay)
@@ -51,15 +54,12 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newClient(t, srv)
-	wake := "robots:v1:wake"
-	waitFor(t, 10*time.Second, "resubscribed", func() bool {
-		n, err := c.PubSubNumSub(ctx, wake).Result()
-		return err == nil && n[wake] > 0
+	epoch := fa.pkey(fa.part(host), kindEpoch)
+	waitFor(t, 10*time.Second, "the live process's renewal", func() bool {
+		ep, err := c.HGet(ctx, epoch, "ep").Int64()
+		return err == nil && ep > 0
 	})
 	fb := newFleet(t, srv, opts...)
-	if ep, err := c.Get(ctx, "robots:v1:epoch").Result(); err != nil || ep == "0" {
-		t.Fatalf("epoch after New on an emptied Redis with a live process = %q, %v; want the server's time", ep, err)
-	}
 	granted := make(chan time.Time, 1)
 	go func() {
 		p, err := fb.Limiter(LimiterConfig{}).Acquire(ctx, host, delay)
@@ -118,5 +118,35 @@ func TestLostReleaseLogged(t *testing.T) {
 	}
 	if got := strings.Count(logs.String(), "did not take effect"); got != 2 {
 		t.Fatalf("%d warnings, want 2: %q", got, logs.String())
+	}
+}
+
+// TestNewRefusesEviction: New refuses a Redis whose maxmemory-policy may
+// evict the fleet's keys, naming the setting to use, unless WithEviction
+// says so; on a Cluster it asks every master.
+func TestNewRefusesEviction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, policy := range []string{"allkeys-lru", "volatile-ttl"} {
+		srv := redistest.Start(t, "--maxmemory-policy", policy)
+		_, err := New(ctx, newClient(t, srv))
+		if err == nil || !strings.Contains(err.Error(), "maxmemory-policy "+policy) || !strings.Contains(err.Error(), "noeviction") || !strings.Contains(err.Error(), "WithEviction") {
+			t.Fatalf("%s: New = %v; want a refusal naming the policy, noeviction and WithEviction", policy, err)
+		}
+		f, err := New(ctx, newClient(t, srv), WithEviction())
+		if err != nil {
+			t.Fatalf("%s with WithEviction: %v", policy, err)
+		}
+		f.Close()
+	}
+	cl := redistest.StartCluster(t, 3)
+	if _, err := New(ctx, newClient(t, cl)); err != nil {
+		t.Fatalf("a Cluster with noeviction: %v", err)
+	}
+	if _, err := redistest.Do(cl.Nodes[2].Addr, "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, newClient(t, cl)); err == nil || !strings.Contains(err.Error(), cl.Nodes[2].Addr) || !strings.Contains(err.Error(), "allkeys-lfu") {
+		t.Fatalf("a Cluster with one evicting master: %v; want a refusal naming it", err)
 	}
 }

@@ -17,27 +17,36 @@ const (
 // hostScript is the limiter: every decision about a host, taken on the
 // server's clock in one round trip. The state is described in keys.go.
 //
-// KEYS: 1 host hash, 2 hold zset, 3 epoch, 4 queue zset (waiting
+// KEYS (all in the host's partition): 1 host hash, 2 hold zset, 3 the
+// partition's epoch hash, 4 queue zset (waiting
 // Acquire callers: token -> first arrival µs), 5 seen zset (token -> the
 // latest call µs, to drop the waiters that died), 6 early queue zset
 // (waiting Wait callers, as 4).
 // ARGV: 1 op, 2 token, 3 delay µs (< 0: keep), 4 lease µs, 5 mode (0
-// end-to-start, 1 start-to-start), 6 idle TTL µs, 7 wake channel, 8.. op
+// end-to-start, 1 start-to-start), 6 idle TTL µs, 7 the partition's wake
+// channel, 8 the command publishing on it (PUBLISH, SPUBLISH), 9 the
+// partition's generation the caller saw last (0: none), 10.. op
 // arguments:
 //
-//	acq   8 stale µs 9 maxPause
+//	acq   10 stale µs 11 maxPause
 //	                         -> {1, fail, d} granted; {0, µs to come back};
 //	                            {-1, µs the pause lasts}
-//	wait  8 stale µs 9 maxPause 10 claim
+//	wait  10 stale µs 11 maxPause 12 claim
 //	                         -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
-//	leave                    -> {1} (an Acquire caller that gave up)
-//	sent  8 grant delay µs   -> {1}
+//	leave                    -> {1} (a caller that gave up: out of the
+//	                            queues; a permit granted under its token
+//	                            given back; a later call under it does
+//	                            nothing)
+//	sent  10 grant delay µs  -> {1}
 //	renew                    -> {1}
-//	rel   8 sent (0/1) 9 grant delay µs -> {1}
-//	obs   8 kind (1: 429/503, 2: 2xx/3xx) 9 Retry-After µs (-1: none)
-//	      10 backoff base 11 backoff max 12 Retry-After cap (-1: none)
+//	rel   10 sent (0/1) 11 grant delay µs -> {1}
+//	obs   10 kind (1: 429/503, 2: 2xx/3xx) 11 Retry-After µs (-1: none)
+//	      12 backoff base 13 backoff max 14 Retry-After cap (-1: none)
 //	                         -> {pause µs started, 0 if none}
-//	pause 8 µs               -> {µs}
+//	pause 10 µs              -> {µs}
+//
+// Every reply ends with one more element: the partition's generation,
+// which the caller passes back as ARGV 9.
 var hostScript = redis.NewScript(`
 -- Numbers go to Redis as strings of integers: Lua's own conversion keeps
 -- 14 digits, and a time in µs has 16.
@@ -61,19 +70,29 @@ local g = tonumber(s[9]) or 0
 local pc = tonumber(s[10]) or 0
 local lp = tonumber(s[11]) or 0
 local hd = tonumber(s[12]) or 0
+-- The partition's epoch: its generation, and the time from which hosts
+-- without state are held for a lease because the data was lost. Missing,
+-- the partition is new or its data was lost: lost if the caller knew a
+-- generation of it (it saw the fleet's state before), new otherwise (a
+-- fresh fleet: nothing can be out). A caller that knew another
+-- generation tells that the data was lost since and someone recreated it.
+local known = tonumber(ARGV[9]) or 0
+local e = redis.call('HMGET', KEYS[3], 'gen', 'ep')
+local egen, ep = tonumber(e[1]), tonumber(e[2]) or 0
+if not egen then
+  egen = now
+  if known > 0 then ep = now else ep = 0 end
+  redis.call('HSET', KEYS[3], 'gen', I(egen), 'ep', I(ep))
+elseif known > 0 and known ~= egen and ep < egen then
+  ep = egen
+  redis.call('HSET', KEYS[3], 'ep', I(ep))
+end
 if nxt == nil then
-  -- No state: a new host, one evicted idle, or one lost with Redis's data.
-  -- A missing epoch means the data was lost now: hold such hosts for a
-  -- lease, within which permits granted before the loss end or are
-  -- registered again by their holders' renewal.
+  -- No state: a new host, one evicted idle, or one lost with Redis's data:
+  -- after a loss, hold such hosts for a lease, within which permits
+  -- granted before the loss end or are registered again by their
+  -- holders' renewal.
   nxt = 0
-  local ep = redis.call('GET', KEYS[3])
-  if not ep then
-    redis.call('SET', KEYS[3], I(now))
-    ep = now
-  else
-    ep = tonumber(ep)
-  end
   if ep > 0 and now < ep + lease then nxt = ep + lease end
 end
 if nd >= 0 then d = nd end
@@ -117,7 +136,7 @@ local function publish()
   local head = redis.call('ZRANGE', KEYS[4], 0, 0)
   if #head == 0 then head = redis.call('ZRANGE', KEYS[6], 0, 0) end
   if #head > 0 or wake > now then
-    redis.call('PUBLISH', ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now) .. '\n' .. (head[1] or ''))
+    redis.call(ARGV[8], ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now) .. '\n' .. (head[1] or ''))
   end
 end
 
@@ -132,11 +151,23 @@ end
 local Q, S, E = KEYS[4], KEYS[5], KEYS[6]
 local touched = {} -- the zsets written to: their expiry is renewed
 local out
-if op == 'acq' or op == 'wait' then
+if (op == 'acq' or op == 'wait') and redis.call('HGET', H, 'ab') == tok then
+  -- The caller gave up on this token (leave): a call of it that ran late,
+  -- after a hang, takes nothing and queues nothing.
+  out = {0, 1000000}
+elseif op == 'acq' and redis.call('ZSCORE', Z, tok) then
+  -- Granted to this caller by an earlier call whose reply it never got (a
+  -- timeout; the call ran when Redis resumed): the grant is its own.
+  redis.call('ZADD', Z, I(now + lease), tok)
+  touched[2] = true
+  redis.call('ZREM', Q, tok)
+  redis.call('ZREM', S, tok)
+  out = {1, fail, d}
+elseif op == 'acq' or op == 'wait' then
   local early = op == 'wait'
   local first = true
-  local stale = tonumber(ARGV[8])
-  local mp = tonumber(ARGV[9])
+  local stale = tonumber(ARGV[10])
+  local mp = tonumber(ARGV[11])
   if mp >= 0 and pause - now > mp then out = {-1, pause - now} end
   if out == nil and dd > 0 then
     -- The fleet-wide queues of the host's Acquire callers and of its Wait
@@ -169,7 +200,7 @@ if op == 'acq' or op == 'wait' then
     local at, held = ready(early)
     if held == 0 and at <= now then
       if early then
-        if dd > 0 then claim = now + tonumber(ARGV[10]) end
+        if dd > 0 then claim = now + tonumber(ARGV[12]) end
         redis.call('ZREM', E, tok)
         redis.call('ZREM', S, tok)
         out = {1, 0}
@@ -191,18 +222,23 @@ if op == 'acq' or op == 'wait' then
   end
 elseif op == 'sent' then
   redis.call('ZREM', Z, tok)
-  if mode == 1 then event(tonumber(ARGV[8])) end
+  if mode == 1 then event(tonumber(ARGV[10])) end
   out = {1}
 elseif op == 'rel' then
-  if mode == 0 or ARGV[8] ~= '1' then
+  if mode == 0 or ARGV[10] ~= '1' then
     redis.call('ZREM', Z, tok)
-    event(tonumber(ARGV[9]))
+    event(tonumber(ARGV[11]))
   end
   out = {1}
 elseif op == 'leave' then
+  -- A caller that gave up: out of the queues, a grant it never learned of
+  -- given back, and its token marked so that a call of it still to run
+  -- (one that timed out on the client) does nothing.
   redis.call('ZREM', Q, tok)
   redis.call('ZREM', E, tok)
   redis.call('ZREM', S, tok)
+  redis.call('ZREM', Z, tok)
+  redis.call('HSET', H, 'ab', tok)
   publish()
   out = {1}
 elseif op == 'renew' then
@@ -211,18 +247,18 @@ elseif op == 'renew' then
   out = {1}
 elseif op == 'obs' then
   local p = 0
-  if ARGV[8] == '2' then
+  if ARGV[10] == '2' then
     fail = 0
   else
     fail = fail + 1
-    local ra = tonumber(ARGV[9])
+    local ra = tonumber(ARGV[11])
     if ra >= 0 then
       p = ra
-      local cap = tonumber(ARGV[12])
+      local cap = tonumber(ARGV[14])
       if cap >= 0 then p = math.min(p, cap) end
     else
-      local mx = tonumber(ARGV[11])
-      p = tonumber(ARGV[10])
+      local mx = tonumber(ARGV[13])
+      p = tonumber(ARGV[12])
       local i = 1
       while i < fail and p < mx do p = p * 2; i = i + 1 end
       p = math.min(p, mx)
@@ -235,7 +271,7 @@ elseif op == 'obs' then
   end
   out = {p}
 elseif op == 'pause' then
-  local p = tonumber(ARGV[8])
+  local p = tonumber(ARGV[10])
   lp = p
   if p > 0 then
     pc = pc + 1
@@ -254,5 +290,6 @@ local ttl = I(math.ceil((lease + idle) / 1000))
 for i, k in pairs(touched) do
   redis.call('PEXPIRE', KEYS[i], ttl)
 end
+out[#out + 1] = egen
 return out
 `)

@@ -75,11 +75,13 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	return nil
 }
 
-// unlockScript deletes a fetch lock held by ARGV[1] and publishes its key.
+// unlockScript deletes a fetch lock held by ARGV[1] and publishes its key
+// on ARGV[2], the wake channel of its partition, with the command ARGV[3]
+// (PUBLISH, SPUBLISH).
 var unlockScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], KEYS[1])
+  redis.call(ARGV[3], ARGV[2], KEYS[1])
   return 1
 end
 return 0`)
@@ -108,7 +110,7 @@ func (s *Store) LockFetch(ctx context.Context, key string, lease time.Duration) 
 	if !ok {
 		return nil, false, nil
 	}
-	lk := &fetchLock{s: s, key: k, token: tok, lease: lease}
+	lk := &fetchLock{s: s, key: k, part: s.f.part(key), token: tok, lease: lease}
 	lk.mu.Lock()
 	lk.timer = time.AfterFunc(lease/3, lk.renew)
 	lk.mu.Unlock()
@@ -118,6 +120,7 @@ func (s *Store) LockFetch(ctx context.Context, key string, lease time.Duration) 
 type fetchLock struct {
 	s          *Store
 	key, token string
+	part       int
 	lease      time.Duration
 	mu         sync.Mutex
 	timer      *time.Timer
@@ -148,7 +151,7 @@ func (lk *fetchLock) unlock() {
 	ctx, cancel := lk.s.ctx(context.Background())
 	defer cancel()
 	// On failure the lease ends the lock; the waiters' timers see it.
-	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.key(kindWake, "")).Err(); err != nil {
+	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.pkey(lk.part, kindWake), lk.s.f.pubCmd).Err(); err != nil {
 		lk.s.f.lostRelease("fetch unlock", lk.s.f.callError("fetch unlock", err))
 	}
 }
@@ -160,7 +163,7 @@ func (lk *fetchLock) unlock() {
 // [ErrUnavailable].
 func (s *Store) WaitFetch(ctx context.Context, key string) error {
 	k := s.f.key(kindFetch, key)
-	wake, cancelSub := s.f.subscribe(k, "")
+	wake, cancelSub := s.f.subscribe(ctx, s.f.part(key), k, "")
 	defer cancelSub()
 	var t *time.Timer
 	defer func() {

@@ -34,21 +34,21 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 		t.Fatalf("Get from another handle = %q, %v, %v", v, ok, err)
 	}
 	raw := newClient(t, srv)
-	b, err := raw.Get(ctx, "robots:v1:policy:rfc9309 https://a.example").Bytes()
-	if err != nil || string(b) != "robots-policy/v1\npayload" {
+	b, err := raw.Get(ctx, "robots:v2:policy:rfc9309 https://a.example").Bytes()
+	if err != nil || string(b) != "robots-policy/v2\npayload" {
 		t.Fatalf("stored value %q, %v: want the version header then the payload", b, err)
 	}
 	// A value of another format version under the key is a miss.
-	raw.Set(ctx, "robots:v1:policy:rfc9309 https://b.example", "robots-policy/v2\npayload", time.Minute)
+	raw.Set(ctx, "robots:v2:policy:rfc9309 https://b.example", "robots-policy/v1\npayload", time.Minute)
 	if v, ok, err := s.Get(ctx, "rfc9309 https://b.example"); ok || err != nil {
-		t.Fatalf("a value of version 2 read as %q, %v, %v; want a miss", v, ok, err)
+		t.Fatalf("a value of version 1 read as %q, %v, %v; want a miss", v, ok, err)
 	}
 	// Another prefix is another fleet.
 	if _, ok, _ := newFleet(t, srv, WithPrefix("other:")).Store().Get(ctx, "rfc9309 https://a.example"); ok {
 		t.Fatal("a fleet with another prefix read the value")
 	}
 	// The TTL is Redis's: set on the key (Redis expires it).
-	if ttl, err := raw.PTTL(ctx, "robots:v1:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+	if ttl, err := raw.PTTL(ctx, "robots:v2:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
 		t.Fatalf("the key's TTL is %v, %v; want (0, 1m]", ttl, err)
 	}
 }
@@ -108,51 +108,51 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // TestStoreOneFetchForTheFleet: eight resolvers on eight fleet handles fetch
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
-	fleets := make([]*Fleet, 8)
-	for i := range fleets {
-		fleets[i] = newFleet(t, srv)
-	}
-	ps := resolveAtOnce(t, fleets, site.URL+"/")
-	if n := site.robots.Load(); n != 1 {
-		t.Fatalf("8 resolvers sharing Redis fetched robots.txt %d times, want 1", n)
-	}
-	priv, _ := url.Parse(site.URL + "/private/x")
-	for i, p := range ps {
-		if p == nil {
-			continue
+	forBackends(t, func(t *testing.T, srv backend) {
+		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
+		fleets := make([]*Fleet, 8)
+		for i := range fleets {
+			fleets[i] = newFleet(t, srv)
 		}
-		if d, ok := p.CrawlDelay(); !ok || d != 2*time.Second || p.Check(priv).Allowed {
-			t.Errorf("resolver %d: %s, delay %v", i, p, d)
+		ps := resolveAtOnce(t, fleets, site.URL+"/")
+		if n := site.robots.Load(); n != 1 {
+			t.Fatalf("8 resolvers sharing Redis fetched robots.txt %d times, want 1", n)
 		}
-	}
+		priv, _ := url.Parse(site.URL + "/private/x")
+		for i, p := range ps {
+			if p == nil {
+				continue
+			}
+			if d, ok := p.CrawlDelay(); !ok || d != 2*time.Second || p.Check(priv).Allowed {
+				t.Errorf("resolver %d: %s, delay %v", i, p, d)
+			}
+		}
+	})
 }
 
 // TestStoreDeadFetchHolder: a fetch lock whose holder died (set by hand,
 // never renewed) holds the others until its lease ends, not longer; then
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
-	t.Parallel()
-	srv := redistest.Start(t)
-	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
-	fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
-	u, _ := url.Parse(site.URL + "/")
-	auth, _ := policy.Authority(u)
-	const lease = time.Second
-	start := time.Now()
-	key := fleets[0].key(kindFetch, dialect.RFC9309.Name()+" "+auth)
-	if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
-		t.Fatal(err)
-	}
-	resolveAtOnce(t, fleets, site.URL+"/")
-	if n := site.robots.Load(); n != 1 {
-		t.Fatalf("after a dead holder's lease: %d fetches, want 1", n)
-	}
-	if el := time.Since(start); el < lease-5*time.Millisecond {
-		t.Fatalf("fetched %v after a dead holder took the lock, before its %v lease ended", el, lease)
-	}
+	forBackends(t, func(t *testing.T, srv backend) {
+		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
+		fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
+		u, _ := url.Parse(site.URL + "/")
+		auth, _ := policy.Authority(u)
+		const lease = time.Second
+		start := time.Now()
+		key := fleets[0].key(kindFetch, dialect.RFC9309.Name()+" "+auth)
+		if err := newClient(t, srv).Set(context.Background(), key, "dead-holder", lease).Err(); err != nil {
+			t.Fatal(err)
+		}
+		resolveAtOnce(t, fleets, site.URL+"/")
+		if n := site.robots.Load(); n != 1 {
+			t.Fatalf("after a dead holder's lease: %d fetches, want 1", n)
+		}
+		if el := time.Since(start); el < lease-5*time.Millisecond {
+			t.Fatalf("fetched %v after a dead holder took the lock, before its %v lease ended", el, lease)
+		}
+	})
 }
 
 // TestStoreLockRenewed: a live holder keeps its lock past the lease (it

@@ -1,8 +1,9 @@
 // Command distributed is one process of a polite crawler fleet: start it
-// several times, on one machine or many, against one Redis, and the
-// processes share the queue of URLs (each fetched once), the robots.txt
-// policies (fetched once per host for the fleet) and each host's pace
-// (Crawl-delay holds for the fleet, not per process). Each process exits
+// several times, on one machine or many, against one Redis (or one Redis
+// Cluster), and the processes share the queue of URLs (each fetched
+// once), the robots.txt policies (fetched once per host for the fleet)
+// and each host's pace (Crawl-delay holds for the fleet, not per
+// process). Each process exits
 // when the shared queue is empty and no process is working.
 //
 // Usage:
@@ -13,6 +14,10 @@
 //
 //	-redis URL      the fleet's Redis (default $REDIS_URL, else
 //	                redis://127.0.0.1:6379/0).
+//	-redis-cluster URL  the fleet's Redis Cluster instead, in go-redis's
+//	                cluster URL form:
+//	                redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002
+//	                (one node is enough; the others are found from it).
 //	-name N         the crawl's name (default "distributed"): processes with
 //	                the same name share one queue; the queue's seen set stays
 //	                in Redis, so a new crawl of the same URLs needs a new
@@ -76,7 +81,8 @@ func main() {
 }
 
 type options struct {
-	redisURL, name, connect string
+	redisURL, clusterURL    string
+	name, connect           string
 	threads, depth          int
 	lease, outage, minDelay time.Duration
 	defaultDelay            time.Duration
@@ -92,6 +98,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("distributed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.redisURL, "redis", def, "the fleet's Redis URL")
+	fs.StringVar(&o.clusterURL, "redis-cluster", "", "the fleet's Redis Cluster, as redis://host:port?addr=host2:port2&addr=host3:port3")
 	fs.StringVar(&o.name, "name", "distributed", "the crawl's name: processes with the same name share one queue")
 	fs.IntVar(&o.threads, "threads", 4, "queue threads of this process")
 	fs.IntVar(&o.depth, "depth", 2, "follow same-host links up to this many hops")
@@ -102,6 +109,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.connect, "connect", "", "send every request to this host:port (a local test server)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	redisSet := false
+	fs.Visit(func(f *flag.Flag) { redisSet = redisSet || f.Name == "redis" })
+	if redisSet && o.clusterURL != "" {
+		return o, errors.New("-redis and -redis-cluster: give one")
 	}
 	o.urls = fs.Args()
 	for _, u := range o.urls {
@@ -126,20 +138,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(stderr, "distributed:", err)
-			fmt.Fprintln(stderr, "usage: distributed [-redis URL] [flags] URL...")
+			fmt.Fprintln(stderr, "usage: distributed [-redis URL | -redis-cluster URL] [flags] URL...")
 		}
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	pid := os.Getpid()
 
-	ropts, err := redisfleet.ParseURL(o.redisURL)
-	if err != nil {
-		fmt.Fprintln(stderr, "distributed:", err)
-		return 2
+	var rdb redis.UniversalClient
+	if o.clusterURL != "" {
+		copts, err := redisfleet.ParseClusterURL(o.clusterURL)
+		if err != nil {
+			fmt.Fprintln(stderr, "distributed:", err)
+			return 2
+		}
+		copts.MaxRetries = 1
+		rdb = redis.NewClusterClient(copts)
+	} else {
+		ropts, err := redisfleet.ParseURL(o.redisURL)
+		if err != nil {
+			fmt.Fprintln(stderr, "distributed:", err)
+			return 2
+		}
+		ropts.MaxRetries = 1
+		rdb = redis.NewClient(ropts)
 	}
-	ropts.MaxRetries = 1
-	rdb := redis.NewClient(ropts)
 	defer rdb.Close()
 	ctx := context.Background()
 	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithLease(o.lease), redisfleet.WithCallTimeout(min(redisfleet.DefaultCallTimeout, o.lease/3)), redisfleet.WithLogger(log))

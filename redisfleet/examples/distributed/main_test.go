@@ -27,6 +27,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"-depth", "-1", "http://a.example/"}, "-depth must not be negative"},
 		{[]string{"-nope", "http://a.example/"}, "flag provided but not defined"},
 		{[]string{"-redis", "ftp://x", "http://a.example/"}, "redisfleet"},
+		{[]string{"-redis-cluster", "ftp://x", "http://a.example/"}, "redisfleet"},
+		{[]string{"-redis", "redis://a:1", "-redis-cluster", "redis://b:1", "http://a.example/"}, "give one"},
 		{[]string{"http://a.example/", "-threads", "2"}, "flags must come before the URLs"},
 	}
 	for _, c := range cases {

@@ -31,6 +31,7 @@ type Server struct {
 	Port int
 
 	bin, dir string
+	extra    []string // more redis-server arguments (cluster mode)
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	done     chan struct{}
@@ -49,9 +50,11 @@ func Binary() string {
 	return ""
 }
 
-// Start starts a redis-server for t and stops it when t ends. It skips t
-// when redis-server is not installed, or fails it under CI=true.
-func Start(t testing.TB) *Server {
+// Start starts a redis-server for t and stops it when t ends, with more
+// redis-server arguments if given ("--maxmemory-policy", "allkeys-lru").
+// It skips t when redis-server is not installed, or fails it under
+// CI=true.
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
@@ -60,7 +63,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redistest: redis-server is not installed (apt-get install -y redis-server)")
 	}
-	s := &Server{bin: bin, dir: t.TempDir()}
+	s := &Server{bin: bin, dir: t.TempDir(), extra: args}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		var port int
@@ -90,10 +93,10 @@ func (s *Server) Start() error {
 	if s.cmd != nil {
 		return errors.New("redistest: the server runs already")
 	}
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+	args := append([]string{"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", s.dir,
-		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning")
+		"--daemonize", "no", "--protected-mode", "no", "--loglevel", "warning"}, s.extra...)
+	cmd := exec.Command(s.bin, args...)
 	logf, err := os.Create(filepath.Join(s.dir, "redis-"+strconv.Itoa(s.Port)+".log"))
 	if err != nil {
 		return err
@@ -138,6 +141,24 @@ func (s *Server) Stop() {
 	s.cmd.Process.Kill()
 	<-s.done
 	s.cmd, s.done = nil, nil
+}
+
+// Pause stops the server with SIGSTOP, as a Redis that hangs (a long
+// fork, a stalled disk, a VM paused): connections stay open and commands
+// sent meanwhile wait in its sockets, to run when [Server.Resume] sends
+// SIGCONT. Resume is also registered to run when the test ends.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a server stopped by [Server.Pause] (SIGCONT).
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("redistest: the server does not run")
+	}
+	return s.cmd.Process.Signal(sig)
 }
 
 // Ping sends PING to addr and reads the answer, in under a second.
