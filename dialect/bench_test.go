@@ -434,6 +434,8 @@ func benchPerURL(b *testing.B, jobs []perURLJob) {
 //	impl=ours-google+for  Dialect.Parse, For(agent) and one CheckURL
 //	impl=ours-google+for-googlebot  the same for "Googlebot", a token that
 //	                      many files name
+//	impl=ours-google+index  Parse, For(agent), the index built (as after
+//	                      indexAfter checks) and one CheckURL
 //	impl=lines            splitLines: the bytes split into lines, nothing
 //	                      else (the floor a parse is measured against)
 //	impl=temoto           robotstxt.FromBytes
@@ -480,6 +482,11 @@ func benchParseFile(b *testing.B, body []byte, url string) {
 	run("ours-rfc9309", func() { sinkAny = RFC9309.Parse(body) })
 	run("ours-google+for", func() { sinkVerdict = Google.Parse(body).For(benchAgent).CheckURL(url) })
 	run("ours-google+for-googlebot", func() { sinkVerdict = Google.Parse(body).For("Googlebot").CheckURL(url) })
+	run("ours-google+index", func() {
+		rs := Google.Parse(body).For(benchAgent)
+		rs.index()
+		sinkVerdict = rs.CheckURL(url)
+	})
 	run("lines", func() { sinkInt = splitLines(body) })
 	if _, err := robotstxt.FromBytes(body); err != nil {
 		b.Run("impl=temoto", func(b *testing.B) { b.Skipf("temoto rejects the file: %v", err) })

@@ -24,7 +24,11 @@
 // immutable and safe for concurrent use. Select the rules in force for a
 // crawler with [Robots.For], which returns a [*Ruleset] (also immutable and
 // safe for concurrent use) whose [Ruleset.Check] answers for a path in about
-// the time of a map lookup without allocating.
+// the time of a map lookup without allocating. For does no indexing: a
+// Ruleset answers its first checks by going over its rules, as Google's
+// parser does, and indexes them once it has been asked enough to repay the
+// cost, so that a file checked for a URL or two costs little more than its
+// parse.
 //
 // Parsing never fails: what cannot be read becomes a [Warning] with its line
 // number and the rest is used. Matching is linear in the length of the path
