@@ -19,7 +19,7 @@ type Robots struct {
 	usage    []UsageRule // all usage rules; each group holds a window of it
 	agents   []Agent
 	sitemaps []Sitemap
-	warnings []Warning
+	warnings []warning // rendered by Warnings
 	bytes    int
 	cut      bool
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
@@ -101,6 +101,47 @@ type Warning struct {
 	Message string
 }
 
+// warning is a Warning as the parser keeps it: the message's kind and its
+// arguments (parts of the body), so that a parse writes no message.
+type warning struct {
+	line int32
+	kind warnKind
+	a, b string
+}
+
+type warnKind uint8
+
+const (
+	warnProblem       warnKind = iota // a: problemText
+	warnBeforeAgent                   // a: key
+	warnUnknownKey                    // a: key
+	warnNoToken                       // a: value
+	warnNoPreference                  // a: key, b: value
+	warnBadCrawlDelay                 // a: value
+	warnDelayOutside
+	warnCut
+)
+
+func (w *warning) message() string {
+	switch w.kind {
+	case warnProblem:
+		return w.a
+	case warnBeforeAgent:
+		return w.a + " before any User-agent line: ignored"
+	case warnUnknownKey:
+		return "unknown key " + strconv.Quote(w.a) + ": ignored"
+	case warnNoToken:
+		return "user-agent " + strconv.Quote(w.a) + " has no product token"
+	case warnNoPreference:
+		return w.a + " " + strconv.Quote(w.b) + " states no preference the dialect knows"
+	case warnBadCrawlDelay:
+		return "Crawl-delay " + strconv.Quote(w.a) + " is not a number of seconds: ignored"
+	case warnDelayOutside:
+		return "Crawl-delay outside a group: ignored"
+	}
+	return "robots.txt longer than " + strconv.Itoa(MaxBodyBytes) + " bytes: the rest is ignored"
+}
+
 func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
 
 // Dialect returns the dialect the file was parsed with.
@@ -110,11 +151,8 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	n := 256 + r.bytes + 40*(len(r.sitemaps)+len(r.warnings))
+	n := 256 + r.bytes + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
 	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(Rule{}))*cap(r.rules) + int(unsafe.Sizeof(Group{}))*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
-	for _, w := range r.warnings {
-		n += len(w.Message)
-	}
 	return n
 }
 
@@ -124,8 +162,18 @@ func (r *Robots) Groups() []Group { return r.groups }
 // Sitemaps returns the Sitemap lines in file order (none in koster1994).
 func (r *Robots) Sitemaps() []Sitemap { return r.sitemaps }
 
-// Warnings returns what the parser could not use, in line order.
-func (r *Robots) Warnings() []Warning { return r.warnings }
+// Warnings returns what the parser could not use, in line order. The
+// messages are written on each call, into a new slice.
+func (r *Robots) Warnings() []Warning {
+	if len(r.warnings) == 0 {
+		return nil
+	}
+	out := make([]Warning, len(r.warnings))
+	for i := range r.warnings {
+		out[i] = Warning{Line: int(r.warnings[i].line), Message: r.warnings[i].message()}
+	}
+	return out
+}
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
@@ -149,30 +197,53 @@ func (d *Dialect) Parse(body []byte) *Robots {
 
 // ParseString is [Dialect.Parse] for a string; the result may share memory
 // with body.
+//
+// The body is read once, line by line, into a table of the lines that
+// matter (offsets, reused from parse to parse); the parser then sizes its
+// slices from the table and fills them, allocating nothing per line. A
+// rule's value is copied only when a byte of it must be escaped.
 func (d *Dialect) ParseString(body string) *Robots {
 	if body == "" {
 		return &d.empty
 	}
 	p := parser{s: &d.s, r: &Robots{d: d}}
-	p.r.groups, p.r.agents, p.spans = p.r.group1[:0], p.r.agent1[:0], p.r.span1[:0]
-	// Size the slices once rather than let them grow line by line (growing
-	// them was a third of the parse of a file of many small groups).
-	agents, rules := countKeyLines(body)
-	if agents > 1 {
-		p.r.groups, p.r.agents, p.spans = make([]Group, 0, agents), make([]Agent, 0, agents), make([]span, 0, agents)
-	}
-	p.ruleCap = rules
-	used, cut := p.scan(body)
-	p.endGroup()
+	rp := recPool.Get().(*[]lineRec)
+	recs, n, used, cut, last := p.s.scan(body, (*rp)[:0])
 	r := p.r
+	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], r.span1[:0]
+	if n.agents > 1 {
+		r.groups, r.agents, p.spans = make([]Group, 0, n.agents), make([]Agent, 0, n.agents), make([]span, 0, n.agents)
+	}
+	p.ruleCap = n.rules
+	if n.warnings > 0 {
+		r.warnings = make([]warning, 0, n.warnings+1)
+	}
+	if n.sitemaps > 0 && p.s.sitemaps {
+		r.sitemaps = make([]Sitemap, 0, n.sitemaps)
+	}
+	if n.usage > 0 {
+		r.usage = make([]UsageRule, 0, n.usage)
+	}
+	var l line
+	for i := range recs {
+		rec := &recs[i]
+		l = line{num: int(rec.num), kind: rec.kind, blank: rec.blank, problem: rec.prob}
+		if rec.k1 > rec.k0 {
+			l.key, l.value = body[rec.k0:rec.k1], body[rec.v0:rec.v1]
+		}
+		p.line(&l)
+	}
+	*rp = recs
+	recPool.Put(rp)
+	p.endGroup()
 	if cap(r.rules) > 2*len(r.rules)+16 {
-		// The guess of addRule was far off (many lines are not rules):
-		// keep only what is used.
+		// Many rule lines were not used (before any User-agent line):
+		// keep only what is.
 		r.rules = slices.Clone(r.rules)
 	}
 	r.bytes, r.cut = used, cut
 	if cut {
-		r.warn(p.last+1, fmt.Sprintf("robots.txt longer than %d bytes: the rest is ignored", MaxBodyBytes))
+		r.warn(last+1, warnCut, "", "")
 	}
 	if len(r.groups) == 0 {
 		r.groups = nil // as when they are not preallocated
@@ -192,8 +263,8 @@ func (d *Dialect) ParseString(body string) *Robots {
 	return r
 }
 
-func (r *Robots) warn(line int, msg string) {
-	r.warnings = append(r.warnings, Warning{Line: line, Message: msg})
+func (r *Robots) warn(line int, kind warnKind, a, b string) {
+	r.warnings = append(r.warnings, warning{line: int32(line), kind: kind, a: a, b: b})
 }
 
 type span struct{ a0, a1, r0, r1, u0, u1 int }
@@ -206,7 +277,6 @@ type parser struct {
 	open  bool // a group is open
 	rules bool // the open group has seen a line that ends its user-agent list
 	skip  bool // koster1994: the current record did not start with User-agent
-	last  int
 	// ruleCap is how many rules the body may hold (countKeyLines).
 	ruleCap int
 }
@@ -229,9 +299,8 @@ func (p *parser) endGroup() {
 
 func (p *parser) line(l *line) {
 	s, r := p.s, p.r
-	p.last = l.num
-	if l.problem != "" {
-		r.warn(l.num, l.problem)
+	if l.problem != problemNone {
+		r.warn(l.num, warnProblem, problemText[l.problem], "")
 	}
 	if s.blankLineRecords && l.blank {
 		p.endGroup()
@@ -258,7 +327,7 @@ func (p *parser) line(l *line) {
 			return
 		}
 		if !p.open {
-			r.warn(l.num, fmt.Sprintf("%s before any User-agent line: ignored", l.key))
+			r.warn(l.num, warnBeforeAgent, l.key, "")
 			if s.blankLineRecords {
 				p.skip = true
 			}
@@ -270,7 +339,7 @@ func (p *parser) line(l *line) {
 			return
 		}
 		if !p.open {
-			r.warn(l.num, fmt.Sprintf("%s before any User-agent line: ignored", l.key))
+			r.warn(l.num, warnBeforeAgent, l.key, "")
 			return
 		}
 		p.addUsage(l)
@@ -283,7 +352,7 @@ func (p *parser) line(l *line) {
 	case keyUnused:
 		// Recognised, without effect in this dialect.
 	default:
-		r.warn(l.num, fmt.Sprintf("unknown key %q: ignored", l.key))
+		r.warn(l.num, warnUnknownKey, l.key, "")
 	}
 }
 
@@ -301,7 +370,7 @@ func (p *parser) addAgents(l *line) {
 	} else {
 		a.token = v[:p.s.agentChars.prefixLen(v)]
 		if a.token == "" {
-			p.r.warn(l.num, fmt.Sprintf("user-agent %q has no product token", v))
+			p.r.warn(l.num, warnNoToken, v, "")
 		}
 	}
 	p.r.agents = append(p.r.agents, a)
@@ -316,17 +385,19 @@ func (p *parser) addRule(l *line) {
 	}
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
-			p.appendRule(Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
+			r := p.newRule(l, g)
+			r.Allow, r.Note = true, noteEmptyDisallow
 		}
 		return // an empty rule matches nothing
 	}
 	norm := s.normalizePattern(l.value)
-	p.appendRule(Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
+	r := p.newRule(l, g)
+	r.Allow, r.Pattern, r.norm = allow, l.value, norm
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			p.appendRule(Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
-				Note: noteIndexHTML, norm: norm[:i+1] + "$"})
+			r := p.newRule(l, g)
+			r.Allow, r.Pattern, r.Note, r.norm = true, l.value, noteIndexHTML, norm[:i+1]+"$"
 		}
 	}
 }
@@ -349,49 +420,31 @@ func (p *parser) addUsage(l *line) {
 		u.Usage = ParseUsage(u.Value)
 	}
 	if u.Usage == 0 {
-		p.r.warn(l.num, fmt.Sprintf("%s %q states no preference the dialect knows", l.key, l.value))
+		p.r.warn(l.num, warnNoPreference, l.key, l.value)
 	}
 	p.r.usage = append(p.r.usage, u)
 }
 
-// appendRule adds r to the rules of the file.
-func (p *parser) appendRule(r Rule) {
-	if p.r.rules == nil {
-		// Room for every line that looks like a rule, so that the rules
-		// are not copied as they grow; ParseString gives back what is left
-		// unused when that was far too much.
-		p.r.rules = make([]Rule, 0, p.ruleCap+1)
+// newRule adds a rule of line l and group g to the rules of the file and
+// returns it, to be filled in place (a Rule is large: building one and
+// copying it in cost more).
+func (p *parser) newRule(l *line, g int) *Rule {
+	rules := p.r.rules
+	if rules == nil {
+		// Room for every rule line, so that the rules are not copied as
+		// they grow.
+		rules = make([]Rule, 0, p.ruleCap+1)
 	}
-	p.r.rules = append(p.r.rules, r)
-}
-
-// countKeyLines returns about how many lines of body are user-agent lines
-// and rules: the lines whose first byte other than a space or tab is 'u' (or
-// 'U'), and 'a' or 'd'. Lines end at LF, or at CR when there is no LF.
-func countKeyLines(body string) (agents, rules int) {
-	sep := byte('\n')
-	if strings.IndexByte(body, '\n') < 0 {
-		sep = '\r'
+	n := len(rules)
+	if n < cap(rules) {
+		rules = rules[:n+1]
+	} else {
+		rules = append(rules, Rule{})
 	}
-	for pos := 0; pos < len(body); {
-		for pos < len(body) && (body[pos] == ' ' || body[pos] == '\t') {
-			pos++
-		}
-		if pos < len(body) {
-			switch body[pos] | 0x20 {
-			case 'u':
-				agents++
-			case 'a', 'd':
-				rules++
-			}
-		}
-		i := strings.IndexByte(body[pos:], sep)
-		if i < 0 {
-			break
-		}
-		pos += i + 1
-	}
-	return agents, rules
+	p.r.rules = rules
+	r := &rules[n]
+	r.Key, r.Line, r.Group = l.key, l.num, g
+	return r
 }
 
 func (p *parser) crawlDelay(l *line) {
@@ -401,7 +454,7 @@ func (p *parser) crawlDelay(l *line) {
 	}
 	d, ok := s.parseCrawlDelay(l.value)
 	if !ok {
-		r.warn(l.num, fmt.Sprintf("Crawl-delay %q is not a number of seconds: ignored", l.value))
+		r.warn(l.num, warnBadCrawlDelay, l.value, "")
 		return
 	}
 	if len(r.groups) == 0 && !p.skip {
@@ -413,7 +466,7 @@ func (p *parser) crawlDelay(l *line) {
 		return
 	}
 	if !p.open || p.skip {
-		r.warn(l.num, "Crawl-delay outside a group: ignored")
+		r.warn(l.num, warnDelayOutside, "", "")
 		return
 	}
 	// The delay belongs to the user-agent lines above it in the group that

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/politecrawl/robots/internal/ascii"
 )
@@ -11,47 +12,76 @@ import (
 type line struct {
 	num     int
 	kind    keyKind
-	typo    bool   // key recognised through one of Google's accepted misspellings
 	key     string // key as written, trimmed
 	value   string // value as written, trimmed, comment removed
 	blank   bool   // nothing but white space (a record separator in koster1994)
-	comment bool   // nothing but a comment
-	problem string // why the line was not understood, if it was not
+	problem problem
 }
+
+// problem is why the scanner could not read a line, if it could not.
+type problem uint8
+
+const (
+	problemNone problem = iota
+	problemLong
+	problemNoColon
+	problemEmptyKey
+)
+
+var problemText = [...]string{
+	problemLong:     "line longer than the dialect reads: cut",
+	problemNoColon:  "no ':' after the key",
+	problemEmptyKey: "empty key",
+}
+
+// lineRec is what the scanner keeps of a line for the parser: the line's
+// key and value as offsets into the body, so that the table of lines holds
+// no pointers (the garbage collector does not look into it) and is reused
+// from parse to parse (recPool). Lines without a key, a problem or (in
+// koster1994) a record break are not kept.
+type lineRec struct {
+	num    int32
+	kind   keyKind
+	blank  bool
+	prob   problem
+	k0, k1 int32 // key: body[k0:k1]
+	v0, v1 int32 // value: body[v0:v1]
+}
+
+// lineCounts is how many lines of each kind the scanner kept: what the
+// parser sizes its slices by.
+type lineCounts struct {
+	agents, rules, usage, sitemaps, warnings int
+}
+
+// recPool holds tables of lines for reuse (a 500 KiB body of short lines
+// makes a table of about 750 KB).
+var recPool = sync.Pool{New: func() any { return new([]lineRec) }}
 
 const bom = "\xEF\xBB\xBF"
 
-// scan splits body into lines (CR, LF or CRLF) and passes each to p.line,
-// in order. It returns the number of bytes it considered and whether the
-// body was cut at MaxBodyBytes.
-func (p *parser) scan(body string) (used int, cut bool) {
-	if len(body) > MaxBodyBytes {
-		after := body[MaxBodyBytes]
-		body = body[:MaxBodyBytes]
-		cut = true
-		// Drop a line cut in the middle so that half a rule never applies;
-		// a line that ends exactly at the limit is whole.
-		if after != '\n' && after != '\r' {
-			if i := strings.LastIndexAny(body, "\r\n"); i >= 0 {
-				body = body[:i+1]
-			} else {
-				body = ""
-			}
-		}
+// scan reads body once, line by line (lines end at CR, LF or CRLF), and
+// appends the lines that matter to recs. It returns the table, what it
+// counted, the number of bytes it considered, whether the body was cut at
+// MaxBodyBytes and the number of the last line it read. A line cut in the
+// middle by that limit is dropped, so that half a rule never applies; a
+// line that ends exactly at the limit is whole.
+func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, used int, cut bool, last int) {
+	cut = len(body) > MaxBodyBytes
+	if len(body) > 1<<31-1 {
+		body = body[:MaxBodyBytes+1] // offsets are int32
 	}
-	used = len(body)
 	// A byte-order mark, or any leading part of one, is skipped.
-	i := 0
-	for i < len(bom) && i < len(body) && body[i] == bom[i] {
-		i++
+	pos := 0
+	for pos < len(bom) && pos < len(body) && body[pos] == bom[pos] {
+		pos++
 	}
-	body = body[i:]
-
-	var l line
+	if !cut {
+		used = len(body)
+	}
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
-	for pos := 0; pos < len(body); {
-		num++
+	for pos < len(body) {
 		if lf < pos {
 			if j := strings.IndexByte(body[pos:], '\n'); j >= 0 {
 				lf = pos + j
@@ -67,12 +97,36 @@ func (p *parser) scan(body string) (used int, cut bool) {
 				next++ // CRLF
 			}
 		}
-		l = line{num: num}
-		p.s.readLine(body[pos:end], &l)
-		p.line(&l)
+		if cut {
+			if pos >= MaxBodyBytes || end > MaxBodyBytes {
+				break // past the limit, or cut by it
+			}
+			used = min(next, MaxBodyBytes)
+		}
+		num++
+		var r lineRec
+		if s.readLine(body, pos, end, &r) {
+			r.num = int32(num)
+			recs = append(recs, r)
+			switch r.kind {
+			case keyUserAgent:
+				n.agents++
+			case keyAllow, keyDisallow:
+				n.rules++
+			case keyContentUsage, keyContentSignal:
+				n.usage++
+			case keySitemap:
+				n.sitemaps++
+			case keyUnknown:
+				n.warnings++
+			}
+			if r.prob != problemNone {
+				n.warnings++
+			}
+		}
 		pos = next
 	}
-	return used, cut
+	return recs, n, used, cut, num
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
@@ -87,55 +141,116 @@ func trimSpace(s string) string {
 	return s
 }
 
-// readLine fills l from one line of text (no line break in it).
-func (s *spec) readLine(text string, l *line) {
-	if s.maxLineBytes > 0 && len(text) > s.maxLineBytes {
-		text = text[:s.maxLineBytes]
-		l.problem = "line longer than the dialect reads: cut"
-	}
+// lineStop values: a byte that ends a line's content, and ':'.
+const (
+	stopEnd   = 1
+	stopColon = 2
+)
+
+// newLineStop returns spec.lineStop for s.
+func newLineStop(s *spec) (t [256]uint8) {
+	t['#'], t[':'] = stopEnd, stopColon
 	if s.nulEndsLine {
-		if i := strings.IndexByte(text, 0); i >= 0 {
-			text = text[:i]
+		t[0] = stopEnd
+	}
+	return t
+}
+
+// shortLine is the length up to which readLine looks for the bytes that
+// end a line's content and for its colon in one loop over the bytes; a
+// longer line is searched with strings.IndexByte, which is faster there.
+const shortLine = 96
+
+// readLine reads the line body[pos:end] (no line break in it) into r. It
+// reports whether the parser needs the line: whether it has a key, a
+// problem, or is blank in a dialect of blank-line records.
+func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
+	if s.maxLineBytes > 0 && end-pos > s.maxLineBytes {
+		end = pos + s.maxLineBytes
+		r.prob = problemLong
+	}
+	// The content ends at a '#' (a comment) or, in google, a NUL; colon is
+	// the first ':' before it.
+	colon, commented := -1, false
+	stop := &s.lineStop
+	if end-pos <= shortLine {
+		for i := pos; i < end; i++ {
+			if f := stop[body[i]]; f != 0 {
+				if f == stopEnd {
+					end, commented = i, body[i] == '#'
+					break
+				}
+				if colon < 0 {
+					colon = i
+				}
+			}
+		}
+	} else {
+		if s.nulEndsLine {
+			if i := strings.IndexByte(body[pos:end], 0); i >= 0 {
+				end = pos + i
+			}
+		}
+		if i := strings.IndexByte(body[pos:end], '#'); i >= 0 {
+			end, commented = pos+i, true
+		}
+		if i := strings.IndexByte(body[pos:end], ':'); i >= 0 {
+			colon = pos + i
 		}
 	}
-	if c := strings.IndexByte(text, '#'); c >= 0 {
-		text = text[:c]
-		l.comment = true
+	for pos < end && isSpace(body[pos]) {
+		pos++
 	}
-	text = trimSpace(text)
-	if text == "" {
-		l.blank = !l.comment
-		return
+	for end > pos && isSpace(body[end-1]) {
+		end--
 	}
-	l.comment = false
-	sep := strings.IndexByte(text, ':')
-	var key, value string
-	if sep >= 0 {
-		key, value = trimSpace(text[:sep]), trimSpace(text[sep+1:])
-	} else if s.colonlessTwoWord {
+	if pos == end {
+		r.blank = !commented
+		return r.prob != problemNone || r.blank && s.blankLineRecords
+	}
+	var k0, k1, v0, v1 int
+	switch {
+	case colon >= 0:
+		k0, k1, v0, v1 = pos, colon, colon+1, end
+		for k1 > k0 && isSpace(body[k1-1]) {
+			k1--
+		}
+		for v0 < v1 && isSpace(body[v0]) {
+			v0++
+		}
+	case s.colonlessTwoWord:
 		// "key value": accepted only when there are exactly two words,
 		// separated by spaces or tabs alone, as Google's parser reads them
 		// (a vertical tab or form feed separates nothing there).
-		w := strings.IndexAny(text, " \t")
-		if w < 0 {
-			l.problem = "no ':' after the key"
-			return
+		w := pos
+		for w < end && body[w] != ' ' && body[w] != '\t' {
+			w++
 		}
-		key, value = text[:w], trimSpace(text[w:])
-		if strings.ContainsAny(value, " \t") {
-			l.problem = "no ':' after the key"
-			return
+		if w == end {
+			r.prob = problemNoColon
+			return true
 		}
-	} else {
-		l.problem = "no ':' after the key"
-		return
+		k0, k1, v0, v1 = pos, w, w, end
+		for v0 < v1 && isSpace(body[v0]) {
+			v0++
+		}
+		for i := v0; i < v1; i++ {
+			if body[i] == ' ' || body[i] == '\t' {
+				r.prob = problemNoColon
+				return true
+			}
+		}
+	default:
+		r.prob = problemNoColon
+		return true
 	}
-	if key == "" {
-		l.problem = "empty key"
-		return
+	if k0 == k1 {
+		r.prob = problemEmptyKey
+		return true
 	}
-	l.key, l.value = key, value
-	l.kind, l.typo = s.classify(key)
+	r.k0, r.k1, r.v0, r.v1 = int32(k0), int32(k1), int32(v0), int32(v1)
+	r.kind = s.classify(body[k0:k1])
+	return true
 }
 
 // keyEntry is a key a dialect recognises, for classify.
@@ -167,22 +282,22 @@ func newKeyTable(s *spec) *keyTable {
 	return t
 }
 
-// classify returns what key means in this dialect: the first of the
+// classify returns what key (not empty) means in this dialect: the first of the
 // dialect's key prefixes that starts key, or the key equal to it, compared
 // case-insensitively (ASCII letters only, as strings.EqualFold does for an
 // ASCII name of the same byte length).
-func (s *spec) classify(key string) (keyKind, bool) {
+func (s *spec) classify(key string) keyKind {
 	c := key[0] | 0x20
 	if c < 'a' || c > 'z' {
-		return keyUnknown, false
+		return keyUnknown
 	}
 	for _, e := range s.keyTab[c-'a'] {
 		if len(key) < len(e.name) || !e.prefix && len(key) != len(e.name) {
 			continue
 		}
 		if ascii.EqualFold(key[:len(e.name)], e.name) {
-			return e.kind, e.typo
+			return e.kind
 		}
 	}
-	return keyUnknown, false
+	return keyUnknown
 }
