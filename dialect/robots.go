@@ -1,7 +1,6 @@
 package dialect
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -19,7 +18,9 @@ type Robots struct {
 	usage    []UsageRule // all usage rules; each group holds a window of it
 	agents   []Agent
 	sitemaps []Sitemap
-	warnings []warning // rendered by Warnings
+	warnings []warning // written out by Warnings
+	src      string    // the text the warnings point into
+	held     int       // bytes of the body this Robots holds (Footprint)
 	bytes    int
 	cut      bool
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
@@ -101,18 +102,24 @@ type Warning struct {
 	Message string
 }
 
+func (w Warning) String() string { return "line " + strconv.Itoa(w.Line) + ": " + w.Message }
+
 // warning is a Warning as the parser keeps it: the message's kind and its
-// arguments (parts of the body), so that a parse writes no message.
+// arguments as offsets into Robots.src, so that a parse writes no message
+// and the table holds no pointers.
 type warning struct {
-	line int32
-	kind warnKind
-	a, b string
+	line   int32
+	kind   warnKind
+	a0, a1 int32 // first argument: src[a0:a1]
+	b0, b1 int32 // second argument
 }
 
 type warnKind uint8
 
 const (
-	warnProblem       warnKind = iota // a: problemText
+	warnLong          warnKind = iota // problemLong
+	warnNoColon                       // problemNoColon
+	warnEmptyKey                      // problemEmptyKey
 	warnBeforeAgent                   // a: key
 	warnUnknownKey                    // a: key
 	warnNoToken                       // a: value
@@ -122,27 +129,30 @@ const (
 	warnCut
 )
 
-func (w *warning) message() string {
+func (w *warning) message(src string) string {
+	a, b := src[w.a0:w.a1], src[w.b0:w.b1]
 	switch w.kind {
-	case warnProblem:
-		return w.a
+	case warnLong:
+		return problemText[problemLong]
+	case warnNoColon:
+		return problemText[problemNoColon]
+	case warnEmptyKey:
+		return problemText[problemEmptyKey]
 	case warnBeforeAgent:
-		return w.a + " before any User-agent line: ignored"
+		return a + " before any User-agent line: ignored"
 	case warnUnknownKey:
-		return "unknown key " + strconv.Quote(w.a) + ": ignored"
+		return "unknown key " + strconv.Quote(a) + ": ignored"
 	case warnNoToken:
-		return "user-agent " + strconv.Quote(w.a) + " has no product token"
+		return "user-agent " + strconv.Quote(a) + " has no product token"
 	case warnNoPreference:
-		return w.a + " " + strconv.Quote(w.b) + " states no preference the dialect knows"
+		return a + " " + strconv.Quote(b) + " states no preference the dialect knows"
 	case warnBadCrawlDelay:
-		return "Crawl-delay " + strconv.Quote(w.a) + " is not a number of seconds: ignored"
+		return "Crawl-delay " + strconv.Quote(a) + " is not a number of seconds: ignored"
 	case warnDelayOutside:
 		return "Crawl-delay outside a group: ignored"
 	}
 	return "robots.txt longer than " + strconv.Itoa(MaxBodyBytes) + " bytes: the rest is ignored"
 }
-
-func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
 
 // Dialect returns the dialect the file was parsed with.
 func (r *Robots) Dialect() *Dialect { return r.d }
@@ -151,7 +161,7 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	n := 256 + r.bytes + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
+	n := 256 + r.held + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
 	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(Rule{}))*cap(r.rules) + int(unsafe.Sizeof(Group{}))*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
 	return n
 }
@@ -170,7 +180,7 @@ func (r *Robots) Warnings() []Warning {
 	}
 	out := make([]Warning, len(r.warnings))
 	for i := range r.warnings {
-		out[i] = Warning{Line: int(r.warnings[i].line), Message: r.warnings[i].message()}
+		out[i] = Warning{Line: int(r.warnings[i].line), Message: r.warnings[i].message(r.src)}
 	}
 	return out
 }
@@ -192,7 +202,8 @@ func (d *Dialect) Parse(body []byte) *Robots {
 		// Keep one extra byte so that scan sees the cut.
 		body = body[:MaxBodyBytes+1]
 	}
-	return d.ParseString(string(body))
+	// Read in place; parse copies what the result keeps.
+	return d.parse(unsafe.String(&body[0], len(body)), true)
 }
 
 // ParseString is [Dialect.Parse] for a string; the result may share memory
@@ -206,10 +217,22 @@ func (d *Dialect) ParseString(body string) *Robots {
 	if body == "" {
 		return &d.empty
 	}
+	return d.parse(body, false)
+}
+
+// parse parses body; when clone is set, body is memory the result must not
+// refer to, and parse copies the parts of it that the result keeps.
+func (d *Dialect) parse(body string, clone bool) *Robots {
 	p := parser{s: &d.s, r: &Robots{d: d}}
 	rp := recPool.Get().(*[]lineRec)
 	recs, n, used, cut, last := p.s.scan(body, (*rp)[:0])
 	r := p.r
+	r.held = used
+	if clone {
+		body = keep(body[:used], recs)
+		r.held = len(body)
+	}
+	r.src = body
 	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], r.span1[:0]
 	if n.agents > 1 {
 		r.groups, r.agents, p.spans = make([]Group, 0, n.agents), make([]Agent, 0, n.agents), make([]span, 0, n.agents)
@@ -227,7 +250,8 @@ func (d *Dialect) ParseString(body string) *Robots {
 	var l line
 	for i := range recs {
 		rec := &recs[i]
-		l = line{num: int(rec.num), kind: rec.kind, blank: rec.blank, problem: rec.prob}
+		l = line{num: int(rec.num), kind: rec.kind, blank: rec.blank, problem: rec.prob,
+			k0: rec.k0, k1: rec.k1, v0: rec.v0, v1: rec.v1}
 		if rec.k1 > rec.k0 {
 			l.key, l.value = body[rec.k0:rec.k1], body[rec.v0:rec.v1]
 		}
@@ -243,7 +267,7 @@ func (d *Dialect) ParseString(body string) *Robots {
 	}
 	r.bytes, r.cut = used, cut
 	if cut {
-		r.warn(last+1, warnCut, "", "")
+		r.warn(last+1, warnCut)
 	}
 	if len(r.groups) == 0 {
 		r.groups = nil // as when they are not preallocated
@@ -263,8 +287,48 @@ func (d *Dialect) ParseString(body string) *Robots {
 	return r
 }
 
-func (r *Robots) warn(line int, kind warnKind, a, b string) {
-	r.warnings = append(r.warnings, warning{line: int32(line), kind: kind, a: a, b: b})
+// keep returns a copy of what the lines recs of body refer to, their keys
+// and values, and points recs into it: all of body when they are most of
+// it (one copy costs less than many small ones), else only them, so that a
+// page of HTML read as robots.txt does not stay in memory.
+func keep(body string, recs []lineRec) string {
+	need := 0
+	for i := range recs {
+		need += int(recs[i].k1-recs[i].k0) + int(recs[i].v1-recs[i].v0)
+	}
+	if need >= len(body)/2 {
+		return strings.Clone(body)
+	}
+	b := make([]byte, 0, need)
+	for i := range recs {
+		rec := &recs[i]
+		if rec.k1 == rec.k0 {
+			continue
+		}
+		k, v := body[rec.k0:rec.k1], body[rec.v0:rec.v1]
+		rec.k0 = int32(len(b))
+		b = append(b, k...)
+		rec.k1, rec.v0 = int32(len(b)), int32(len(b))
+		b = append(b, v...)
+		rec.v1 = int32(len(b))
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// warn adds a warning of the given kind about line num.
+func (r *Robots) warn(num int, kind warnKind) {
+	r.warnings = append(r.warnings, warning{line: int32(num), kind: kind})
+}
+
+// warnArgs adds a warning about line l whose arguments are l's key (a) and
+// value (b), as kind uses them.
+func (r *Robots) warnArgs(l *line, kind warnKind) {
+	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.k0, a1: l.k1, b0: l.v0, b1: l.v1})
+}
+
+// warnValue adds a warning about line l whose argument is l's value.
+func (r *Robots) warnValue(l *line, kind warnKind) {
+	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.v0, a1: l.v1})
 }
 
 type span struct{ a0, a1, r0, r1, u0, u1 int }
@@ -300,7 +364,7 @@ func (p *parser) endGroup() {
 func (p *parser) line(l *line) {
 	s, r := p.s, p.r
 	if l.problem != problemNone {
-		r.warn(l.num, warnProblem, problemText[l.problem], "")
+		r.warn(l.num, warnLong+warnKind(l.problem-problemLong))
 	}
 	if s.blankLineRecords && l.blank {
 		p.endGroup()
@@ -327,7 +391,7 @@ func (p *parser) line(l *line) {
 			return
 		}
 		if !p.open {
-			r.warn(l.num, warnBeforeAgent, l.key, "")
+			r.warnArgs(l, warnBeforeAgent)
 			if s.blankLineRecords {
 				p.skip = true
 			}
@@ -339,7 +403,7 @@ func (p *parser) line(l *line) {
 			return
 		}
 		if !p.open {
-			r.warn(l.num, warnBeforeAgent, l.key, "")
+			r.warnArgs(l, warnBeforeAgent)
 			return
 		}
 		p.addUsage(l)
@@ -352,7 +416,7 @@ func (p *parser) line(l *line) {
 	case keyUnused:
 		// Recognised, without effect in this dialect.
 	default:
-		r.warn(l.num, warnUnknownKey, l.key, "")
+		r.warnArgs(l, warnUnknownKey)
 	}
 }
 
@@ -370,7 +434,7 @@ func (p *parser) addAgents(l *line) {
 	} else {
 		a.token = v[:p.s.agentChars.prefixLen(v)]
 		if a.token == "" {
-			p.r.warn(l.num, warnNoToken, v, "")
+			p.r.warnValue(l, warnNoToken)
 		}
 	}
 	p.r.agents = append(p.r.agents, a)
@@ -420,7 +484,7 @@ func (p *parser) addUsage(l *line) {
 		u.Usage = ParseUsage(u.Value)
 	}
 	if u.Usage == 0 {
-		p.r.warn(l.num, warnNoPreference, l.key, l.value)
+		p.r.warnArgs(l, warnNoPreference)
 	}
 	p.r.usage = append(p.r.usage, u)
 }
@@ -454,7 +518,7 @@ func (p *parser) crawlDelay(l *line) {
 	}
 	d, ok := s.parseCrawlDelay(l.value)
 	if !ok {
-		r.warn(l.num, warnBadCrawlDelay, l.value, "")
+		r.warnValue(l, warnBadCrawlDelay)
 		return
 	}
 	if len(r.groups) == 0 && !p.skip {
@@ -466,7 +530,7 @@ func (p *parser) crawlDelay(l *line) {
 		return
 	}
 	if !p.open || p.skip {
-		r.warn(l.num, warnDelayOutside, "", "")
+		r.warn(l.num, warnDelayOutside)
 		return
 	}
 	// The delay belongs to the user-agent lines above it in the group that

@@ -16,6 +16,8 @@ type line struct {
 	value   string // value as written, trimmed, comment removed
 	blank   bool   // nothing but white space (a record separator in koster1994)
 	problem problem
+	// key and value as offsets into the text parsed (for warnings).
+	k0, k1, v0, v1 int32
 }
 
 // problem is why the scanner could not read a line, if it could not.
@@ -81,6 +83,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	}
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
+	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	for pos < len(body) {
 		if lf < pos {
 			if j := strings.IndexByte(body[pos:], '\n'); j >= 0 {
@@ -89,9 +92,18 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 				lf = len(body)
 			}
 		}
+		if cr < pos {
+			// Each search starts past the CR found last: the body is
+			// searched once for LFs and once for CRs, in all.
+			if k := strings.IndexByte(body[pos:], '\r'); k >= 0 {
+				cr = pos + k
+			} else {
+				cr = len(body)
+			}
+		}
 		end, next := lf, lf+1
-		if k := strings.IndexByte(body[pos:lf], '\r'); k >= 0 {
-			end = pos + k
+		if cr < lf {
+			end = cr
 			next = end + 1
 			if next == lf {
 				next++ // CRLF
@@ -141,14 +153,17 @@ func trimSpace(s string) string {
 	return s
 }
 
-// lineStop values: a byte that ends a line's content, and ':'.
+// lineStop values: white space (isSpace), a byte that ends a line's
+// content, and ':'.
 const (
-	stopEnd   = 1
-	stopColon = 2
+	stopSpace = 1
+	stopEnd   = 2
+	stopColon = 3
 )
 
 // newLineStop returns spec.lineStop for s.
 func newLineStop(s *spec) (t [256]uint8) {
+	t[' '], t['\t'], t['\v'], t['\f'] = stopSpace, stopSpace, stopSpace, stopSpace
 	t['#'], t[':'] = stopEnd, stopColon
 	if s.nulEndsLine {
 		t[0] = stopEnd
@@ -169,39 +184,39 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 		end = pos + s.maxLineBytes
 		r.prob = problemLong
 	}
+	stop := &s.lineStop
+	for pos < end && stop[body[pos]] == stopSpace {
+		pos++
+	}
 	// The content ends at a '#' (a comment) or, in google, a NUL; colon is
 	// the first ':' before it.
 	colon, commented := -1, false
-	stop := &s.lineStop
-	if end-pos <= shortLine {
-		for i := pos; i < end; i++ {
-			if f := stop[body[i]]; f != 0 {
+	if text := body[pos:end]; len(text) <= shortLine {
+		for i := 0; i < len(text); i++ {
+			if f := stop[text[i]]; f > stopSpace {
 				if f == stopEnd {
-					end, commented = i, body[i] == '#'
+					end, commented = pos+i, text[i] == '#'
 					break
 				}
 				if colon < 0 {
-					colon = i
+					colon = pos + i
 				}
 			}
 		}
 	} else {
 		if s.nulEndsLine {
-			if i := strings.IndexByte(body[pos:end], 0); i >= 0 {
-				end = pos + i
+			if i := strings.IndexByte(text, 0); i >= 0 {
+				end, text = pos+i, text[:i]
 			}
 		}
-		if i := strings.IndexByte(body[pos:end], '#'); i >= 0 {
-			end, commented = pos+i, true
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			end, commented, text = pos+i, true, text[:i]
 		}
-		if i := strings.IndexByte(body[pos:end], ':'); i >= 0 {
+		if i := strings.IndexByte(text, ':'); i >= 0 {
 			colon = pos + i
 		}
 	}
-	for pos < end && isSpace(body[pos]) {
-		pos++
-	}
-	for end > pos && isSpace(body[end-1]) {
+	for end > pos && stop[body[end-1]] == stopSpace {
 		end--
 	}
 	if pos == end {
