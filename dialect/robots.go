@@ -250,7 +250,7 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	var l line
 	for i := range recs {
 		rec := &recs[i]
-		l = line{num: int(rec.num), kind: rec.kind, blank: rec.blank, problem: rec.prob,
+		l = line{num: int(rec.num), kind: rec.kind, blank: rec.blank, plain: rec.plain, problem: rec.prob,
 			k0: rec.k0, k1: rec.k1, v0: rec.v0, v1: rec.v1}
 		if rec.k1 > rec.k0 {
 			l.key, l.value = body[rec.k0:rec.k1], body[rec.v0:rec.v1]
@@ -454,7 +454,10 @@ func (p *parser) addRule(l *line) {
 		}
 		return // an empty rule matches nothing
 	}
-	norm := s.normalizePattern(l.value)
+	norm := l.value
+	if !l.plain {
+		norm = s.normalizePattern(l.value)
+	}
 	r := p.newRule(l, g)
 	r.Allow, r.Pattern, r.norm = allow, l.value, norm
 	if allow && s.indexHTML {

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +16,7 @@ type line struct {
 	key     string // key as written, trimmed
 	value   string // value as written, trimmed, comment removed
 	blank   bool   // nothing but white space (a record separator in koster1994)
+	plain   bool   // the value needs no escaping in a rule
 	problem problem
 	// key and value as offsets into the text parsed (for warnings).
 	k0, k1, v0, v1 int32
@@ -42,10 +44,12 @@ var problemText = [...]string{
 // from parse to parse (recPool). Lines without a key, a problem or (in
 // koster1994) a record break are not kept.
 type lineRec struct {
-	num    int32
-	kind   keyKind
-	blank  bool
-	prob   problem
+	num   int32
+	kind  keyKind
+	blank bool
+	prob  problem
+	plain bool // no byte of the line may need escaping in a rule
+
 	k0, k1 int32 // key: body[k0:k1]
 	v0, v1 int32 // value: body[v0:v1]
 }
@@ -116,10 +120,14 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			used = min(next, MaxBodyBytes)
 		}
 		num++
-		var r lineRec
-		if s.readLine(body, pos, end, &r) {
-			r.num = int32(num)
-			recs = append(recs, r)
+		if len(recs) == cap(recs) {
+			recs = slices.Grow(recs, 1)
+		}
+		// Read the line into the table's next slot, kept if needed.
+		r := &recs[:len(recs)+1][len(recs)]
+		*r = lineRec{num: int32(num)}
+		if s.readLine(body, pos, end, r) {
+			recs = recs[:len(recs)+1]
 			switch r.kind {
 			case keyUserAgent:
 				n.agents++
@@ -153,12 +161,14 @@ func trimSpace(s string) string {
 	return s
 }
 
-// lineStop values: white space (isSpace), a byte that ends a line's
-// content, and ':'.
+// lineStop bits: white space (isSpace), a byte that ends a line's content,
+// ':', and a byte that a rule's value may have to be escaped for (see
+// normalizePattern).
 const (
-	stopSpace = 1
-	stopEnd   = 2
-	stopColon = 3
+	stopSpace = 1 << iota
+	stopEnd
+	stopColon
+	stopEscape
 )
 
 // newLineStop returns spec.lineStop for s.
@@ -167,6 +177,18 @@ func newLineStop(s *spec) (t [256]uint8) {
 	t['#'], t[':'] = stopEnd, stopColon
 	if s.nulEndsLine {
 		t[0] = stopEnd
+	}
+	for c := range 256 {
+		switch s.encoding {
+		case encGoogle:
+			if c >= 0x80 || c == '%' {
+				t[c] |= stopEscape
+			}
+		case encRFC3986:
+			if rfcPlain[0][c] == 0 {
+				t[c] |= stopEscape
+			}
+		}
 	}
 	return t
 }
@@ -185,24 +207,28 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 		r.prob = problemLong
 	}
 	stop := &s.lineStop
-	for pos < end && stop[body[pos]] == stopSpace {
+	for pos < end && stop[body[pos]]&stopSpace != 0 {
 		pos++
 	}
 	// The content ends at a '#' (a comment) or, in google, a NUL; colon is
-	// the first ':' before it.
+	// the first ':' before it. (Leading white space is skipped, trailing
+	// white space ends the content whole: neither needs escaping.)
 	colon, commented := -1, false
 	if text := body[pos:end]; len(text) <= shortLine {
+		esc := false
 		for i := 0; i < len(text); i++ {
 			if f := stop[text[i]]; f > stopSpace {
-				if f == stopEnd {
+				if f&stopEnd != 0 {
 					end, commented = pos+i, text[i] == '#'
 					break
 				}
-				if colon < 0 {
+				if f&stopColon != 0 && colon < 0 {
 					colon = pos + i
 				}
+				esc = esc || f&stopEscape != 0
 			}
 		}
+		r.plain = !esc
 	} else {
 		if s.nulEndsLine {
 			if i := strings.IndexByte(text, 0); i >= 0 {
@@ -216,7 +242,7 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 			colon = pos + i
 		}
 	}
-	for end > pos && stop[body[end-1]] == stopSpace {
+	for end > pos && stop[body[end-1]]&stopSpace != 0 {
 		end--
 	}
 	if pos == end {
