@@ -31,7 +31,6 @@ type Robots struct {
 	// file costs fewer allocations.
 	group1 [1]Group
 	agent1 [1]Agent
-	span1  [1]span
 }
 
 // Group is one group (record) of the file: user-agent lines and the rules
@@ -224,8 +223,8 @@ func (d *Dialect) ParseString(body string) *Robots {
 // refer to, and parse copies the parts of it that the result keeps.
 func (d *Dialect) parse(body string, clone bool) *Robots {
 	p := parser{s: &d.s, r: &Robots{d: d}}
-	rp := recPool.Get().(*[]lineRec)
-	recs, n, used, cut, last := p.s.scan(body, (*rp)[:0])
+	sc := scratchPool.Get().(*scratch)
+	recs, n, used, cut, last := p.s.scan(body, sc.recs[:0])
 	r := p.r
 	r.held = used
 	if clone {
@@ -233,9 +232,9 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 		r.held = len(body)
 	}
 	r.src = body
-	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], r.span1[:0]
+	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], sc.spans[:0]
 	if n.agents > 1 {
-		r.groups, r.agents, p.spans = make([]Group, 0, n.agents), make([]Agent, 0, n.agents), make([]span, 0, n.agents)
+		r.groups, r.agents = make([]Group, 0, n.agents), make([]Agent, 0, n.agents)
 	}
 	p.ruleCap = n.rules
 	if n.warnings > 0 {
@@ -249,16 +248,10 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	}
 	var l line
 	for i := range recs {
-		rec := &recs[i]
-		l = line{num: int(rec.num), kind: rec.kind, blank: rec.blank, plain: rec.plain, problem: rec.prob,
-			k0: rec.k0, k1: rec.k1, v0: rec.v0, v1: rec.v1}
-		if rec.k1 > rec.k0 {
-			l.key, l.value = body[rec.k0:rec.k1], body[rec.v0:rec.v1]
-		}
+		l.lineRec = recs[i]
+		l.key, l.value = body[l.k0:l.k1], body[l.v0:l.v1]
 		p.line(&l)
 	}
-	*rp = recs
-	recPool.Put(rp)
 	p.endGroup()
 	if cap(r.rules) > 2*len(r.rules)+16 {
 		// Many rule lines were not used (before any User-agent line):
@@ -284,6 +277,8 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 			g.Usage = r.usage[sp.u0:sp.u1:sp.u1]
 		}
 	}
+	sc.recs, sc.spans = recs, p.spans
+	scratchPool.Put(sc)
 	return r
 }
 
@@ -363,8 +358,8 @@ func (p *parser) endGroup() {
 
 func (p *parser) line(l *line) {
 	s, r := p.s, p.r
-	if l.problem != problemNone {
-		r.warn(l.num, warnLong+warnKind(l.problem-problemLong))
+	if l.prob != problemNone {
+		r.warn(int(l.num), warnLong+warnKind(l.prob-problemLong))
 	}
 	if s.blankLineRecords && l.blank {
 		p.endGroup()
@@ -411,7 +406,7 @@ func (p *parser) line(l *line) {
 		p.crawlDelay(l)
 	case keySitemap:
 		if s.sitemaps && l.value != "" {
-			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: l.num})
+			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
 		}
 	case keyUnused:
 		// Recognised, without effect in this dialect.
@@ -423,12 +418,12 @@ func (p *parser) line(l *line) {
 func (p *parser) addAgents(l *line) {
 	if p.s.agentMatch == matchNames {
 		for _, name := range strings.Fields(l.value) {
-			p.r.agents = append(p.r.agents, Agent{Value: name, Line: l.num, token: name, star: name == "*"})
+			p.r.agents = append(p.r.agents, Agent{Value: name, Line: int(l.num), token: name, star: name == "*"})
 		}
 		return
 	}
 	v := l.value
-	a := Agent{Value: v, Line: l.num}
+	a := Agent{Value: v, Line: int(l.num)}
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
 		a.star = true
 	} else {
@@ -473,7 +468,7 @@ func (p *parser) addRule(l *line) {
 // A Content-Usage value that starts with '/' starts with a path, which ends
 // at the first space or tab; the rest is the preference.
 func (p *parser) addUsage(l *line) {
-	u := UsageRule{Key: l.key, Value: l.value, Line: l.num, Group: len(p.r.groups) - 1, norm: "/"}
+	u := UsageRule{Key: l.key, Value: l.value, Line: int(l.num), Group: len(p.r.groups) - 1, norm: "/"}
 	if l.kind == keyContentSignal {
 		u.Usage = parseSignal(l.value)
 	} else {
@@ -510,7 +505,7 @@ func (p *parser) newRule(l *line, g int) *Rule {
 	}
 	p.r.rules = rules
 	r := &rules[n]
-	r.Key, r.Line, r.Group = l.key, l.num, g
+	r.Key, r.Line, r.Group = l.key, int(l.num), g
 	return r
 }
 
@@ -528,24 +523,24 @@ func (p *parser) crawlDelay(l *line) {
 		// Before the first User-agent line: the file's, for the crawlers
 		// whose user-agent lines give them none.
 		if r.delayLine == 0 {
-			r.delay, r.delayLine = d, l.num
+			r.delay, r.delayLine = d, int(l.num)
 		}
 		return
 	}
 	if !p.open || p.skip {
-		r.warn(l.num, warnDelayOutside)
+		r.warn(int(l.num), warnDelayOutside)
 		return
 	}
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
 	for i := p.spans[len(p.spans)-1].a0; i < len(r.agents); i++ {
 		if a := &r.agents[i]; a.CrawlDelayLine == 0 {
-			a.CrawlDelay, a.CrawlDelayLine = d, l.num
+			a.CrawlDelay, a.CrawlDelayLine = d, int(l.num)
 		}
 	}
 	g := &r.groups[len(r.groups)-1]
 	if g.CrawlDelayLine == 0 {
-		g.CrawlDelay, g.CrawlDelayLine = d, l.num
+		g.CrawlDelay, g.CrawlDelayLine = d, int(l.num)
 	}
 }
 

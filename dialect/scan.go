@@ -8,18 +8,12 @@ import (
 	"github.com/politecrawl/robots/internal/ascii"
 )
 
-// line is what the scanner read on one line of a robots.txt body. The parser
-// builds groups from these and nothing else.
+// line is a line of the table (lineRec) with its key and value, as the
+// parser reads it.
 type line struct {
-	num     int
-	kind    keyKind
-	key     string // key as written, trimmed
-	value   string // value as written, trimmed, comment removed
-	blank   bool   // nothing but white space (a record separator in koster1994)
-	plain   bool   // the value needs no escaping in a rule
-	problem problem
-	// key and value as offsets into the text parsed (for warnings).
-	k0, k1, v0, v1 int32
+	lineRec
+	key   string // key as written, trimmed
+	value string // value as written, trimmed, comment removed
 }
 
 // problem is why the scanner could not read a line, if it could not.
@@ -60,9 +54,15 @@ type lineCounts struct {
 	agents, rules, usage, sitemaps, warnings int
 }
 
-// recPool holds tables of lines for reuse (a 500 KiB body of short lines
-// makes a table of about 750 KB).
-var recPool = sync.Pool{New: func() any { return new([]lineRec) }}
+// scratch is the memory a parse needs only while it runs, reused from
+// parse to parse (scratchPool): the table of lines (a 500 KiB body of short
+// lines makes one of about 750 KB) and the groups' windows.
+type scratch struct {
+	recs  []lineRec
+	spans []span
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 const bom = "\xEF\xBB\xBF"
 
@@ -336,9 +336,34 @@ func (s *spec) classify(key string) keyKind {
 		if len(key) < len(e.name) || !e.prefix && len(key) != len(e.name) {
 			continue
 		}
-		if ascii.EqualFold(key[:len(e.name)], e.name) {
+		if foldEqual(key[:len(e.name)], e.name) {
 			return e.kind
 		}
 	}
 	return keyUnknown
+}
+
+// foldEqual reports whether s equals name, a key of a dialect (lower-case
+// letters, '-' and ' '), in any case of the letters: eight bytes at a time,
+// each byte of s with bit 0x20 set, which maps an upper-case letter to its
+// lower case and leaves '-' and ' ' as they are. (Only CR and NUL would
+// compare equal to '-' and ' ' that way, and neither is part of a key.)
+func foldEqual(s, name string) bool {
+	if len(s) != len(name) {
+		return false
+	}
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if load64(s[i:])|0x2020202020202020 != load64(name[i:]) {
+			return false
+		}
+	}
+	return ascii.EqualFold(s[i:], name[i:])
+}
+
+// load64 returns the first eight bytes of s, little-endian.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
