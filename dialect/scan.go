@@ -89,29 +89,16 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	for pos < len(body) {
-		if lf < pos {
-			if j := strings.IndexByte(body[pos:], '\n'); j >= 0 {
-				lf = pos + j
-			} else {
-				lf = len(body)
-			}
+		if len(recs) == cap(recs) {
+			recs = slices.Grow(recs, 1)
 		}
-		if cr < pos {
-			// Each search starts past the CR found last: the body is
-			// searched once for LFs and once for CRs, in all.
-			if k := strings.IndexByte(body[pos:], '\r'); k >= 0 {
-				cr = pos + k
-			} else {
-				cr = len(body)
-			}
-		}
-		end, next := lf, lf+1
-		if cr < lf {
-			end = cr
-			next = end + 1
-			if next == lf {
-				next++ // CRLF
-			}
+		// Read the line into the table's next slot, kept if needed.
+		r := &recs[:len(recs)+1][len(recs)]
+		*r = lineRec{}
+		// A short line is read in one loop that also finds its end.
+		end, next, need, short := s.readShort(body, pos, r)
+		if !short {
+			end, next = s.lineEnd(body, pos, &lf, &cr)
 		}
 		if cut {
 			if pos >= MaxBodyBytes || end > MaxBodyBytes {
@@ -120,13 +107,11 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			used = min(next, MaxBodyBytes)
 		}
 		num++
-		if len(recs) == cap(recs) {
-			recs = slices.Grow(recs, 1)
+		if !short {
+			need = s.readLine(body, pos, end, r)
 		}
-		// Read the line into the table's next slot, kept if needed.
-		r := &recs[:len(recs)+1][len(recs)]
-		*r = lineRec{num: int32(num)}
-		if s.readLine(body, pos, end, r) {
+		if need {
+			r.num = int32(num)
 			recs = recs[:len(recs)+1]
 			switch r.kind {
 			case keyUserAgent:
@@ -149,6 +134,37 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	return recs, n, used, cut, num
 }
 
+// lineEnd returns the end of the line that starts at pos (the index of its
+// CR or LF, or len(body)) and where the next line starts. lf and cr are the
+// indexes of the next LF and CR found so far (or len(body)); each search
+// starts past the one found last, so that the body is searched once for LFs
+// and once for CRs in all.
+func (s *spec) lineEnd(body string, pos int, lf, cr *int) (end, next int) {
+	if *lf < pos {
+		if j := strings.IndexByte(body[pos:], '\n'); j >= 0 {
+			*lf = pos + j
+		} else {
+			*lf = len(body)
+		}
+	}
+	if *cr < pos {
+		if k := strings.IndexByte(body[pos:], '\r'); k >= 0 {
+			*cr = pos + k
+		} else {
+			*cr = len(body)
+		}
+	}
+	end, next = *lf, *lf+1
+	if *cr < *lf {
+		end = *cr
+		next = end + 1
+		if next == *lf {
+			next++ // CRLF
+		}
+	}
+	return end, next
+}
+
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
 
 func trimSpace(s string) string {
@@ -169,12 +185,14 @@ const (
 	stopEnd
 	stopColon
 	stopEscape
+	stopLine // CR or LF: the end of the line (readShort)
 )
 
 // newLineStop returns spec.lineStop for s.
 func newLineStop(s *spec) (t [256]uint8) {
 	t[' '], t['\t'], t['\v'], t['\f'] = stopSpace, stopSpace, stopSpace, stopSpace
 	t['#'], t[':'] = stopEnd, stopColon
+	t['\r'], t['\n'] = stopLine, stopLine
 	if s.nulEndsLine {
 		t[0] = stopEnd
 	}
@@ -242,6 +260,64 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 			colon = pos + i
 		}
 	}
+	return s.splitLine(body, pos, end, colon, commented, r)
+}
+
+// readShort reads the line that starts at pos into r, as readLine does, if
+// its end (a CR or LF, or the end of the body) is within shortLine bytes,
+// in one loop over the bytes that also finds the end: it returns the
+// line's end and where the next line starts, whether the parser needs the
+// line, and whether the line was short enough to be read so (else r is
+// left for readLine).
+func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need, ok bool) {
+	stop := &s.lineStop
+	lim := min(len(body), pos+shortLine)
+	i := pos
+	for i < lim && stop[body[i]]&stopSpace != 0 {
+		i++
+	}
+	start := i
+	cend, colon, commented, esc := -1, -1, false, false
+	for ; i < lim; i++ {
+		f := stop[body[i]]
+		if f <= stopSpace {
+			continue
+		}
+		if f&stopLine != 0 {
+			break
+		}
+		if cend >= 0 {
+			continue // in the comment
+		}
+		if f&stopEnd != 0 {
+			cend, commented = i, body[i] == '#'
+			continue
+		}
+		if f&stopColon != 0 && colon < 0 {
+			colon = i
+		}
+		esc = esc || f&stopEscape != 0
+	}
+	if i == lim && lim < len(body) {
+		return 0, 0, false, false // longer than shortLine
+	}
+	end, next = i, i+1
+	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
+		next++ // CRLF
+	}
+	if cend < 0 {
+		cend = end
+	}
+	r.plain = !esc
+	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+}
+
+// splitLine reads the content body[pos:end] of a line (no white space at
+// pos; colon is the index of its first ':' or -1; commented: a '#' ended
+// it) into r and reports whether the parser needs the line: whether it has
+// a key, a problem, or is blank in a dialect of blank-line records.
+func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *lineRec) bool {
+	stop := &s.lineStop
 	for end > pos && stop[body[end-1]]&stopSpace != 0 {
 		end--
 	}
