@@ -278,8 +278,10 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	}
 	start := i
 	cend, colon, commented, esc := -1, -1, false, false
-	for ; i < lim; i++ {
-		f := stop[body[i]]
+	text := body[i:lim]
+	j := 0
+	for ; j < len(text); j++ {
+		f := stop[text[j]]
 		if f <= stopSpace {
 			continue
 		}
@@ -290,14 +292,15 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 			continue // in the comment
 		}
 		if f&stopEnd != 0 {
-			cend, commented = i, body[i] == '#'
+			cend, commented = start+j, text[j] == '#'
 			continue
 		}
 		if f&stopColon != 0 && colon < 0 {
-			colon = i
+			colon = start + j
 		}
 		esc = esc || f&stopEscape != 0
 	}
+	i = start + j
 	if i == lim && lim < len(body) {
 		return 0, 0, false, false // longer than shortLine
 	}
