@@ -88,6 +88,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
+	lastKey, lastKind := "", keyUnknown
 	for pos < len(body) {
 		if len(recs) == cap(recs) {
 			recs = slices.Grow(recs, 1)
@@ -111,6 +112,16 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			need = s.readLine(body, pos, end, r)
 		}
 		if need {
+			if r.k1 > r.k0 {
+				// Keys repeat from line to line ("Disallow"): the last
+				// one's kind is kept.
+				if key := body[r.k0:r.k1]; key == lastKey {
+					r.kind = lastKind
+				} else {
+					r.kind = s.classify(key)
+					lastKey, lastKind = key, r.kind
+				}
+			}
 			r.num = int32(num)
 			recs = recs[:len(recs)+1]
 			switch r.kind {
@@ -317,8 +328,9 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 
 // splitLine reads the content body[pos:end] of a line (no white space at
 // pos; colon is the index of its first ':' or -1; commented: a '#' ended
-// it) into r and reports whether the parser needs the line: whether it has
-// a key, a problem, or is blank in a dialect of blank-line records.
+// it) into r, all but the kind of its key (scan finds it), and reports
+// whether the parser needs the line: whether it has a key, a problem, or is
+// blank in a dialect of blank-line records.
 func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *lineRec) bool {
 	stop := &s.lineStop
 	for end > pos && stop[body[end-1]]&stopSpace != 0 {
@@ -369,8 +381,7 @@ func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *li
 		return true
 	}
 	r.k0, r.k1, r.v0, r.v1 = int32(k0), int32(k1), int32(v0), int32(v1)
-	r.kind = s.classify(body[k0:k1])
-	return true
+	return true // scan classifies the key
 }
 
 // keyEntry is a key a dialect recognises, for classify.
