@@ -49,6 +49,8 @@ var benchFiles = []string{
 	"egonkm__www.shopify.ca.txt",                  // 73 KB, hundreds of wildcard rules
 	"protego__www.uber.com.txt",                   // 57 KB, three thousand short lines
 	"protego__www.okstate.edu.txt",                // empty
+	"protego__www.salesforce.com.txt",             // 405 KB HTML page, 16,000 lines
+	"egonkm__www.baidu.com.txt",                   // 2.8 KB, the corpus's median size
 }
 
 type corpusFile struct {
@@ -430,6 +432,10 @@ func benchPerURL(b *testing.B, jobs []perURLJob) {
 //
 //	impl=ours-<dialect>   Dialect.Parse
 //	impl=ours-google+for  Dialect.Parse, For(agent) and one CheckURL
+//	impl=ours-google+for-googlebot  the same for "Googlebot", a token that
+//	                      many files name
+//	impl=ours-google+index  Parse, For(agent), the index built (as after
+//	                      indexAfter checks) and one CheckURL
 //	impl=lines            splitLines: the bytes split into lines, nothing
 //	                      else (the floor a parse is measured against)
 //	impl=temoto           robotstxt.FromBytes
@@ -445,10 +451,12 @@ func BenchmarkParse(b *testing.B) {
 	})
 }
 
-// splitLines is the line-splitting baseline: it finds the lines of body
-// (ended by LF, a CR before it dropped) and does nothing with them but
-// count them.
+// splitLines is the line-splitting baseline: it finds the lines of the
+// bytes a parse reads (the first MaxBodyBytes of body), one bytes.IndexByte
+// per line (ended by LF, a CR before it dropped), and does nothing with them
+// but count the non-empty ones.
 func splitLines(body []byte) int {
+	body = body[:min(len(body), MaxBodyBytes)]
 	n := 0
 	for len(body) > 0 {
 		line, rest, _ := bytes.Cut(body, []byte{'\n'})
@@ -473,6 +481,12 @@ func benchParseFile(b *testing.B, body []byte, url string) {
 	run("ours-google", func() { sinkAny = Google.Parse(body) })
 	run("ours-rfc9309", func() { sinkAny = RFC9309.Parse(body) })
 	run("ours-google+for", func() { sinkVerdict = Google.Parse(body).For(benchAgent).CheckURL(url) })
+	run("ours-google+for-googlebot", func() { sinkVerdict = Google.Parse(body).For("Googlebot").CheckURL(url) })
+	run("ours-google+index", func() {
+		rs := Google.Parse(body).For(benchAgent)
+		rs.index()
+		sinkVerdict = rs.CheckURL(url)
+	})
 	run("lines", func() { sinkInt = splitLines(body) })
 	if _, err := robotstxt.FromBytes(body); err != nil {
 		b.Run("impl=temoto", func(b *testing.B) { b.Skipf("temoto rejects the file: %v", err) })

@@ -24,7 +24,11 @@
 // immutable and safe for concurrent use. Select the rules in force for a
 // crawler with [Robots.For], which returns a [*Ruleset] (also immutable and
 // safe for concurrent use) whose [Ruleset.Check] answers for a path in about
-// the time of a map lookup without allocating.
+// the time of a map lookup without allocating. For does no indexing: a
+// Ruleset answers its first checks by going over its rules, as Google's
+// parser does, and indexes them once it has been asked enough to repay the
+// cost, so that a file checked for a URL or two costs little more than its
+// parse.
 //
 // Parsing never fails: what cannot be read becomes a [Warning] with its line
 // number and the rest is used. Matching is linear in the length of the path
@@ -204,6 +208,7 @@ type Dialect struct {
 func newDialect(s spec) *Dialect {
 	d := &Dialect{s: s}
 	d.s.keyTab = newKeyTable(&d.s)
+	d.s.lineStop = newLineStop(&d.s)
 	d.empty.d = d
 	return d
 }
@@ -391,6 +396,7 @@ type spec struct {
 	keys             map[string]keyKind // exact keys, lower case
 	keyPrefixes      []keyPrefix        // keys recognised by case-insensitive prefix (google), in order
 	keyTab           *keyTable          // keys or keyPrefixes by first letter (derived)
+	lineStop         [256]uint8         // the bytes readLine looks for (derived)
 	colonlessTwoWord bool               // "key value" without ':' read when exactly two words, split at spaces or tabs only (as Google)
 	maxLineBytes     int                // bytes of a line kept; 0 = no limit
 	nulEndsLine      bool               // a NUL byte ends the line's content (google)

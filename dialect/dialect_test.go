@@ -3,6 +3,7 @@ package dialect
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -745,7 +746,7 @@ func TestWildcardRulesTriedOncePerCheck(t *testing.T) {
 		for _, n := range []int{100, 1000, 8000} {
 			path := "/" + strings.Repeat("a", n)
 			var st lookState
-			if r := rs.m.lookupState(path, &st); r != noRule {
+			if r := rs.index().lookupState(path, &st); r != noRule {
 				t.Fatalf("%s: %d a's: a rule matched", d, n)
 			}
 			if st.tries > maxGramTries+rules {
@@ -773,6 +774,39 @@ func TestLastGoodMaxAge(t *testing.T) {
 	for d, want := range map[*Dialect]time.Duration{RFC9309: 30 * 24 * time.Hour, Google: 30 * 24 * time.Hour, CocCoc: 0, Koster1994: 0} {
 		if got := d.LastGoodMaxAge(); got != want {
 			t.Errorf("%s: %s, want %s", d, got, want)
+		}
+	}
+}
+
+// A Ruleset's first checks go over its rules and a later one builds the
+// index; checks from many goroutines on a fresh Ruleset, across that point,
+// must all give the verdicts of a Ruleset whose index is built (run with
+// -race: the index is published once).
+func TestCheckConcurrentFirstUse(t *testing.T) {
+	g := generated()[1] // wildcards: both ways of matching are exercised
+	urls := g.urls[:4*indexAfter]
+	for _, d := range all {
+		r := d.Parse(g.body)
+		want := r.For(benchAgent)
+		want.index()
+		rs := r.For(benchAgent)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range urls {
+					u := urls[(i+w*indexAfter/2)%len(urls)]
+					if v, wv := rs.Check(u), want.Check(u); !sameVerdict(v, wv) {
+						t.Errorf("%s: Check(%q) = %s, with the index %s", d, u, v, wv)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if rs.idx.Load() == nil {
+			t.Errorf("%s: no index after %d checks", d, 4*len(urls))
 		}
 	}
 }

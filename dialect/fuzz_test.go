@@ -7,8 +7,9 @@ import (
 
 // FuzzParseCheck parses any bytes in every dialect and checks a path for an
 // agent: it must not panic, the same bytes must always give the same
-// verdicts, and Ruleset.Check must agree with the brute-force reference of
-// reference_test.go. Seeds: the inline ones below and
+// verdicts, Ruleset.Check must agree with the brute-force reference of
+// reference_test.go, and a Ruleset's first checks (over the rules in order)
+// must agree with its checks through the index. Seeds: the inline ones below and
 // testdata/fuzz/FuzzParseCheck (small corpus files: BOM, UTF-16, bare CR,
 // an HTML page, wildcards).
 func FuzzParseCheck(f *testing.F) {
@@ -37,7 +38,12 @@ func fuzzOne(t *testing.T, body []byte, agent, path string) {
 		v1b := rs1.Check(path)
 		v2 := rs2.Check(path)
 		v3 := rs3.Check(path)
-		for _, v := range []Verdict{v1b, v2, v3} {
+		// The same rules indexed (Check goes over the rules until it
+		// builds its index): both ways must agree.
+		rs4 := r1.For(tokens...)
+		rs4.index()
+		v4 := rs4.Check(path)
+		for _, v := range []Verdict{v1b, v2, v3, v4} {
 			if !sameVerdict(v1, v) {
 				t.Fatalf("%s: verdicts differ for %q: %s vs %s", d, path, v1, v)
 			}

@@ -1,7 +1,6 @@
 package dialect
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -19,7 +18,9 @@ type Robots struct {
 	usage    []UsageRule // all usage rules; each group holds a window of it
 	agents   []Agent
 	sitemaps []Sitemap
-	warnings []Warning
+	warnings []warning // written out by Warnings
+	src      string    // the text the warnings point into
+	held     int       // bytes of the body this Robots holds (Footprint)
 	bytes    int
 	cut      bool
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
@@ -30,7 +31,6 @@ type Robots struct {
 	// file costs fewer allocations.
 	group1 [1]Group
 	agent1 [1]Agent
-	span1  [1]span
 }
 
 // Group is one group (record) of the file: user-agent lines and the rules
@@ -101,7 +101,57 @@ type Warning struct {
 	Message string
 }
 
-func (w Warning) String() string { return fmt.Sprintf("line %d: %s", w.Line, w.Message) }
+func (w Warning) String() string { return "line " + strconv.Itoa(w.Line) + ": " + w.Message }
+
+// warning is a Warning as the parser keeps it: the message's kind and its
+// arguments as offsets into Robots.src, so that a parse writes no message
+// and the table holds no pointers.
+type warning struct {
+	line   int32
+	kind   warnKind
+	a0, a1 int32 // first argument: src[a0:a1]
+	b0, b1 int32 // second argument
+}
+
+type warnKind uint8
+
+const (
+	warnLong          warnKind = iota // problemLong
+	warnNoColon                       // problemNoColon
+	warnEmptyKey                      // problemEmptyKey
+	warnBeforeAgent                   // a: key
+	warnUnknownKey                    // a: key
+	warnNoToken                       // a: value
+	warnNoPreference                  // a: key, b: value
+	warnBadCrawlDelay                 // a: value
+	warnDelayOutside
+	warnCut
+)
+
+func (w *warning) message(src string) string {
+	a, b := src[w.a0:w.a1], src[w.b0:w.b1]
+	switch w.kind {
+	case warnLong:
+		return problemText[problemLong]
+	case warnNoColon:
+		return problemText[problemNoColon]
+	case warnEmptyKey:
+		return problemText[problemEmptyKey]
+	case warnBeforeAgent:
+		return a + " before any User-agent line: ignored"
+	case warnUnknownKey:
+		return "unknown key " + strconv.Quote(a) + ": ignored"
+	case warnNoToken:
+		return "user-agent " + strconv.Quote(a) + " has no product token"
+	case warnNoPreference:
+		return a + " " + strconv.Quote(b) + " states no preference the dialect knows"
+	case warnBadCrawlDelay:
+		return "Crawl-delay " + strconv.Quote(a) + " is not a number of seconds: ignored"
+	case warnDelayOutside:
+		return "Crawl-delay outside a group: ignored"
+	}
+	return "robots.txt longer than " + strconv.Itoa(MaxBodyBytes) + " bytes: the rest is ignored"
+}
 
 // Dialect returns the dialect the file was parsed with.
 func (r *Robots) Dialect() *Dialect { return r.d }
@@ -110,11 +160,8 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	n := 256 + r.bytes + 40*(len(r.sitemaps)+len(r.warnings))
+	n := 256 + r.held + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
 	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(Rule{}))*cap(r.rules) + int(unsafe.Sizeof(Group{}))*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
-	for _, w := range r.warnings {
-		n += len(w.Message)
-	}
 	return n
 }
 
@@ -124,8 +171,18 @@ func (r *Robots) Groups() []Group { return r.groups }
 // Sitemaps returns the Sitemap lines in file order (none in koster1994).
 func (r *Robots) Sitemaps() []Sitemap { return r.sitemaps }
 
-// Warnings returns what the parser could not use, in line order.
-func (r *Robots) Warnings() []Warning { return r.warnings }
+// Warnings returns what the parser could not use, in line order. The
+// messages are written on each call, into a new slice.
+func (r *Robots) Warnings() []Warning {
+	if len(r.warnings) == 0 {
+		return nil
+	}
+	out := make([]Warning, len(r.warnings))
+	for i := range r.warnings {
+		out[i] = Warning{Line: int(r.warnings[i].line), Message: r.warnings[i].message(r.src)}
+	}
+	return out
+}
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
@@ -144,35 +201,66 @@ func (d *Dialect) Parse(body []byte) *Robots {
 		// Keep one extra byte so that scan sees the cut.
 		body = body[:MaxBodyBytes+1]
 	}
-	return d.ParseString(string(body))
+	// Read in place; parse copies what the result keeps.
+	return d.parse(unsafe.String(&body[0], len(body)), true)
 }
 
 // ParseString is [Dialect.Parse] for a string; the result may share memory
 // with body.
+//
+// The body is read once, line by line, into a table of the lines that
+// matter (offsets, reused from parse to parse); the parser then sizes its
+// slices from the table and fills them, allocating nothing per line. A
+// rule's value is copied only when a byte of it must be escaped.
 func (d *Dialect) ParseString(body string) *Robots {
 	if body == "" {
 		return &d.empty
 	}
+	return d.parse(body, false)
+}
+
+// parse parses body; when clone is set, body is memory the result must not
+// refer to, and parse copies the parts of it that the result keeps.
+func (d *Dialect) parse(body string, clone bool) *Robots {
 	p := parser{s: &d.s, r: &Robots{d: d}}
-	p.r.groups, p.r.agents, p.spans = p.r.group1[:0], p.r.agent1[:0], p.r.span1[:0]
-	// Size the slices once rather than let them grow line by line (growing
-	// them was a third of the parse of a file of many small groups).
-	agents, rules := countKeyLines(body)
-	if agents > 1 {
-		p.r.groups, p.r.agents, p.spans = make([]Group, 0, agents), make([]Agent, 0, agents), make([]span, 0, agents)
-	}
-	p.ruleCap = rules
-	used, cut := p.scan(body)
-	p.endGroup()
+	sc := scratchPool.Get().(*scratch)
+	recs, n, used, cut, last := p.s.scan(body, sc.recs[:0])
 	r := p.r
+	r.held = used
+	if clone {
+		body = keep(body[:used], recs)
+		r.held = len(body)
+	}
+	r.src = body
+	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], sc.spans[:0]
+	if n.agents > 1 {
+		r.groups, r.agents = make([]Group, 0, n.agents), make([]Agent, 0, n.agents)
+	}
+	p.ruleCap = n.rules
+	if n.warnings > 0 {
+		r.warnings = make([]warning, 0, n.warnings+1)
+	}
+	if n.sitemaps > 0 && p.s.sitemaps {
+		r.sitemaps = make([]Sitemap, 0, n.sitemaps)
+	}
+	if n.usage > 0 {
+		r.usage = make([]UsageRule, 0, n.usage)
+	}
+	var l line
+	for i := range recs {
+		l.lineRec = recs[i]
+		l.key, l.value = body[l.k0:l.k1], body[l.v0:l.v1]
+		p.line(&l)
+	}
+	p.endGroup()
 	if cap(r.rules) > 2*len(r.rules)+16 {
-		// The guess of addRule was far off (many lines are not rules):
-		// keep only what is used.
+		// Many rule lines were not used (before any User-agent line):
+		// keep only what is.
 		r.rules = slices.Clone(r.rules)
 	}
 	r.bytes, r.cut = used, cut
 	if cut {
-		r.warn(p.last+1, fmt.Sprintf("robots.txt longer than %d bytes: the rest is ignored", MaxBodyBytes))
+		r.warn(last+1, warnCut)
 	}
 	if len(r.groups) == 0 {
 		r.groups = nil // as when they are not preallocated
@@ -189,11 +277,53 @@ func (d *Dialect) ParseString(body string) *Robots {
 			g.Usage = r.usage[sp.u0:sp.u1:sp.u1]
 		}
 	}
+	sc.recs, sc.spans = recs, p.spans
+	scratchPool.Put(sc)
 	return r
 }
 
-func (r *Robots) warn(line int, msg string) {
-	r.warnings = append(r.warnings, Warning{Line: line, Message: msg})
+// keep returns a copy of what the lines recs of body refer to, their keys
+// and values, and points recs into it: all of body when they are most of
+// it (one copy costs less than many small ones), else only them, so that a
+// page of HTML read as robots.txt does not stay in memory.
+func keep(body string, recs []lineRec) string {
+	need := 0
+	for i := range recs {
+		need += int(recs[i].k1-recs[i].k0) + int(recs[i].v1-recs[i].v0)
+	}
+	if need >= len(body)/2 {
+		return strings.Clone(body)
+	}
+	b := make([]byte, 0, need)
+	for i := range recs {
+		rec := &recs[i]
+		if rec.k1 == rec.k0 {
+			continue
+		}
+		k, v := body[rec.k0:rec.k1], body[rec.v0:rec.v1]
+		rec.k0 = int32(len(b))
+		b = append(b, k...)
+		rec.k1, rec.v0 = int32(len(b)), int32(len(b))
+		b = append(b, v...)
+		rec.v1 = int32(len(b))
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// warn adds a warning of the given kind about line num.
+func (r *Robots) warn(num int, kind warnKind) {
+	r.warnings = append(r.warnings, warning{line: int32(num), kind: kind})
+}
+
+// warnArgs adds a warning about line l whose arguments are l's key (a) and
+// value (b), as kind uses them.
+func (r *Robots) warnArgs(l *line, kind warnKind) {
+	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.k0, a1: l.k1, b0: l.v0, b1: l.v1})
+}
+
+// warnValue adds a warning about line l whose argument is l's value.
+func (r *Robots) warnValue(l *line, kind warnKind) {
+	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.v0, a1: l.v1})
 }
 
 type span struct{ a0, a1, r0, r1, u0, u1 int }
@@ -206,7 +336,6 @@ type parser struct {
 	open  bool // a group is open
 	rules bool // the open group has seen a line that ends its user-agent list
 	skip  bool // koster1994: the current record did not start with User-agent
-	last  int
 	// ruleCap is how many rules the body may hold (countKeyLines).
 	ruleCap int
 }
@@ -229,9 +358,8 @@ func (p *parser) endGroup() {
 
 func (p *parser) line(l *line) {
 	s, r := p.s, p.r
-	p.last = l.num
-	if l.problem != "" {
-		r.warn(l.num, l.problem)
+	if l.prob != problemNone {
+		r.warn(int(l.num), warnLong+warnKind(l.prob-problemLong))
 	}
 	if s.blankLineRecords && l.blank {
 		p.endGroup()
@@ -258,7 +386,7 @@ func (p *parser) line(l *line) {
 			return
 		}
 		if !p.open {
-			r.warn(l.num, fmt.Sprintf("%s before any User-agent line: ignored", l.key))
+			r.warnArgs(l, warnBeforeAgent)
 			if s.blankLineRecords {
 				p.skip = true
 			}
@@ -270,7 +398,7 @@ func (p *parser) line(l *line) {
 			return
 		}
 		if !p.open {
-			r.warn(l.num, fmt.Sprintf("%s before any User-agent line: ignored", l.key))
+			r.warnArgs(l, warnBeforeAgent)
 			return
 		}
 		p.addUsage(l)
@@ -278,30 +406,30 @@ func (p *parser) line(l *line) {
 		p.crawlDelay(l)
 	case keySitemap:
 		if s.sitemaps && l.value != "" {
-			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: l.num})
+			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
 		}
 	case keyUnused:
 		// Recognised, without effect in this dialect.
 	default:
-		r.warn(l.num, fmt.Sprintf("unknown key %q: ignored", l.key))
+		r.warnArgs(l, warnUnknownKey)
 	}
 }
 
 func (p *parser) addAgents(l *line) {
 	if p.s.agentMatch == matchNames {
 		for _, name := range strings.Fields(l.value) {
-			p.r.agents = append(p.r.agents, Agent{Value: name, Line: l.num, token: name, star: name == "*"})
+			p.r.agents = append(p.r.agents, Agent{Value: name, Line: int(l.num), token: name, star: name == "*"})
 		}
 		return
 	}
 	v := l.value
-	a := Agent{Value: v, Line: l.num}
+	a := Agent{Value: v, Line: int(l.num)}
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
 		a.star = true
 	} else {
 		a.token = v[:p.s.agentChars.prefixLen(v)]
 		if a.token == "" {
-			p.r.warn(l.num, fmt.Sprintf("user-agent %q has no product token", v))
+			p.r.warnValue(l, warnNoToken)
 		}
 	}
 	p.r.agents = append(p.r.agents, a)
@@ -316,17 +444,22 @@ func (p *parser) addRule(l *line) {
 	}
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
-			p.appendRule(Rule{Allow: true, Key: l.key, Line: l.num, Group: g, Note: noteEmptyDisallow})
+			r := p.newRule(l, g)
+			r.Allow, r.Note = true, noteEmptyDisallow
 		}
 		return // an empty rule matches nothing
 	}
-	norm := s.normalizePattern(l.value)
-	p.appendRule(Rule{Allow: allow, Key: l.key, Pattern: l.value, Line: l.num, Group: g, norm: norm})
+	norm := l.value
+	if !l.plain {
+		norm = s.normalizePattern(l.value)
+	}
+	r := p.newRule(l, g)
+	r.Allow, r.Pattern, r.norm = allow, l.value, norm
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			p.appendRule(Rule{Allow: true, Key: l.key, Pattern: l.value, Line: l.num, Group: g,
-				Note: noteIndexHTML, norm: norm[:i+1] + "$"})
+			r := p.newRule(l, g)
+			r.Allow, r.Pattern, r.Note, r.norm = true, l.value, noteIndexHTML, norm[:i+1]+"$"
 		}
 	}
 }
@@ -335,7 +468,7 @@ func (p *parser) addRule(l *line) {
 // A Content-Usage value that starts with '/' starts with a path, which ends
 // at the first space or tab; the rest is the preference.
 func (p *parser) addUsage(l *line) {
-	u := UsageRule{Key: l.key, Value: l.value, Line: l.num, Group: len(p.r.groups) - 1, norm: "/"}
+	u := UsageRule{Key: l.key, Value: l.value, Line: int(l.num), Group: len(p.r.groups) - 1, norm: "/"}
 	if l.kind == keyContentSignal {
 		u.Usage = parseSignal(l.value)
 	} else {
@@ -349,49 +482,31 @@ func (p *parser) addUsage(l *line) {
 		u.Usage = ParseUsage(u.Value)
 	}
 	if u.Usage == 0 {
-		p.r.warn(l.num, fmt.Sprintf("%s %q states no preference the dialect knows", l.key, l.value))
+		p.r.warnArgs(l, warnNoPreference)
 	}
 	p.r.usage = append(p.r.usage, u)
 }
 
-// appendRule adds r to the rules of the file.
-func (p *parser) appendRule(r Rule) {
-	if p.r.rules == nil {
-		// Room for every line that looks like a rule, so that the rules
-		// are not copied as they grow; ParseString gives back what is left
-		// unused when that was far too much.
-		p.r.rules = make([]Rule, 0, p.ruleCap+1)
+// newRule adds a rule of line l and group g to the rules of the file and
+// returns it, to be filled in place (a Rule is large: building one and
+// copying it in cost more).
+func (p *parser) newRule(l *line, g int) *Rule {
+	rules := p.r.rules
+	if rules == nil {
+		// Room for every rule line, so that the rules are not copied as
+		// they grow.
+		rules = make([]Rule, 0, p.ruleCap+1)
 	}
-	p.r.rules = append(p.r.rules, r)
-}
-
-// countKeyLines returns about how many lines of body are user-agent lines
-// and rules: the lines whose first byte other than a space or tab is 'u' (or
-// 'U'), and 'a' or 'd'. Lines end at LF, or at CR when there is no LF.
-func countKeyLines(body string) (agents, rules int) {
-	sep := byte('\n')
-	if strings.IndexByte(body, '\n') < 0 {
-		sep = '\r'
+	n := len(rules)
+	if n < cap(rules) {
+		rules = rules[:n+1]
+	} else {
+		rules = append(rules, Rule{})
 	}
-	for pos := 0; pos < len(body); {
-		for pos < len(body) && (body[pos] == ' ' || body[pos] == '\t') {
-			pos++
-		}
-		if pos < len(body) {
-			switch body[pos] | 0x20 {
-			case 'u':
-				agents++
-			case 'a', 'd':
-				rules++
-			}
-		}
-		i := strings.IndexByte(body[pos:], sep)
-		if i < 0 {
-			break
-		}
-		pos += i + 1
-	}
-	return agents, rules
+	p.r.rules = rules
+	r := &rules[n]
+	r.Key, r.Line, r.Group = l.key, int(l.num), g
+	return r
 }
 
 func (p *parser) crawlDelay(l *line) {
@@ -401,31 +516,31 @@ func (p *parser) crawlDelay(l *line) {
 	}
 	d, ok := s.parseCrawlDelay(l.value)
 	if !ok {
-		r.warn(l.num, fmt.Sprintf("Crawl-delay %q is not a number of seconds: ignored", l.value))
+		r.warnValue(l, warnBadCrawlDelay)
 		return
 	}
 	if len(r.groups) == 0 && !p.skip {
 		// Before the first User-agent line: the file's, for the crawlers
 		// whose user-agent lines give them none.
 		if r.delayLine == 0 {
-			r.delay, r.delayLine = d, l.num
+			r.delay, r.delayLine = d, int(l.num)
 		}
 		return
 	}
 	if !p.open || p.skip {
-		r.warn(l.num, "Crawl-delay outside a group: ignored")
+		r.warn(int(l.num), warnDelayOutside)
 		return
 	}
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
 	for i := p.spans[len(p.spans)-1].a0; i < len(r.agents); i++ {
 		if a := &r.agents[i]; a.CrawlDelayLine == 0 {
-			a.CrawlDelay, a.CrawlDelayLine = d, l.num
+			a.CrawlDelay, a.CrawlDelayLine = d, int(l.num)
 		}
 	}
 	g := &r.groups[len(r.groups)-1]
 	if g.CrawlDelayLine == 0 {
-		g.CrawlDelay, g.CrawlDelayLine = d, l.num
+		g.CrawlDelay, g.CrawlDelayLine = d, int(l.num)
 	}
 }
 

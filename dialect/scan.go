@@ -1,78 +1,179 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/politecrawl/robots/internal/ascii"
 )
 
-// line is what the scanner read on one line of a robots.txt body. The parser
-// builds groups from these and nothing else.
+// line is a line of the table (lineRec) with its key and value, as the
+// parser reads it.
 type line struct {
-	num     int
-	kind    keyKind
-	typo    bool   // key recognised through one of Google's accepted misspellings
-	key     string // key as written, trimmed
-	value   string // value as written, trimmed, comment removed
-	blank   bool   // nothing but white space (a record separator in koster1994)
-	comment bool   // nothing but a comment
-	problem string // why the line was not understood, if it was not
+	lineRec
+	key   string // key as written, trimmed
+	value string // value as written, trimmed, comment removed
 }
+
+// problem is why the scanner could not read a line, if it could not.
+type problem uint8
+
+const (
+	problemNone problem = iota
+	problemLong
+	problemNoColon
+	problemEmptyKey
+)
+
+var problemText = [...]string{
+	problemLong:     "line longer than the dialect reads: cut",
+	problemNoColon:  "no ':' after the key",
+	problemEmptyKey: "empty key",
+}
+
+// lineRec is what the scanner keeps of a line for the parser: the line's
+// key and value as offsets into the body, so that the table of lines holds
+// no pointers (the garbage collector does not look into it) and is reused
+// from parse to parse (recPool). Lines without a key, a problem or (in
+// koster1994) a record break are not kept.
+type lineRec struct {
+	num   int32
+	kind  keyKind
+	blank bool
+	prob  problem
+	plain bool // no byte of the line may need escaping in a rule
+
+	k0, k1 int32 // key: body[k0:k1]
+	v0, v1 int32 // value: body[v0:v1]
+}
+
+// lineCounts is how many lines of each kind the scanner kept: what the
+// parser sizes its slices by.
+type lineCounts struct {
+	agents, rules, usage, sitemaps, warnings int
+}
+
+// scratch is the memory a parse needs only while it runs, reused from
+// parse to parse (scratchPool): the table of lines (a 500 KiB body of short
+// lines makes one of about 750 KB) and the groups' windows.
+type scratch struct {
+	recs  []lineRec
+	spans []span
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 const bom = "\xEF\xBB\xBF"
 
-// scan splits body into lines (CR, LF or CRLF) and passes each to p.line,
-// in order. It returns the number of bytes it considered and whether the
-// body was cut at MaxBodyBytes.
-func (p *parser) scan(body string) (used int, cut bool) {
-	if len(body) > MaxBodyBytes {
-		after := body[MaxBodyBytes]
-		body = body[:MaxBodyBytes]
-		cut = true
-		// Drop a line cut in the middle so that half a rule never applies;
-		// a line that ends exactly at the limit is whole.
-		if after != '\n' && after != '\r' {
-			if i := strings.LastIndexAny(body, "\r\n"); i >= 0 {
-				body = body[:i+1]
-			} else {
-				body = ""
-			}
-		}
+// scan reads body once, line by line (lines end at CR, LF or CRLF), and
+// appends the lines that matter to recs. It returns the table, what it
+// counted, the number of bytes it considered, whether the body was cut at
+// MaxBodyBytes and the number of the last line it read. A line cut in the
+// middle by that limit is dropped, so that half a rule never applies; a
+// line that ends exactly at the limit is whole.
+func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, used int, cut bool, last int) {
+	cut = len(body) > MaxBodyBytes
+	if len(body) > 1<<31-1 {
+		body = body[:MaxBodyBytes+1] // offsets are int32
 	}
-	used = len(body)
 	// A byte-order mark, or any leading part of one, is skipped.
-	i := 0
-	for i < len(bom) && i < len(body) && body[i] == bom[i] {
-		i++
+	pos := 0
+	for pos < len(bom) && pos < len(body) && body[pos] == bom[pos] {
+		pos++
 	}
-	body = body[i:]
-
-	var l line
+	if !cut {
+		used = len(body)
+	}
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
-	for pos := 0; pos < len(body); {
+	cr := -1 // index of the next '\r' at or after pos, or len(body)
+	lastKey, lastKind := "", keyUnknown
+	for pos < len(body) {
+		if len(recs) == cap(recs) {
+			recs = slices.Grow(recs, 1)
+		}
+		// Read the line into the table's next slot, kept if needed.
+		r := &recs[:len(recs)+1][len(recs)]
+		*r = lineRec{}
+		// A short line is read in one loop that also finds its end.
+		end, next, need, short := s.readShort(body, pos, r)
+		if !short {
+			end, next = s.lineEnd(body, pos, &lf, &cr)
+		}
+		if cut {
+			if pos >= MaxBodyBytes || end > MaxBodyBytes {
+				break // past the limit, or cut by it
+			}
+			used = min(next, MaxBodyBytes)
+		}
 		num++
-		if lf < pos {
-			if j := strings.IndexByte(body[pos:], '\n'); j >= 0 {
-				lf = pos + j
-			} else {
-				lf = len(body)
+		if !short {
+			need = s.readLine(body, pos, end, r)
+		}
+		if need {
+			if r.k1 > r.k0 {
+				// Keys repeat from line to line ("Disallow"): the last
+				// one's kind is kept.
+				if key := body[r.k0:r.k1]; key == lastKey {
+					r.kind = lastKind
+				} else {
+					r.kind = s.classify(key)
+					lastKey, lastKind = key, r.kind
+				}
+			}
+			r.num = int32(num)
+			recs = recs[:len(recs)+1]
+			switch r.kind {
+			case keyUserAgent:
+				n.agents++
+			case keyAllow, keyDisallow:
+				n.rules++
+			case keyContentUsage, keyContentSignal:
+				n.usage++
+			case keySitemap:
+				n.sitemaps++
+			case keyUnknown:
+				n.warnings++
+			}
+			if r.prob != problemNone {
+				n.warnings++
 			}
 		}
-		end, next := lf, lf+1
-		if k := strings.IndexByte(body[pos:lf], '\r'); k >= 0 {
-			end = pos + k
-			next = end + 1
-			if next == lf {
-				next++ // CRLF
-			}
-		}
-		l = line{num: num}
-		p.s.readLine(body[pos:end], &l)
-		p.line(&l)
 		pos = next
 	}
-	return used, cut
+	return recs, n, used, cut, num
+}
+
+// lineEnd returns the end of the line that starts at pos (the index of its
+// CR or LF, or len(body)) and where the next line starts. lf and cr are the
+// indexes of the next LF and CR found so far (or len(body)); each search
+// starts past the one found last, so that the body is searched once for LFs
+// and once for CRs in all.
+func (s *spec) lineEnd(body string, pos int, lf, cr *int) (end, next int) {
+	if *lf < pos {
+		if j := strings.IndexByte(body[pos:], '\n'); j >= 0 {
+			*lf = pos + j
+		} else {
+			*lf = len(body)
+		}
+	}
+	if *cr < pos {
+		if k := strings.IndexByte(body[pos:], '\r'); k >= 0 {
+			*cr = pos + k
+		} else {
+			*cr = len(body)
+		}
+	}
+	end, next = *lf, *lf+1
+	if *cr < *lf {
+		end = *cr
+		next = end + 1
+		if next == *lf {
+			next++ // CRLF
+		}
+	}
+	return end, next
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
@@ -87,55 +188,200 @@ func trimSpace(s string) string {
 	return s
 }
 
-// readLine fills l from one line of text (no line break in it).
-func (s *spec) readLine(text string, l *line) {
-	if s.maxLineBytes > 0 && len(text) > s.maxLineBytes {
-		text = text[:s.maxLineBytes]
-		l.problem = "line longer than the dialect reads: cut"
-	}
+// lineStop bits: white space (isSpace), a byte that ends a line's content,
+// ':', and a byte that a rule's value may have to be escaped for (see
+// normalizePattern).
+const (
+	stopSpace = 1 << iota
+	stopEnd
+	stopColon
+	stopEscape
+	stopLine // CR or LF: the end of the line (readShort)
+)
+
+// newLineStop returns spec.lineStop for s.
+func newLineStop(s *spec) (t [256]uint8) {
+	t[' '], t['\t'], t['\v'], t['\f'] = stopSpace, stopSpace, stopSpace, stopSpace
+	t['#'], t[':'] = stopEnd, stopColon
+	t['\r'], t['\n'] = stopLine, stopLine
 	if s.nulEndsLine {
-		if i := strings.IndexByte(text, 0); i >= 0 {
-			text = text[:i]
+		t[0] = stopEnd
+	}
+	for c := range 256 {
+		switch s.encoding {
+		case encGoogle:
+			if c >= 0x80 || c == '%' {
+				t[c] |= stopEscape
+			}
+		case encRFC3986:
+			if rfcPlain[0][c] == 0 {
+				t[c] |= stopEscape
+			}
 		}
 	}
-	if c := strings.IndexByte(text, '#'); c >= 0 {
-		text = text[:c]
-		l.comment = true
+	return t
+}
+
+// shortLine is the length up to which readLine looks for the bytes that
+// end a line's content and for its colon in one loop over the bytes; a
+// longer line is searched with strings.IndexByte, which is faster there.
+const shortLine = 96
+
+// readLine reads the line body[pos:end] (no line break in it) into r. It
+// reports whether the parser needs the line: whether it has a key, a
+// problem, or is blank in a dialect of blank-line records.
+func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
+	if s.maxLineBytes > 0 && end-pos > s.maxLineBytes {
+		end = pos + s.maxLineBytes
+		r.prob = problemLong
 	}
-	text = trimSpace(text)
-	if text == "" {
-		l.blank = !l.comment
-		return
+	stop := &s.lineStop
+	for pos < end && stop[body[pos]]&stopSpace != 0 {
+		pos++
 	}
-	l.comment = false
-	sep := strings.IndexByte(text, ':')
-	var key, value string
-	if sep >= 0 {
-		key, value = trimSpace(text[:sep]), trimSpace(text[sep+1:])
-	} else if s.colonlessTwoWord {
+	// The content ends at a '#' (a comment) or, in google, a NUL; colon is
+	// the first ':' before it. (Leading white space is skipped, trailing
+	// white space ends the content whole: neither needs escaping.)
+	colon, commented := -1, false
+	if text := body[pos:end]; len(text) <= shortLine {
+		esc := false
+		for i := 0; i < len(text); i++ {
+			if f := stop[text[i]]; f > stopSpace {
+				if f&stopEnd != 0 {
+					end, commented = pos+i, text[i] == '#'
+					break
+				}
+				if f&stopColon != 0 && colon < 0 {
+					colon = pos + i
+				}
+				esc = esc || f&stopEscape != 0
+			}
+		}
+		r.plain = !esc
+	} else {
+		if s.nulEndsLine {
+			if i := strings.IndexByte(text, 0); i >= 0 {
+				end, text = pos+i, text[:i]
+			}
+		}
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			end, commented, text = pos+i, true, text[:i]
+		}
+		if i := strings.IndexByte(text, ':'); i >= 0 {
+			colon = pos + i
+		}
+	}
+	return s.splitLine(body, pos, end, colon, commented, r)
+}
+
+// readShort reads the line that starts at pos into r, as readLine does, if
+// its end (a CR or LF, or the end of the body) is within shortLine bytes,
+// in one loop over the bytes that also finds the end: it returns the
+// line's end and where the next line starts, whether the parser needs the
+// line, and whether the line was short enough to be read so (else r is
+// left for readLine).
+func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need, ok bool) {
+	stop := &s.lineStop
+	lim := min(len(body), pos+shortLine)
+	i := pos
+	for i < lim && stop[body[i]]&stopSpace != 0 {
+		i++
+	}
+	start := i
+	cend, colon, commented, esc := -1, -1, false, false
+	text := body[i:lim]
+	j := 0
+	for ; j < len(text); j++ {
+		f := stop[text[j]]
+		if f <= stopSpace {
+			continue
+		}
+		if f&stopLine != 0 {
+			break
+		}
+		if cend >= 0 {
+			continue // in the comment
+		}
+		if f&stopEnd != 0 {
+			cend, commented = start+j, text[j] == '#'
+			continue
+		}
+		if f&stopColon != 0 && colon < 0 {
+			colon = start + j
+		}
+		esc = esc || f&stopEscape != 0
+	}
+	i = start + j
+	if i == lim && lim < len(body) {
+		return 0, 0, false, false // longer than shortLine
+	}
+	end, next = i, i+1
+	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
+		next++ // CRLF
+	}
+	if cend < 0 {
+		cend = end
+	}
+	r.plain = !esc
+	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+}
+
+// splitLine reads the content body[pos:end] of a line (no white space at
+// pos; colon is the index of its first ':' or -1; commented: a '#' ended
+// it) into r, all but the kind of its key (scan finds it), and reports
+// whether the parser needs the line: whether it has a key, a problem, or is
+// blank in a dialect of blank-line records.
+func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *lineRec) bool {
+	stop := &s.lineStop
+	for end > pos && stop[body[end-1]]&stopSpace != 0 {
+		end--
+	}
+	if pos == end {
+		r.blank = !commented
+		return r.prob != problemNone || r.blank && s.blankLineRecords
+	}
+	var k0, k1, v0, v1 int
+	switch {
+	case colon >= 0:
+		k0, k1, v0, v1 = pos, colon, colon+1, end
+		for k1 > k0 && isSpace(body[k1-1]) {
+			k1--
+		}
+		for v0 < v1 && isSpace(body[v0]) {
+			v0++
+		}
+	case s.colonlessTwoWord:
 		// "key value": accepted only when there are exactly two words,
 		// separated by spaces or tabs alone, as Google's parser reads them
 		// (a vertical tab or form feed separates nothing there).
-		w := strings.IndexAny(text, " \t")
-		if w < 0 {
-			l.problem = "no ':' after the key"
-			return
+		w := pos
+		for w < end && body[w] != ' ' && body[w] != '\t' {
+			w++
 		}
-		key, value = text[:w], trimSpace(text[w:])
-		if strings.ContainsAny(value, " \t") {
-			l.problem = "no ':' after the key"
-			return
+		if w == end {
+			r.prob = problemNoColon
+			return true
 		}
-	} else {
-		l.problem = "no ':' after the key"
-		return
+		k0, k1, v0, v1 = pos, w, w, end
+		for v0 < v1 && isSpace(body[v0]) {
+			v0++
+		}
+		for i := v0; i < v1; i++ {
+			if body[i] == ' ' || body[i] == '\t' {
+				r.prob = problemNoColon
+				return true
+			}
+		}
+	default:
+		r.prob = problemNoColon
+		return true
 	}
-	if key == "" {
-		l.problem = "empty key"
-		return
+	if k0 == k1 {
+		r.prob = problemEmptyKey
+		return true
 	}
-	l.key, l.value = key, value
-	l.kind, l.typo = s.classify(key)
+	r.k0, r.k1, r.v0, r.v1 = int32(k0), int32(k1), int32(v0), int32(v1)
+	return true // scan classifies the key
 }
 
 // keyEntry is a key a dialect recognises, for classify.
@@ -167,22 +413,47 @@ func newKeyTable(s *spec) *keyTable {
 	return t
 }
 
-// classify returns what key means in this dialect: the first of the
+// classify returns what key (not empty) means in this dialect: the first of the
 // dialect's key prefixes that starts key, or the key equal to it, compared
 // case-insensitively (ASCII letters only, as strings.EqualFold does for an
 // ASCII name of the same byte length).
-func (s *spec) classify(key string) (keyKind, bool) {
+func (s *spec) classify(key string) keyKind {
 	c := key[0] | 0x20
 	if c < 'a' || c > 'z' {
-		return keyUnknown, false
+		return keyUnknown
 	}
 	for _, e := range s.keyTab[c-'a'] {
 		if len(key) < len(e.name) || !e.prefix && len(key) != len(e.name) {
 			continue
 		}
-		if ascii.EqualFold(key[:len(e.name)], e.name) {
-			return e.kind, e.typo
+		if foldEqual(key[:len(e.name)], e.name) {
+			return e.kind
 		}
 	}
-	return keyUnknown, false
+	return keyUnknown
+}
+
+// foldEqual reports whether s equals name, a key of a dialect (lower-case
+// letters, '-' and ' '), in any case of the letters: eight bytes at a time,
+// each byte of s with bit 0x20 set, which maps an upper-case letter to its
+// lower case and leaves '-' and ' ' as they are. (Only CR and NUL would
+// compare equal to '-' and ' ' that way, and neither is part of a key.)
+func foldEqual(s, name string) bool {
+	if len(s) != len(name) {
+		return false
+	}
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if load64(s[i:])|0x2020202020202020 != load64(name[i:]) {
+			return false
+		}
+	}
+	return ascii.EqualFold(s[i:], name[i:])
+}
+
+// load64 returns the first eight bytes of s, little-endian.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

@@ -365,6 +365,5 @@ func (s *spec) matchNorm(pat, p string) bool {
 // ReadsUsage reports whether the dialect reads Content-Usage and
 // Content-Signal lines (all but koster1994).
 func (d *Dialect) ReadsUsage() bool {
-	k, _ := d.s.classify("content-usage")
-	return k == keyContentUsage
+	return d.s.classify("content-usage") == keyContentUsage
 }
