@@ -342,6 +342,7 @@ type Fleet struct {
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
 	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
+	heard   atomic.Int64 // wake-up messages received
 }
 
 // shard is the subscription to one partition's wake-up channel.
@@ -351,6 +352,11 @@ type shard struct {
 	once   sync.Once
 	waited atomic.Bool // a caller waited for ready already (only the first does)
 }
+
+// WakeupsHeard returns the wake-up messages this process received on the
+// partitions' Pub/Sub channels (every message on a channel it listens to,
+// whether a local waiter wanted it or not): the fleet's fan-out cost.
+func (f *Fleet) WakeupsHeard() int64 { return f.heard.Load() }
 
 // LostReleases returns how many permit releases, start-to-start send
 // marks and robots.txt fetch unlocks of this process did not take effect in
@@ -646,6 +652,7 @@ func (f *Fleet) dispatch(ch <-chan any) {
 				sh.once.Do(func() { close(sh.ready) })
 			}
 		case *redis.Message:
+			f.heard.Add(1)
 			key, rest, _ := strings.Cut(m.Payload, "\n")
 			h, target, _ := strings.Cut(rest, "\n")
 			hint, _ := strconv.ParseInt(h, 10, 64)
