@@ -45,6 +45,7 @@ type frontierConfig struct {
 	journal     bool
 	journalCap  int
 	ttl         time.Duration
+	batch       time.Duration // WithBatching: 0 off
 }
 
 // WithFrontierName names the frontier (default "default"): processes that
@@ -142,11 +143,40 @@ func WithFrontierTTL(d time.Duration) FrontierOption {
 	}
 }
 
+// WithBatching turns batching on (d > 0; default off): the frontier
+// trades the exactness of two answers for fewer Redis round trips, for a
+// crawl where each page queues several links.
+//
+//   - AddRequest keeps the request in memory and returns nil (never
+//     frontier.ErrSeen: a request seen before is dropped when written, and
+//     counted in FrontierStats.Seen). The kept requests are written
+//     together, in one pipeline with the next Done (so a page's links go
+//     out with its done report, links first), at the latest d after the
+//     first of them was kept, when 256 are kept, by a GetRequest while
+//     this process has no request out, and by Close.
+//   - QueueSize answers from what this process knows, without asking
+//     Redis, while that is more than zero (requests it has out or keeps):
+//     Colly's queue only needs to know whether the frontier is empty. It
+//     asks Redis (and writes what is kept) when this process knows of
+//     nothing, or after a GetRequest that handed out nothing.
+//
+// A process that dies with links kept loses nothing: the page they were
+// found on was not reported done (its done report goes out after them), so
+// its lease ends, another process fetches the page again and finds them
+// again.
+func WithBatching(d time.Duration) FrontierOption {
+	return func(c *frontierConfig) {
+		if d > 0 {
+			c.batch = d
+		}
+	}
+}
+
 // FrontierStats counts what one process's frontier did.
 type FrontierStats struct {
 	Added     int64 // requests this process queued
 	Seen      int64 // refused as queued before (by any process)
-	Pending   int   // queued while Redis was away, not yet written to it
+	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by WithBatching)
 	Handed    int64 // requests handed out to this process
 	Early     int64 // of which before their host was ready (MaxWait passed)
 	Done      int64 // reported done by this process
@@ -250,6 +280,8 @@ type Frontier struct {
 	next        int           // the partition GetRequest looks at first (rotates)
 	woken       chan struct{} // closed and replaced on every wake-up
 	lost        map[int]bool  // partitions whose data Redis lost, to recover
+	batchTimer  *time.Timer   // WithBatching: writes the kept requests
+	askSize     bool          // WithBatching: the next QueueSize asks Redis
 }
 
 // frPart is one partition of a Frontier: its keys (all in one hash slot)
@@ -365,7 +397,11 @@ func (q *Frontier) Init() error {
 // the Fleet.
 func (q *Frontier) Close() error {
 	q.Init()
-	q.closeOnce.Do(func() { close(q.stop); q.wakeStop() })
+	q.closeOnce.Do(func() {
+		q.flush(context.Background())
+		close(q.stop)
+		q.wakeStop()
+	})
 	<-q.stopped
 	return nil
 }
@@ -532,6 +568,19 @@ func (q *Frontier) AddRequest(b []byte) error {
 	q.Init()
 	it := journalItem{key: r.Key, host: r.Host, payload: string(b)}
 	ctx := context.Background()
+	if q.cfg.batch > 0 {
+		q.mu.Lock()
+		q.pendingAdd = append(q.pendingAdd, it)
+		n := len(q.pendingAdd)
+		if q.batchTimer == nil {
+			q.batchTimer = time.AfterFunc(q.cfg.batch, func() { q.flush(context.Background()) })
+		}
+		q.mu.Unlock()
+		if n >= frontierBatch {
+			q.flush(ctx)
+		}
+		return nil
+	}
 	q.flush(ctx)
 	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
 	if err != nil {
@@ -600,30 +649,40 @@ func frNum(x any) int64 {
 	return 0
 }
 
-// flush writes what was kept while Redis was away: queued requests and
-// done reports, by partition. What fails stays kept.
+// flush writes what is kept (queued requests and done reports, kept while
+// Redis was away or by WithBatching) in one pipeline: the requests first,
+// by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) {
 	q.mu.Lock()
 	adds, dones := q.pendingAdd, q.pendingDone
 	q.pendingAdd, q.pendingDone = nil, nil
+	if q.batchTimer != nil {
+		q.batchTimer.Stop()
+		q.batchTimer = nil
+	}
 	q.mu.Unlock()
 	if len(adds) == 0 && len(dones) == 0 {
 		return
 	}
+	type call struct {
+		p     int
+		s     *redis.Script
+		args  []any
+		adds  []journalItem
+		dones []doneItem
+	}
+	var calls []call
 	byPart := map[int][]journalItem{}
+	var order []int
 	for _, it := range adds {
 		p := q.fl.part(it.host)
+		if _, ok := byPart[p]; !ok {
+			order = append(order, p)
+		}
 		byPart[p] = append(byPart[p], it)
 	}
-	// After a call that cannot reach Redis, the rest is kept without
-	// trying: one call timeout per flush, not one per partition.
-	var failedAdds []journalItem
-	down := false
-	for p, items := range byPart {
-		if down {
-			failedAdds = append(failedAdds, items...)
-			continue
-		}
+	for _, p := range order {
+		items := byPart[p]
 		for len(items) > 0 {
 			n := min(len(items), frontierBatch)
 			args := make([]any, 0, 1+3*n)
@@ -631,43 +690,87 @@ func (q *Frontier) flush(ctx context.Context) {
 			for _, it := range items[:n] {
 				args = append(args, it.key, it.host, it.payload)
 			}
-			v, err := q.run(ctx, p, frAddScript, args...)
-			if err != nil {
-				failedAdds = append(failedAdds, items...)
-				down = errors.Is(err, ErrUnavailable)
-				break
-			}
-			q.mu.Lock()
-			for i, it := range items[:n] {
-				if frNum(frAt(v, i+1)) == 1 {
-					q.stats.Added++
-					q.remember(it)
-				} else {
-					q.stats.Seen++
-				}
-			}
-			q.mu.Unlock()
+			calls = append(calls, call{p: p, s: frAddScript, args: args, adds: items[:n]})
 			items = items[n:]
 		}
 	}
 	donesByPart := map[int][]doneItem{}
+	order = order[:0]
 	for _, d := range dones {
+		if _, ok := donesByPart[d.p]; !ok {
+			order = append(order, d.p)
+		}
 		donesByPart[d.p] = append(donesByPart[d.p], d)
 	}
-	var failedDones []doneItem
-	for p, ds := range donesByPart {
-		if down {
-			failedDones = append(failedDones, ds...)
-			continue
-		}
+	for _, p := range order {
+		ds := donesByPart[p]
 		args := make([]any, 0, 2*len(ds))
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		if _, err := q.run(ctx, p, frDoneScript, args...); err != nil {
-			failedDones = append(failedDones, ds...)
-			down = errors.Is(err, ErrUnavailable)
+		calls = append(calls, call{p: p, s: frDoneScript, args: args, dones: ds})
+	}
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	defer cancel()
+	cmds := make([]*redis.Cmd, len(calls))
+	exec := func(only func(i int) bool) bool {
+		pipe := q.fl.rdb.Pipeline()
+		for i, c := range calls {
+			if only(i) {
+				cmds[i] = c.s.EvalSha(cctx, pipe, q.parts[c.p].keys, q.argv(c.p, c.args...)...)
+			}
 		}
+		pipe.Exec(cctx) // each command carries its own error
+		missing := false
+		for _, c := range cmds {
+			missing = missing || redis.HasErrorPrefix(c.Err(), "NOSCRIPT")
+		}
+		return missing
+	}
+	if exec(func(int) bool { return true }) {
+		// A node that has not seen a script yet: load them everywhere and
+		// send again only the calls it refused (the others ran).
+		loaded := map[*redis.Script]bool{}
+		var lerr error
+		for i, c := range calls {
+			if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") && !loaded[c.s] {
+				loaded[c.s] = true
+				if err := c.s.Load(cctx, q.fl.rdb).Err(); err != nil && lerr == nil {
+					lerr = err
+				}
+			}
+		}
+		if lerr == nil {
+			again := make([]bool, len(calls))
+			for i := range calls {
+				again[i] = redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT")
+			}
+			exec(func(i int) bool { return again[i] })
+		}
+	}
+	var failedAdds []journalItem
+	var failedDones []doneItem
+	for i, c := range calls {
+		v, err := cmds[i].Slice()
+		v, err = q.reply(ctx, c.p, v, err)
+		if err != nil {
+			failedAdds = append(failedAdds, c.adds...)
+			failedDones = append(failedDones, c.dones...)
+			continue
+		}
+		if c.s != frAddScript {
+			continue
+		}
+		q.mu.Lock()
+		for j, it := range c.adds {
+			if frNum(frAt(v, j+1)) == 1 {
+				q.stats.Added++
+				q.remember(it)
+			} else {
+				q.stats.Seen++
+			}
+		}
+		q.mu.Unlock()
 	}
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
@@ -685,6 +788,15 @@ func (q *Frontier) flush(ctx context.Context) {
 // [ErrUnavailable].
 func (q *Frontier) QueueSize() (int, error) {
 	q.Init()
+	if q.cfg.batch > 0 {
+		q.mu.Lock()
+		n, ask := len(q.own)+len(q.pendingAdd), q.askSize
+		q.askSize = false
+		q.mu.Unlock()
+		if n > 0 && !ask {
+			return n, nil
+		}
+	}
 	ctx := context.Background()
 	start := time.Now()
 	for backoff := frontierRetryInitial; ; backoff = min(2*backoff, frontierRetryMax) {
@@ -732,6 +844,16 @@ func (q *Frontier) QueueSize() (int, error) {
 // there), or whose soonest host is due by what the latest look said; a
 // partition is looked at again after MaxWait at the latest.
 func (q *Frontier) GetRequest() ([]byte, error) {
+	b, err := q.getRequest()
+	if b == nil && q.cfg.batch > 0 {
+		q.mu.Lock()
+		q.askSize = true
+		q.mu.Unlock()
+	}
+	return b, err
+}
+
+func (q *Frontier) getRequest() ([]byte, error) {
 	q.Init()
 	ctx := context.Background()
 	deadline := time.Now().Add(q.cfg.maxWait)
@@ -745,7 +867,12 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 	for {
 		now := time.Now()
 		past := !now.Before(deadline)
-		q.flush(ctx)
+		q.mu.Lock()
+		flush := q.cfg.batch == 0 || len(q.own) == 0 || len(q.pendingDone) > 0
+		q.mu.Unlock()
+		if flush {
+			q.flush(ctx)
+		}
 		var lastErr error
 		q.mu.Lock()
 		start := q.next
@@ -938,13 +1065,9 @@ func (q *Frontier) Done(id string) {
 	delete(q.own, id)
 	q.forget(l.key)
 	q.stats.Done++
+	q.pendingDone = append(q.pendingDone, doneItem{q.fl.part(l.host), id, l.key})
 	q.mu.Unlock()
-	p := q.fl.part(l.host)
-	if _, err := q.run(context.Background(), p, frDoneScript, id, l.key); err != nil {
-		q.mu.Lock()
-		q.pendingDone = append(q.pendingDone, doneItem{p, id, l.key})
-		q.mu.Unlock()
-	}
+	q.flush(context.Background())
 }
 
 // renewLoop renews this process's leases every third of the lease, counts

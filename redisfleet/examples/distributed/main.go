@@ -201,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer plugin.Close()
-	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage))
+	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage), redisfleet.WithBatching(100*time.Millisecond))
 	defer front.Close()
 	robots.AttachFrontier(c, front)
 	q, err := queue.New(o.threads, front)
