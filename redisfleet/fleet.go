@@ -592,12 +592,12 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 		sh := f.shards[p]
 		if sh == nil {
 			sh = &shard{ready: make(chan struct{})}
-			ch := f.pkey(p, kindWake)
-			f.shards[p], f.byChan[ch] = sh, sh
+			ch, own := f.pkey(p, kindWake), f.ownWake(p)
+			f.shards[p], f.byChan[ch], f.byChan[own] = sh, sh, sh
 			if cc, ok := f.rdb.(*redis.ClusterClient); ok {
 				// SSUBSCRIBE takes channels of one slot: a connection per
 				// partition, on the partition's master.
-				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
+				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch, own)
 				f.shWG.Add(1)
 				go f.dispatch(sh.ps.ChannelWithSubscriptions())
 			} else {
@@ -606,7 +606,7 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 					f.shWG.Add(1)
 					go f.dispatch(f.single.ChannelWithSubscriptions())
 				}
-				f.single.Subscribe(context.WithoutCancel(ctx), ch)
+				f.single.Subscribe(context.WithoutCancel(ctx), ch, own)
 			}
 		}
 		if !sh.waited.Load() {
@@ -627,6 +627,11 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 		sh.waited.Store(true)
 	}
 }
+
+// ownWake returns this process's own wake-up channel of partition p (in
+// the partition's slot): a frontier script that wakes one waiting process
+// publishes there, so that the others do not hear it.
+func (f *Fleet) ownWake(p int) string { return f.pkey(p, kindWake) + ":" + f.procID }
 
 // token returns a token unique across the fleet: the Fleet's random id and
 // a counter.

@@ -343,7 +343,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for p := range f.cfg.partitions {
 		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends")},
+			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters")},
 			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
 			abandoned: map[string]struct{}{},
 		})
@@ -362,14 +362,19 @@ func (q *Frontier) Init() error {
 		q.fl.listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
 		var stops []func()
 		for p := range q.parts {
-			w, cancel := q.fl.wakeups(context.Background(), p, q.parts[p].keys[0])
+			w, cancel := q.fl.subscribe(context.Background(), p, q.parts[p].keys[0], "")
 			stop := make(chan struct{})
 			go func() {
 				for {
 					select {
-					case <-w:
+					case hint := <-w:
+						// hint: the µs until the partition is worth a look
+						// (0: now).
+						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
 						q.mu.Lock()
-						q.parts[p].look = time.Time{}
+						if pt := &q.parts[p]; pt.look.After(at) {
+							pt.look = at
+						}
 						q.parts[p].empty = false
 						q.parts[p].wakes++
 						close(q.woken)
@@ -427,7 +432,7 @@ func (q *Frontier) Stats() FrontierStats {
 
 // argv returns the ARGV every script of partition p starts with.
 func (q *Frontier) argv(p int, args ...any) []any {
-	return append([]any{q.fl.token(), "", q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
+	return append([]any{q.fl.token(), q.fl.tag(p), q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
 }
 
 // run runs one script on partition p, bounded by the call timeout, and
@@ -704,7 +709,8 @@ func (q *Frontier) flush(ctx context.Context) {
 	}
 	for _, p := range order {
 		ds := donesByPart[p]
-		args := make([]any, 0, 2*len(ds))
+		args := make([]any, 0, 1+2*len(ds))
+		args = append(args, frontierBusyPoll.Microseconds())
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
@@ -959,7 +965,8 @@ func (q *Frontier) getRequest() ([]byte, error) {
 func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	id := q.fl.token()
 	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
-		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds()}
+		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
+		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID}
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -1046,7 +1053,7 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, erro
 		q.mu.Lock()
 		delete(q.own, id)
 		q.mu.Unlock()
-		q.run(context.Background(), p, frDoneScript, id, "")
+		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), id, "")
 		return nil, err
 	}
 	return b, nil
