@@ -1002,8 +1002,15 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 		q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
 	}
 	if frNum(frAt(v, 1)) == 1 {
+		// The partition is looked at again when the pop registered this
+		// process for (an earlier event wakes it), unless woken meanwhile.
+		look := sent.Add(time.Duration(max(frNum(frAt(v, 6))-frNum(frAt(v, 4)), 0)) * time.Microsecond)
 		q.mu.Lock()
-		pt.look, pt.empty = time.Time{}, false
+		pt.empty = false
+		if pt.wakes != wakes {
+			look = time.Time{}
+		}
+		pt.look = look
 		q.mu.Unlock()
 		return q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
 	}

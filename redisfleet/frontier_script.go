@@ -173,11 +173,12 @@ return out
 // queued is looked at again, 15 the process's id, 16.. lease ids of this
 // process's earlier pops that failed on the client
 // (timed out: the script may run later, when Redis resumes after a hang).
-// A pop that hands out nothing registers the process in the waiters
-// (KEYS[11]) with the time it will look again (as the client computes it
-// from the reply); one that hands out a request drops it from them.
-// Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
-// now, soonest µs (-1: nothing queued), leased}.
+// Every pop registers the process in the waiters (KEYS[11]) with the time
+// it will look at the partition again (as the client computes it from the
+// reply; after a request handed out: look µs), so that an earlier event
+// wakes it.
+// Returns {gen, 1, payload, reaped, now, early, look µs} or {gen, 0, "",
+// reaped, now, look µs (-1: nothing queued), leased}.
 //
 // An abandoned id whose pop ran already has its request put back at the
 // head of its host's list; one whose pop has not run yet (calls on
@@ -220,6 +221,27 @@ local function take(host)
   end
   return payload
 end
+-- register records in the waiters when this process looks at the
+-- partition again, and returns it: the soonest host's time unless another
+-- process looks by then, or MaxWait (nothing queued), or the reap poll
+-- (nothing queued, requests out), at most MaxWait.
+local function register()
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
+  local look = now + maxWait
+  redis.call('ZREM', KEYS[11], me)
+  if #first > 0 then
+    local at = math.max(tonumber(first[2]), now)
+    -- One process looks when the soonest host is due: if another will
+    -- look by then, this one waits for an event (wakeOne) or MaxWait.
+    if redis.call('ZCOUNT', KEYS[11], I(now), I(at)) == 0 then look = math.min(at, look) end
+  elseif leased > 0 then
+    look = now + math.min(maxWait, reapPoll)
+  end
+  redis.call('ZADD', KEYS[11], I(look), me)
+  redis.call('PEXPIRE', KEYS[11], ARGV[4])
+  return first, leased, look
+end
 local cands = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', I(now), 'LIMIT', 0, scan)
 for _, host in ipairs(cands) do
   local held = tonumber(redis.call('HGET', KEYS[6], host)) or 0
@@ -231,33 +253,25 @@ for _, host in ipairs(cands) do
     if at <= now then
       local p = take(host)
       if p then
-        redis.call('ZREM', KEYS[11], me)
-        return {gen, 1, p, reaped, I(now), 0}
+        local _, _, look = register()
+        return {gen, 1, p, reaped, I(now), 0, I(look)}
       end
     else
       redis.call('ZADD', KEYS[1], I(at), host)
     end
   end
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
-if force and #first > 0 then
-  local p = take(first[1])
+if force then
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0)
+  local p = #first > 0 and take(first[1])
   if p then
-    redis.call('ZREM', KEYS[11], me)
-    return {gen, 1, p, reaped, I(now), 1}
+    local _, _, look = register()
+    return {gen, 1, p, reaped, I(now), 1, I(look)}
   end
 end
-local look = now + maxWait
-if #first > 0 then
-  look = math.min(math.max(tonumber(first[2]), now), look)
-elseif leased > 0 then
-  look = now + math.min(maxWait, reapPoll)
-end
-redis.call('ZADD', KEYS[11], I(look), me)
-redis.call('PEXPIRE', KEYS[11], ARGV[4])
+local first, leased, look = register()
 if #first == 0 then return {gen, 0, '', reaped, I(now), -1, leased} end
-return {gen, 0, '', reaped, I(now), first[2], leased}
+return {gen, 0, '', reaped, I(now), I(look), leased}
 `)
 
 // frDoneScript ends leases and records their requests done fleet-wide.
