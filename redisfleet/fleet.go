@@ -343,6 +343,10 @@ type Fleet struct {
 	closeMu sync.Once
 	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
 	heard   atomic.Int64 // wake-up messages received
+
+	readyMu sync.Mutex
+	ready   map[string]time.Time // host -> when this process's frontier found it ready (markReady)
+	fresh   time.Duration        // readyFresh (tests set more)
 }
 
 // shard is the subscription to one partition's wake-up channel.
@@ -351,6 +355,43 @@ type shard struct {
 	ready  chan struct{} // closed when Redis confirmed the subscription
 	once   sync.Once
 	waited atomic.Bool // a caller waited for ready already (only the first does)
+}
+
+// readyFresh is how long a frontier pop's finding that a host is ready
+// stands in for the limiter's early wait of the request it handed out (a
+// request may wait that long in Colly's loop for a free thread). The early
+// wait only keeps a request from waiting inside Colly's slots; Acquire
+// still decides.
+const readyFresh = time.Second
+
+// markReady records that this process's frontier just handed out a
+// request of host because the host was ready by its limiter state (read
+// in the pop's script).
+func (f *Fleet) markReady(host string) {
+	now := time.Now()
+	f.readyMu.Lock()
+	if f.ready == nil {
+		f.ready = map[string]time.Time{}
+	}
+	if len(f.ready) >= 1024 {
+		for h, t := range f.ready {
+			if now.Sub(t) >= f.fresh {
+				delete(f.ready, h)
+			}
+		}
+	}
+	f.ready[host] = now
+	f.readyMu.Unlock()
+}
+
+// takeReady reports whether the frontier found host ready less than
+// readyFresh ago, and forgets it (it answers one early wait).
+func (f *Fleet) takeReady(host string) bool {
+	f.readyMu.Lock()
+	t, ok := f.ready[host]
+	delete(f.ready, host)
+	f.readyMu.Unlock()
+	return ok && time.Since(t) < f.fresh
 }
 
 // WakeupsHeard returns the wake-up messages this process received on the
@@ -425,6 +466,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		rdb:     client,
 		cluster: cluster,
 		pubCmd:  "PUBLISH",
+		fresh:   readyFresh,
 		cfg:     cfg,
 		log:     log,
 		prefix:  cfg.prefix + fmt.Sprintf("v%d:", formatVersion),

@@ -1053,6 +1053,9 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, erro
 		q.stats.Early++
 	}
 	q.mu.Unlock()
+	if err == nil && !early {
+		q.fl.markReady(r.Host)
+	}
 	if err != nil {
 		// Cannot happen (AddRequest decoded it): end the lease so that the
 		// host is not held, and say so.

@@ -3,8 +3,11 @@ package redisfleet
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
@@ -108,6 +111,64 @@ func TestFrontierWakesOne(t *testing.T) {
 		}
 		if heard != 1 {
 			t.Fatalf("%d wake-ups heard by the three waiting processes, want 1", heard)
+		}
+	})
+}
+
+// callCount is a go-redis hook counting the commands and pipelines sent.
+type callCount struct{ n atomic.Int64 }
+
+func (*callCount) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *callCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
+}
+func (c *callCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
+}
+
+// TestFrontierReadyAnswersWait: the limiter's early wait for a host whose
+// request the frontier just handed out as ready costs no Redis call, once;
+// a second early wait asks Redis, and Acquire always does.
+func TestFrontierReadyAnswersWait(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	forBackends(t, func(t *testing.T, srv backend) {
+		var calls callCount
+		c := client(t, srv, -1)
+		c.AddHook(&calls)
+		f, err := New(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		f.fresh = time.Hour // the machine's load decides nothing
+		q := frOpen(t, f, WithMaxWait(100*time.Millisecond))
+		lim := f.Limiter(LimiterConfig{})
+		if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := frGet(t, q)
+		host := u[:len("http://a.example")]
+		before := calls.n.Load()
+		if _, err := lim.WaitMax(context.Background(), host, 0, -1); err != nil {
+			t.Fatal(err)
+		}
+		if n := calls.n.Load() - before; n != 0 {
+			t.Fatalf("the early wait after the pop made %d Redis calls, want 0", n)
+		}
+		if _, err := lim.WaitMax(context.Background(), host, 0, -1); err != nil {
+			t.Fatal(err)
+		}
+		if n := calls.n.Load() - before; n == 0 {
+			t.Fatal("a second early wait asked nothing of Redis: the pop's finding answers one wait only")
+		}
+		before = calls.n.Load()
+		p, err := lim.Acquire(context.Background(), host, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+		if n := calls.n.Load() - before; n == 0 {
+			t.Fatal("Acquire asked nothing of Redis")
 		}
 	})
 }
