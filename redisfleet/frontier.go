@@ -199,8 +199,10 @@ type FrontierStats struct {
 // PerHost requests of the host out fleet-wide, and the fleet limiter's
 // state of the host (read in the same Lua script that pops, one round
 // trip) says its delay has passed and no permit holds it. When no host is
-// ready it waits (woken by the fleet's Pub/Sub when a request is queued or
-// done, else on the soonest host's time) at most MaxWait, then hands out
+// ready it waits (until the soonest host's time, unless another process
+// looks then; woken on its own Pub/Sub channel, with the time a host turns
+// ready, when a new host is queued or a host with requests is done and no
+// process would look by then) at most MaxWait, then hands out
 // the request of the host ready soonest, as package frontier does. Within
 // a host requests come out in FIFO order; among ready hosts, the one whose
 // ready time is oldest comes first.
