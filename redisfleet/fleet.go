@@ -342,6 +342,11 @@ type Fleet struct {
 	down    atomic.Bool // an outage is being reported (one warning per outage)
 	closeMu sync.Once
 	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
+	heard   atomic.Int64 // wake-up messages received
+
+	readyMu sync.Mutex
+	ready   map[string]time.Time // host -> when this process's frontier found it ready (markReady)
+	fresh   time.Duration        // readyFresh (tests set more)
 }
 
 // shard is the subscription to one partition's wake-up channel.
@@ -351,6 +356,48 @@ type shard struct {
 	once   sync.Once
 	waited atomic.Bool // a caller waited for ready already (only the first does)
 }
+
+// readyFresh is how long a frontier pop's finding that a host is ready
+// stands in for the limiter's early wait of the request it handed out (a
+// request may wait that long in Colly's loop for a free thread). The early
+// wait only keeps a request from waiting inside Colly's slots; Acquire
+// still decides.
+const readyFresh = time.Second
+
+// markReady records that this process's frontier just handed out a
+// request of host because the host was ready by its limiter state (read
+// in the pop's script).
+func (f *Fleet) markReady(host string) {
+	now := time.Now()
+	f.readyMu.Lock()
+	if f.ready == nil {
+		f.ready = map[string]time.Time{}
+	}
+	if len(f.ready) >= 1024 {
+		for h, t := range f.ready {
+			if now.Sub(t) >= f.fresh {
+				delete(f.ready, h)
+			}
+		}
+	}
+	f.ready[host] = now
+	f.readyMu.Unlock()
+}
+
+// takeReady reports whether the frontier found host ready less than
+// readyFresh ago, and forgets it (it answers one early wait).
+func (f *Fleet) takeReady(host string) bool {
+	f.readyMu.Lock()
+	t, ok := f.ready[host]
+	delete(f.ready, host)
+	f.readyMu.Unlock()
+	return ok && time.Since(t) < f.fresh
+}
+
+// WakeupsHeard returns the wake-up messages this process received on the
+// partitions' Pub/Sub channels (every message on a channel it listens to,
+// whether a local waiter wanted it or not): the fleet's fan-out cost.
+func (f *Fleet) WakeupsHeard() int64 { return f.heard.Load() }
 
 // LostReleases returns how many permit releases, start-to-start send
 // marks and robots.txt fetch unlocks of this process did not take effect in
@@ -419,6 +466,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		rdb:     client,
 		cluster: cluster,
 		pubCmd:  "PUBLISH",
+		fresh:   readyFresh,
 		cfg:     cfg,
 		log:     log,
 		prefix:  cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
@@ -586,12 +634,12 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 		sh := f.shards[p]
 		if sh == nil {
 			sh = &shard{ready: make(chan struct{})}
-			ch := f.pkey(p, kindWake)
-			f.shards[p], f.byChan[ch] = sh, sh
+			ch, own := f.pkey(p, kindWake), f.ownWake(p)
+			f.shards[p], f.byChan[ch], f.byChan[own] = sh, sh, sh
 			if cc, ok := f.rdb.(*redis.ClusterClient); ok {
 				// SSUBSCRIBE takes channels of one slot: a connection per
 				// partition, on the partition's master.
-				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch)
+				sh.ps = cc.SSubscribe(context.WithoutCancel(ctx), ch, own)
 				f.shWG.Add(1)
 				go f.dispatch(sh.ps.ChannelWithSubscriptions())
 			} else {
@@ -600,7 +648,7 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 					f.shWG.Add(1)
 					go f.dispatch(f.single.ChannelWithSubscriptions())
 				}
-				f.single.Subscribe(context.WithoutCancel(ctx), ch)
+				f.single.Subscribe(context.WithoutCancel(ctx), ch, own)
 			}
 		}
 		if !sh.waited.Load() {
@@ -621,6 +669,11 @@ func (f *Fleet) listen(ctx context.Context, ps ...int) {
 		sh.waited.Store(true)
 	}
 }
+
+// ownWake returns this process's own wake-up channel of partition p (in
+// the partition's slot): a frontier script that wakes one waiting process
+// publishes there, so that the others do not hear it.
+func (f *Fleet) ownWake(p int) string { return f.pkey(p, kindWake) + ":" + f.procID }
 
 // token returns a token unique across the fleet: the Fleet's random id and
 // a counter.
@@ -646,6 +699,7 @@ func (f *Fleet) dispatch(ch <-chan any) {
 				sh.once.Do(func() { close(sh.ready) })
 			}
 		case *redis.Message:
+			f.heard.Add(1)
 			key, rest, _ := strings.Cut(m.Payload, "\n")
 			h, target, _ := strings.Cut(rest, "\n")
 			hint, _ := strconv.ParseInt(h, 10, 64)

@@ -2,6 +2,7 @@ package redisfleet_test
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,13 +19,19 @@ import (
 // farm saw to the last (the host-bound ceiling is 48 hosts / 50 ms = 960
 // requests/s). -default-delay 0: a host's first page goes out the
 // Crawl-delay after its robots.txt, not the plugin's default 1 s. Run with
-// -benchtime=1x: one crawl per process count.
+// -benchtime=1x: one crawl per process count. Per page it reports the
+// script calls and the commands Redis ran (INFO commandstats, those the
+// scripts run included), the client's round trips (a go-redis hook in the
+// binary: one per command sent alone, one per pipeline), Redis's CPU time
+// in ms (INFO cpu, used_cpu_sys + used_cpu_user, from start to end of the
+// crawl: the fleet's Pub/Sub fan-out included) and the wake-up messages
+// each process received, per page of the crawl.
 func BenchmarkFleetScaling(b *testing.B) {
 	const hosts, pages = 48, 7
 	distributedBinary(b) // built before any timing
 	for _, n := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
-			var rate, wall, scripts, cmds float64
+			var rate, wall, scripts, cmds, trips, cpu, heard float64
 			for range b.N {
 				srv := redistest.Start(b)
 				sites := map[string]*testutil.Site{}
@@ -38,6 +45,7 @@ func BenchmarkFleetScaling(b *testing.B) {
 				farm := testutil.NewFarm(b, sites)
 				args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
 					"-threads", "2", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
+				cpu0 := redisCPU(b, srv.Addr)
 				start := time.Now()
 				ps := startFleet(b, n, args...)
 				for _, p := range ps {
@@ -62,6 +70,19 @@ func BenchmarkFleetScaling(b *testing.B) {
 					}
 				}
 				rate += float64(total) / last.Sub(first).Seconds()
+				var rt, hd int64
+				for _, p := range ps {
+					m := doneLine.FindStringSubmatch(p.stdout.String())
+					if m == nil {
+						b.Fatalf("no summary line: %s", p.stdout.String())
+					}
+					x, _ := strconv.ParseInt(m[1], 10, 64)
+					y, _ := strconv.ParseInt(m[2], 10, 64)
+					rt, hd = rt+x, hd+y
+				}
+				trips += float64(rt) / float64(total)
+				heard += float64(hd) / float64(n) / float64(total)
+				cpu += (redisCPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
 				sc, all := commandStats(b, srv.Addr)
 				scripts += float64(sc) / float64(total)
 				cmds += float64(all) / float64(total)
@@ -70,8 +91,35 @@ func BenchmarkFleetScaling(b *testing.B) {
 			b.ReportMetric(wall/float64(b.N), "s/crawl")
 			b.ReportMetric(scripts/float64(b.N), "scripts/page")
 			b.ReportMetric(cmds/float64(b.N), "cmds/page")
+			b.ReportMetric(trips/float64(b.N), "trips/page")
+			b.ReportMetric(cpu/float64(b.N), "redis-ms/page")
+			b.ReportMetric(heard/float64(b.N), "wakeups/proc/page")
 		})
 	}
+}
+
+// doneLine is the summary line of an examples/distributed process: its
+// Redis round trips (a go-redis hook: one per command sent alone, one per
+// pipeline) and the wake-up messages it received.
+var doneLine = regexp.MustCompile(`(?m)^done: .*Redis round trips (\d+), wake-ups heard (\d+)\)$`)
+
+// redisCPU returns the server's CPU time so far, in seconds (INFO cpu:
+// used_cpu_sys + used_cpu_user, the main thread and the others).
+func redisCPU(t testing.TB, addr string) float64 {
+	t.Helper()
+	info, err := redistest.Do(addr, "INFO", "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			x, _ := strconv.ParseFloat(v, 64)
+			s += x
+		}
+	}
+	return s
 }
 
 // commandStats returns, from the server's INFO commandstats, the script

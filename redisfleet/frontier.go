@@ -45,6 +45,7 @@ type frontierConfig struct {
 	journal     bool
 	journalCap  int
 	ttl         time.Duration
+	batch       time.Duration // WithBatching: 0 off
 }
 
 // WithFrontierName names the frontier (default "default"): processes that
@@ -142,11 +143,40 @@ func WithFrontierTTL(d time.Duration) FrontierOption {
 	}
 }
 
+// WithBatching turns batching on (d > 0; default off): the frontier
+// trades the exactness of two answers for fewer Redis round trips, for a
+// crawl where each page queues several links.
+//
+//   - AddRequest keeps the request in memory and returns nil (never
+//     frontier.ErrSeen: a request seen before is dropped when written, and
+//     counted in FrontierStats.Seen). The kept requests are written
+//     together, in one pipeline with the next Done (so a page's links go
+//     out with its done report, links first), at the latest d after the
+//     first of them was kept, when 256 are kept, by a GetRequest while
+//     this process has no request out, and by Close.
+//   - QueueSize answers from what this process knows, without asking
+//     Redis, while that is more than zero (requests it has out or keeps):
+//     Colly's queue only needs to know whether the frontier is empty. It
+//     asks Redis (and writes what is kept) when this process knows of
+//     nothing, or after a GetRequest that handed out nothing.
+//
+// A process that dies with links kept loses nothing: the page they were
+// found on was not reported done (its done report goes out after them), so
+// its lease ends, another process fetches the page again and finds them
+// again.
+func WithBatching(d time.Duration) FrontierOption {
+	return func(c *frontierConfig) {
+		if d > 0 {
+			c.batch = d
+		}
+	}
+}
+
 // FrontierStats counts what one process's frontier did.
 type FrontierStats struct {
 	Added     int64 // requests this process queued
 	Seen      int64 // refused as queued before (by any process)
-	Pending   int   // queued while Redis was away, not yet written to it
+	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by WithBatching)
 	Handed    int64 // requests handed out to this process
 	Early     int64 // of which before their host was ready (MaxWait passed)
 	Done      int64 // reported done by this process
@@ -169,8 +199,10 @@ type FrontierStats struct {
 // PerHost requests of the host out fleet-wide, and the fleet limiter's
 // state of the host (read in the same Lua script that pops, one round
 // trip) says its delay has passed and no permit holds it. When no host is
-// ready it waits (woken by the fleet's Pub/Sub when a request is queued or
-// done, else on the soonest host's time) at most MaxWait, then hands out
+// ready it waits (until the soonest host's time, unless another process
+// looks then; woken on its own Pub/Sub channel, with the time a host turns
+// ready, when a new host is queued or a host with requests is done and no
+// process would look by then) at most MaxWait, then hands out
 // the request of the host ready soonest, as package frontier does. Within
 // a host requests come out in FIFO order; among ready hosts, the one whose
 // ready time is oldest comes first.
@@ -250,6 +282,8 @@ type Frontier struct {
 	next        int           // the partition GetRequest looks at first (rotates)
 	woken       chan struct{} // closed and replaced on every wake-up
 	lost        map[int]bool  // partitions whose data Redis lost, to recover
+	batchTimer  *time.Timer   // WithBatching: writes the kept requests
+	askSize     bool          // WithBatching: the next QueueSize asks Redis
 }
 
 // frPart is one partition of a Frontier: its keys (all in one hash slot)
@@ -311,7 +345,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for p := range f.cfg.partitions {
 		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends")},
+			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters")},
 			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
 			abandoned: map[string]struct{}{},
 		})
@@ -330,14 +364,19 @@ func (q *Frontier) Init() error {
 		q.fl.listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
 		var stops []func()
 		for p := range q.parts {
-			w, cancel := q.fl.wakeups(context.Background(), p, q.parts[p].keys[0])
+			w, cancel := q.fl.subscribe(context.Background(), p, q.parts[p].keys[0], "")
 			stop := make(chan struct{})
 			go func() {
 				for {
 					select {
-					case <-w:
+					case hint := <-w:
+						// hint: the µs until the partition is worth a look
+						// (0: now).
+						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
 						q.mu.Lock()
-						q.parts[p].look = time.Time{}
+						if pt := &q.parts[p]; pt.look.After(at) {
+							pt.look = at
+						}
 						q.parts[p].empty = false
 						q.parts[p].wakes++
 						close(q.woken)
@@ -365,7 +404,11 @@ func (q *Frontier) Init() error {
 // the Fleet.
 func (q *Frontier) Close() error {
 	q.Init()
-	q.closeOnce.Do(func() { close(q.stop); q.wakeStop() })
+	q.closeOnce.Do(func() {
+		q.flush(context.Background())
+		close(q.stop)
+		q.wakeStop()
+	})
 	<-q.stopped
 	return nil
 }
@@ -391,7 +434,7 @@ func (q *Frontier) Stats() FrontierStats {
 
 // argv returns the ARGV every script of partition p starts with.
 func (q *Frontier) argv(p int, args ...any) []any {
-	return append([]any{q.fl.token(), "", q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
+	return append([]any{q.fl.token(), q.fl.tag(p), q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
 }
 
 // run runs one script on partition p, bounded by the call timeout, and
@@ -532,6 +575,19 @@ func (q *Frontier) AddRequest(b []byte) error {
 	q.Init()
 	it := journalItem{key: r.Key, host: r.Host, payload: string(b)}
 	ctx := context.Background()
+	if q.cfg.batch > 0 {
+		q.mu.Lock()
+		q.pendingAdd = append(q.pendingAdd, it)
+		n := len(q.pendingAdd)
+		if q.batchTimer == nil {
+			q.batchTimer = time.AfterFunc(q.cfg.batch, func() { q.flush(context.Background()) })
+		}
+		q.mu.Unlock()
+		if n >= frontierBatch {
+			q.flush(ctx)
+		}
+		return nil
+	}
 	q.flush(ctx)
 	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
 	if err != nil {
@@ -600,30 +656,40 @@ func frNum(x any) int64 {
 	return 0
 }
 
-// flush writes what was kept while Redis was away: queued requests and
-// done reports, by partition. What fails stays kept.
+// flush writes what is kept (queued requests and done reports, kept while
+// Redis was away or by WithBatching) in one pipeline: the requests first,
+// by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) {
 	q.mu.Lock()
 	adds, dones := q.pendingAdd, q.pendingDone
 	q.pendingAdd, q.pendingDone = nil, nil
+	if q.batchTimer != nil {
+		q.batchTimer.Stop()
+		q.batchTimer = nil
+	}
 	q.mu.Unlock()
 	if len(adds) == 0 && len(dones) == 0 {
 		return
 	}
+	type call struct {
+		p     int
+		s     *redis.Script
+		args  []any
+		adds  []journalItem
+		dones []doneItem
+	}
+	var calls []call
 	byPart := map[int][]journalItem{}
+	var order []int
 	for _, it := range adds {
 		p := q.fl.part(it.host)
+		if _, ok := byPart[p]; !ok {
+			order = append(order, p)
+		}
 		byPart[p] = append(byPart[p], it)
 	}
-	// After a call that cannot reach Redis, the rest is kept without
-	// trying: one call timeout per flush, not one per partition.
-	var failedAdds []journalItem
-	down := false
-	for p, items := range byPart {
-		if down {
-			failedAdds = append(failedAdds, items...)
-			continue
-		}
+	for _, p := range order {
+		items := byPart[p]
 		for len(items) > 0 {
 			n := min(len(items), frontierBatch)
 			args := make([]any, 0, 1+3*n)
@@ -631,43 +697,88 @@ func (q *Frontier) flush(ctx context.Context) {
 			for _, it := range items[:n] {
 				args = append(args, it.key, it.host, it.payload)
 			}
-			v, err := q.run(ctx, p, frAddScript, args...)
-			if err != nil {
-				failedAdds = append(failedAdds, items...)
-				down = errors.Is(err, ErrUnavailable)
-				break
-			}
-			q.mu.Lock()
-			for i, it := range items[:n] {
-				if frNum(frAt(v, i+1)) == 1 {
-					q.stats.Added++
-					q.remember(it)
-				} else {
-					q.stats.Seen++
-				}
-			}
-			q.mu.Unlock()
+			calls = append(calls, call{p: p, s: frAddScript, args: args, adds: items[:n]})
 			items = items[n:]
 		}
 	}
 	donesByPart := map[int][]doneItem{}
+	order = order[:0]
 	for _, d := range dones {
+		if _, ok := donesByPart[d.p]; !ok {
+			order = append(order, d.p)
+		}
 		donesByPart[d.p] = append(donesByPart[d.p], d)
 	}
-	var failedDones []doneItem
-	for p, ds := range donesByPart {
-		if down {
-			failedDones = append(failedDones, ds...)
-			continue
-		}
-		args := make([]any, 0, 2*len(ds))
+	for _, p := range order {
+		ds := donesByPart[p]
+		args := make([]any, 0, 1+2*len(ds))
+		args = append(args, frontierBusyPoll.Microseconds())
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		if _, err := q.run(ctx, p, frDoneScript, args...); err != nil {
-			failedDones = append(failedDones, ds...)
-			down = errors.Is(err, ErrUnavailable)
+		calls = append(calls, call{p: p, s: frDoneScript, args: args, dones: ds})
+	}
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	defer cancel()
+	cmds := make([]*redis.Cmd, len(calls))
+	exec := func(only func(i int) bool) bool {
+		pipe := q.fl.rdb.Pipeline()
+		for i, c := range calls {
+			if only(i) {
+				cmds[i] = c.s.EvalSha(cctx, pipe, q.parts[c.p].keys, q.argv(c.p, c.args...)...)
+			}
 		}
+		pipe.Exec(cctx) // each command carries its own error
+		missing := false
+		for _, c := range cmds {
+			missing = missing || redis.HasErrorPrefix(c.Err(), "NOSCRIPT")
+		}
+		return missing
+	}
+	if exec(func(int) bool { return true }) {
+		// A node that has not seen a script yet: load them everywhere and
+		// send again only the calls it refused (the others ran).
+		loaded := map[*redis.Script]bool{}
+		var lerr error
+		for i, c := range calls {
+			if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") && !loaded[c.s] {
+				loaded[c.s] = true
+				if err := c.s.Load(cctx, q.fl.rdb).Err(); err != nil && lerr == nil {
+					lerr = err
+				}
+			}
+		}
+		if lerr == nil {
+			again := make([]bool, len(calls))
+			for i := range calls {
+				again[i] = redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT")
+			}
+			exec(func(i int) bool { return again[i] })
+		}
+	}
+	var failedAdds []journalItem
+	var failedDones []doneItem
+	for i, c := range calls {
+		v, err := cmds[i].Slice()
+		v, err = q.reply(ctx, c.p, v, err)
+		if err != nil {
+			failedAdds = append(failedAdds, c.adds...)
+			failedDones = append(failedDones, c.dones...)
+			continue
+		}
+		if c.s != frAddScript {
+			continue
+		}
+		q.mu.Lock()
+		for j, it := range c.adds {
+			if frNum(frAt(v, j+1)) == 1 {
+				q.stats.Added++
+				q.remember(it)
+			} else {
+				q.stats.Seen++
+			}
+		}
+		q.mu.Unlock()
 	}
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
@@ -685,6 +796,15 @@ func (q *Frontier) flush(ctx context.Context) {
 // [ErrUnavailable].
 func (q *Frontier) QueueSize() (int, error) {
 	q.Init()
+	if q.cfg.batch > 0 {
+		q.mu.Lock()
+		n, ask := len(q.own)+len(q.pendingAdd), q.askSize
+		q.askSize = false
+		q.mu.Unlock()
+		if n > 0 && !ask {
+			return n, nil
+		}
+	}
 	ctx := context.Background()
 	start := time.Now()
 	for backoff := frontierRetryInitial; ; backoff = min(2*backoff, frontierRetryMax) {
@@ -732,6 +852,16 @@ func (q *Frontier) QueueSize() (int, error) {
 // there), or whose soonest host is due by what the latest look said; a
 // partition is looked at again after MaxWait at the latest.
 func (q *Frontier) GetRequest() ([]byte, error) {
+	b, err := q.getRequest()
+	if b == nil && q.cfg.batch > 0 {
+		q.mu.Lock()
+		q.askSize = true
+		q.mu.Unlock()
+	}
+	return b, err
+}
+
+func (q *Frontier) getRequest() ([]byte, error) {
 	q.Init()
 	ctx := context.Background()
 	deadline := time.Now().Add(q.cfg.maxWait)
@@ -745,7 +875,12 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 	for {
 		now := time.Now()
 		past := !now.Before(deadline)
-		q.flush(ctx)
+		q.mu.Lock()
+		flush := q.cfg.batch == 0 || len(q.own) == 0 || len(q.pendingDone) > 0
+		q.mu.Unlock()
+		if flush {
+			q.flush(ctx)
+		}
 		var lastErr error
 		q.mu.Lock()
 		start := q.next
@@ -832,7 +967,8 @@ func (q *Frontier) GetRequest() ([]byte, error) {
 func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	id := q.fl.token()
 	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
-		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds()}
+		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
+		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID}
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -868,8 +1004,15 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 		q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
 	}
 	if frNum(frAt(v, 1)) == 1 {
+		// The partition is looked at again when the pop registered this
+		// process for (an earlier event wakes it), unless woken meanwhile.
+		look := sent.Add(time.Duration(max(frNum(frAt(v, 6))-frNum(frAt(v, 4)), 0)) * time.Microsecond)
 		q.mu.Lock()
-		pt.look, pt.empty = time.Time{}, false
+		pt.empty = false
+		if pt.wakes != wakes {
+			look = time.Time{}
+		}
+		pt.look = look
 		q.mu.Unlock()
 		return q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
 	}
@@ -912,6 +1055,9 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, erro
 		q.stats.Early++
 	}
 	q.mu.Unlock()
+	if err == nil && !early {
+		q.fl.markReady(r.Host)
+	}
 	if err != nil {
 		// Cannot happen (AddRequest decoded it): end the lease so that the
 		// host is not held, and say so.
@@ -919,7 +1065,7 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, erro
 		q.mu.Lock()
 		delete(q.own, id)
 		q.mu.Unlock()
-		q.run(context.Background(), p, frDoneScript, id, "")
+		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), id, "")
 		return nil, err
 	}
 	return b, nil
@@ -938,13 +1084,9 @@ func (q *Frontier) Done(id string) {
 	delete(q.own, id)
 	q.forget(l.key)
 	q.stats.Done++
+	q.pendingDone = append(q.pendingDone, doneItem{q.fl.part(l.host), id, l.key})
 	q.mu.Unlock()
-	p := q.fl.part(l.host)
-	if _, err := q.run(context.Background(), p, frDoneScript, id, l.key); err != nil {
-		q.mu.Lock()
-		q.pendingDone = append(q.pendingDone, doneItem{p, id, l.key})
-		q.mu.Unlock()
-	}
+	q.flush(context.Background())
 }
 
 // renewLoop renews this process's leases every third of the lease, counts

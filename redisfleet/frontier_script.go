@@ -13,9 +13,12 @@ import "github.com/redis/go-redis/v9"
 //	      leases nothing: its caller gave up on it), 9 queued requests
 //	      (hash host "\n" n -> payload: the n-th request of the host's
 //	      FIFO), 10 the hosts' FIFO ends (hash "h:" host -> n of its head,
-//	      "t:" host -> n of its tail; absent: empty)
+//	      "t:" host -> n of its tail; absent: empty), 11 waiters (zset
+//	      process id -> µs at which it looks at the partition again: a
+//	      process whose pop found nothing; frWakeLua)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
-//	      or was lost), 2 unused, 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
+//	      or was lost), 2 the partition's key prefix (its limiter keys:
+//	      prefix .. "host:" .. host), 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
 //	      a Cluster), a space, and the partition's wake-up channel, 4 the
 //	      TTL (ms) of the frontier's keys
 //
@@ -89,6 +92,25 @@ local function qpop(host)
   end
   return payload
 end
+-- wakeOne wakes one process that waits on the partition and would look
+-- at it only after at (µs): it publishes on that process's own channel
+-- (the partition's channel .. ':' .. its id) the hosts key and the µs
+-- until at, and records that it looks at at (an earlier event wakes it
+-- again, a later one wakes another). Nobody waits: no message.
+local function wakeOne(at)
+  local w = redis.call('ZRANGEBYSCORE', KEYS[11], '(' .. I(at), '+inf', 'LIMIT', 0, 1)
+  if #w == 0 then return end
+  redis.call('ZADD', KEYS[11], I(at), w[1])
+  redis.call(PUB, WAKE .. ':' .. w[1], KEYS[1] .. '\n' .. I(math.max(at - now, 0)))
+end
+-- wakeAll wakes every process that waits on the partition (its state
+-- changed for all: it emptied), on the partition's channel.
+local function wakeAll()
+  if redis.call('ZCARD', KEYS[11]) > 0 then
+    redis.call('DEL', KEYS[11])
+    redis.call(PUB, WAKE, KEYS[1])
+  end
+end
 -- putBack ends lease id, if it is there, putting its request back at the
 -- head of its host's list; it reports whether it was there.
 local function putBack(id)
@@ -126,7 +148,7 @@ local ttl = ARGV[5]
 for i = 6, #ARGV, 3 do
   if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
     qpush(ARGV[i + 1], ARGV[i + 2])
-    redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1])
+    if redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1]) == 1 then wakeOne(now) end
     added = added + 1
     out[#out + 1] = 1
   else
@@ -136,7 +158,6 @@ end
 if added > 0 then
   redis.call('HINCRBY', KEYS[2], 'q', added)
   for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
-  redis.call(PUB, WAKE, KEYS[1])
 end
 return out
 `)
@@ -148,9 +169,16 @@ return out
 // at, 10 µs before a busy host is looked at again, 11 µs before a host
 // held PerHost times is (a done request or a reaped lease sets it back),
 // 13.. lease ids of this process's earlier pops that failed on the client
+// 13 MaxWait µs, 14 µs before a partition with requests out and none
+// queued is looked at again, 15 the process's id, 16.. lease ids of this
+// process's earlier pops that failed on the client
 // (timed out: the script may run later, when Redis resumes after a hang).
-// Returns {gen, 1, payload, reaped, now, early} or {gen, 0, "", reaped,
-// now, soonest µs (-1: nothing queued), leased}.
+// Every pop registers the process in the waiters (KEYS[11]) with the time
+// it will look at the partition again (as the client computes it from the
+// reply; after a request handed out: look µs), so that an earlier event
+// wakes it.
+// Returns {gen, 1, payload, reaped, now, early, look µs} or {gen, 0, "",
+// reaped, now, look µs (-1: nothing queued), leased}.
 //
 // An abandoned id whose pop ran already has its request put back at the
 // head of its host's list; one whose pop has not run yet (calls on
@@ -160,8 +188,9 @@ return out
 var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
 local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-if #ARGV >= 13 then
-  for i = 13, #ARGV do
+local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
+if #ARGV >= 16 then
+  for i = 16, #ARGV do
     if not putBack(ARGV[i]) then redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i]) end
   end
   keep(KEYS[8])
@@ -192,6 +221,27 @@ local function take(host)
   end
   return payload
 end
+-- register records in the waiters when this process looks at the
+-- partition again, and returns it: the soonest host's time unless another
+-- process looks by then, or MaxWait (nothing queued), or the reap poll
+-- (nothing queued, requests out), at most MaxWait.
+local function register()
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
+  local look = now + maxWait
+  redis.call('ZREM', KEYS[11], me)
+  if #first > 0 then
+    local at = math.max(tonumber(first[2]), now)
+    -- One process looks when the soonest host is due: if another will
+    -- look by then, this one waits for an event (wakeOne) or MaxWait.
+    if redis.call('ZCOUNT', KEYS[11], I(now), I(at)) == 0 then look = math.min(at, look) end
+  elseif leased > 0 then
+    look = now + math.min(maxWait, reapPoll)
+  end
+  redis.call('ZADD', KEYS[11], I(look), me)
+  redis.call('PEXPIRE', KEYS[11], ARGV[4])
+  return first, leased, look
+end
 local cands = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', I(now), 'LIMIT', 0, scan)
 for _, host in ipairs(cands) do
   local held = tonumber(redis.call('HGET', KEYS[6], host)) or 0
@@ -202,27 +252,37 @@ for _, host in ipairs(cands) do
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
-      if p then return {gen, 1, p, reaped, I(now), 0} end
+      if p then
+        local _, _, look = register()
+        return {gen, 1, p, reaped, I(now), 0, I(look)}
+      end
     else
       redis.call('ZADD', KEYS[1], I(at), host)
     end
   end
 end
-local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
-if #first == 0 then return {gen, 0, '', reaped, I(now), -1, leased} end
 if force then
-  local p = take(first[1])
-  if p then return {gen, 1, p, reaped, I(now), 1} end
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0)
+  local p = #first > 0 and take(first[1])
+  if p then
+    local _, _, look = register()
+    return {gen, 1, p, reaped, I(now), 1, I(look)}
+  end
 end
-return {gen, 0, '', reaped, I(now), first[2], leased}
+local first, leased, look = register()
+if #first == 0 then return {gen, 0, '', reaped, I(now), -1, leased} end
+return {gen, 0, '', reaped, I(now), I(look), leased}
 `)
 
 // frDoneScript ends leases and records their requests done fleet-wide.
-// ARGV 5.. pairs: lease id, request key. Returns {gen, ended}.
-var frDoneScript = redis.NewScript(frontierLuaHead + `
+// ARGV 5 µs before a busy host is looked at again, 6.. pairs: lease id,
+// request key. Returns {gen, ended}. A host with requests queued wakes
+// one waiting process (wakeOne, at the host's ready time by its limiter
+// state); a partition left with nothing queued or out wakes them all (so
+// that they can end).
+var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
 local n = 0
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
   keep(KEYS[7])
   local v = redis.call('HGET', KEYS[4], ARGV[i])
@@ -232,11 +292,19 @@ for i = 5, #ARGV, 2 do
     redis.call('ZREM', KEYS[5], ARGV[i])
     unhold(host)
     redis.call('HINCRBY', KEYS[2], 'l', -1)
-    if qlen(host) > 0 then redis.call('ZADD', KEYS[1], 0, host) end
+    if qlen(host) > 0 then
+      redis.call('ZADD', KEYS[1], 0, host)
+      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, now)
+      if busy == 1 then at = math.min(at, now + tonumber(ARGV[5])) end
+      wakeOne(math.max(at, now))
+    end
     n = n + 1
   end
 end
-if n > 0 then redis.call(PUB, WAKE, KEYS[1]) end
+if n > 0 then
+  local c = redis.call('HMGET', KEYS[2], 'q', 'l')
+  if (tonumber(c[1]) or 0) <= 0 and (tonumber(c[2]) or 0) <= 0 then wakeAll() end
+end
 return {gen, n}
 `)
 

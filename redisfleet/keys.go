@@ -36,6 +36,9 @@ import "strconv"
 //	                                the key whose state changed (a host
 //	                                hash key, a fetch lock key, a frontier's
 //	                                hosts key).
+//	T(n) wake:<process>     channel one process's own wake-ups (its
+//	                                random id): the frontier wakes one
+//	                                waiting process there; same payload.
 //	P policy:<store key>    string  a serialised policy (policy.Store):
 //	                                "robots-policy/v2\n" then the bytes the
 //	                                resolver gave; PX = its TTL.

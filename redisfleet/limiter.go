@@ -352,7 +352,9 @@ func (l *Limiter) Wait(ctx context.Context, host string, delay time.Duration) er
 // likely to admit a request at once (not paused, its delay passed since
 // the latest release or send, nothing blocking it, no earlier Wait caller
 // of any process still heading for the gate within WaitClaim) and returns
-// how long it blocked. It does not wait out a pause ending more than
+// how long it blocked. Right after the fleet's [Frontier] of this process
+// handed out a request of the host as ready (within a second), one call
+// returns at once without asking Redis: the pop read the same state. It does not wait out a pause ending more than
 // maxPause from now (429, 503): it then returns a *hostlimit.PausedError at
 // once, also when the pause starts while it waits; a negative maxPause
 // waits out any pause. The host's delay is set to
@@ -370,6 +372,13 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 	h := l.ref(host)
 	defer l.unref(h)
 	h.setDelay(delay)
+	if l.f.takeReady(host) {
+		// The fleet's frontier handed out this process's request of the
+		// host a moment ago because the same state said it was ready:
+		// not paused, its delay passed, no permit holding it. The look
+		// would say so again; Acquire still enforces the spacing.
+		return 0, nil
+	}
 	h.queue(1)
 	defer h.queue(-1)
 	blocked, err := take(ctx, h.early)

@@ -63,6 +63,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -164,6 +165,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		rdb = redis.NewClient(ropts)
 	}
 	defer rdb.Close()
+	var trips roundTrips
+	rdb.AddHook(&trips)
 	ctx := context.Background()
 	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithLease(o.lease), redisfleet.WithCallTimeout(min(redisfleet.DefaultCallTimeout, o.lease/3)), redisfleet.WithLogger(log))
 	if err != nil {
@@ -198,7 +201,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer plugin.Close()
-	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage))
+	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage), redisfleet.WithBatching(100*time.Millisecond))
 	defer front.Close()
 	robots.AttachFrontier(c, front)
 	q, err := queue.New(o.threads, front)
@@ -304,8 +307,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mu.Lock()
 	defer mu.Unlock()
 	st := front.Stats()
-	fmt.Fprintf(stdout, "done: %d fetched, %d stopped (pid %d; handed %d, taken over from dead processes %d, queued again after a Redis loss %d)\n",
-		fetched, stopped, pid, st.Handed, st.Reaped, st.Recovered)
+	fmt.Fprintf(stdout, "done: %d fetched, %d stopped (pid %d; handed %d, taken over from dead processes %d, queued again after a Redis loss %d; Redis round trips %d, wake-ups heard %d)\n",
+		fetched, stopped, pid, st.Handed, st.Reaped, st.Recovered, trips.n.Load(), fleet.WakeupsHeard())
 	switch {
 	case gaveUp > 0:
 		fmt.Fprintf(stdout, "stopped: the crawl cannot go on: Redis unreachable for %s\n", gaveUp.Round(time.Second))
@@ -318,4 +321,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	return 0
+}
+
+// roundTrips is a go-redis hook counting the client's round trips: one
+// per command sent alone, one per pipeline (on one server; a Cluster
+// pipeline is one per node it touches, counted once here). Pub/Sub
+// traffic goes through neither hook.
+type roundTrips struct{ n atomic.Int64 }
+
+func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (t *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		t.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (t *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
