@@ -162,8 +162,8 @@ func (p *Plugin) markUsage(r *colly.Response, tags, header robotstag.Directives)
 	ru := ResponseUsage{Usage: uv.Usage, NoImageAI: tags&robotstag.NoImageAI != 0}
 	var fromHeader dialect.Usage // the Content-Usage header's alone
 	if r.Headers != nil {
-		ru.Usage = uv.WithHeader(*r.Headers)
 		fromHeader = policy.UsageVerdict{}.WithHeader(*r.Headers)
+		ru.Usage = uv.Usage.Combine(fromHeader)
 	}
 	noAI := tags & robotstag.NoAI
 	if noAI == 0 && ru.NoImageAI && isImage(r.Headers) {

@@ -35,15 +35,7 @@ func BenchmarkFleetScaling(b *testing.B) {
 			var rate, wall, scripts, cmds, trips, cpu, heard float64
 			for range b.N {
 				srv := redistest.Start(b)
-				sites := map[string]*testutil.Site{}
-				var names, urls []string
-				for i := range hosts {
-					h := fmt.Sprintf("h%d.example", i)
-					sites[h] = linkSite("0.05", pages, nil)
-					names = append(names, h)
-					urls = append(urls, "http://"+h+"/")
-				}
-				farm := testutil.NewFarm(b, sites)
+				farm, names, urls := linkFarm(b, hosts, pages, "0.05")
 				args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
 					"-threads", "2", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
 				cpu0 := redisCPU(b, srv.Addr)
@@ -164,15 +156,7 @@ func BenchmarkFleetScale(b *testing.B) {
 	distributedBinary(b)
 	for range b.N {
 		cl := redistest.StartCluster(b, 3)
-		sites := map[string]*testutil.Site{}
-		var names, urls []string
-		for i := range hosts {
-			h := fmt.Sprintf("h%d.example", i)
-			sites[h] = linkSite(strconv.FormatFloat(delay.Seconds(), 'f', -1, 64), pages, nil)
-			names = append(names, h)
-			urls = append(urls, "http://"+h+"/")
-		}
-		farm := testutil.NewFarm(b, sites)
+		farm, names, urls := linkFarm(b, hosts, pages, strconv.FormatFloat(delay.Seconds(), 'f', -1, 64))
 		args := append([]string{"-redis-cluster", cl.URL(), "-connect", farm.Server.Listener.Addr().String(),
 			"-threads", "4", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
 		mem0 := clusterMemory(b, cl)
@@ -218,6 +202,21 @@ func BenchmarkFleetScale(b *testing.B) {
 		b.ReportMetric(paces[len(paces)/2], "median-pace")
 		b.ReportMetric(float64(clusterMemory(b, cl)-mem0)/float64(total), "redis-B/page")
 	}
+}
+
+// linkFarm serves hosts h0.example, h1.example, ... each a linkSite of
+// pages pages at the Crawl-delay delay (seconds), and returns the farm, the
+// host names and their root URLs.
+func linkFarm(tb testing.TB, hosts, pages int, delay string) (*testutil.Farm, []string, []string) {
+	sites := map[string]*testutil.Site{}
+	var names, urls []string
+	for i := range hosts {
+		h := fmt.Sprintf("h%d.example", i)
+		sites[h] = linkSite(delay, pages, nil)
+		names = append(names, h)
+		urls = append(urls, "http://"+h+"/")
+	}
+	return testutil.NewFarm(tb, sites), names, urls
 }
 
 // clusterMemory returns the memory the Cluster's nodes use for data
