@@ -276,10 +276,11 @@ return {gen, 0, '', reaped, I(now), I(look), leased}
 
 // frDoneScript ends leases and records their requests done fleet-wide.
 // ARGV 5 µs before a busy host is looked at again, 6.. pairs: lease id,
-// request key. Returns {gen, ended}. A host with requests queued wakes
-// one waiting process (wakeOne, at the host's ready time by its limiter
-// state); a partition left with nothing queued or out wakes them all (so
-// that they can end).
+// request key. Returns {gen, ended}. A host with requests queued is put
+// back at its ready time by its limiter state (its request's release came
+// first), so that no pop looks at it before then, and wakes one waiting
+// process for that time (wakeOne); a partition left with nothing queued
+// or out wakes them all (so that they can end).
 var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
 local n = 0
 for i = 6, #ARGV, 2 do
@@ -293,10 +294,14 @@ for i = 6, #ARGV, 2 do
     unhold(host)
     redis.call('HINCRBY', KEYS[2], 'l', -1)
     if qlen(host) > 0 then
-      redis.call('ZADD', KEYS[1], 0, host)
+      -- The host is looked at when its limiter state says it is ready
+      -- (its request's release came before this report), not at once: a
+      -- pop never walks hosts that are done but not ready.
       local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, now)
       if busy == 1 then at = math.min(at, now + tonumber(ARGV[5])) end
-      wakeOne(math.max(at, now))
+      at = math.max(at, now)
+      redis.call('ZADD', KEYS[1], I(at), host)
+      wakeOne(at)
     end
     n = n + 1
   end

@@ -422,3 +422,56 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		}
 	})
 }
+
+// TestFrontierDoneScoresReadyTime: a done report puts its host back at
+// the time its limiter state makes it ready, so a pop never looks at the
+// hosts that are done but not ready yet (issue 20, item 3): 200 hosts in
+// one partition, all handed out, then each done after its request at a
+// delay of an hour; GetRequest learns that none is ready in one pop (looking at them would
+// take one pop per 32 hosts). A host whose delay ends is handed out then.
+func TestFrontierDoneScoresReadyTime(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		fl := frFleet(t, srv, WithPartitions(1))
+		var pops popCounter
+		fl.rdb.AddHook(&pops)
+		q := frOpen(t, fl, WithMaxWait(5*time.Second))
+		lim := fl.Limiter(LimiterConfig{})
+		ctx := context.Background()
+		const n = 200
+		for h := range n {
+			for j := range 2 {
+				if err := q.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p%d", h, j))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		leases := map[string]string{}
+		for range n {
+			u, lease := frGet(t, q)
+			leases[u[:strings.LastIndexByte(u, '/')]] = lease
+		}
+		for host, lease := range leases {
+			delay := time.Hour
+			if host == "http://h99.example" {
+				delay = time.Second // the one host that is ready again soon
+			}
+			p, err := lim.Acquire(ctx, host, delay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release()
+			q.Done(lease)
+		}
+		pops.n.Store(0)
+		u, lease := frGet(t, q)
+		if u != "http://h99.example/p1" {
+			t.Fatalf("got %s, want h99 second page", u)
+		}
+		// One pop finds nothing ready and names the host's time; one more
+		// at that time hands it out (a wake-up may add one).
+		if got := pops.n.Load(); got > 3 {
+			t.Fatalf("%d pops to hand out the one ready host of %d: the pops looked at hosts that were not ready", got, n)
+		}
+		q.Done(lease)
+	})
+}
