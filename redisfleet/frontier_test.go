@@ -475,3 +475,47 @@ func TestFrontierDoneScoresReadyTime(t *testing.T) {
 		q.Done(lease)
 	})
 }
+
+// TestFrontierLookerDies: when a host is due, one waiting process looks
+// and the others wait for an event; if that process dies first, another
+// looks within its MaxWait, so the host is not stranded. Process A waits
+// for the host's time (2 s away) and dies (its Redis client closes) before
+// it; process B, which registered behind A, hands the request out at its
+// MaxWait.
+func TestFrontierLookerDies(t *testing.T) {
+	forBackends(t, func(t *testing.T, srv backend) {
+		flA, flB := frFleet(t, srv, WithPartitions(1)), frFleet(t, srv, WithPartitions(1))
+		var popsA popCounter
+		flA.rdb.AddHook(&popsA)
+		a := frOpen(t, flA, WithMaxWait(5*time.Second))
+		b := frOpen(t, flB, WithMaxWait(4*time.Second))
+		ctx := context.Background()
+		const host = "http://a.example"
+		p, err := flB.Limiter(LimiterConfig{}).Acquire(ctx, host, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Release()
+		if err := a.AddRequest(testutil.CollyRequest(t, host+"/1")); err != nil {
+			t.Fatal(err)
+		}
+		aDone := make(chan error, 1)
+		go func() {
+			_, err := a.GetRequest()
+			aDone <- err
+		}()
+		// A has popped and registered to look at the host's time.
+		for popsA.n.Load() == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		flA.rdb.Close() // A dies: it never looks
+		u, lease := frGet(t, b) // fails on ErrNotReady: B waited for A
+		if u != host+"/1" {
+			t.Fatalf("got %s", u)
+		}
+		b.Done(lease)
+		if err := <-aDone; err == nil {
+			t.Fatal("the dead process's GetRequest succeeded")
+		}
+	})
+}
