@@ -508,7 +508,7 @@ func TestFrontierLookerDies(t *testing.T) {
 		for popsA.n.Load() == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		flA.rdb.Close() // A dies: it never looks
+		flA.rdb.Close()         // A dies: it never looks
 		u, lease := frGet(t, b) // fails on ErrNotReady: B waited for A
 		if u != host+"/1" {
 			t.Fatalf("got %s", u)
