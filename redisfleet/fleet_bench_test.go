@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -74,6 +75,7 @@ func BenchmarkFleetScaling(b *testing.B) {
 					rt, hd = rt+x, hd+y
 				}
 				trips += float64(rt) / float64(total)
+				logTripKinds(b, ps, total)
 				heard += float64(hd) / float64(n) / float64(total)
 				cpu += (redisCPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
 				sc, all := commandStats(b, srv.Addr)
@@ -95,6 +97,49 @@ func BenchmarkFleetScaling(b *testing.B) {
 // Redis round trips (a go-redis hook: one per command sent alone, one per
 // pipeline) and the wake-up messages it received.
 var doneLine = regexp.MustCompile(`(?m)^done: .*Redis round trips (\d+), wake-ups heard (\d+)\)$`)
+
+// tripsLine is the second summary line of an examples/distributed
+// process: its round trips by kind of call.
+var tripsLine = regexp.MustCompile(`(?m)^round trips by call: (.*)$`)
+
+// logTripKinds logs the round trips per page of the fleet ps by kind of
+// call (a script named by redisfleet.ScriptNames, a command, or a
+// pipeline of them), the most frequent first.
+func logTripKinds(b *testing.B, ps []*proc, pages int) {
+	sum := map[string]int64{}
+	name := func(k string) string {
+		return regexp.MustCompile(`sha:[0-9a-f]{8}`).ReplaceAllStringFunc(k, func(s string) string {
+			if n, ok := redisfleet.ScriptNames[s[4:]]; ok {
+				return n
+			}
+			return s
+		})
+	}
+	for _, p := range ps {
+		m := tripsLine.FindStringSubmatch(p.stdout.String())
+		if m == nil {
+			continue
+		}
+		for _, kv := range strings.Fields(m[1]) {
+			i := strings.LastIndexByte(kv, '=')
+			if i < 0 {
+				b.Fatalf("round trips by call: %q: no count in %q", kv, m[1])
+			}
+			n, _ := strconv.ParseInt(kv[i+1:], 10, 64)
+			sum[name(kv[:i])] += n
+		}
+	}
+	kinds := make([]string, 0, len(sum))
+	for k := range sum {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return sum[kinds[i]] > sum[kinds[j]] })
+	var sb strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&sb, " %s=%.3f", k, float64(sum[k])/float64(pages))
+	}
+	b.Logf("round trips per page by call (%d processes):%s", len(ps), sb.String())
+}
 
 // redisCPU returns the server's CPU time so far, in seconds (INFO cpu:
 // used_cpu_sys + used_cpu_user, the main thread and the others).
