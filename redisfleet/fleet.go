@@ -347,6 +347,14 @@ type Fleet struct {
 	readyMu sync.Mutex
 	ready   map[string]time.Time // host -> when this process's frontier found it ready (markReady)
 	fresh   time.Duration        // readyFresh (tests set more)
+
+	// Folding the limiter into the frontier's round trips (grant.go).
+	limiters atomic.Int64 // Limiters made: the frontier's pops grant permits
+	grantMu  sync.Mutex
+	grants   map[string]*pregrant // host -> the permit a pop granted, not yet taken
+	out      map[string]int       // host -> requests this process's frontier has out
+	deferred []hostOp             // releases waiting for the frontier's next pipeline
+	relTimer *time.Timer          // sends them after releaseDefer
 }
 
 // shard is the subscription to one partition's wake-up channel.
@@ -589,12 +597,15 @@ func ParseClusterURL(url string) (*redis.ClusterOptions, error) {
 	return o, nil
 }
 
-// Close stops the fleet's Pub/Sub subscriptions. It does not close the
-// client. Limiters and Stores of a closed Fleet still work, without wake-ups
+// Close sends the permit releases this process keeps for its frontier's
+// next pipeline, gives back the permits its frontier's pops granted and
+// no request took, and stops the fleet's Pub/Sub subscriptions. It does
+// not close the client. Limiters and Stores of a closed Fleet still work, without wake-ups
 // (their waits then end on their timers).
 func (f *Fleet) Close() error {
 	var err error
 	f.closeMu.Do(func() {
+		f.flushGrants()
 		f.shMu.Lock()
 		f.closed.Store(true)
 		for _, sh := range f.shards {

@@ -42,7 +42,8 @@
 // others are told they are queued already). Standard output has one line
 // per page this process handled: "fetched STATUS URL", or "stopped URL:
 // REASON" (robots.txt disallows it, an error), and at the end
-// "done: N fetched, M stopped (pid P)". Warnings (Redis lost and back)
+// "round trips by call: ..." (the process's Redis round trips by kind of
+// call) and "done: N fetched, M stopped (pid P ...)". Warnings (Redis lost and back)
 // go to standard error. The exit status is 0 when the crawl is over, 1
 // when it cannot go on (Redis unreachable: the message says so), 2 on a
 // usage error, 130 when interrupted.
@@ -310,9 +311,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mu.Lock()
 	defer mu.Unlock()
 	st := front.Stats()
+	fmt.Fprintf(stdout, "round trips by call: %s\n", &trips)
 	fmt.Fprintf(stdout, "done: %d fetched, %d stopped (pid %d; handed %d, taken over from dead processes %d, queued again after a Redis loss %d; Redis round trips %d, wake-ups heard %d)\n",
 		fetched, stopped, pid, st.Handed, st.Reaped, st.Recovered, trips.n.Load(), fleet.WakeupsHeard())
-	fmt.Fprintf(stdout, "round trips by call: %s\n", &trips)
 	switch {
 	case gaveUp > 0:
 		fmt.Fprintf(stdout, "stopped: the crawl cannot go on: Redis unreachable for %s\n", gaveUp.Round(time.Second))
