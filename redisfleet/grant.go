@@ -87,6 +87,35 @@ func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op,
 	return f.hostReply(op, p, v)
 }
 
+// runHostAfter is runHost preceded, in the same pipeline, by ops (the
+// deferred releases of the host a grant would wait for).
+func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+	if len(ops) == 0 {
+		return f.runHost(ctx, p, keys, mode, op, tok, delay, extra...)
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
+	defer cancel()
+	pipe := f.rdb.Pipeline()
+	cmds := f.queueHostOps(cctx, pipe, ops)
+	cmd := hostScript.EvalSha(cctx, pipe, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...)
+	pipe.Exec(cctx) // each command carries its own error
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		// The node lacks the script: every call of the pipeline was
+		// refused; send them again, one by one (Run loads it).
+		f.sendHostOps(ops)
+		return f.runHost(ctx, p, keys, mode, op, tok, delay, extra...)
+	}
+	f.hostOpsDone(ops, cmds)
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, f.callError("limiter "+op, err)
+	}
+	return f.hostReply(op, p, v)
+}
+
 // hostReply checks a hostScript reply on partition p and records the
 // partition's generation, its last element.
 func (f *Fleet) hostReply(op string, p int, v []int64) ([]int64, error) {

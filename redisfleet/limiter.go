@@ -550,13 +550,15 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 	}
 	defer func() { <-h.gate }()
 	// A release of the host this process keeps for the frontier's next
-	// pipeline goes first: this grant would wait for it.
-	l.f.sendHostOps(l.f.takeDeferred(host))
+	// pipeline goes first, in the pipeline of the first call: this grant
+	// would wait for it.
+	before := l.f.takeDeferred(host)
 	if g := l.f.takeGrant(host, ""); g != nil {
 		// The frontier's pop granted a permit for the host with the
 		// request it handed out: it holds if the grant's delay covers this
 		// one; else it is given back and the grant asked anew.
 		if delay.Microseconds() <= g.d {
+			l.f.sendHostOps(before) // the pregrant shows nothing is out
 			if blocked {
 				h.waited(start)
 			}
@@ -566,7 +568,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 			}
 			return p, nil
 		}
-		l.f.giveBack(g)
+		before = append(before, g.leaveOp())
 	}
 	tok := l.f.token()
 	wake, cancel := l.f.subscribe(ctx, h.p, h.hash, tok)
@@ -591,7 +593,12 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		mp = maxPause.Microseconds()
 	}
 	for {
-		v, err := l.run(ctx, h, opAcquire, tok, delay, l.stale(), mp)
+		d := int64(-1)
+		if delay >= 0 {
+			d = delay.Microseconds()
+		}
+		v, err := l.f.runHostAfter(ctx, before, h.p, h.keys, l.mode, opAcquire, tok, d, l.stale(), mp)
+		before = nil
 		if err != nil {
 			if ctx.Err() != nil {
 				queued = true // the call may have run: the deferred leave undoes it
