@@ -78,6 +78,7 @@ func BenchmarkFleetScaling(b *testing.B) {
 				logTripKinds(b, ps, total)
 				heard += float64(hd) / float64(n) / float64(total)
 				cpu += (redisCPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
+				logCommands(b, srv.Addr, total)
 				sc, all := commandStats(b, srv.Addr)
 				scripts += float64(sc) / float64(total)
 				cmds += float64(all) / float64(total)
@@ -158,6 +159,46 @@ func redisCPU(t testing.TB, addr string) float64 {
 		}
 	}
 	return s
+}
+
+// logCommands logs, from the server's INFO commandstats, the commands
+// per page and the µs Redis spent in them per page (a script's time
+// includes the commands it runs, which are listed too), the most costly
+// first.
+func logCommands(b *testing.B, addr string, pages int) {
+	info, err := redistest.Do(addr, "INFO", "commandstats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	type stat struct {
+		name        string
+		calls, usec float64
+	}
+	var st []stat
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		x := stat{name: strings.TrimPrefix(name, "cmdstat_")}
+		for _, f := range strings.Split("calls="+rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				x.calls = n / float64(pages)
+			case "usec":
+				x.usec = n / float64(pages)
+			}
+		}
+		st = append(st, x)
+	}
+	sort.Slice(st, func(i, j int) bool { return st[i].usec > st[j].usec })
+	var sb strings.Builder
+	for _, x := range st {
+		fmt.Fprintf(&sb, " %s=%.2f/%.1fµs", x.name, x.calls, x.usec)
+	}
+	b.Logf("Redis commands per page (calls/µs):%s", sb.String())
 }
 
 // commandStats returns, from the server's INFO commandstats, the script
