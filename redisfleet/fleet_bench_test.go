@@ -28,70 +28,79 @@ import (
 // in ms (INFO cpu, used_cpu_sys + used_cpu_user, from start to end of the
 // crawl: the fleet's Pub/Sub fan-out included) and the wake-up messages
 // each process received, per page of the crawl.
+//
+// deep/procs=8 is the same crawl at 8 processes with 32 pages per host
+// (a root linking to 31): the costs paid once per host (robots.txt, its
+// policy read by each process) and per process (connections, the looks at
+// every partition at start and at the end) weigh four times less per page.
 func BenchmarkFleetScaling(b *testing.B) {
-	const hosts, pages = 48, 7
 	distributedBinary(b) // built before any timing
 	for _, n := range []int{1, 2, 4, 8} {
-		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
-			var rate, wall, scripts, cmds, trips, cpu, heard float64
-			for range b.N {
-				srv := redistest.Start(b)
-				farm, names, urls := linkFarm(b, hosts, pages, "0.05")
-				args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
-					"-threads", "2", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
-				cpu0 := redisCPU(b, srv.Addr)
-				start := time.Now()
-				ps := startFleet(b, n, args...)
-				for _, p := range ps {
-					if code := p.wait(b, 5*time.Minute); code != 0 {
-						b.Fatalf("process exited %d: %s", code, p.stdout.String())
-					}
-				}
-				wall += time.Since(start).Seconds()
-				var first, last time.Time
-				total := 0
-				for _, h := range names {
-					hits := farm.Pages(h, false)
-					if len(hits) != pages+1 {
-						b.Fatalf("%s: %d pages fetched, want %d", h, len(hits), pages+1)
-					}
-					total += len(hits)
-					if first.IsZero() || hits[0].At.Before(first) {
-						first = hits[0].At
-					}
-					if l := hits[len(hits)-1].At; l.After(last) {
-						last = l
-					}
-				}
-				rate += float64(total) / last.Sub(first).Seconds()
-				var rt, hd int64
-				for _, p := range ps {
-					m := doneLine.FindStringSubmatch(p.stdout.String())
-					if m == nil {
-						b.Fatalf("no summary line: %s", p.stdout.String())
-					}
-					x, _ := strconv.ParseInt(m[1], 10, 64)
-					y, _ := strconv.ParseInt(m[2], 10, 64)
-					rt, hd = rt+x, hd+y
-				}
-				trips += float64(rt) / float64(total)
-				logTripKinds(b, ps, total)
-				heard += float64(hd) / float64(n) / float64(total)
-				cpu += (redisCPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
-				logCommands(b, srv.Addr, total)
-				sc, all := commandStats(b, srv.Addr)
-				scripts += float64(sc) / float64(total)
-				cmds += float64(all) / float64(total)
-			}
-			b.ReportMetric(rate/float64(b.N), "pages/s")
-			b.ReportMetric(wall/float64(b.N), "s/crawl")
-			b.ReportMetric(scripts/float64(b.N), "scripts/page")
-			b.ReportMetric(cmds/float64(b.N), "cmds/page")
-			b.ReportMetric(trips/float64(b.N), "trips/page")
-			b.ReportMetric(cpu/float64(b.N), "redis-ms/page")
-			b.ReportMetric(heard/float64(b.N), "wakeups/proc/page")
-		})
+		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) { fleetScaling(b, n, 48, 7) })
 	}
+	b.Run("deep/procs=8", func(b *testing.B) { fleetScaling(b, 8, 48, 31) })
+}
+
+// fleetScaling is BenchmarkFleetScaling's crawl: n processes, hosts hosts
+// of a root and pages pages each.
+func fleetScaling(b *testing.B, n, hosts, pages int) {
+	var rate, wall, scripts, cmds, trips, cpu, heard float64
+	for range b.N {
+		srv := redistest.Start(b)
+		farm, names, urls := linkFarm(b, hosts, pages, "0.05")
+		args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
+			"-threads", "2", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
+		cpu0 := redisCPU(b, srv.Addr)
+		start := time.Now()
+		ps := startFleet(b, n, args...)
+		for _, p := range ps {
+			if code := p.wait(b, 5*time.Minute); code != 0 {
+				b.Fatalf("process exited %d: %s", code, p.stdout.String())
+			}
+		}
+		wall += time.Since(start).Seconds()
+		var first, last time.Time
+		total := 0
+		for _, h := range names {
+			hits := farm.Pages(h, false)
+			if len(hits) != pages+1 {
+				b.Fatalf("%s: %d pages fetched, want %d", h, len(hits), pages+1)
+			}
+			total += len(hits)
+			if first.IsZero() || hits[0].At.Before(first) {
+				first = hits[0].At
+			}
+			if l := hits[len(hits)-1].At; l.After(last) {
+				last = l
+			}
+		}
+		rate += float64(total) / last.Sub(first).Seconds()
+		var rt, hd int64
+		for _, p := range ps {
+			m := doneLine.FindStringSubmatch(p.stdout.String())
+			if m == nil {
+				b.Fatalf("no summary line: %s", p.stdout.String())
+			}
+			x, _ := strconv.ParseInt(m[1], 10, 64)
+			y, _ := strconv.ParseInt(m[2], 10, 64)
+			rt, hd = rt+x, hd+y
+		}
+		trips += float64(rt) / float64(total)
+		logTripKinds(b, ps, total)
+		heard += float64(hd) / float64(n) / float64(total)
+		cpu += (redisCPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
+		logCommands(b, srv.Addr, total)
+		sc, all := commandStats(b, srv.Addr)
+		scripts += float64(sc) / float64(total)
+		cmds += float64(all) / float64(total)
+	}
+	b.ReportMetric(rate/float64(b.N), "pages/s")
+	b.ReportMetric(wall/float64(b.N), "s/crawl")
+	b.ReportMetric(scripts/float64(b.N), "scripts/page")
+	b.ReportMetric(cmds/float64(b.N), "cmds/page")
+	b.ReportMetric(trips/float64(b.N), "trips/page")
+	b.ReportMetric(cpu/float64(b.N), "redis-ms/page")
+	b.ReportMetric(heard/float64(b.N), "wakeups/proc/page")
 }
 
 // doneLine is the summary line of an examples/distributed process: its

@@ -200,7 +200,7 @@ func (f *Fleet) leasing(host string, n int) {
 func (f *Fleet) deferRelease(op hostOp, always bool) bool {
 	f.grantMu.Lock()
 	defer f.grantMu.Unlock()
-	if !always && f.out[op.host] == 0 {
+	if !always && f.out[op.host] == 0 || f.closed.Load() {
 		return false
 	}
 	f.deferred = append(f.deferred, op)
