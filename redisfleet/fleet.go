@@ -74,6 +74,26 @@
 // request from 1 to 8 contending processes). The repository's
 // docs/performance.md gives the figures and the commands.
 //
+// # Round trips per request
+//
+// The limiter and the frontier of one Fleet share their round trips. A
+// frontier pop that hands out the request of a ready host also grants,
+// in the same script, the host's limiter permit under the request's lease
+// id (while the Fleet has a Limiter): the plugin's early wait and
+// AcquireMax of that request then cost no round trip (AcquireMax asks
+// Redis anew only if it passes a larger delay than the one the grant was
+// made under, or comes later than a second, or a third of the lease,
+// after the pop). A permit released while the process's frontier has a
+// request of its host out goes in the pipeline of that request's done
+// report (at most 100 ms later, which only lengthens the gap before the
+// host's next grant), with the page's links under [WithBatching]. A page
+// whose host is known then costs two round trips: its pop and its done
+// report; add the pops that find nothing ready, and per host the
+// robots.txt fetch (its policy read once by each process, the fetch lock,
+// the robots.txt request's own permit). Measured on 8 processes
+// (BenchmarkFleetScaling, docs/performance.md): 5.0-5.2 round trips per
+// page at 8 pages per host, 3.1 at 32.
+//
 // # Partitions, Redis Cluster and Pub/Sub
 //
 // The hosts are split into partitions ([WithPartitions], default 16): a

@@ -27,7 +27,10 @@ import (
 // binary: one per command sent alone, one per pipeline), Redis's CPU time
 // in ms (INFO cpu, used_cpu_sys + used_cpu_user, from start to end of the
 // crawl: the fleet's Pub/Sub fan-out included) and the wake-up messages
-// each process received, per page of the crawl.
+// each process received, per page of the crawl; and page-gap-ms, the
+// mean time between two pages of a host (the host's pages over the time
+// from its first to its last, averaged over the hosts: 50 ms is a host
+// asked at its Crawl-delay exactly).
 //
 // deep/procs=8 is the same crawl at 8 processes with 32 pages per host
 // (a root linking to 31): the costs paid once per host (robots.txt, its
@@ -44,7 +47,7 @@ func BenchmarkFleetScaling(b *testing.B) {
 // fleetScaling is BenchmarkFleetScaling's crawl: n processes, hosts hosts
 // of a root and pages pages each.
 func fleetScaling(b *testing.B, n, hosts, pages int) {
-	var rate, wall, scripts, cmds, trips, cpu, heard float64
+	var rate, wall, scripts, cmds, trips, cpu, heard, gaps float64
 	for range b.N {
 		srv := redistest.Start(b)
 		farm, names, urls := linkFarm(b, hosts, pages, "0.05")
@@ -73,6 +76,7 @@ func fleetScaling(b *testing.B, n, hosts, pages int) {
 			if l := hits[len(hits)-1].At; l.After(last) {
 				last = l
 			}
+			gaps += hits[len(hits)-1].At.Sub(hits[0].At).Seconds() * 1000 / float64(len(hits)-1) / float64(len(names))
 		}
 		rate += float64(total) / last.Sub(first).Seconds()
 		var rt, hd int64
@@ -101,6 +105,7 @@ func fleetScaling(b *testing.B, n, hosts, pages int) {
 	b.ReportMetric(trips/float64(b.N), "trips/page")
 	b.ReportMetric(cpu/float64(b.N), "redis-ms/page")
 	b.ReportMetric(heard/float64(b.N), "wakeups/proc/page")
+	b.ReportMetric(gaps/float64(b.N), "page-gap-ms")
 }
 
 // doneLine is the summary line of an examples/distributed process: its

@@ -151,7 +151,8 @@ func WithFrontierTTL(d time.Duration) FrontierOption {
 //     frontier.ErrSeen: a request seen before is dropped when written, and
 //     counted in FrontierStats.Seen). The kept requests are written
 //     together, in one pipeline with the next Done (so a page's links go
-//     out with its done report, links first), at the latest d after the
+//     out with its done report, links first, then the limiter's releases
+//     kept for it), at the latest d after the
 //     first of them was kept, when 256 are kept, by a GetRequest while
 //     this process has no request out, and by Close.
 //   - QueueSize answers from what this process knows, without asking
@@ -198,7 +199,11 @@ type FrontierStats struct {
 // GetRequest hands out a request whose host may be asked now: fewer than
 // PerHost requests of the host out fleet-wide, and the fleet limiter's
 // state of the host (read in the same Lua script that pops, one round
-// trip) says its delay has passed and no permit holds it. When no host is
+// trip) says its delay has passed and no permit holds it. While the Fleet
+// has a [Limiter], the same script grants the host's permit for the
+// request, which the Limiter's next Acquire of the host in this process
+// takes without a round trip, and Done sends the permit's release in its
+// pipeline (see the package doc, Round trips per request). When no host is
 // ready it waits (until the soonest host's time, unless another process
 // looks then; woken on its own Pub/Sub channel, with the time a host turns
 // ready, when a new host is queued or a host with requests is done and no

@@ -12,9 +12,11 @@ import "strconv"
 // key prefix, P "{" <user prefix> n "}:" (default "robots:v2:{robots:3}:"
 // for partition 3): every key of a partition shares one hash slot, so
 // that each script runs on one node of a Redis Cluster. A script's keys
-// are in its KEYS, but for those the frontier's pop picks itself inside
-// the partition (the limiter keys of the hosts it looks at): they share
-// the slot of its KEYS, which Redis 7 checks.
+// are in its KEYS, but for those the frontier's pop and done scripts pick
+// themselves inside the partition (the limiter keys of the hosts they look
+// at, and, for the pop's grant, of the host it hands out: robots_host_grant
+// writes its hash and hold zset): they share the slot of its KEYS, which
+// Redis 7 checks.
 //
 //	P config                string  "partitions=S": New writes it (NX) and
 //	                                refuses a process with another S.

@@ -78,7 +78,12 @@ const (
 // holder's release wakes it with the time still to wait. An uncontended
 // request costs three round trips: Wait, Acquire, and Release
 // (end-to-start) or Sent (start-to-start); a contended one about four,
-// however many processes contend (measured from 1 to 8).
+// however many processes contend (measured from 1 to 8). A request handed
+// out by the Fleet's [Frontier] costs none of its own: the pop answered
+// Wait and granted the permit Acquire takes (when the pop's grant covers
+// the delay Acquire passes; else Acquire gives it back and asks Redis, in
+// one round trip), and the release goes with the request's done report
+// (see the package doc, Round trips per request).
 //
 // While Redis cannot be reached the limiter does what [WithOnRedisDown]
 // says. It implements robots.Limiter, with WaitMax and Stats. Make one
@@ -769,7 +774,10 @@ func (p *permit) Observe(status int, header http.Header) time.Duration {
 
 // Release records the end of the request and gives the permit back: one
 // round trip, bounded by the call timeout (none in start-to-start mode once
-// Sent was called). A release that cannot reach Redis is retried in the
+// Sent was called). While the Fleet's [Frontier] of this process has a
+// request of the host out, the release waits for that request's done
+// report and goes in its pipeline, 100 ms later at the latest, and before
+// the next Acquire of the host in this process. A release that cannot reach Redis is retried in the
 // background, with backoff, for one lease and a second at most; the host's
 // lease, no longer renewed, counts as the release meanwhile.
 func (p *permit) Release() {
