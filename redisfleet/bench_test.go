@@ -46,20 +46,43 @@ func report(b *testing.B, calls *callCounter, from int64) {
 	b.ReportMetric(float64(calls.n.Load()-from)/float64(b.N), "calls/op")
 }
 
-// BenchmarkRedisPing is the floor: one round trip to Redis on loopback.
+// BenchmarkRedisPing is the floor: one round trip to Redis on loopback,
+// and the CPU time Redis spends on it (redis-µs/op: INFO cpu, system and
+// user, over the loop), the least a round trip costs the server.
 func BenchmarkRedisPing(b *testing.B) {
 	srv := redistest.Start(b)
 	var calls callCounter
 	f := benchFleet(b, srv, &calls)
 	ctx := context.Background()
 	n0 := calls.n.Load()
+	cpu0 := serverCPU(b, srv.Addr)
 	b.ResetTimer()
 	for range b.N {
 		if err := f.rdb.Ping(ctx).Err(); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	b.ReportMetric((serverCPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
 	report(b, &calls, n0)
+}
+
+// serverCPU returns the CPU time of the Redis at addr so far, in seconds
+// (INFO cpu: used_cpu_sys + used_cpu_user).
+func serverCPU(b *testing.B, addr string) float64 {
+	info, err := redistest.Do(addr, "INFO", "cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var s float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			x, _ := strconv.ParseFloat(v, 64)
+			s += x
+		}
+	}
+	return s
 }
 
 // BenchmarkLimiter: the cost the Redis limiter adds to one request,

@@ -74,6 +74,26 @@
 // request from 1 to 8 contending processes). The repository's
 // docs/performance.md gives the figures and the commands.
 //
+// # Round trips per request
+//
+// The limiter and the frontier of one Fleet share their round trips. A
+// frontier pop that hands out the request of a ready host also grants,
+// in the same script, the host's limiter permit under the request's lease
+// id (while the Fleet has a Limiter): the plugin's early wait and
+// AcquireMax of that request then cost no round trip (AcquireMax asks
+// Redis anew only if it passes a larger delay than the one the grant was
+// made under, or comes later than a second, or a third of the lease,
+// after the pop). A permit released while the process's frontier has a
+// request of its host out goes in the pipeline of that request's done
+// report (at most 100 ms later, which only lengthens the gap before the
+// host's next grant), with the page's links under [WithBatching]. A page
+// whose host is known then costs two round trips: its pop and its done
+// report; add the pops that find nothing ready, and per host the
+// robots.txt fetch (its policy read once by each process, the fetch lock,
+// the robots.txt request's own permit). Measured on 8 processes
+// (BenchmarkFleetScaling, docs/performance.md): 5.0-5.2 round trips per
+// page at 8 pages per host, 3.1 at 32.
+//
 // # Partitions, Redis Cluster and Pub/Sub
 //
 // The hosts are split into partitions ([WithPartitions], default 16): a
@@ -347,6 +367,14 @@ type Fleet struct {
 	readyMu sync.Mutex
 	ready   map[string]time.Time // host -> when this process's frontier found it ready (markReady)
 	fresh   time.Duration        // readyFresh (tests set more)
+
+	// Folding the limiter into the frontier's round trips (grant.go).
+	limiters atomic.Int64 // Limiters made: the frontier's pops grant permits
+	grantMu  sync.Mutex
+	grants   map[string]*pregrant // host -> the permit a pop granted, not yet taken
+	out      map[string]int       // host -> requests this process's frontier has out
+	deferred []hostOp             // releases waiting for the frontier's next pipeline
+	relTimer *time.Timer          // sends them after releaseDefer
 }
 
 // shard is the subscription to one partition's wake-up channel.
@@ -589,12 +617,15 @@ func ParseClusterURL(url string) (*redis.ClusterOptions, error) {
 	return o, nil
 }
 
-// Close stops the fleet's Pub/Sub subscriptions. It does not close the
-// client. Limiters and Stores of a closed Fleet still work, without wake-ups
+// Close sends the permit releases this process keeps for its frontier's
+// next pipeline, gives back the permits its frontier's pops granted and
+// no request took, and stops the fleet's Pub/Sub subscriptions. It does
+// not close the client. Limiters and Stores of a closed Fleet still work, without wake-ups
 // (their waits then end on their timers).
 func (f *Fleet) Close() error {
 	var err error
 	f.closeMu.Do(func() {
+		f.flushGrants()
 		f.shMu.Lock()
 		f.closed.Store(true)
 		for _, sh := range f.shards {

@@ -151,7 +151,8 @@ func WithFrontierTTL(d time.Duration) FrontierOption {
 //     frontier.ErrSeen: a request seen before is dropped when written, and
 //     counted in FrontierStats.Seen). The kept requests are written
 //     together, in one pipeline with the next Done (so a page's links go
-//     out with its done report, links first), at the latest d after the
+//     out with its done report, links first, then the limiter's releases
+//     kept for it), at the latest d after the
 //     first of them was kept, when 256 are kept, by a GetRequest while
 //     this process has no request out, and by Close.
 //   - QueueSize answers from what this process knows, without asking
@@ -198,7 +199,11 @@ type FrontierStats struct {
 // GetRequest hands out a request whose host may be asked now: fewer than
 // PerHost requests of the host out fleet-wide, and the fleet limiter's
 // state of the host (read in the same Lua script that pops, one round
-// trip) says its delay has passed and no permit holds it. When no host is
+// trip) says its delay has passed and no permit holds it. While the Fleet
+// has a [Limiter], the same script grants the host's permit for the
+// request, which the Limiter's next Acquire of the host in this process
+// takes without a round trip, and Done sends the permit's release in its
+// pipeline (see the package doc, Round trips per request). When no host is
 // ready it waits (until the soonest host's time, unless another process
 // looks then; woken on its own Pub/Sub channel, with the time a host turns
 // ready, when a new host is queued or a host with requests is done and no
@@ -671,12 +676,17 @@ func (q *Frontier) flush(ctx context.Context) {
 	if len(adds) == 0 && len(dones) == 0 {
 		return
 	}
+	// The limiter's releases kept for this pipeline (grant.go) go after
+	// the requests and before the done reports, whose wake-ups then see
+	// the hosts released.
+	ops := q.fl.takeDeferred("")
 	type call struct {
 		p     int
 		s     *redis.Script
 		args  []any
 		adds  []journalItem
 		dones []doneItem
+		host  int // 1 + the index in ops of a hostScript call; 0: a frontier script
 	}
 	var calls []call
 	byPart := map[int][]journalItem{}
@@ -701,6 +711,9 @@ func (q *Frontier) flush(ctx context.Context) {
 			items = items[n:]
 		}
 	}
+	for i, op := range ops {
+		calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
+	}
 	donesByPart := map[int][]doneItem{}
 	order = order[:0]
 	for _, d := range dones {
@@ -724,7 +737,12 @@ func (q *Frontier) flush(ctx context.Context) {
 	exec := func(only func(i int) bool) bool {
 		pipe := q.fl.rdb.Pipeline()
 		for i, c := range calls {
-			if only(i) {
+			switch {
+			case !only(i):
+			case c.host > 0:
+				op := ops[c.host-1]
+				cmds[i] = hostScript.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+			default:
 				cmds[i] = c.s.EvalSha(cctx, pipe, q.parts[c.p].keys, q.argv(c.p, c.args...)...)
 			}
 		}
@@ -758,7 +776,12 @@ func (q *Frontier) flush(ctx context.Context) {
 	}
 	var failedAdds []journalItem
 	var failedDones []doneItem
+	opCmds := make([]*redis.Cmd, len(ops))
 	for i, c := range calls {
+		if c.host > 0 {
+			opCmds[c.host-1] = cmds[i]
+			continue
+		}
 		v, err := cmds[i].Slice()
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
@@ -780,6 +803,7 @@ func (q *Frontier) flush(ctx context.Context) {
 		}
 		q.mu.Unlock()
 	}
+	q.fl.hostOpsDone(ops, opCmds)
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
 		q.pendingAdd = append(failedAdds, q.pendingAdd...)
@@ -968,7 +992,8 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	id := q.fl.token()
 	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
-		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID}
+		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
+		map[bool]int{true: 1}[q.fl.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -1014,7 +1039,17 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 		}
 		pt.look = look
 		q.mu.Unlock()
-		return q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
+		b, host, err := q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
+		if frNum(frAt(v, 7)) == 1 {
+			// The pop granted a permit of the host's limiter with it.
+			g := &pregrant{host: host, p: p, id: id, d: frNum(frAt(v, 8)), fail: frNum(frAt(v, 9)), mode: int(frNum(frAt(v, 10)))}
+			if err != nil {
+				q.fl.giveBack(g)
+			} else {
+				q.fl.addGrant(g)
+			}
+		}
+		return b, err
 	}
 	soonest, now := frNum(frAt(v, 5)), frNum(frAt(v, 4))
 	q.mu.Lock()
@@ -1040,8 +1075,8 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 }
 
 // hand records a lease of this process on partition p and returns its
-// request with the lease id in its context.
-func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, error) {
+// request with the lease id in its context, and its host.
+func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, string, error) {
 	pl, _ := payload.(string)
 	r, err := frontier.Decode([]byte(pl))
 	var b []byte
@@ -1055,8 +1090,11 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, erro
 		q.stats.Early++
 	}
 	q.mu.Unlock()
-	if err == nil && !early {
-		q.fl.markReady(r.Host)
+	if err == nil {
+		q.fl.leasing(r.Host, 1)
+		if !early {
+			q.fl.markReady(r.Host)
+		}
 	}
 	if err != nil {
 		// Cannot happen (AddRequest decoded it): end the lease so that the
@@ -1066,9 +1104,9 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, erro
 		delete(q.own, id)
 		q.mu.Unlock()
 		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), id, "")
-		return nil, err
+		return nil, r.Host, err
 	}
-	return b, nil
+	return b, r.Host, nil
 }
 
 // Done reports the request leased as id done: its lease ends and its host
@@ -1086,6 +1124,12 @@ func (q *Frontier) Done(id string) {
 	q.stats.Done++
 	q.pendingDone = append(q.pendingDone, doneItem{q.fl.part(l.host), id, l.key})
 	q.mu.Unlock()
+	q.fl.leasing(l.host, -1)
+	if g := q.fl.takeGrant(l.host, id); g != nil {
+		// The permit the pop granted with the request was never taken (the
+		// request stopped before the send): given back in the pipeline.
+		q.fl.deferRelease(g.leaveOp(), true)
+	}
 	q.flush(context.Background())
 }
 
@@ -1191,6 +1235,9 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	q.mu.Lock()
 	q.journal = map[string]journalItem{}
 	q.pendingAdd, q.pendingDone = nil, nil
+	for _, l := range q.own {
+		q.fl.leasing(l.host, -1)
+	}
 	q.own = map[string]*ownLease{}
 	q.full = false
 	for p := range q.parts {

@@ -112,11 +112,11 @@ local function wakeAll()
   end
 end
 -- putBack ends lease id, if it is there, putting its request back at the
--- head of its host's list; it reports whether it was there.
+-- head of its host's list; it returns the host, or nil if it was not there.
 local function putBack(id)
   redis.call('ZREM', KEYS[5], id)
   local v = redis.call('HGET', KEYS[4], id)
-  if not v then return false end
+  if not v then return nil end
   local host, payload = hostOf(v)
   redis.call('HDEL', KEYS[4], id)
   qpushFront(host, payload)
@@ -124,7 +124,7 @@ local function putBack(id)
   redis.call('ZADD', KEYS[1], 0, host)
   redis.call('HINCRBY', KEYS[2], 'q', 1)
   redis.call('HINCRBY', KEYS[2], 'l', -1)
-  return true
+  return host
 end
 -- Leases that ended (their process stopped renewing them: it died) put
 -- their request back at the head of its host's list.
@@ -164,34 +164,45 @@ return out
 
 // frPopScript hands out the next request of a host that may be asked now.
 // ARGV 5 the partition's key prefix (its limiter keys: prefix .. "host:"
-// .. host), 6 lease id, 7 lease µs, 8 per host, 9 force
-// (1: if none is ready, take from the host ready soonest), 9 hosts to look
-// at, 10 µs before a busy host is looked at again, 11 µs before a host
-// held PerHost times is (a done request or a reaped lease sets it back),
-// 13.. lease ids of this process's earlier pops that failed on the client
-// 13 MaxWait µs, 14 µs before a partition with requests out and none
-// queued is looked at again, 15 the process's id, 16.. lease ids of this
-// process's earlier pops that failed on the client
+// .. host), 6 lease id, 7 lease µs, 8 per host, 9 force (1: if none is
+// ready, take from the host ready soonest), 10 hosts to look at, 11 µs
+// before a busy host is looked at again, 12 µs before a host held PerHost
+// times is (a done request or a reaped lease sets it back), 13 MaxWait
+// µs, 14 µs before a partition with requests out and none queued is
+// looked at again, 15 the process's id, 16 grant (1: the request of a
+// ready host comes with a permit of the host's limiter granted under the
+// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18.. lease
+// ids of this process's earlier pops that failed on the client
 // (timed out: the script may run later, when Redis resumes after a hang).
 // Every pop registers the process in the waiters (KEYS[11]) with the time
 // it will look at the partition again (as the client computes it from the
 // reply; after a request handed out: look µs), so that an earlier event
 // wakes it.
-// Returns {gen, 1, payload, reaped, now, early, look µs} or {gen, 0, "",
-// reaped, now, look µs (-1: nothing queued), leased}.
+// Returns {gen, 1, payload, reaped, now, early, look µs, granted, d µs,
+// fail, mode} (the last four: robots_host_grant's, zeros if no permit
+// was granted) or {gen, 0, "", reaped, now, look µs (-1: nothing queued),
+// leased}.
 //
 // An abandoned id whose pop ran already has its request put back at the
-// head of its host's list; one whose pop has not run yet (calls on
-// different connections run in any order after a hang) is written to
-// KEYS[8] for a lease, and a pop under such an id leases nothing. So a pop
-// the client gave up on never holds a host for a lease, and loses nothing.
-var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
+// head of its host's list, and the permit granted under it (if any) given
+// back without a release (its request was never sent); one whose pop has
+// not run yet (calls on different connections run in any order after a
+// hang) is written to KEYS[8] for a lease, and a pop under such an id
+// leases and grants nothing. So a pop the client gave up on never holds a
+// host for a lease, and loses nothing.
+var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostGrantLua + `
 local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
-if #ARGV >= 16 then
-  for i = 16, #ARGV do
-    if not putBack(ARGV[i]) then redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i]) end
+local grant, idle = ARGV[16] == '1', tonumber(ARGV[17])
+if #ARGV >= 18 then
+  for i = 18, #ARGV do
+    local host = putBack(ARGV[i])
+    if host then
+      redis.call('ZREM', lp .. 'hold:' .. host, ARGV[i])
+    else
+      redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i])
+    end
   end
   keep(KEYS[8])
 end
@@ -253,8 +264,10 @@ for _, host in ipairs(cands) do
     if at <= now then
       local p = take(host)
       if p then
+        local g, d, fail, mode = 0, 0, 0, 0
+        if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle) end
         local _, _, look = register()
-        return {gen, 1, p, reaped, I(now), 0, I(look)}
+        return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode}
       end
     else
       redis.call('ZADD', KEYS[1], I(at), host)

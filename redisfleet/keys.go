@@ -12,9 +12,11 @@ import "strconv"
 // key prefix, P "{" <user prefix> n "}:" (default "robots:v2:{robots:3}:"
 // for partition 3): every key of a partition shares one hash slot, so
 // that each script runs on one node of a Redis Cluster. A script's keys
-// are in its KEYS, but for those the frontier's pop picks itself inside
-// the partition (the limiter keys of the hosts it looks at): they share
-// the slot of its KEYS, which Redis 7 checks.
+// are in its KEYS, but for those the frontier's pop and done scripts pick
+// themselves inside the partition (the limiter keys of the hosts they look
+// at, and, for the pop's grant, of the host it hands out: robots_host_grant
+// writes its hash and hold zset): they share the slot of its KEYS, which
+// Redis 7 checks.
 //
 //	P config                string  "partitions=S": New writes it (NX) and
 //	                                refuses a process with another S.
@@ -191,5 +193,39 @@ local function robots_host_ready_at(hkey, zkey, now)
     return math.max(at, tonumber(first[2])), 1
   end
   return at, 0
+end
+`
+
+// hostGrantLua defines, for a Lua script run on the fleet's Redis, the
+// function
+//
+//	robots_host_grant(prefix, host, tok, now, lease, idle) -> granted, d, fail, mode
+//
+// which grants a permit of host's limiter under the token tok (the grant
+// of hostScript's acq: a member of hold:<host> whose score is the lease
+// end, hd set to the delay, claim cleared, g counted) for a caller that
+// found the host ready by robots_host_ready_at at now (at ≤ now, held =
+// 0); prefix is the partition's key prefix T(n), lease and idle are the
+// lease and the idle TTL in µs. It grants only when the grant cannot be
+// told from one hostScript would make at now under the host's stored
+// delay d: the host has limiter state (its hash exists: a host without
+// state is held after a data loss, which only hostScript judges), no
+// permit is in hold:<host> (none live, none whose lease ended and is not
+// yet counted), and no Acquire caller queues in wait:<host> (they come
+// first). It returns granted = 1, the stored delay d (µs: the grant is
+// valid for a request whose delay is at most d), the host's 429/503 run
+// and the stored spacing mode; else 0, 0, 0, 0, writing nothing.
+const hostGrantLua = `
+local function robots_host_grant(prefix, host, tok, now, lease, idle)
+  local hkey, zkey = prefix .. 'host:' .. host, prefix .. 'hold:' .. host
+  local s = redis.call('HMGET', hkey, 'next', 'd', 'fail', 'm')
+  if not s[1] then return 0, 0, 0, 0 end
+  if redis.call('EXISTS', zkey, prefix .. 'wait:' .. host) > 0 then return 0, 0, 0, 0 end
+  local d = tonumber(s[2]) or 0
+  redis.call('ZADD', zkey, string.format('%d', now + lease), tok)
+  redis.call('PEXPIRE', zkey, string.format('%d', math.ceil((lease + idle) / 1000)))
+  redis.call('HSET', hkey, 'hd', string.format('%d', d), 'claim', '0')
+  redis.call('HINCRBY', hkey, 'g', 1)
+  return 1, d, tonumber(s[3]) or 0, tonumber(s[4]) or 0
 end
 `

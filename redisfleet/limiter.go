@@ -3,7 +3,6 @@ package redisfleet
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -79,7 +78,12 @@ const (
 // holder's release wakes it with the time still to wait. An uncontended
 // request costs three round trips: Wait, Acquire, and Release
 // (end-to-start) or Sent (start-to-start); a contended one about four,
-// however many processes contend (measured from 1 to 8).
+// however many processes contend (measured from 1 to 8). A request handed
+// out by the Fleet's [Frontier] costs none of its own: the pop answered
+// Wait and granted the permit Acquire takes (when the pop's grant covers
+// the delay Acquire passes; else Acquire gives it back and asks Redis, in
+// one round trip), and the release goes with the request's done report
+// (see the package doc, Round trips per request).
 //
 // While Redis cannot be reached the limiter does what [WithOnRedisDown]
 // says. It implements robots.Limiter, with WaitMax and Stats. Make one
@@ -104,10 +108,10 @@ type Limiter struct {
 // lhost is one host's local state: the turns of the local queues and this
 // process's statistics.
 type lhost struct {
-	p           int // the host's partition
-	hash, hold  string
-	qkey, seen  string
-	ekey        string
+	host        string
+	p           int           // the host's partition
+	hash        string        // keys[0]
+	keys        []string      // the KEYS of hostScript (Fleet.hostScriptKeys)
 	gate, early chan struct{} // capacity 1: held by the local head
 	refs        int           // guarded by Limiter.mu
 	used        time.Time     // guarded by Limiter.mu
@@ -175,6 +179,7 @@ func (f *Fleet) Limiter(cfg LimiterConfig) *Limiter {
 	if cfg.Spacing == hostlimit.StartToStart {
 		l.spacing, l.mode = hostlimit.StartToStart, 1
 	}
+	f.limiters.Add(1)
 	if f.cfg.onDown == FallBackLocal {
 		l.local = hostlimit.New(hostlimit.Config{
 			Spacing: l.spacing, MaxRetryAfter: cfg.MaxRetryAfter,
@@ -211,8 +216,8 @@ func (l *Limiter) ref(host string) *lhost {
 	}
 	h := l.hosts[host]
 	if h == nil {
-		hash, hold := l.f.hostKeys(host)
-		h = &lhost{p: l.f.part(host), hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
+		keys := l.f.hostScriptKeys(host)
+		h = &lhost{host: host, p: l.f.part(host), hash: keys[0], keys: keys,
 			gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
 		l.hosts[host] = h
 	}
@@ -229,29 +234,11 @@ func (l *Limiter) unref(h *lhost) {
 
 // run runs one operation of the host script, bounded by the call timeout.
 func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.Duration, extra ...any) ([]int64, error) {
-	cctx, cancel := context.WithTimeout(ctx, l.f.cfg.callTimeout)
-	defer cancel()
 	d := int64(-1)
 	if delay >= 0 {
 		d = delay.Microseconds()
 	}
-	args := make([]any, 0, 9+len(extra))
-	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(),
-		l.f.pkey(h.p, kindWake), l.f.pubCmd, l.f.gens[h.p].Load())
-	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.pkey(h.p, kindEpoch), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, l.f.callError("limiter "+op, err)
-	}
-	if len(v) < 2 {
-		return nil, fmt.Errorf("redisfleet: limiter %s: short reply", op)
-	}
-	// The last element is the partition's generation (see hostScript).
-	l.f.gens[h.p].Store(v[len(v)-1])
-	return v[:len(v)-1], nil
+	return l.f.runHost(ctx, h.p, h.keys, l.mode, op, tok, d, extra...)
 }
 
 // skipRedis reports whether a FallBackLocal limiter goes to its local gate
@@ -567,6 +554,27 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		return nil, err
 	}
 	defer func() { <-h.gate }()
+	// A release of the host this process keeps for the frontier's next
+	// pipeline goes first, in the pipeline of the first call: this grant
+	// would wait for it.
+	before := l.f.takeDeferred(host)
+	if g := l.f.takeGrant(host, ""); g != nil {
+		// The frontier's pop granted a permit for the host with the
+		// request it handed out: it holds if the grant's delay covers this
+		// one; else it is given back and the grant asked anew.
+		if delay.Microseconds() <= g.d {
+			l.f.sendHostOps(before) // the pregrant shows nothing is out
+			if blocked {
+				h.waited(start)
+			}
+			p := l.grant(h, g.id, g.fail, g.d, time.Since(g.at))
+			if lp != nil {
+				return &bothPermit{p, lp}, nil
+			}
+			return p, nil
+		}
+		before = append(before, g.leaveOp())
+	}
 	tok := l.f.token()
 	wake, cancel := l.f.subscribe(ctx, h.p, h.hash, tok)
 	defer cancel()
@@ -590,7 +598,12 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		mp = maxPause.Microseconds()
 	}
 	for {
-		v, err := l.run(ctx, h, opAcquire, tok, delay, l.stale(), mp)
+		d := int64(-1)
+		if delay >= 0 {
+			d = delay.Microseconds()
+		}
+		v, err := l.f.runHostAfter(ctx, before, h.p, h.keys, l.mode, opAcquire, tok, d, l.stale(), mp)
+		before = nil
 		if err != nil {
 			if ctx.Err() != nil {
 				queued = true // the call may have run: the deferred leave undoes it
@@ -622,7 +635,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 			if blocked {
 				h.waited(start)
 			}
-			p := l.grant(h, tok, at(v, 1), at(v, 2))
+			p := l.grant(h, tok, at(v, 1), at(v, 2), 0)
 			if lp != nil {
 				return &bothPermit{p, lp}, nil
 			}
@@ -646,13 +659,14 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 	}
 }
 
-func (l *Limiter) grant(h *lhost, tok string, fail, delay int64) *permit {
+// grant returns the permit granted under tok, whose lease started age ago.
+func (l *Limiter) grant(h *lhost, tok string, fail, delay int64, age time.Duration) *permit {
 	h.mu.Lock()
 	h.grants++
 	h.inFlight++
 	h.mu.Unlock()
 	p := &permit{l: l, h: h, tok: tok, fail: fail, delay: delay}
-	p.renew = time.AfterFunc(l.f.cfg.lease/3, p.renewLease)
+	p.renew = time.AfterFunc(max(l.f.cfg.lease/3-age, 0), p.renewLease)
 	return p
 }
 
@@ -760,7 +774,10 @@ func (p *permit) Observe(status int, header http.Header) time.Duration {
 
 // Release records the end of the request and gives the permit back: one
 // round trip, bounded by the call timeout (none in start-to-start mode once
-// Sent was called). A release that cannot reach Redis is retried in the
+// Sent was called). While the Fleet's [Frontier] of this process has a
+// request of the host out, the release waits for that request's done
+// report and goes in its pipeline, 100 ms later at the latest, and before
+// the next Acquire of the host in this process. A release that cannot reach Redis is retried in the
 // background, with backoff, for one lease and a second at most; the host's
 // lease, no longer renewed, counts as the release meanwhile.
 func (p *permit) Release() {
@@ -779,7 +796,11 @@ func (p *permit) Release() {
 		if p.sent {
 			sent = "1"
 		}
-		p.l.callOrRetry(p.h, opRelease, p.tok, sent, p.delay)
+		// While this process's frontier has a request of the host out, the
+		// release goes with its done report (grant.go).
+		if !p.l.f.deferRelease(hostOp{host: p.h.host, p: p.h.p, mode: p.l.mode, op: opRelease, tok: p.tok, extra: []any{sent, p.delay}}, false) {
+			p.l.callOrRetry(p.h, opRelease, p.tok, sent, p.delay)
+		}
 	}
 }
 

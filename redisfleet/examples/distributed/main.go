@@ -42,7 +42,8 @@
 // others are told they are queued already). Standard output has one line
 // per page this process handled: "fetched STATUS URL", or "stopped URL:
 // REASON" (robots.txt disallows it, an error), and at the end
-// "done: N fetched, M stopped (pid P)". Warnings (Redis lost and back)
+// "round trips by call: ..." (the process's Redis round trips by kind of
+// call) and "done: N fetched, M stopped (pid P ...)". Warnings (Redis lost and back)
 // go to standard error. The exit status is 0 when the crawl is over, 1
 // when it cannot go on (Redis unreachable: the message says so), 2 on a
 // usage error, 130 when interrupted.
@@ -50,6 +51,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -60,6 +63,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -307,6 +311,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	mu.Lock()
 	defer mu.Unlock()
 	st := front.Stats()
+	fmt.Fprintf(stdout, "round trips by call: %s\n", &trips)
 	fmt.Fprintf(stdout, "done: %d fetched, %d stopped (pid %d; handed %d, taken over from dead processes %d, queued again after a Redis loss %d; Redis round trips %d, wake-ups heard %d)\n",
 		fetched, stopped, pid, st.Handed, st.Reaped, st.Recovered, trips.n.Load(), fleet.WakeupsHeard())
 	switch {
@@ -325,22 +330,81 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // roundTrips is a go-redis hook counting the client's round trips: one
 // per command sent alone, one per pipeline (on one server; a Cluster
-// pipeline is one per node it touches, counted once here). Pub/Sub
-// traffic goes through neither hook.
-type roundTrips struct{ n atomic.Int64 }
+// pipeline is one per node it touches, counted once here), and each by
+// kind (see callKind). Pub/Sub traffic goes through neither hook.
+type roundTrips struct {
+	n      atomic.Int64
+	mu     sync.Mutex
+	byKind map[string]int64
+}
 
 func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (t *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		t.n.Add(1)
+		t.count(callKind(cmd))
 		return next(ctx, cmd)
 	}
 }
 
 func (t *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		t.n.Add(1)
+		kinds := make([]string, len(cmds))
+		for i, c := range cmds {
+			kinds[i] = callKind(c)
+		}
+		slices.Sort(kinds)
+		t.count("pipe(" + strings.Join(slices.Compact(kinds), "+") + ")")
 		return next(ctx, cmds)
 	}
+}
+
+func (t *roundTrips) count(kind string) {
+	t.n.Add(1)
+	t.mu.Lock()
+	if t.byKind == nil {
+		t.byKind = map[string]int64{}
+	}
+	t.byKind[kind]++
+	t.mu.Unlock()
+}
+
+// String lists the round trips by kind: "kind=n" separated by spaces,
+// sorted by kind.
+func (t *roundTrips) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var s []string
+	for k, n := range t.byKind {
+		s = append(s, k+"="+strconv.FormatInt(n, 10))
+	}
+	slices.Sort(s)
+	return strings.Join(s, " ")
+}
+
+// callKind names a command: its name, and for a script call (EVALSHA)
+// (EVAL too) the first 8 hex digits of the script's SHA-1 and, for the limiter's
+// script (6 keys), its operation.
+func callKind(c redis.Cmder) string {
+	name := c.Name()
+	if name != "evalsha" && name != "eval" {
+		return name
+	}
+	a := c.Args()
+	if len(a) < 3 {
+		return name
+	}
+	sha, _ := a[1].(string)
+	if name == "eval" {
+		// The script itself (go-redis falls back to EVAL on NOSCRIPT).
+		sum := sha1.Sum([]byte(sha))
+		sha = hex.EncodeToString(sum[:])
+	}
+	k := "sha:" + sha[:min(len(sha), 8)]
+	if n, _ := a[2].(int); n == 6 && len(a) > 3+n {
+		if op, ok := a[3+n].(string); ok {
+			k += ":" + op
+		}
+	}
+	return k
 }

@@ -1,0 +1,335 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Folding the limiter into the frontier's round trips, in one process:
+//
+//   - A pop of the frontier that hands out the request of a ready host
+//     also grants, in the same script, a permit of the host's limiter
+//     under the request's lease id (robots_host_grant; only while this
+//     Fleet has a Limiter). The permit waits here (pregrant) for the
+//     limiter's next AcquireMax of that host in this process, which takes
+//     it without a round trip if its delay is not above the delay the
+//     grant was made under; else, and if nobody takes it within
+//     grantFresh, it is given back (hostScript's leave: no release
+//     event, its request was never sent), by the AcquireMax, by the
+//     request's done report, or by a timer.
+//   - A permit released while this process's frontier has a request of
+//     the same host out (whose done report is coming) is not released at
+//     once: its release waits (deferred) for the frontier's next pipeline,
+//     the done report's, and goes in it, before the done report. It goes
+//     alone after releaseDefer at the latest, and before the next
+//     AcquireMax of the host in this process. A later release only
+//     lengthens the gap before the host's next grant.
+
+// releaseDefer bounds how long a release waits for the frontier's next
+// pipeline.
+const releaseDefer = 100 * time.Millisecond
+
+// pregrant is a permit a frontier pop granted for a host in this process.
+type pregrant struct {
+	host  string
+	p     int    // the host's partition
+	id    string // the lease id: the permit's token
+	d     int64  // µs, the delay the grant was made under
+	fail  int64  // the host's 429/503 run at the grant
+	mode  int    // the spacing mode stored with the host
+	at    time.Time
+	timer *time.Timer // gives it back if nobody takes it
+}
+
+// hostOp is a hostScript call waiting for a pipeline: a deferred release
+// (or send mark), or the give-back (leave) of a pregrant nobody took.
+type hostOp struct {
+	host  string
+	p     int
+	mode  int
+	op    string
+	tok   string
+	extra []any
+}
+
+// hostScriptKeys returns the KEYS of hostScript for host (script.go).
+func (f *Fleet) hostScriptKeys(host string) []string {
+	hash, hold := f.hostKeys(host)
+	return []string{hash, hold, f.pkey(f.part(host), kindEpoch), f.key(kindWait, host), f.key(kindSeen, host), f.key(kindEarly, host)}
+}
+
+// hostArgs returns the ARGV of a hostScript call on partition p (delay in
+// µs, < 0: keep).
+func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any) []any {
+	args := make([]any, 0, 9+len(extra))
+	args = append(args, op, tok, delay, f.cfg.lease.Microseconds(), mode, f.cfg.idleTTL.Microseconds(),
+		f.pkey(p, kindWake), f.pubCmd, f.gens[p].Load())
+	return append(args, extra...)
+}
+
+// runHost runs one operation of the host script, bounded by the call
+// timeout, and returns its reply without the partition's generation
+// (which it records).
+func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
+	defer cancel()
+	v, err := hostScript.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, f.callError("limiter "+op, err)
+	}
+	return f.hostReply(op, p, v)
+}
+
+// runHostAfter is runHost preceded, in the same pipeline, by ops (the
+// deferred releases of the host a grant would wait for).
+func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+	if len(ops) == 0 {
+		return f.runHost(ctx, p, keys, mode, op, tok, delay, extra...)
+	}
+	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
+	defer cancel()
+	pipe := f.rdb.Pipeline()
+	cmds := f.queueHostOps(cctx, pipe, ops)
+	cmd := hostScript.EvalSha(cctx, pipe, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...)
+	pipe.Exec(cctx) // each command carries its own error
+	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+		// The node lacks the script: every call of the pipeline was
+		// refused; send them again, one by one (Run loads it).
+		f.sendHostOps(ops)
+		return f.runHost(ctx, p, keys, mode, op, tok, delay, extra...)
+	}
+	f.hostOpsDone(ops, cmds)
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, f.callError("limiter "+op, err)
+	}
+	return f.hostReply(op, p, v)
+}
+
+// hostReply checks a hostScript reply on partition p and records the
+// partition's generation, its last element.
+func (f *Fleet) hostReply(op string, p int, v []int64) ([]int64, error) {
+	if len(v) < 2 {
+		return nil, fmt.Errorf("redisfleet: limiter %s: short reply", op)
+	}
+	f.gens[p].Store(v[len(v)-1])
+	return v[:len(v)-1], nil
+}
+
+// grantFresh is how long a pregrant waits for an AcquireMax: the early
+// wait's window (readyFresh), at most a third of the lease (the permit's
+// renewal starts when it is taken).
+func (f *Fleet) grantFresh() time.Duration { return min(f.fresh, f.cfg.lease/3) }
+
+// addGrant keeps g, the permit a pop granted for g.host under the lease
+// id g.id. A pregrant of the host still kept (its AcquireMax never came)
+// is given back.
+func (f *Fleet) addGrant(g *pregrant) {
+	host, id := g.host, g.id
+	g.at = time.Now()
+	f.grantMu.Lock()
+	old := f.grants[host]
+	if f.grants == nil {
+		f.grants = map[string]*pregrant{}
+	}
+	f.grants[host] = g
+	g.timer = time.AfterFunc(f.grantFresh(), func() {
+		if g := f.takeGrant(host, id); g != nil {
+			f.giveBack(g)
+		}
+	})
+	f.grantMu.Unlock()
+	if old != nil {
+		old.timer.Stop()
+		f.giveBack(old)
+	}
+}
+
+// takeGrant removes and returns the pregrant kept for host (only if it
+// was granted under id, when id is not empty), or nil.
+func (f *Fleet) takeGrant(host, id string) *pregrant {
+	f.grantMu.Lock()
+	defer f.grantMu.Unlock()
+	g := f.grants[host]
+	if g == nil || id != "" && g.id != id {
+		return nil
+	}
+	delete(f.grants, host)
+	g.timer.Stop()
+	return g
+}
+
+// giveBack gives an unused pregrant back now (hostScript's leave), in the
+// background if Redis cannot be reached.
+func (f *Fleet) giveBack(g *pregrant) {
+	f.sendHostOps([]hostOp{g.leaveOp()})
+}
+
+func (g *pregrant) leaveOp() hostOp {
+	return hostOp{host: g.host, p: g.p, mode: g.mode, op: opLeave, tok: g.id}
+}
+
+// leasing counts the requests of host this process's frontier has out
+// (n = 1 when one is handed out, -1 when it is done): while any is out,
+// releases of host wait for the done report's pipeline.
+func (f *Fleet) leasing(host string, n int) {
+	f.grantMu.Lock()
+	if f.out == nil {
+		f.out = map[string]int{}
+	}
+	if f.out[host] += n; f.out[host] <= 0 {
+		delete(f.out, host)
+	}
+	f.grantMu.Unlock()
+}
+
+// deferRelease keeps op (a release, a give-back) for the frontier's next
+// pipeline if always is set or this process's frontier has a request of
+// its host out, and reports whether it did. It is sent alone after
+// releaseDefer at the latest.
+func (f *Fleet) deferRelease(op hostOp, always bool) bool {
+	f.grantMu.Lock()
+	defer f.grantMu.Unlock()
+	if !always && f.out[op.host] == 0 || f.closed.Load() {
+		return false
+	}
+	f.deferred = append(f.deferred, op)
+	if f.relTimer == nil {
+		f.relTimer = time.AfterFunc(releaseDefer, func() { f.sendHostOps(f.takeDeferred("")) })
+	}
+	return true
+}
+
+// takeDeferred removes and returns the deferred releases of host (of
+// every host if host is empty).
+func (f *Fleet) takeDeferred(host string) []hostOp {
+	f.grantMu.Lock()
+	defer f.grantMu.Unlock()
+	if len(f.deferred) == 0 {
+		return nil
+	}
+	var out, keep []hostOp
+	for _, op := range f.deferred {
+		if host == "" || op.host == host {
+			out = append(out, op)
+		} else {
+			keep = append(keep, op)
+		}
+	}
+	f.deferred = keep
+	if len(keep) == 0 && f.relTimer != nil {
+		f.relTimer.Stop()
+		f.relTimer = nil
+	}
+	return out
+}
+
+// queueHostOps adds ops to pipe (EVALSHA of hostScript) and returns their
+// commands.
+func (f *Fleet) queueHostOps(ctx context.Context, pipe redis.Pipeliner, ops []hostOp) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(ops))
+	for i, op := range ops {
+		cmds[i] = hostScript.EvalSha(ctx, pipe, f.hostScriptKeys(op.host), f.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+	}
+	return cmds
+}
+
+// hostOpsDone handles the replies of ops sent in a pipeline: a call that
+// did not reach Redis is retried in the background (callOrRetry's rule),
+// one Redis refused is logged and counted as a lost release.
+func (f *Fleet) hostOpsDone(ops []hostOp, cmds []*redis.Cmd) {
+	for i, op := range ops {
+		v, err := cmds[i].Int64Slice()
+		if err == nil {
+			_, err = f.hostReply(op.op, op.p, v)
+		}
+		if err == nil {
+			continue
+		}
+		err = f.callError("limiter "+op.op, err)
+		if !errors.Is(err, ErrUnavailable) {
+			f.lostRelease("limiter "+op.op, err)
+			continue
+		}
+		f.outage(op.op, err)
+		go f.retryHostOp(op)
+	}
+}
+
+// sendHostOps sends ops in one pipeline (loading the script where a node
+// lacks it).
+func (f *Fleet) sendHostOps(ops []hostOp) {
+	if len(ops) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.callTimeout)
+	defer cancel()
+	pipe := f.rdb.Pipeline()
+	cmds := f.queueHostOps(ctx, pipe, ops)
+	pipe.Exec(ctx) // each command carries its own error
+	var again []int
+	for i, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 && hostScript.Load(ctx, f.rdb).Err() == nil {
+		// Send again only the calls a node refused (the others ran).
+		retry := make([]hostOp, len(again))
+		for j, i := range again {
+			retry[j] = ops[i]
+		}
+		pipe = f.rdb.Pipeline()
+		rc := f.queueHostOps(ctx, pipe, retry)
+		pipe.Exec(ctx)
+		for j, i := range again {
+			cmds[i] = rc[j]
+		}
+	}
+	f.hostOpsDone(ops, cmds)
+}
+
+// retryHostOp sends op again with backoff, for one lease and a second at
+// most, while Redis cannot be reached.
+func (f *Fleet) retryHostOp(op hostOp) {
+	end := time.Now().Add(f.cfg.lease + time.Second)
+	keys := f.hostScriptKeys(op.host)
+	var b time.Duration
+	var err error
+	for time.Now().Before(end) {
+		b = nextBackoff(b)
+		time.Sleep(b)
+		_, err = f.runHost(context.Background(), op.p, keys, op.mode, op.op, op.tok, -1, op.extra...)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, ErrUnavailable) {
+			break
+		}
+	}
+	f.lostRelease("limiter "+op.op, err)
+}
+
+// flushGrants sends the deferred releases and gives back the pregrants
+// nobody took (Close).
+func (f *Fleet) flushGrants() {
+	f.grantMu.Lock()
+	var ops []hostOp
+	for h, g := range f.grants {
+		g.timer.Stop()
+		ops = append(ops, g.leaveOp())
+		delete(f.grants, h)
+	}
+	f.grantMu.Unlock()
+	f.sendHostOps(append(ops, f.takeDeferred("")...))
+}
