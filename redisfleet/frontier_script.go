@@ -248,7 +248,7 @@ for _, host in ipairs(cands) do
   if held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
   else
-    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, now)
+    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, lp .. 'pace', now)
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
@@ -294,7 +294,7 @@ for i = 6, #ARGV, 2 do
     redis.call('HINCRBY', KEYS[2], 'l', -1)
     if qlen(host) > 0 then
       redis.call('ZADD', KEYS[1], 0, host)
-      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, now)
+      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, ARGV[2] .. 'pace', now)
       if busy == 1 then at = math.min(at, now + tonumber(ARGV[5])) end
       wakeOne(math.max(at, now))
     end

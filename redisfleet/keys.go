@@ -31,6 +31,20 @@ import "strconv"
 //	                                a caller that knew another generation
 //	                                sets ep to the new generation's time.
 //	                                No expiry.
+//	T(n) pace               zset    the partition's pace record: member =
+//	                                a host hash key (T(n) host:<host>),
+//	                                score = the earliest grant its state
+//	                                allows (µs; a lease out counts as
+//	                                released at its end), kept while in the
+//	                                future: a host whose hash vanished
+//	                                (evicted, deleted) is not asked sooner.
+//	                                Member "~" (score +inf) from the
+//	                                epoch's creation on: without it the
+//	                                record was lost, and the partition's
+//	                                hosts without state are held for one
+//	                                lease as after a data loss (ep = now).
+//	                                Written by the limiter's script; no
+//	                                expiry.
 //	T(n) wake               channel the partition's wake-ups (PUBLISH, or
 //	                                SPUBLISH on a Cluster); the payload is
 //	                                the key whose state changed (a host
@@ -92,6 +106,10 @@ import "strconv"
 //	ab     the token of the latest caller that gave up (leave): a call
 //	       under it that runs later (it timed out on the client while
 //	       Redis hung) takes nothing
+//	ho     the end of the latest lease in hold:<host> (µs; 0: none): a
+//	       hold zset found missing while ho is set vanished, and a phantom
+//	       member "~lost" scored ho stands for the permit (removed by a
+//	       release or a send mark of the host, or at ho)
 //	g, pc  grants and pauses started (counters)
 //	lp     the latest pause computed, µs
 //
@@ -110,6 +128,7 @@ import "strconv"
 const (
 	kindConfig = "config"
 	kindEpoch  = "epoch"
+	kindPace   = "pace"
 	kindWake   = "wake"
 	kindPol    = "policy"
 	kindFetch  = "fetch"
@@ -160,24 +179,32 @@ func (f *Fleet) hostKeys(host string) (hash, hold string) {
 // hostReadyLua defines, for a Lua script run on the fleet's Redis, the
 // function
 //
-//	robots_host_ready_at(hkey, zkey, now) -> at, held
+//	robots_host_ready_at(hkey, zkey, pkey, now) -> at, held
 //
-// where hkey and zkey are a host's keys ([Fleet.hostKeys]) and now is the
-// server's time in µs (from TIME). It returns the earliest time (µs) at
+// where hkey and zkey are a host's keys ([Fleet.hostKeys]), pkey its
+// partition's pace record and now is the server's time in µs (from
+// TIME). It returns the earliest time (µs) at
 // which the host's limiter grants a permit by what is known now, and
 // held = 1 when a live permit blocks the host (then at is at least the end
 // of the earliest lease, and the real time depends on a release). A lease
 // that has ended counts as a release at its end. A host
-// with no state returns 0, 0. It only reads. Include it at the top of the
+// with no state returns its pace record's time (0 without one), 0. It
+// only reads. Include it at the top of the
 // script.
 const hostReadyLua = `
-local function robots_host_ready_at(hkey, zkey, now)
-  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd')
+local function robots_host_ready_at(hkey, zkey, pkey, now)
+  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd', 'ho')
   local d = tonumber(s[1]) or 0
   local at = math.max(tonumber(s[3]) or 0, tonumber(s[4]) or 0)
+  if not s[3] then at = tonumber(redis.call('ZSCORE', pkey, hkey)) or 0 end
   local n = string.format('%d', now)
   local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. n, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', n, 'WITHSCORES')
+  local ho = tonumber(s[8]) or 0
+  if ho > 0 and #first == 0 and #gone == 0 then
+    -- the hold zset vanished while a permit was out: as the limiter does
+    if ho > now then first = {'~lost', s[8]} else gone = {'~lost', s[8]} end
+  end
   local hd = tonumber(s[7]) or 0
   if #first > 0 or #gone > 0 then d = math.max(d, hd) end
   if d <= 0 then return at, 0 end

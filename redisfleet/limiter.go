@@ -239,7 +239,7 @@ func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.
 	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(),
 		l.f.pkey(h.p, kindWake), l.f.pubCmd, l.f.gens[h.p].Load())
 	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.pkey(h.p, kindEpoch), h.qkey, h.seen, h.ekey}, args...).Int64Slice()
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.pkey(h.p, kindEpoch), h.qkey, h.seen, h.ekey, l.f.pkey(h.p, kindPace)}, args...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
