@@ -1253,8 +1253,16 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 		}
 	}
 	q.mu.Unlock()
-	q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again)",
-		slog.Int("partition", p), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
+	// A partition emptied because one of its keys vanished (evicted,
+	// deleted: frontierLuaHead) says how many requests it held then.
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	dropped, err := q.fl.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
+	cancel()
+	if err != nil {
+		dropped = -1 // Redis lost everything: unknown
+	}
+	q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again; requests no process journaled are lost)",
+		slog.Int("partition", p), slog.Int64("dropped", dropped), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
 	if len(leases) > 0 {
 		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
 	}

@@ -35,10 +35,35 @@ local function I(x) return string.format('%d', x) end
 local PUB, WAKE = string.match(ARGV[3], '^(%S+) (.*)$')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local gen = redis.call('HGET', KEYS[2], 'gen')
+local c = redis.call('HMGET', KEYS[2], 'gen', 'q', 'l')
+local gen = c[1]
+-- A key of the partition that vanished alone (evicted, deleted) leaves
+-- the others inconsistent: requests queued that no host entry leads to,
+-- leases that never end, counters that never reach 0. Told by the keys
+-- the counters say must exist; then the partition is emptied as if Redis
+-- had lost it, with a new generation: every process queues again its
+-- journal and registers its leases again (frontier.go); the counters'
+-- field 'lost' keeps how many requests were queued or out then (by the
+-- counters, or by what was left of the queue), for the processes' logs.
+local broken = false
+if not gen then
+  broken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[9], KEYS[10]) > 0
+else
+  local q, l = tonumber(c[2]) or 0, tonumber(c[3]) or 0
+  broken = q > 0 and redis.call('EXISTS', KEYS[1], KEYS[9], KEYS[10]) < 3
+    or l > 0 and redis.call('EXISTS', KEYS[4], KEYS[5], KEYS[6]) < 3
+    or (q > 0 or l > 0) and redis.call('EXISTS', KEYS[3]) == 0
+end
+local dropped = 0
+if broken then
+  dropped = math.max((tonumber(c[2]) or 0) + (tonumber(c[3]) or 0), redis.call('HLEN', KEYS[9]) + redis.call('HLEN', KEYS[4]))
+  for k = 1, #KEYS do redis.call('DEL', KEYS[k]) end
+  gen = nil
+end
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
+  if broken then redis.call('HSET', KEYS[2], 'lost', dropped) end
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
 -- keep gives k the TTL of the seen set (set by frAddScript) if it has none.

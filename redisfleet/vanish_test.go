@@ -2,14 +2,27 @@ package redisfleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
 )
 
 // Issue 20 item 4: a key of the fleet that vanishes anyway (evicted under
@@ -196,4 +209,269 @@ func TestLimiterKeyVanishes(t *testing.T) {
 			})
 		}
 	})
+}
+
+// frontierKinds are the frontier's keys of a partition, in the order of
+// frPart.keys.
+var frontierKinds = []string{"hosts", "count", "seen", "lease", "leaseend", "held", "done", "abandoned", "qitems", "qends", "waiters"}
+
+// crawlResult is what vanishCrawl saw.
+type crawlResult struct {
+	farm  *testutil.Farm
+	rec   *spanRecorder
+	hosts []string
+	pages int // per host, the root included
+	logs  *testutil.Buffer
+	stats []FrontierStats
+	errs  []error
+}
+
+// vanishCrawl crawls hosts × pages pages (Crawl-delay delay) with two
+// processes (two Fleets, each a Colly queue of 2 threads on the fleet's
+// frontier, with the plugin on the fleet's limiter and store); inside the
+// page requests numbered in at (1-based, counted at the server) it calls
+// vanish with the first process's Fleet and Frontier. It fails t if the
+// crawl does not end within a minute (a host stranded).
+func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts []Option, qopts ...FrontierOption) crawlResult {
+	t.Helper()
+	sites := map[string]*testutil.Site{}
+	res := crawlResult{pages: pages + 1, logs: &testutil.Buffer{}}
+	for i := range hosts {
+		h := fmt.Sprintf("h%d.example", i)
+		res.hosts = append(res.hosts, h)
+		sites[h] = chainSite(delay, pages)
+	}
+	res.farm = testutil.NewFarm(t, sites)
+	var (
+		fleets []*Fleet
+		fronts []*Frontier
+		mu     sync.Mutex
+		n      int
+	)
+	rec := &spanRecorder{farm: res.farm, reqs: map[string][]visit{}}
+	res.rec = rec
+	trigger := map[int]bool{}
+	for _, k := range at {
+		trigger[k] = true
+	}
+	httpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" {
+			mu.Lock()
+			n++
+			fire := trigger[n]
+			mu.Unlock()
+			if fire {
+				vanish(fleets[0], fronts[0])
+			}
+		}
+		rec.ServeHTTP(w, r)
+	}))
+	t.Cleanup(httpSrv.Close)
+	log := slog.New(slog.NewTextHandler(res.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var colls []*colly.Collector
+	var queues []*queue.Queue
+	for range 2 {
+		f := newFleet(t, srv, append([]Option{WithPrefix(prefix), WithLogger(log), WithLease(3 * time.Second), WithCallTimeout(time.Second)}, fopts...)...)
+		q := f.Frontier(append([]FrontierOption{WithMaxWait(200 * time.Millisecond)}, qopts...)...)
+		t.Cleanup(func() { q.Close() })
+		c := colly.NewCollector()
+		if _, err := robots.Attach(c,
+			robots.WithPolicy(policy.WithStore(f.Store())),
+			robots.WithLimiter(f.Limiter(LimiterConfig{})),
+			robots.WithTransport(testutil.LoopbackTransport(httpSrv.Listener.Addr().String())),
+			robots.WithLogger(log),
+		); err != nil {
+			t.Fatal(err)
+		}
+		robots.AttachFrontier(c, q)
+		c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+			u := e.Request.AbsoluteURL(e.Attr("href"))
+			b, err := (&colly.Request{URL: mustParse(t, u), Method: "GET", Depth: e.Request.Depth + 1, Ctx: colly.NewContext()}).Marshal()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := q.AddRequest(b); err != nil && !errors.Is(err, frontier.ErrSeen) {
+				t.Errorf("AddRequest %s: %v", u, err)
+			}
+		})
+		qq, err := queue.New(2, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.hosts {
+			if err := qq.AddURL("http://" + h + "/"); err != nil && !errors.Is(err, frontier.ErrSeen) {
+				t.Fatal(err)
+			}
+		}
+		fleets, fronts, colls, queues = append(fleets, f), append(fronts, q), append(colls, c), append(queues, qq)
+	}
+	done := make(chan error, len(queues))
+	for i, qq := range queues {
+		go func() { done <- qq.Run(colls[i]) }()
+	}
+	limit := time.After(time.Minute)
+	for range queues {
+		select {
+		case err := <-done:
+			res.errs = append(res.errs, err)
+		case <-limit:
+			t.Fatalf("the crawl did not end within a minute (a host stranded?); logs:\n%s", res.logs)
+		}
+	}
+	for _, q := range fronts {
+		res.stats = append(res.stats, q.Stats())
+	}
+	return res
+}
+
+func mustParse(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// check checks the three promises: no gap under delay at any host (the
+// server's spans), every page fetched (or, when allowLoss, every page
+// missing reported by a "dropped" count in the logs), and reports the
+// pages fetched twice. It returns the pages missing and fetched twice.
+func (res crawlResult) check(t *testing.T, delay time.Duration) (missing, twice int) {
+	t.Helper()
+	for i, err := range res.errs {
+		if err != nil {
+			t.Errorf("process %d: queue.Run: %v", i, err)
+		}
+	}
+	res.rec.checkGaps(t, delay)
+	for _, h := range res.hosts {
+		got := map[string]int{}
+		for _, x := range res.farm.Pages(h, false) {
+			got[x.Path]++
+		}
+		for i := 0; i < res.pages; i++ {
+			p := "/"
+			if i > 0 {
+				p = fmt.Sprintf("/p%d", i)
+			}
+			switch got[p] {
+			case 0:
+				missing++
+				t.Errorf("%s%s never fetched", h, p)
+			case 1:
+			default:
+				twice += got[p] - 1
+			}
+		}
+	}
+	for _, line := range strings.Split(res.logs.String(), "\n") {
+		if strings.Contains(line, "lost the frontier's data") {
+			t.Log(line)
+		}
+	}
+	t.Logf("%d pages missing, %d fetched again; stats %+v", missing, twice, res.stats)
+	return missing, twice
+}
+
+// TestFrontierKeyVanishes: a crawl of 4 hosts × 7 pages (Crawl-delay
+// 0.2) by two processes, during which one kind of key is deleted in every
+// partition, three times (inside the 5th, 12th and 19th page request: a
+// lease is out then). Every page is fetched, no host sees a gap under the
+// delay, and both queue.Runs return. Pages fetched twice are counted in
+// the log (a seen set that vanished lets a page be queued again; a
+// partition emptied for its consistency queues again the journals).
+func TestFrontierKeyVanishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const delay = 200 * time.Millisecond
+	kinds := append(append([]string{}, frontierKinds...), "limiter")
+	forBackends(t, func(t *testing.T, srv backend) {
+		for i, kind := range kinds {
+			t.Run(kind, func(t *testing.T) {
+				t.Parallel()
+				res := vanishCrawl(t, srv, fmt.Sprintf("frvanish%d:", i), 4, 6, "0.2", []int{5, 12, 19}, func(f *Fleet, q *Frontier) {
+					var keys []string
+					if kind == "limiter" {
+						for h := range 4 {
+							host := fmt.Sprintf("http://h%d.example", h)
+							keys = append(keys, f.key(kindHost, host), f.key(kindHold, host), f.pkey(f.part(host), kindPace))
+						}
+					} else {
+						k := slices.Index(frontierKinds, kind)
+						for p := range q.parts {
+							keys = append(keys, q.parts[p].keys[k])
+						}
+					}
+					rdb := f.rdb
+					for _, k := range keys {
+						if err := rdb.Del(context.Background(), k).Err(); err != nil {
+							t.Errorf("DEL %s: %v", k, err)
+						}
+					}
+				}, nil)
+				res.check(t, delay)
+			})
+		}
+	})
+}
+
+// chainSite is a site whose root links to /p1../pN, each page linking
+// back to the root and to the next page (as the process tests' linkSite).
+func chainSite(delay string, pages int) *testutil.Site {
+	return &testutil.Site{
+		Robots: "User-agent: *\nCrawl-delay: " + delay + "\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			var b strings.Builder
+			b.WriteString("<html><body>")
+			if r.URL.Path == "/" {
+				for i := 1; i <= pages; i++ {
+					fmt.Fprintf(&b, `<a href="/p%d">p%d</a>`, i, i)
+				}
+			} else {
+				n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p"))
+				fmt.Fprintf(&b, `<a href="/">home</a><a href="/p%d">next</a>`, n%pages+1)
+			}
+			b.WriteString("</body></html>")
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, b.String())
+			return true
+		},
+	}
+}
+
+// spanRecorder serves a farm and records every request's span per host
+// (from the handler's start to the response flushed).
+type spanRecorder struct {
+	farm *testutil.Farm
+	mu   sync.Mutex
+	reqs map[string][]visit
+}
+
+func (rec *spanRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec.farm.ServeHTTP(w, r)
+	w.(http.Flusher).Flush()
+	end := time.Now()
+	host, _, _ := strings.Cut(r.Host, ":")
+	rec.mu.Lock()
+	rec.reqs[host] = append(rec.reqs[host], visit{start: start, end: end})
+	rec.mu.Unlock()
+}
+
+// checkGaps fails t if two requests of a host (robots.txt included)
+// overlapped at the server or one started less than delay after the
+// previous one ended.
+func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for h, v := range rec.reqs {
+		v = append([]visit(nil), v...)
+		sort.Slice(v, func(i, j int) bool { return v[i].start.Before(v[j].start) })
+		if g := minGap(v, false); len(v) > 1 && g < delay-jitterE2S {
+			t.Errorf("%s: a request started %v after the previous one ended, under the Crawl-delay %v", h, g, delay)
+		}
+	}
 }
