@@ -312,7 +312,12 @@ type ownLease struct {
 	at                      time.Time
 }
 
-type journalItem struct{ key, host, payload string }
+// journalItem is a request this process queued: its key, host and
+// payload; again: queued again from the journal after a loss.
+type journalItem struct {
+	key, host, payload string
+	again              bool
+}
 
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
 // to colly's queue.New and call robots.AttachFrontier on the collector the
@@ -345,7 +350,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for p := range f.cfg.partitions {
 		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters")},
+			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
 			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
 			abandoned: map[string]struct{}{},
 		})
@@ -589,7 +594,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		return nil
 	}
 	q.flush(ctx)
-	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
+	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
@@ -679,37 +684,46 @@ func (q *Frontier) flush(ctx context.Context) {
 		dones []doneItem
 	}
 	var calls []call
-	byPart := map[int][]journalItem{}
-	var order []int
-	for _, it := range adds {
-		p := q.fl.part(it.host)
-		if _, ok := byPart[p]; !ok {
-			order = append(order, p)
-		}
-		byPart[p] = append(byPart[p], it)
+	// By partition, and apart those queued again from the journal.
+	type batch struct {
+		p     int
+		again bool
 	}
-	for _, p := range order {
-		items := byPart[p]
+	byPart := map[batch][]journalItem{}
+	var order []batch
+	for _, it := range adds {
+		b := batch{q.fl.part(it.host), it.again}
+		if _, ok := byPart[b]; !ok {
+			order = append(order, b)
+		}
+		byPart[b] = append(byPart[b], it)
+	}
+	for _, b := range order {
+		items := byPart[b]
+		again := 0
+		if b.again {
+			again = 1
+		}
 		for len(items) > 0 {
 			n := min(len(items), frontierBatch)
-			args := make([]any, 0, 1+3*n)
-			args = append(args, q.cfg.ttl.Milliseconds())
+			args := make([]any, 0, 2+3*n)
+			args = append(args, q.cfg.ttl.Milliseconds(), again)
 			for _, it := range items[:n] {
 				args = append(args, it.key, it.host, it.payload)
 			}
-			calls = append(calls, call{p: p, s: frAddScript, args: args, adds: items[:n]})
+			calls = append(calls, call{p: b.p, s: frAddScript, args: args, adds: items[:n]})
 			items = items[n:]
 		}
 	}
 	donesByPart := map[int][]doneItem{}
-	order = order[:0]
+	var doneOrder []int
 	for _, d := range dones {
 		if _, ok := donesByPart[d.p]; !ok {
-			order = append(order, d.p)
+			doneOrder = append(doneOrder, d.p)
 		}
 		donesByPart[d.p] = append(donesByPart[d.p], d)
 	}
-	for _, p := range order {
+	for _, p := range doneOrder {
 		ds := donesByPart[p]
 		args := make([]any, 0, 1+2*len(ds))
 		args = append(args, frontierBusyPoll.Microseconds())
@@ -1249,6 +1263,7 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	var items []journalItem
 	for k, it := range q.journal {
 		if !out[k] && q.fl.part(it.host) == p {
+			it.again = true
 			items = append(items, it)
 		}
 	}

@@ -15,7 +15,10 @@ import "github.com/redis/go-redis/v9"
 //	      FIFO), 10 the hosts' FIFO ends (hash "h:" host -> n of its head,
 //	      "t:" host -> n of its tail; absent: empty), 11 waiters (zset
 //	      process id -> µs at which it looks at the partition again: a
-//	      process whose pop found nothing; frWakeLua)
+//	      process whose pop found nothing; frWakeLua), 12 the seen set of
+//	      the partition's earlier generations (set of request keys: what
+//	      the seen set held when the partition was emptied because a key
+//	      vanished; a link found again is not queued again)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
 //	      or was lost), 2 the partition's key prefix (its limiter keys:
 //	      prefix .. "host:" .. host), 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
@@ -57,7 +60,20 @@ end
 local dropped = 0
 if broken then
   dropped = math.max((tonumber(c[2]) or 0) + (tonumber(c[3]) or 0), redis.call('HLEN', KEYS[9]) + redis.call('HLEN', KEYS[4]))
-  for k = 1, #KEYS do redis.call('DEL', KEYS[k]) end
+  -- What was seen stays seen (KEYS[12]), and what was done stays done
+  -- (KEYS[7]): the journals queue again only what is not done, and a link
+  -- found again to a page of an earlier generation is not queued again.
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    if redis.call('EXISTS', KEYS[12]) == 1 then
+      redis.call('SUNIONSTORE', KEYS[12], KEYS[12], KEYS[3])
+    else
+      redis.call('RENAME', KEYS[3], KEYS[12])
+    end
+    redis.call('PEXPIRE', KEYS[12], ARGV[4])
+  end
+  for k = 1, 11 do
+    if k ~= 7 then redis.call('DEL', KEYS[k]) end
+  end
   gen = nil
 end
 if not gen then
@@ -164,14 +180,24 @@ end
 `
 
 // frAddScript queues requests not seen before. ARGV 5 TTL (ms) of the
-// frontier's keys, 6.. triples: key, host, payload. Returns gen, then 1
-// (queued) or 0 (seen) per request.
+// frontier's keys, 6 "1" when the requests are queued again from a
+// journal after a loss (queued unless done, or queued again already in
+// this generation; else unless seen in this generation or an earlier
+// one), 7.. triples: key, host, payload. Returns gen, then 1 (queued) or
+// 0 (seen) per request.
 var frAddScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
 local added = 0
 local ttl = ARGV[5]
-for i = 6, #ARGV, 3 do
-  if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
+local again = ARGV[6] == '1'
+local function fresh(key)
+  if again then
+    return redis.call('SISMEMBER', KEYS[7], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
+  end
+  return redis.call('SISMEMBER', KEYS[12], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
+end
+for i = 7, #ARGV, 3 do
+  if fresh(ARGV[i]) then
     qpush(ARGV[i + 1], ARGV[i + 2])
     if redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1]) == 1 then wakeOne(now) end
     added = added + 1

@@ -23,6 +23,7 @@ import (
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // Issue 20 item 4: a key of the fleet that vanishes anyway (evicted under
@@ -213,7 +214,7 @@ func TestLimiterKeyVanishes(t *testing.T) {
 
 // frontierKinds are the frontier's keys of a partition, in the order of
 // frPart.keys.
-var frontierKinds = []string{"hosts", "count", "seen", "lease", "leaseend", "held", "done", "abandoned", "qitems", "qends", "waiters"}
+var frontierKinds = []string{"hosts", "count", "seen", "lease", "leaseend", "held", "done", "abandoned", "qitems", "qends", "waiters", "seen0"}
 
 // crawlResult is what vanishCrawl saw.
 type crawlResult struct {
@@ -226,13 +227,13 @@ type crawlResult struct {
 	errs  []error
 }
 
-// vanishCrawl crawls hosts × pages pages (Crawl-delay delay) with two
-// processes (two Fleets, each a Colly queue of 2 threads on the fleet's
+// vanishCrawl crawls hosts × (pages + 1) pages (Crawl-delay delay) with
+// two processes (two Fleets, each a Colly queue of threads on the fleet's
 // frontier, with the plugin on the fleet's limiter and store); inside the
 // page requests numbered in at (1-based, counted at the server) it calls
 // vanish with the first process's Fleet and Frontier. It fails t if the
-// crawl does not end within a minute (a host stranded).
-func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts []Option, qopts ...FrontierOption) crawlResult {
+// crawl does not end within 2 minutes (a host stranded).
+func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts []Option, qopts ...FrontierOption) crawlResult {
 	t.Helper()
 	sites := map[string]*testutil.Site{}
 	res := crawlResult{pages: pages + 1, logs: &testutil.Buffer{}}
@@ -295,7 +296,7 @@ func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages int, del
 				t.Errorf("AddRequest %s: %v", u, err)
 			}
 		})
-		qq, err := queue.New(2, q)
+		qq, err := queue.New(threads, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,13 +311,13 @@ func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages int, del
 	for i, qq := range queues {
 		go func() { done <- qq.Run(colls[i]) }()
 	}
-	limit := time.After(time.Minute)
+	limit := time.After(2 * time.Minute)
 	for range queues {
 		select {
 		case err := <-done:
 			res.errs = append(res.errs, err)
 		case <-limit:
-			t.Fatalf("the crawl did not end within a minute (a host stranded?); logs:\n%s", res.logs)
+			t.Fatalf("the crawl did not end within 2 minutes (a host stranded?); logs:\n%s", res.logs)
 		}
 	}
 	for _, q := range fronts {
@@ -391,7 +392,7 @@ func TestFrontierKeyVanishes(t *testing.T) {
 		for i, kind := range kinds {
 			t.Run(kind, func(t *testing.T) {
 				t.Parallel()
-				res := vanishCrawl(t, srv, fmt.Sprintf("frvanish%d:", i), 4, 6, "0.2", []int{5, 12, 19}, func(f *Fleet, q *Frontier) {
+				res := vanishCrawl(t, srv, fmt.Sprintf("frvanish%d:", i), 4, 6, 2, "0.2", []int{5, 12, 19}, func(f *Fleet, q *Frontier) {
 					var keys []string
 					if kind == "limiter" {
 						for h := range 4 {
@@ -474,4 +475,48 @@ func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
 			t.Errorf("%s: a request started %v after the previous one ended, under the Crawl-delay %v", h, g, delay)
 		}
 	}
+}
+
+// TestFleetEviction: a Redis with allkeys-lru whose maxmemory is set,
+// at the crawl's 100th page, to the memory it uses then, so that the
+// fleet's keys are evicted as the crawl grows (WithEviction). Two
+// processes (8 threads each) crawl 20 hosts × 151 pages (Crawl-delay
+// 0.01): every page is fetched, no host sees a gap under the delay, both
+// queue.Runs return. Pages fetched twice are logged (a few percent: a
+// frontier partition emptied for its consistency forgets what it saw).
+func TestFleetEviction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := redistest.Start(t, "--maxmemory-policy", "allkeys-lru")
+	rdb := client(t, srv, 3)
+	ctx := context.Background()
+	var limit int64
+	res := vanishCrawl(t, srv, "evict:", 20, 150, 8, "0.01", []int{100}, func(*Fleet, *Frontier) {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+				limit, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+			t.Error(err)
+		}
+	}, []Option{WithEviction()})
+	info, _ := rdb.Info(ctx, "stats", "memory").Result()
+	evicted := int64(-1)
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "evicted_keys:"); ok {
+			evicted, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	t.Logf("maxmemory %d B, %d keys evicted", limit, evicted)
+	if evicted <= 0 {
+		t.Fatalf("no key evicted (%d): the test tests nothing", evicted)
+	}
+	res.check(t, 10*time.Millisecond)
 }
