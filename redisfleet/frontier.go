@@ -244,6 +244,15 @@ type FrontierStats struct {
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
 //
+// A key of a partition that vanishes alone (evicted under WithEviction,
+// deleted) is found by the next script there, which checks that the keys
+// its counters require exist: the partition is then emptied as if Redis
+// had lost it, keeping the request keys it saw and those done, and every
+// process recovers it as above (queuing again from its journal only what
+// is not done); each logs a warning with the requests the partition held
+// (dropped=N). So no host is stranded and no URL is lost but those no
+// live process journaled, which that warning reports.
+//
 // A pop that timed out on the client while Redis hung may still run when
 // it resumes: the process's next pop on that partition puts back the
 // request it leased, or, if it has not run yet, makes it lease nothing

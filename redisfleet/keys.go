@@ -78,7 +78,7 @@ import "strconv"
 //	                                for the stale time (a second plus two
 //	                                call timeouts plus a second) is dropped.
 //	T(n) fr:<name>:<kind>   the frontier <name>'s keys in partition n
-//	                                (frontier_script.go): ten, whatever
+//	                                (frontier_script.go): twelve, whatever
 //	                                the number of hosts (the hosts' FIFOs
 //	                                are fields of two hashes).
 //
