@@ -159,8 +159,11 @@
 //     done and the leases are registered again; each process logs the
 //     requests the partition dropped. A page may be fetched twice (the
 //     seen set vanished); a request no live process journaled is lost,
-//     with that warning. The repository's docs/fleet.md gives the table of
-//     keys and the tests.
+//     with that warning. A Redis that keeps losing them (its maxmemory
+//     cannot hold the queue) ends the crawl: after WithOutageLimit of
+//     recoveries, QueueSize returns an error counting the requests not
+//     crawled. An OOM reply counts as Redis unavailable. The
+//     repository's docs/fleet.md gives the table of keys and the tests.
 //   - A process killed while it holds a host: its permit has a lease
 //     ([WithLease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
@@ -837,14 +840,15 @@ func (f *Fleet) callError(op string, err error) error {
 // isReplyError reports whether err is an answer of Redis (a script error,
 // WRONGTYPE...), not a failure to reach it. LOADING, READONLY, MASTERDOWN
 // and the like mean the server cannot serve now: they count as
-// unavailable.
+// unavailable; so does OOM (an evicting Redis at its maxmemory refuses a
+// write it cannot evict room for: later, it may).
 func isReplyError(err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
 		return false
 	}
 	msg := re.Error()
-	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY", "MAXCLIENTS"} {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY", "MAXCLIENTS", "OOM"} {
 		if strings.HasPrefix(msg, p) {
 			return false
 		}

@@ -94,7 +94,11 @@ func WithHold(d time.Duration) FrontierOption {
 
 // WithOutageLimit sets how long QueueSize keeps retrying while Redis
 // cannot be reached before it returns the error, which ends Colly's
-// queue.Run with it (default 1 minute; d ≤ 0 keeps it).
+// queue.Run with it (default 1 minute; d ≤ 0 keeps it). It also bounds
+// how long Redis may keep losing the frontier's keys (each recovery
+// within a lease of the previous one: an evicting Redis whose maxmemory
+// cannot hold the queue, see [WithEviction]) before QueueSize returns an
+// error saying so, with the requests this process knows not crawled.
 func WithOutageLimit(d time.Duration) FrontierOption {
 	return func(c *frontierConfig) {
 		if d > 0 {
@@ -291,6 +295,9 @@ type Frontier struct {
 	next        int           // the partition GetRequest looks at first (rotates)
 	woken       chan struct{} // closed and replaced on every wake-up
 	lost        map[int]bool  // partitions whose data Redis lost, to recover
+	lossFirst   time.Time     // recoveries, each within a lease of the previous: the first
+	lossLast    time.Time     // and the latest
+	losses      int64         // recoveries since lossFirst
 	batchTimer  *time.Timer   // WithBatching: writes the kept requests
 	askSize     bool          // WithBatching: the next QueueSize asks Redis
 }
@@ -834,6 +841,9 @@ func (q *Frontier) QueueSize() (int, error) {
 		q.flush(ctx)
 		n, lost, err := q.count(ctx)
 		if err == nil {
+			if err := q.lossError(); err != nil {
+				return 0, err
+			}
 			if lost {
 				// Redis lost the data of a partition: its count is of the
 				// emptied Redis, before this process queued its journal
@@ -1223,6 +1233,20 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	return nil
 }
 
+// lossError returns an error when Redis has kept losing the frontier's
+// keys (recoveries, each within a lease of the previous) for longer than
+// the outage limit: an evicting Redis whose maxmemory cannot hold the
+// queue (WithEviction), where every recovery is evicted again.
+func (q *Frontier) lossError() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lossFirst.IsZero() || time.Since(q.lossLast) > q.fl.cfg.lease || q.lossLast.Sub(q.lossFirst) < q.cfg.outageLimit {
+		return nil
+	}
+	return fmt.Errorf("redisfleet: frontier: Redis lost the frontier's keys %d times in %s (evicted? its maxmemory cannot hold the queue); %d requests known to this process not crawled",
+		q.losses, q.lossLast.Sub(q.lossFirst).Round(time.Second), len(q.pendingAdd)+len(q.journal))
+}
+
 // recover queues again, after Redis lost the data of the partitions in
 // q.lost, what this process knows of them: its leases (registered again)
 // and its journal. It first asks every partition for its generation (one
@@ -1235,6 +1259,11 @@ func (q *Frontier) recover(ctx context.Context) {
 		}
 		q.count(ctx) // marks the other partitions lost
 		for {
+			if q.lossError() != nil {
+				// Redis keeps losing what is queued again: stop (QueueSize
+				// returns the error, which ends the crawl).
+				break
+			}
 			q.mu.Lock()
 			p := -1
 			for x := range q.lost {
@@ -1252,7 +1281,7 @@ func (q *Frontier) recover(ctx context.Context) {
 		q.mu.Lock()
 		more := len(q.lost) > 0
 		q.mu.Unlock()
-		if !more {
+		if !more || q.lossError() != nil {
 			return
 		}
 	}
@@ -1261,6 +1290,12 @@ func (q *Frontier) recover(ctx context.Context) {
 // recoverPart queues again what this process knows of partition p.
 func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	q.mu.Lock()
+	now := time.Now()
+	if q.lossLast.IsZero() || now.Sub(q.lossLast) > q.fl.cfg.lease {
+		q.lossFirst, q.losses = now, 0
+	}
+	q.lossLast = now
+	q.losses++
 	var leases []any
 	out := map[string]bool{}
 	for id, l := range q.own {
