@@ -298,6 +298,9 @@ type Frontier struct {
 	lossFirst   time.Time     // recoveries, each within a lease of the previous: the first
 	lossLast    time.Time     // and the latest
 	losses      int64         // recoveries since lossFirst
+	lossWindow  time.Time     // recovery warnings: at most one per partition a second, from here
+	lossLogs    int           // warnings in the window
+	lossQuiet   int           // recoveries not logged since the latest warning
 	batchTimer  *time.Timer   // WithBatching: writes the kept requests
 	askSize     bool          // WithBatching: the next QueueSize asks Redis
 }
@@ -1320,8 +1323,23 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	if err != nil {
 		dropped = -1 // Redis lost everything: unknown
 	}
-	q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again; requests no process journaled are lost)",
-		slog.Int("partition", p), slog.Int64("dropped", dropped), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
+	q.mu.Lock()
+	if time.Since(q.lossWindow) >= time.Second {
+		q.lossWindow, q.lossLogs = time.Now(), 0
+	}
+	quiet := -1
+	if q.lossLogs < len(q.parts) {
+		q.lossLogs++
+		quiet, q.lossQuiet = q.lossQuiet, 0
+	} else {
+		q.lossQuiet++ // a storm (see lossError): counted in the next warning
+	}
+	q.mu.Unlock()
+	if quiet >= 0 {
+		q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again; requests no process journaled are lost)",
+			slog.Int("partition", p), slog.Int64("dropped", dropped), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4),
+			slog.Int("recoveries_not_logged", quiet))
+	}
 	if len(leases) > 0 {
 		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
 	}

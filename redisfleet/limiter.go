@@ -108,6 +108,7 @@ type lhost struct {
 	hash, hold  string
 	qkey, seen  string
 	ekey        string
+	epoch, pace string        // the partition's epoch and pace record
 	gate, early chan struct{} // capacity 1: held by the local head
 	refs        int           // guarded by Limiter.mu
 	used        time.Time     // guarded by Limiter.mu
@@ -212,7 +213,9 @@ func (l *Limiter) ref(host string) *lhost {
 	h := l.hosts[host]
 	if h == nil {
 		hash, hold := l.f.hostKeys(host)
-		h = &lhost{p: l.f.part(host), hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
+		p := l.f.part(host)
+		h = &lhost{p: p, hash: hash, hold: hold, qkey: l.f.key(kindWait, host), seen: l.f.key(kindSeen, host), ekey: l.f.key(kindEarly, host),
+			epoch: l.f.pkey(p, kindEpoch), pace: l.f.pkey(p, kindPace),
 			gate: make(chan struct{}, 1), early: make(chan struct{}, 1)}
 		l.hosts[host] = h
 	}
@@ -239,7 +242,7 @@ func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.
 	args = append(args, op, tok, d, l.f.cfg.lease.Microseconds(), l.mode, l.f.cfg.idleTTL.Microseconds(),
 		l.f.pkey(h.p, kindWake), l.f.pubCmd, l.f.gens[h.p].Load())
 	args = append(args, extra...)
-	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, l.f.pkey(h.p, kindEpoch), h.qkey, h.seen, h.ekey, l.f.pkey(h.p, kindPace)}, args...).Int64Slice()
+	v, err := hostScript.Run(cctx, l.f.rdb, []string{h.hash, h.hold, h.epoch, h.qkey, h.seen, h.ekey, h.pace}, args...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
