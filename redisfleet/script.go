@@ -73,6 +73,13 @@ local pc = tonumber(s[10]) or 0
 local lp = tonumber(s[11]) or 0
 local hd = tonumber(s[12]) or 0
 local ho = tonumber(s[13]) or 0
+-- bar0: the pace record's time as the latest call left it (see below).
+local bar0 = 0
+if s[2] then
+  local dd0 = math.max(d, hd)
+  bar0 = math.max(tonumber(s[2]), pause, le + dd0, ls + dd0)
+  if ho > 0 then bar0 = math.max(bar0, ho + dd0) end
+end
 local touched = {} -- the zsets written to: their expiry is renewed
 -- A permit was out (ho: its lease end) but the hold zset is gone (evicted,
 -- deleted): a phantom permit stands for it until the end of its lease,
@@ -92,22 +99,33 @@ local known = tonumber(ARGV[9]) or 0
 -- from the epoch's creation on: without it, the record was lost, and
 -- hosts without state are held for a lease as after a data loss; with it,
 -- the partition is not fresh even if its epoch is gone.
+-- It is read only when it matters: for a host without state, or a new
+-- epoch.
 local P = KEYS[7]
-local paced = redis.call('ZSCORE', P, '~')
+local paced
+local function isPaced()
+  if paced == nil then paced = redis.call('ZSCORE', P, '~') ~= false end
+  return paced
+end
 local e = redis.call('HMGET', KEYS[3], 'gen', 'ep')
 local egen, ep = tonumber(e[1]), tonumber(e[2]) or 0
 if not egen then
   egen = now
-  if known > 0 or paced then ep = now else ep = 0 end
+  if isPaced() or known > 0 then ep = now else ep = 0 end
   redis.call('HSET', KEYS[3], 'gen', I(egen), 'ep', I(ep))
-elseif not paced then
-  ep = now
-  redis.call('HSET', KEYS[3], 'ep', I(ep))
 elseif known > 0 and known ~= egen and ep < egen then
   ep = egen
   redis.call('HSET', KEYS[3], 'ep', I(ep))
 end
-if not paced then redis.call('ZADD', P, '+inf', '~') end
+if nxt == nil and not isPaced() and egen < now then
+  -- The record was lost (the epoch was not just created): as a loss.
+  ep = now
+  redis.call('HSET', KEYS[3], 'ep', I(ep))
+end
+if paced == false then
+  redis.call('ZADD', P, '+inf', '~')
+  paced = true
+end
 if nxt == nil then
   -- No state: a new host, one evicted idle, or one lost with Redis's data
   -- or alone (evicted, deleted): its pace record, if any, says until when
@@ -305,18 +323,24 @@ end
 
 -- ho: the end of the latest lease out (0: none), so that a hold zset
 -- that vanishes is noticed (above).
-local top = redis.call('ZRANGE', Z, -1, -1, 'WITHSCORES')
-ho = 0
-if #top > 0 then ho = tonumber(top[2]) end
+if touched[2] or #gone > 0 or op == 'sent' or op == 'rel' or op == 'leave' then
+  local top = redis.call('ZRANGE', Z, -1, -1, 'WITHSCORES')
+  ho = 0
+  if #top > 0 then ho = tonumber(top[2]) end
+end
 redis.call('HSET', H, 'd', I(d), 'm', I(mode), 'next', I(nxt), 'pause', I(pause), 'le', I(le), 'ls', I(ls),
   'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp), 'hd', I(hd), 'ho', I(ho))
 -- The pace record: the earliest grant the state allows by what is known
 -- now (a lease out counting as released at its end), kept while in the
 -- future, so that a host whose state vanishes is not asked sooner.
+-- Written when it changed (bar0: as the latest call left it); entries
+-- past are dropped by releases and send marks.
 local bar = math.max(nxt, pause, le + dd, ls + dd)
 if ho > 0 then bar = math.max(bar, ho + math.max(d, hd)) end
-redis.call('ZREMRANGEBYSCORE', P, '-inf', I(now))
-if bar > now then redis.call('ZADD', P, I(bar), H) else redis.call('ZREM', P, H) end
+if bar ~= bar0 then
+  if bar > now then redis.call('ZADD', P, I(bar), H) else redis.call('ZREM', P, H) end
+end
+if op == 'rel' or op == 'sent' then redis.call('ZREMRANGEBYSCORE', P, '-inf', I(now)) end
 local last = math.max(nxt, pause, claim, wake, le + dd, ls + dd, now)
 redis.call('PEXPIRE', H, I(math.ceil((last - now + idle) / 1000)))
 local ttl = I(math.ceil((lease + idle) / 1000))
