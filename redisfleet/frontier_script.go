@@ -53,9 +53,15 @@ if not gen then
   broken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[9], KEYS[10]) > 0
 else
   local q, l = tonumber(c[2]) or 0, tonumber(c[3]) or 0
-  broken = q > 0 and redis.call('EXISTS', KEYS[1], KEYS[9], KEYS[10]) < 3
-    or l > 0 and redis.call('EXISTS', KEYS[4], KEYS[5], KEYS[6]) < 3
-    or (q > 0 or l > 0) and redis.call('EXISTS', KEYS[3]) == 0
+  local need = {}
+  if q > 0 then need = {KEYS[1], KEYS[9], KEYS[10]} end
+  if l > 0 then
+    for _, k in ipairs({KEYS[4], KEYS[5], KEYS[6]}) do need[#need + 1] = k end
+  end
+  if #need > 0 then
+    need[#need + 1] = KEYS[3]
+    broken = redis.call('EXISTS', unpack(need)) < #need
+  end
 end
 local dropped = 0
 if broken then
