@@ -166,6 +166,24 @@
 //     made is undone by the process's next call (see [Fleet.Frontier] and
 //     the limiter's leave), so hosts are free again within about a call
 //     timeout of the resume, not a lease.
+//   - A key evicted (under [WithEviction]) or deleted: a host whose limiter
+//     hash vanished is paced by its partition's pace record (the earliest
+//     grant its state allowed, kept while in the future); one whose hold
+//     zset vanished while a permit was out is held by a phantom permit
+//     until a release or the lease's end; a partition whose pace record or
+//     epoch vanished holds its hosts without state one lease, as after a
+//     restart: no gap under the delay, a host held at most a lease. A
+//     frontier partition whose keys no longer agree (a queue, a lease
+//     record, the counters gone) is emptied as after a data loss, keeping
+//     what it saw and what was done: the journals queue again what is not
+//     done and the leases are registered again; each process logs the
+//     requests the partition dropped. A page may be fetched twice (the
+//     seen set vanished); a request no live process journaled is lost,
+//     with that warning. A Redis that keeps losing them (its maxmemory
+//     cannot hold the queue) ends the crawl: after WithOutageLimit of
+//     recoveries, QueueSize returns an error counting the requests not
+//     crawled. An OOM reply counts as Redis unavailable. The
+//     repository's docs/fleet.md gives the table of keys and the tests.
 //   - A process killed while it holds a host: its permit has a lease
 //     ([WithLease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
@@ -273,11 +291,14 @@ func WithPartitions(n int) Option {
 }
 
 // WithEviction lets New accept a Redis whose maxmemory-policy evicts
-// keys (allkeys-* or volatile-*), which it refuses by default: an
-// evicted key of the fleet loses a host's pace or queue (a host whose
-// state is gone is held a lease, as after a restart; a frontier key gone
-// loses requests until the journal puts them back). Use it only for a
-// Redis whose maxmemory is never reached.
+// keys (allkeys-* or volatile-*), which it refuses by default. An evicted
+// key of the fleet never shortens a host's gap below its delay, but costs
+// pace and work: a host whose state is gone is held up to a lease, as
+// after a restart; a frontier partition that lost a key is emptied and
+// queued again from the processes' journals (pages may be fetched twice;
+// a request no live process journaled is lost, with a warning). See
+// "Failure behaviour" in the package doc. Use it only for a Redis whose
+// maxmemory is rarely reached.
 func WithEviction() Option {
 	return func(c *config) { c.eviction = true }
 }
@@ -850,14 +871,15 @@ func (f *Fleet) callError(op string, err error) error {
 // isReplyError reports whether err is an answer of Redis (a script error,
 // WRONGTYPE...), not a failure to reach it. LOADING, READONLY, MASTERDOWN
 // and the like mean the server cannot serve now: they count as
-// unavailable.
+// unavailable; so does OOM (an evicting Redis at its maxmemory refuses a
+// write it cannot evict room for: later, it may).
 func isReplyError(err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
 		return false
 	}
 	msg := re.Error()
-	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY", "MAXCLIENTS"} {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "BUSY", "MAXCLIENTS", "OOM"} {
 		if strings.HasPrefix(msg, p) {
 			return false
 		}

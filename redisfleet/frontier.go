@@ -94,7 +94,11 @@ func WithHold(d time.Duration) FrontierOption {
 
 // WithOutageLimit sets how long QueueSize keeps retrying while Redis
 // cannot be reached before it returns the error, which ends Colly's
-// queue.Run with it (default 1 minute; d ≤ 0 keeps it).
+// queue.Run with it (default 1 minute; d ≤ 0 keeps it). It also bounds
+// how long Redis may keep losing the frontier's keys (each recovery
+// within a lease of the previous one: an evicting Redis whose maxmemory
+// cannot hold the queue, see [WithEviction]) before QueueSize returns an
+// error saying so, with the requests this process knows not crawled.
 func WithOutageLimit(d time.Duration) FrontierOption {
 	return func(c *frontierConfig) {
 		if d > 0 {
@@ -249,6 +253,15 @@ type FrontierStats struct {
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
 //
+// A key of a partition that vanishes alone (evicted under WithEviction,
+// deleted) is found by the next script there, which checks that the keys
+// its counters require exist: the partition is then emptied as if Redis
+// had lost it, keeping the request keys it saw and those done, and every
+// process recovers it as above (queuing again from its journal only what
+// is not done); each logs a warning with the requests the partition held
+// (dropped=N). So no host is stranded and no URL is lost but those no
+// live process journaled, which that warning reports.
+//
 // A pop that timed out on the client while Redis hung may still run when
 // it resumes: the process's next pop on that partition puts back the
 // request it leased, or, if it has not run yet, makes it lease nothing
@@ -287,6 +300,12 @@ type Frontier struct {
 	next        int           // the partition GetRequest looks at first (rotates)
 	woken       chan struct{} // closed and replaced on every wake-up
 	lost        map[int]bool  // partitions whose data Redis lost, to recover
+	lossFirst   time.Time     // recoveries, each within a lease of the previous: the first
+	lossLast    time.Time     // and the latest
+	losses      int64         // recoveries since lossFirst
+	lossWindow  time.Time     // recovery warnings: at most one per partition a second, from here
+	lossLogs    int           // warnings in the window
+	lossQuiet   int           // recoveries not logged since the latest warning
 	batchTimer  *time.Timer   // WithBatching: writes the kept requests
 	askSize     bool          // WithBatching: the next QueueSize asks Redis
 }
@@ -317,7 +336,12 @@ type ownLease struct {
 	at                      time.Time
 }
 
-type journalItem struct{ key, host, payload string }
+// journalItem is a request this process queued: its key, host and
+// payload; again: queued again from the journal after a loss.
+type journalItem struct {
+	key, host, payload string
+	again              bool
+}
 
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
 // to colly's queue.New and call robots.AttachFrontier on the collector the
@@ -350,7 +374,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for p := range f.cfg.partitions {
 		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters")},
+			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
 			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
 			abandoned: map[string]struct{}{},
 		})
@@ -594,7 +618,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		return nil
 	}
 	q.flush(ctx)
-	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), it.key, it.host, it.payload)
+	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
@@ -689,25 +713,34 @@ func (q *Frontier) flush(ctx context.Context) {
 		host  int // 1 + the index in ops of a hostScript call; 0: a frontier script
 	}
 	var calls []call
-	byPart := map[int][]journalItem{}
-	var order []int
-	for _, it := range adds {
-		p := q.fl.part(it.host)
-		if _, ok := byPart[p]; !ok {
-			order = append(order, p)
-		}
-		byPart[p] = append(byPart[p], it)
+	// By partition, and apart those queued again from the journal.
+	type batch struct {
+		p     int
+		again bool
 	}
-	for _, p := range order {
-		items := byPart[p]
+	byPart := map[batch][]journalItem{}
+	var order []batch
+	for _, it := range adds {
+		b := batch{q.fl.part(it.host), it.again}
+		if _, ok := byPart[b]; !ok {
+			order = append(order, b)
+		}
+		byPart[b] = append(byPart[b], it)
+	}
+	for _, b := range order {
+		items := byPart[b]
+		again := 0
+		if b.again {
+			again = 1
+		}
 		for len(items) > 0 {
 			n := min(len(items), frontierBatch)
-			args := make([]any, 0, 1+3*n)
-			args = append(args, q.cfg.ttl.Milliseconds())
+			args := make([]any, 0, 2+3*n)
+			args = append(args, q.cfg.ttl.Milliseconds(), again)
 			for _, it := range items[:n] {
 				args = append(args, it.key, it.host, it.payload)
 			}
-			calls = append(calls, call{p: p, s: frAddScript, args: args, adds: items[:n]})
+			calls = append(calls, call{p: b.p, s: frAddScript, args: args, adds: items[:n]})
 			items = items[n:]
 		}
 	}
@@ -715,14 +748,14 @@ func (q *Frontier) flush(ctx context.Context) {
 		calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
 	}
 	donesByPart := map[int][]doneItem{}
-	order = order[:0]
+	var doneOrder []int
 	for _, d := range dones {
 		if _, ok := donesByPart[d.p]; !ok {
-			order = append(order, d.p)
+			doneOrder = append(doneOrder, d.p)
 		}
 		donesByPart[d.p] = append(donesByPart[d.p], d)
 	}
-	for _, p := range order {
+	for _, p := range doneOrder {
 		ds := donesByPart[p]
 		args := make([]any, 0, 1+2*len(ds))
 		args = append(args, frontierBusyPoll.Microseconds())
@@ -835,6 +868,9 @@ func (q *Frontier) QueueSize() (int, error) {
 		q.flush(ctx)
 		n, lost, err := q.count(ctx)
 		if err == nil {
+			if err := q.lossError(); err != nil {
+				return 0, err
+			}
 			if lost {
 				// Redis lost the data of a partition: its count is of the
 				// emptied Redis, before this process queued its journal
@@ -1247,6 +1283,20 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	return nil
 }
 
+// lossError returns an error when Redis has kept losing the frontier's
+// keys (recoveries, each within a lease of the previous) for longer than
+// the outage limit: an evicting Redis whose maxmemory cannot hold the
+// queue (WithEviction), where every recovery is evicted again.
+func (q *Frontier) lossError() error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.lossFirst.IsZero() || time.Since(q.lossLast) > q.fl.cfg.lease || q.lossLast.Sub(q.lossFirst) < q.cfg.outageLimit {
+		return nil
+	}
+	return fmt.Errorf("redisfleet: frontier: Redis lost the frontier's keys %d times in %s (evicted? its maxmemory cannot hold the queue); %d requests known to this process not crawled",
+		q.losses, q.lossLast.Sub(q.lossFirst).Round(time.Second), len(q.pendingAdd)+len(q.journal))
+}
+
 // recover queues again, after Redis lost the data of the partitions in
 // q.lost, what this process knows of them: its leases (registered again)
 // and its journal. It first asks every partition for its generation (one
@@ -1259,6 +1309,11 @@ func (q *Frontier) recover(ctx context.Context) {
 		}
 		q.count(ctx) // marks the other partitions lost
 		for {
+			if q.lossError() != nil {
+				// Redis keeps losing what is queued again: stop (QueueSize
+				// returns the error, which ends the crawl).
+				break
+			}
 			q.mu.Lock()
 			p := -1
 			for x := range q.lost {
@@ -1276,7 +1331,7 @@ func (q *Frontier) recover(ctx context.Context) {
 		q.mu.Lock()
 		more := len(q.lost) > 0
 		q.mu.Unlock()
-		if !more {
+		if !more || q.lossError() != nil {
 			return
 		}
 	}
@@ -1285,6 +1340,12 @@ func (q *Frontier) recover(ctx context.Context) {
 // recoverPart queues again what this process knows of partition p.
 func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	q.mu.Lock()
+	now := time.Now()
+	if q.lossLast.IsZero() || now.Sub(q.lossLast) > q.fl.cfg.lease {
+		q.lossFirst, q.losses = now, 0
+	}
+	q.lossLast = now
+	q.losses++
 	var leases []any
 	out := map[string]bool{}
 	for id, l := range q.own {
@@ -1296,12 +1357,36 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	var items []journalItem
 	for k, it := range q.journal {
 		if !out[k] && q.fl.part(it.host) == p {
+			it.again = true
 			items = append(items, it)
 		}
 	}
 	q.mu.Unlock()
-	q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again)",
-		slog.Int("partition", p), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4))
+	// A partition emptied because one of its keys vanished (evicted,
+	// deleted: frontierLuaHead) says how many requests it held then.
+	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	dropped, err := q.fl.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
+	cancel()
+	if err != nil {
+		dropped = -1 // Redis lost everything: unknown
+	}
+	q.mu.Lock()
+	if time.Since(q.lossWindow) >= time.Second {
+		q.lossWindow, q.lossLogs = time.Now(), 0
+	}
+	quiet := -1
+	if q.lossLogs < len(q.parts) {
+		q.lossLogs++
+		quiet, q.lossQuiet = q.lossQuiet, 0
+	} else {
+		q.lossQuiet++ // a storm (see lossError): counted in the next warning
+	}
+	q.mu.Unlock()
+	if quiet >= 0 {
+		q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again; requests no process journaled are lost)",
+			slog.Int("partition", p), slog.Int64("dropped", dropped), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4),
+			slog.Int("recoveries_not_logged", quiet))
+	}
 	if len(leases) > 0 {
 		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
 	}

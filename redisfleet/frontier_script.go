@@ -15,7 +15,10 @@ import "github.com/redis/go-redis/v9"
 //	      FIFO), 10 the hosts' FIFO ends (hash "h:" host -> n of its head,
 //	      "t:" host -> n of its tail; absent: empty), 11 waiters (zset
 //	      process id -> µs at which it looks at the partition again: a
-//	      process whose pop found nothing; frWakeLua)
+//	      process whose pop found nothing; frWakeLua), 12 the seen set of
+//	      the partition's earlier generations (set of request keys: what
+//	      the seen set held when the partition was emptied because a key
+//	      vanished; a link found again is not queued again)
 //	ARGV: 1 generation to set if the counters are missing (the data is new
 //	      or was lost), 2 the partition's key prefix (its limiter keys:
 //	      prefix .. "host:" .. host), 3 the command publishing a wake-up (PUBLISH, or SPUBLISH on
@@ -35,10 +38,54 @@ local function I(x) return string.format('%d', x) end
 local PUB, WAKE = string.match(ARGV[3], '^(%S+) (.*)$')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local gen = redis.call('HGET', KEYS[2], 'gen')
+local c = redis.call('HMGET', KEYS[2], 'gen', 'q', 'l')
+local gen = c[1]
+-- A key of the partition that vanished alone (evicted, deleted) leaves
+-- the others inconsistent: requests queued that no host entry leads to,
+-- leases that never end, counters that never reach 0. Told by the keys
+-- the counters say must exist; then the partition is emptied as if Redis
+-- had lost it, with a new generation: every process queues again its
+-- journal and registers its leases again (frontier.go); the counters'
+-- field 'lost' keeps how many requests were queued or out then (by the
+-- counters, or by what was left of the queue), for the processes' logs.
+local broken = false
+if not gen then
+  broken = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[9], KEYS[10]) > 0
+else
+  local q, l = tonumber(c[2]) or 0, tonumber(c[3]) or 0
+  local need = {}
+  if q > 0 then need = {KEYS[1], KEYS[9], KEYS[10]} end
+  if l > 0 then
+    for _, k in ipairs({KEYS[4], KEYS[5], KEYS[6]}) do need[#need + 1] = k end
+  end
+  if #need > 0 then
+    need[#need + 1] = KEYS[3]
+    broken = redis.call('EXISTS', unpack(need)) < #need
+  end
+end
+local dropped = 0
+if broken then
+  dropped = math.max((tonumber(c[2]) or 0) + (tonumber(c[3]) or 0), redis.call('HLEN', KEYS[9]) + redis.call('HLEN', KEYS[4]))
+  -- What was seen stays seen (KEYS[12]), and what was done stays done
+  -- (KEYS[7]): the journals queue again only what is not done, and a link
+  -- found again to a page of an earlier generation is not queued again.
+  if redis.call('EXISTS', KEYS[3]) == 1 then
+    if redis.call('EXISTS', KEYS[12]) == 1 then
+      redis.call('SUNIONSTORE', KEYS[12], KEYS[12], KEYS[3])
+    else
+      redis.call('RENAME', KEYS[3], KEYS[12])
+    end
+    redis.call('PEXPIRE', KEYS[12], ARGV[4])
+  end
+  for k = 1, 11 do
+    if k ~= 7 then redis.call('DEL', KEYS[k]) end
+  end
+  gen = nil
+end
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
+  if broken then redis.call('HSET', KEYS[2], 'lost', dropped) end
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
 -- keep gives k the TTL of the seen set (set by frAddScript) if it has none.
@@ -139,14 +186,24 @@ end
 `
 
 // frAddScript queues requests not seen before. ARGV 5 TTL (ms) of the
-// frontier's keys, 6.. triples: key, host, payload. Returns gen, then 1
-// (queued) or 0 (seen) per request.
+// frontier's keys, 6 "1" when the requests are queued again from a
+// journal after a loss (queued unless done, or queued again already in
+// this generation; else unless seen in this generation or an earlier
+// one), 7.. triples: key, host, payload. Returns gen, then 1 (queued) or
+// 0 (seen) per request.
 var frAddScript = redis.NewScript(frontierLuaHead + `
 local out = {gen}
 local added = 0
 local ttl = ARGV[5]
-for i = 6, #ARGV, 3 do
-  if redis.call('SADD', KEYS[3], ARGV[i]) == 1 then
+local again = ARGV[6] == '1'
+local function fresh(key)
+  if again then
+    return redis.call('SISMEMBER', KEYS[7], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
+  end
+  return redis.call('SISMEMBER', KEYS[12], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
+end
+for i = 7, #ARGV, 3 do
+  if fresh(ARGV[i]) then
     qpush(ARGV[i + 1], ARGV[i + 2])
     if redis.call('ZADD', KEYS[1], 'NX', 0, ARGV[i + 1]) == 1 then wakeOne(now) end
     added = added + 1
@@ -259,7 +316,7 @@ for _, host in ipairs(cands) do
   if held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
   else
-    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, now)
+    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, lp .. 'pace', now)
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
@@ -310,7 +367,7 @@ for i = 6, #ARGV, 2 do
       -- The host is looked at when its limiter state says it is ready
       -- (its request's release came before this report), not at once: a
       -- pop never walks hosts that are done but not ready.
-      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, now)
+      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, ARGV[2] .. 'pace', now)
       if busy == 1 then at = math.min(at, now + tonumber(ARGV[5])) end
       at = math.max(at, now)
       redis.call('ZADD', KEYS[1], I(at), host)

@@ -59,7 +59,8 @@ type hostOp struct {
 // hostScriptKeys returns the KEYS of hostScript for host (script.go).
 func (f *Fleet) hostScriptKeys(host string) []string {
 	hash, hold := f.hostKeys(host)
-	return []string{hash, hold, f.pkey(f.part(host), kindEpoch), f.key(kindWait, host), f.key(kindSeen, host), f.key(kindEarly, host)}
+	p := f.part(host)
+	return []string{hash, hold, f.pkey(p, kindEpoch), f.key(kindWait, host), f.key(kindSeen, host), f.key(kindEarly, host), f.pkey(p, kindPace)}
 }
 
 // hostArgs returns the ARGV of a hostScript call on partition p (delay in

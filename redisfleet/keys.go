@@ -33,6 +33,20 @@ import "strconv"
 //	                                a caller that knew another generation
 //	                                sets ep to the new generation's time.
 //	                                No expiry.
+//	T(n) pace               zset    the partition's pace record: member =
+//	                                a host hash key (T(n) host:<host>),
+//	                                score = the earliest grant its state
+//	                                allows (µs; a lease out counts as
+//	                                released at its end), kept while in the
+//	                                future: a host whose hash vanished
+//	                                (evicted, deleted) is not asked sooner.
+//	                                Member "~" (score +inf) from the
+//	                                epoch's creation on: without it the
+//	                                record was lost, and the partition's
+//	                                hosts without state are held for one
+//	                                lease as after a data loss (ep = now).
+//	                                Written by the limiter's script; no
+//	                                expiry.
 //	T(n) wake               channel the partition's wake-ups (PUBLISH, or
 //	                                SPUBLISH on a Cluster); the payload is
 //	                                the key whose state changed (a host
@@ -66,7 +80,7 @@ import "strconv"
 //	                                for the stale time (a second plus two
 //	                                call timeouts plus a second) is dropped.
 //	T(n) fr:<name>:<kind>   the frontier <name>'s keys in partition n
-//	                                (frontier_script.go): ten, whatever
+//	                                (frontier_script.go): twelve, whatever
 //	                                the number of hosts (the hosts' FIFOs
 //	                                are fields of two hashes).
 //
@@ -94,6 +108,10 @@ import "strconv"
 //	ab     the token of the latest caller that gave up (leave): a call
 //	       under it that runs later (it timed out on the client while
 //	       Redis hung) takes nothing
+//	ho     the end of the latest lease in hold:<host> (µs; 0: none): a
+//	       hold zset found missing while ho is set vanished, and a phantom
+//	       member "~lost" scored ho stands for the permit (removed by a
+//	       release or a send mark of the host, or at ho)
 //	g, pc  grants and pauses started (counters)
 //	lp     the latest pause computed, µs
 //
@@ -112,6 +130,7 @@ import "strconv"
 const (
 	kindConfig = "config"
 	kindEpoch  = "epoch"
+	kindPace   = "pace"
 	kindWake   = "wake"
 	kindPol    = "policy"
 	kindFetch  = "fetch"
@@ -162,24 +181,32 @@ func (f *Fleet) hostKeys(host string) (hash, hold string) {
 // hostReadyLua defines, for a Lua script run on the fleet's Redis, the
 // function
 //
-//	robots_host_ready_at(hkey, zkey, now) -> at, held
+//	robots_host_ready_at(hkey, zkey, pkey, now) -> at, held
 //
-// where hkey and zkey are a host's keys ([Fleet.hostKeys]) and now is the
-// server's time in µs (from TIME). It returns the earliest time (µs) at
+// where hkey and zkey are a host's keys ([Fleet.hostKeys]), pkey its
+// partition's pace record and now is the server's time in µs (from
+// TIME). It returns the earliest time (µs) at
 // which the host's limiter grants a permit by what is known now, and
 // held = 1 when a live permit blocks the host (then at is at least the end
 // of the earliest lease, and the real time depends on a release). A lease
 // that has ended counts as a release at its end. A host
-// with no state returns 0, 0. It only reads. Include it at the top of the
+// with no state returns its pace record's time (0 without one), 0. It
+// only reads. Include it at the top of the
 // script.
 const hostReadyLua = `
-local function robots_host_ready_at(hkey, zkey, now)
-  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd')
+local function robots_host_ready_at(hkey, zkey, pkey, now)
+  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd', 'ho')
   local d = tonumber(s[1]) or 0
   local at = math.max(tonumber(s[3]) or 0, tonumber(s[4]) or 0)
+  if not s[3] then at = tonumber(redis.call('ZSCORE', pkey, hkey)) or 0 end
   local n = string.format('%d', now)
   local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. n, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', n, 'WITHSCORES')
+  local ho = tonumber(s[8]) or 0
+  if ho > 0 and #first == 0 and #gone == 0 then
+    -- the hold zset vanished while a permit was out: as the limiter does
+    if ho > now then first = {'~lost', s[8]} else gone = {'~lost', s[8]} end
+  end
   local hd = tonumber(s[7]) or 0
   if #first > 0 or #gone > 0 then d = math.max(d, hd) end
   if d <= 0 then return at, 0 end
@@ -203,7 +230,9 @@ end
 //
 // which grants a permit of host's limiter under the token tok (the grant
 // of hostScript's acq: a member of hold:<host> whose score is the lease
-// end, hd set to the delay, claim cleared, g counted) for a caller that
+// end, hd set to the delay, ho to the lease end, claim cleared, g counted,
+// the host's entry in the partition's pace record raised to the lease end
+// plus the delay) for a caller that
 // found the host ready by robots_host_ready_at at now (at ≤ now, held =
 // 0); prefix is the partition's key prefix T(n), lease and idle are the
 // lease and the idle TTL in µs. It grants only when the grant cannot be
@@ -224,8 +253,15 @@ local function robots_host_grant(prefix, host, tok, now, lease, idle)
   local d = tonumber(s[2]) or 0
   redis.call('ZADD', zkey, string.format('%d', now + lease), tok)
   redis.call('PEXPIRE', zkey, string.format('%d', math.ceil((lease + idle) / 1000)))
-  redis.call('HSET', hkey, 'hd', string.format('%d', d), 'claim', '0')
+  redis.call('HSET', hkey, 'hd', string.format('%d', d), 'claim', '0', 'ho', string.format('%d', now + lease))
   redis.call('HINCRBY', hkey, 'g', 1)
+  -- The pace record, as hostScript keeps it: no grant before this
+  -- permit's lease ends and its delay passes, should the state vanish.
+  -- (No ZADD GT: Redis 5 has none.)
+  local pk, bar = prefix .. 'pace', now + lease + d
+  if bar > (tonumber(redis.call('ZSCORE', pk, hkey)) or 0) then
+    redis.call('ZADD', pk, string.format('%d', bar), hkey)
+  end
   return 1, d, tonumber(s[3]) or 0, tonumber(s[4]) or 0
 end
 `

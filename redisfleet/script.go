@@ -21,7 +21,9 @@ const (
 // partition's epoch hash, 4 queue zset (waiting
 // Acquire callers: token -> first arrival µs), 5 seen zset (token -> the
 // latest call µs, to drop the waiters that died), 6 early queue zset
-// (waiting Wait callers, as 4).
+// (waiting Wait callers, as 4), 7 the partition's pace record (zset: host
+// hash key -> the earliest grant its state allows, µs, while in the
+// future; member '~' at +inf while the record is whole).
 // ARGV: 1 op, 2 token, 3 delay µs (< 0: keep), 4 lease µs, 5 mode (0
 // end-to-start, 1 start-to-start), 6 idle TTL µs, 7 the partition's wake
 // channel, 8 the command publishing on it (PUBLISH, SPUBLISH), 9 the
@@ -57,7 +59,7 @@ local H, Z = KEYS[1], KEYS[2]
 local op, tok = ARGV[1], ARGV[2]
 local nd, lease, mode, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
-local s = redis.call('HMGET', H, 'd', 'next', 'pause', 'le', 'ls', 'fail', 'claim', 'wake', 'g', 'pc', 'lp', 'hd')
+local s = redis.call('HMGET', H, 'd', 'next', 'pause', 'le', 'ls', 'fail', 'claim', 'wake', 'g', 'pc', 'lp', 'hd', 'ho')
 local d = tonumber(s[1]) or 0
 local nxt = tonumber(s[2])
 local pause = tonumber(s[3]) or 0
@@ -70,6 +72,22 @@ local g = tonumber(s[9]) or 0
 local pc = tonumber(s[10]) or 0
 local lp = tonumber(s[11]) or 0
 local hd = tonumber(s[12]) or 0
+local ho = tonumber(s[13]) or 0
+-- bar0: the pace record's time as the latest call left it (see below).
+local bar0 = 0
+if s[2] then
+  local dd0 = math.max(d, hd)
+  bar0 = math.max(tonumber(s[2]), pause, le + dd0, ls + dd0)
+  if ho > 0 then bar0 = math.max(bar0, ho + dd0) end
+end
+local touched = {} -- the zsets written to: their expiry is renewed
+-- A permit was out (ho: its lease end) but the hold zset is gone (evicted,
+-- deleted): a phantom permit stands for it until the end of its lease,
+-- or until a permit of the host is released or marked sent.
+if ho > 0 and redis.call('EXISTS', Z) == 0 then
+  redis.call('ZADD', Z, I(ho), '~lost')
+  touched[2] = true
+end
 -- The partition's epoch: its generation, and the time from which hosts
 -- without state are held for a lease because the data was lost. Missing,
 -- the partition is new or its data was lost: lost if the caller knew a
@@ -77,23 +95,45 @@ local hd = tonumber(s[12]) or 0
 -- fresh fleet: nothing can be out). A caller that knew another
 -- generation tells that the data was lost since and someone recreated it.
 local known = tonumber(ARGV[9]) or 0
+-- The partition's pace record (KEYS[7]) has a member '~' (score +inf)
+-- from the epoch's creation on: without it, the record was lost, and
+-- hosts without state are held for a lease as after a data loss; with it,
+-- the partition is not fresh even if its epoch is gone.
+-- It is read only when it matters: for a host without state, or a new
+-- epoch.
+local P = KEYS[7]
+local paced
+local function isPaced()
+  if paced == nil then paced = redis.call('ZSCORE', P, '~') ~= false end
+  return paced
+end
 local e = redis.call('HMGET', KEYS[3], 'gen', 'ep')
 local egen, ep = tonumber(e[1]), tonumber(e[2]) or 0
 if not egen then
   egen = now
-  if known > 0 then ep = now else ep = 0 end
+  if isPaced() or known > 0 then ep = now else ep = 0 end
   redis.call('HSET', KEYS[3], 'gen', I(egen), 'ep', I(ep))
 elseif known > 0 and known ~= egen and ep < egen then
   ep = egen
   redis.call('HSET', KEYS[3], 'ep', I(ep))
 end
+if nxt == nil and not isPaced() and egen < now then
+  -- The record was lost (the epoch was not just created): as a loss.
+  ep = now
+  redis.call('HSET', KEYS[3], 'ep', I(ep))
+end
+if paced == false then
+  redis.call('ZADD', P, '+inf', '~')
+  paced = true
+end
 if nxt == nil then
-  -- No state: a new host, one evicted idle, or one lost with Redis's data:
-  -- after a loss, hold such hosts for a lease, within which permits
-  -- granted before the loss end or are registered again by their
-  -- holders' renewal.
-  nxt = 0
-  if ep > 0 and now < ep + lease then nxt = ep + lease end
+  -- No state: a new host, one evicted idle, or one lost with Redis's data
+  -- or alone (evicted, deleted): its pace record, if any, says until when
+  -- the state forbade a grant; after a loss, hold such hosts for a lease,
+  -- within which permits granted before the loss end or are registered
+  -- again by their holders' renewal.
+  nxt = tonumber(redis.call('ZSCORE', P, H)) or 0
+  if ep > 0 and now < ep + lease then nxt = math.max(nxt, ep + lease) end
 end
 if nd >= 0 then d = nd end
 
@@ -149,7 +189,6 @@ local function event(pd)
 end
 
 local Q, S, E = KEYS[4], KEYS[5], KEYS[6]
-local touched = {} -- the zsets written to: their expiry is renewed
 local out
 if (op == 'acq' or op == 'wait') and redis.call('HGET', H, 'ab') == tok then
   -- The caller gave up on this token (leave): a call of it that ran late,
@@ -221,12 +260,12 @@ elseif op == 'acq' or op == 'wait' then
     end
   end
 elseif op == 'sent' then
-  redis.call('ZREM', Z, tok)
+  redis.call('ZREM', Z, tok, '~lost')
   if mode == 1 then event(tonumber(ARGV[10])) end
   out = {1}
 elseif op == 'rel' then
   if mode == 0 or ARGV[10] ~= '1' then
-    redis.call('ZREM', Z, tok)
+    redis.call('ZREM', Z, tok, '~lost')
     event(tonumber(ARGV[11]))
   end
   out = {1}
@@ -282,8 +321,26 @@ else
   return redis.error_reply('redisfleet: unknown op ' .. op)
 end
 
+-- ho: the end of the latest lease out (0: none), so that a hold zset
+-- that vanishes is noticed (above).
+if touched[2] or #gone > 0 or op == 'sent' or op == 'rel' or op == 'leave' then
+  local top = redis.call('ZRANGE', Z, -1, -1, 'WITHSCORES')
+  ho = 0
+  if #top > 0 then ho = tonumber(top[2]) end
+end
 redis.call('HSET', H, 'd', I(d), 'm', I(mode), 'next', I(nxt), 'pause', I(pause), 'le', I(le), 'ls', I(ls),
-  'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp), 'hd', I(hd))
+  'fail', I(fail), 'claim', I(claim), 'wake', I(wake), 'g', I(g), 'pc', I(pc), 'lp', I(lp), 'hd', I(hd), 'ho', I(ho))
+-- The pace record: the earliest grant the state allows by what is known
+-- now (a lease out counting as released at its end), kept while in the
+-- future, so that a host whose state vanishes is not asked sooner.
+-- Written when it changed (bar0: as the latest call left it); entries
+-- past are dropped by releases and send marks.
+local bar = math.max(nxt, pause, le + dd, ls + dd)
+if ho > 0 then bar = math.max(bar, ho + math.max(d, hd)) end
+if bar ~= bar0 then
+  if bar > now then redis.call('ZADD', P, I(bar), H) else redis.call('ZREM', P, H) end
+end
+if op == 'rel' or op == 'sent' then redis.call('ZREMRANGEBYSCORE', P, '-inf', I(now)) end
 local last = math.max(nxt, pause, claim, wake, le + dd, ls + dd, now)
 redis.call('PEXPIRE', H, I(math.ceil((last - now + idle) / 1000)))
 local ttl = I(math.ceil((lease + idle) / 1000))

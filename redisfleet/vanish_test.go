@@ -1,0 +1,614 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	"github.com/gocolly/colly/v2/queue"
+
+	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+)
+
+// Issue 20 item 4: a key of the fleet that vanishes anyway (evicted under
+// WithEviction, deleted) never yields a gap shorter than the Crawl-delay,
+// never strands a host and never loses a URL silently. These tests delete
+// one kind of key at a time at the moment it matters and check the three
+// promises on the server's side.
+
+// vanishSite is a server whose request for /held blocks for a second
+// while another limiter asks for the host (the test deletes keys
+// meanwhile); it records every request's span.
+type vanishSite struct {
+	*httptest.Server
+	first   chan struct{} // closed when /held arrives
+	inside  func()        // run inside /held, before it blocks
+	mu      sync.Mutex
+	visits  []visit
+	in, max int
+}
+
+func newVanishSite(t *testing.T, inside func()) *vanishSite {
+	s := &vanishSite{first: make(chan struct{}), inside: inside}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.mu.Lock()
+		n := len(s.visits)
+		s.visits = append(s.visits, visit{start: start})
+		s.in++
+		s.max = max(s.max, s.in)
+		s.mu.Unlock()
+		if r.URL.Path == "/held" {
+			s.inside()
+			close(s.first)
+			time.Sleep(time.Second) // the other limiter asks meanwhile
+		}
+		w.Write([]byte("body"))
+		w.(http.Flusher).Flush()
+		end := time.Now()
+		s.mu.Lock()
+		s.visits[n].end = end
+		s.in--
+		s.mu.Unlock()
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// limiterKeys names the limiter's keys of one host (and its partition's)
+// by kind.
+func limiterKeys(f *Fleet, host string) map[string]string {
+	p := f.part(host)
+	return map[string]string{
+		"host":  f.key(kindHost, host),
+		"hold":  f.key(kindHold, host),
+		"wait":  f.key(kindWait, host),
+		"early": f.key(kindEarly, host),
+		"seen":  f.key(kindSeen, host),
+		"epoch": f.pkey(p, kindEpoch),
+		"pace":  f.pkey(p, kindPace),
+	}
+}
+
+// TestLimiterKeyVanishes: one limiter sends a request to a host (in flight
+// for a second), another asks for the host while it is in flight, or just
+// after its release; the keys named by a case are deleted while the first
+// request is in flight ("inflight") or just after its release
+// ("released"), before the second asks. The server never sees two requests at once nor a
+// gap under the delay, and the second request is granted (no host
+// stranded). A host whose state is missing while a permit is out is held
+// until the permit's release, or its lease's end plus the delay: at most a
+// lease, as after a restart.
+func TestLimiterKeyVanishes(t *testing.T) {
+	all := []string{"host", "hold", "wait", "early", "seen", "epoch", "pace"}
+	cases := []struct {
+		keys     []string
+		released bool // deleted just after the first request's release (else while it is in flight)
+	}{
+		{keys: []string{"host"}, released: true},
+		{keys: []string{"host"}},
+		{keys: []string{"hold"}},
+		{keys: []string{"host", "hold"}},
+		{keys: []string{"host", "hold"}, released: true},
+		{keys: []string{"epoch"}},
+		{keys: []string{"epoch"}, released: true},
+		{keys: []string{"pace"}},
+		{keys: []string{"pace"}, released: true},
+		{keys: []string{"pace", "host"}, released: true},
+		{keys: []string{"wait", "early", "seen"}},
+		{keys: all},
+		{keys: all, released: true},
+	}
+	const d = 300 * time.Millisecond
+	forBackends(t, func(t *testing.T, srv backend) {
+		for i, tc := range cases {
+			name := strings.Join(tc.keys, "+") + map[bool]string{true: " released", false: " inflight"}[tc.released]
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				opts := []Option{WithPrefix(fmt.Sprintf("vanish%d:", i)), WithLease(3 * time.Second), WithCallTimeout(time.Second)}
+				f1, f2 := newFleet(t, srv, opts...), newFleet(t, srv, opts...)
+				l1, l2 := f1.Limiter(LimiterConfig{}), f2.Limiter(LimiterConfig{})
+				rdb := client(t, srv, 3)
+				var host string
+				del := func() {
+					keys := limiterKeys(f1, host)
+					for _, k := range tc.keys {
+						if err := rdb.Del(context.Background(), keys[k]).Err(); err != nil {
+							t.Errorf("DEL %s: %v", keys[k], err)
+						}
+					}
+				}
+				s := newVanishSite(t, func() {
+					if !tc.released {
+						del()
+					}
+				})
+				host = "http://" + s.Listener.Addr().String()
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				// A first request to the host from each limiter, so that its
+				// state exists and both know the partition (a process that
+				// never saw it cannot tell a loss of all its keys from a
+				// fresh start: see the package doc), then the two that the
+				// test is about.
+				for _, l := range []*Limiter{l1, l2} {
+					if _, err := get(ctx, l, host, s.URL+"/warm", d); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.mu.Lock()
+				s.visits = nil
+				s.mu.Unlock()
+				errs := make(chan error, 2)
+				released := make(chan struct{})
+				go func() {
+					_, err := get(ctx, l1, host, s.URL+"/held", d)
+					if tc.released {
+						del()
+					}
+					close(released)
+					errs <- err
+				}()
+				// The second request: asked while the first is in flight,
+				// or, when the keys vanish after its release, just after.
+				wait := s.first
+				if tc.released {
+					wait = released
+				}
+				select {
+				case <-wait:
+				case <-ctx.Done():
+					t.Fatal("the first request never ended")
+				}
+				start := time.Now()
+				go func() {
+					_, err := get(ctx, l2, host, s.URL+"/next", d)
+					errs <- err
+				}()
+				for range 2 {
+					if err := <-errs; err != nil {
+						t.Fatalf("a request never got its turn (host stranded): %v", err)
+					}
+				}
+				s.mu.Lock()
+				v := append([]visit(nil), s.visits...)
+				maxIn := s.max
+				s.mu.Unlock()
+				sort.Slice(v, func(i, j int) bool { return v[i].start.Before(v[j].start) })
+				if len(v) != 2 {
+					t.Fatalf("the server saw %d requests, want 2", len(v))
+				}
+				if maxIn > 1 {
+					t.Fatalf("two requests to the host at once after %s vanished", name)
+				}
+				g := v[1].start.Sub(v[0].end)
+				t.Logf("gap %v for a delay of %v; the second request waited %v", g.Round(time.Millisecond), d, time.Since(start).Round(time.Millisecond))
+				if g < d-jitterE2S {
+					t.Fatalf("gap %v under the delay %v after %s vanished", g, d, name)
+				}
+				// Held at most a lease (3 s) past the release, plus the
+				// delay and the call timeouts of a loaded machine: not
+				// stranded.
+				if g > 10*time.Second {
+					t.Fatalf("the host was held %v after the release: more than a lease", g)
+				}
+			})
+		}
+	})
+}
+
+// frontierKinds are the frontier's keys of a partition, in the order of
+// frPart.keys.
+var frontierKinds = []string{"hosts", "count", "seen", "lease", "leaseend", "held", "done", "abandoned", "qitems", "qends", "waiters", "seen0"}
+
+// crawlResult is what vanishCrawl saw.
+type crawlResult struct {
+	farm  *testutil.Farm
+	rec   *spanRecorder
+	hosts []string
+	pages int // per host, the root included
+	logs  *testutil.Buffer
+	stats []FrontierStats
+	errs  []error
+}
+
+// vanishCrawl crawls hosts × (pages + 1) pages (Crawl-delay delay) with
+// two processes (two Fleets, each a Colly queue of threads on the fleet's
+// frontier, with the plugin on the fleet's limiter and store); inside the
+// page requests numbered in at (1-based, counted at the server) it calls
+// vanish with the first process's Fleet and Frontier. It fails t if the
+// crawl does not end within 2 minutes (a host stranded).
+func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts []Option, qopts ...FrontierOption) crawlResult {
+	t.Helper()
+	sites := map[string]*testutil.Site{}
+	res := crawlResult{pages: pages + 1, logs: &testutil.Buffer{}}
+	for i := range hosts {
+		h := fmt.Sprintf("h%d.example", i)
+		res.hosts = append(res.hosts, h)
+		sites[h] = chainSite(delay, pages)
+	}
+	res.farm = testutil.NewFarm(t, sites)
+	var (
+		fleets []*Fleet
+		fronts []*Frontier
+		mu     sync.Mutex
+		n      int
+	)
+	rec := &spanRecorder{farm: res.farm, reqs: map[string][]visit{}}
+	res.rec = rec
+	trigger := map[int]bool{}
+	for _, k := range at {
+		trigger[k] = true
+	}
+	httpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" {
+			mu.Lock()
+			n++
+			fire := trigger[n]
+			mu.Unlock()
+			if fire {
+				vanish(fleets[0], fronts[0])
+			}
+		}
+		rec.ServeHTTP(w, r)
+	}))
+	t.Cleanup(httpSrv.Close)
+	log := slog.New(slog.NewTextHandler(res.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var colls []*colly.Collector
+	var queues []*queue.Queue
+	for range 2 {
+		f := newFleet(t, srv, append([]Option{WithPrefix(prefix), WithLogger(log), WithLease(3 * time.Second), WithCallTimeout(time.Second)}, fopts...)...)
+		q := f.Frontier(append([]FrontierOption{WithMaxWait(200 * time.Millisecond)}, qopts...)...)
+		t.Cleanup(func() { q.Close() })
+		c := colly.NewCollector()
+		if _, err := robots.Attach(c,
+			robots.WithPolicy(policy.WithStore(f.Store())),
+			robots.WithLimiter(f.Limiter(LimiterConfig{})),
+			robots.WithTransport(testutil.LoopbackTransport(httpSrv.Listener.Addr().String())),
+			robots.WithLogger(log),
+		); err != nil {
+			t.Fatal(err)
+		}
+		robots.AttachFrontier(c, q)
+		c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+			u := e.Request.AbsoluteURL(e.Attr("href"))
+			b, err := (&colly.Request{URL: mustParse(t, u), Method: "GET", Depth: e.Request.Depth + 1, Ctx: colly.NewContext()}).Marshal()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if err := q.AddRequest(b); err != nil && !errors.Is(err, frontier.ErrSeen) {
+				t.Errorf("AddRequest %s: %v", u, err)
+			}
+		})
+		qq, err := queue.New(threads, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.hosts {
+			if err := qq.AddURL("http://" + h + "/"); err != nil && !errors.Is(err, frontier.ErrSeen) {
+				t.Fatal(err)
+			}
+		}
+		fleets, fronts, colls, queues = append(fleets, f), append(fronts, q), append(colls, c), append(queues, qq)
+	}
+	done := make(chan error, len(queues))
+	for i, qq := range queues {
+		go func() { done <- qq.Run(colls[i]) }()
+	}
+	limit := time.After(2 * time.Minute)
+	for range queues {
+		select {
+		case err := <-done:
+			res.errs = append(res.errs, err)
+		case <-limit:
+			for i, q := range fronts {
+				t.Logf("process %d: %+v", i, q.Stats())
+			}
+			for p := range fronts[0].parts {
+				keys := fronts[0].parts[p].keys
+				c, _ := fleets[0].rdb.HGetAll(context.Background(), keys[1]).Result()
+				var exist []string
+				for k, name := range frontierKinds {
+					if n, _ := fleets[0].rdb.Exists(context.Background(), keys[k]).Result(); n == 1 {
+						exist = append(exist, name)
+					}
+				}
+				hosts, _ := fleets[0].rdb.ZRangeWithScores(context.Background(), keys[0], 0, -1).Result()
+				t.Logf("partition %d: counters %v, keys %v, hosts %v", p, c, exist, hosts)
+			}
+			t.Fatalf("the crawl did not end within 2 minutes (a host stranded?); logs:\n%s", res.logs)
+		}
+	}
+	for _, q := range fronts {
+		res.stats = append(res.stats, q.Stats())
+	}
+	return res
+}
+
+func mustParse(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// check checks the three promises: no gap under delay at any host (the
+// server's spans), every page fetched (or, when allowLoss, every page
+// missing reported by a "dropped" count in the logs), and reports the
+// pages fetched twice. It returns the pages missing and fetched twice.
+func (res crawlResult) check(t *testing.T, delay time.Duration) (missing, twice int) {
+	t.Helper()
+	for i, err := range res.errs {
+		if err != nil {
+			t.Errorf("process %d: queue.Run: %v", i, err)
+		}
+	}
+	res.rec.checkGaps(t, delay)
+	for _, h := range res.hosts {
+		got := map[string]int{}
+		for _, x := range res.farm.Pages(h, false) {
+			got[x.Path]++
+		}
+		for i := 0; i < res.pages; i++ {
+			p := "/"
+			if i > 0 {
+				p = fmt.Sprintf("/p%d", i)
+			}
+			switch got[p] {
+			case 0:
+				missing++
+				t.Errorf("%s%s never fetched", h, p)
+			case 1:
+			default:
+				twice += got[p] - 1
+			}
+		}
+	}
+	for _, line := range strings.Split(res.logs.String(), "\n") {
+		if strings.Contains(line, "lost the frontier's data") {
+			t.Log(line)
+		}
+	}
+	t.Logf("%d pages missing, %d fetched again; stats %+v", missing, twice, res.stats)
+	return missing, twice
+}
+
+// TestFrontierKeyVanishes: a crawl of 4 hosts × 7 pages (Crawl-delay
+// 0.2) by two processes, during which one kind of key is deleted in every
+// partition, three times (inside the 5th, 12th and 19th page request: a
+// lease is out then). Every page is fetched, no host sees a gap under the
+// delay, and both queue.Runs return. Pages fetched twice are counted in
+// the log (a seen set that vanished lets a page be queued again; a
+// partition emptied for its consistency queues again the journals).
+func TestFrontierKeyVanishes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const delay = 200 * time.Millisecond
+	kinds := append(append([]string{}, frontierKinds...), "limiter")
+	forBackends(t, func(t *testing.T, srv backend) {
+		for i, kind := range kinds {
+			t.Run(kind, func(t *testing.T) {
+				t.Parallel()
+				res := vanishCrawl(t, srv, fmt.Sprintf("frvanish%d:", i), 4, 6, 2, "0.2", []int{5, 12, 19}, func(f *Fleet, q *Frontier) {
+					var keys []string
+					if kind == "limiter" {
+						for h := range 4 {
+							host := fmt.Sprintf("http://h%d.example", h)
+							keys = append(keys, f.key(kindHost, host), f.key(kindHold, host), f.pkey(f.part(host), kindPace))
+						}
+					} else {
+						k := slices.Index(frontierKinds, kind)
+						for p := range q.parts {
+							keys = append(keys, q.parts[p].keys[k])
+						}
+					}
+					rdb := f.rdb
+					for _, k := range keys {
+						if err := rdb.Del(context.Background(), k).Err(); err != nil {
+							t.Errorf("DEL %s: %v", k, err)
+						}
+					}
+				}, nil)
+				res.check(t, delay)
+			})
+		}
+	})
+}
+
+// chainSite is a site whose root links to /p1../pN, each page linking
+// back to the root and to the next page (as the process tests' linkSite).
+func chainSite(delay string, pages int) *testutil.Site {
+	return &testutil.Site{
+		Robots: "User-agent: *\nCrawl-delay: " + delay + "\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			var b strings.Builder
+			b.WriteString("<html><body>")
+			if r.URL.Path == "/" {
+				for i := 1; i <= pages; i++ {
+					fmt.Fprintf(&b, `<a href="/p%d">p%d</a>`, i, i)
+				}
+			} else {
+				n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p"))
+				fmt.Fprintf(&b, `<a href="/">home</a><a href="/p%d">next</a>`, n%pages+1)
+			}
+			b.WriteString("</body></html>")
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprint(w, b.String())
+			return true
+		},
+	}
+}
+
+// spanRecorder serves a farm and records every request's span per host
+// (from the handler's start to the response flushed).
+type spanRecorder struct {
+	farm *testutil.Farm
+	mu   sync.Mutex
+	reqs map[string][]visit
+}
+
+func (rec *spanRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec.farm.ServeHTTP(w, r)
+	w.(http.Flusher).Flush()
+	end := time.Now()
+	host, _, _ := strings.Cut(r.Host, ":")
+	rec.mu.Lock()
+	rec.reqs[host] = append(rec.reqs[host], visit{start: start, end: end})
+	rec.mu.Unlock()
+}
+
+// checkGaps fails t if two requests of a host (robots.txt included)
+// overlapped at the server or one started less than delay after the
+// previous one ended.
+func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for h, v := range rec.reqs {
+		v = append([]visit(nil), v...)
+		sort.Slice(v, func(i, j int) bool { return v[i].start.Before(v[j].start) })
+		if g := minGap(v, false); len(v) > 1 && g < delay-jitterE2S {
+			t.Errorf("%s: a request started %v after the previous one ended, under the Crawl-delay %v", h, g, delay)
+		}
+	}
+}
+
+// TestFleetEviction: a Redis with allkeys-lru whose maxmemory is set,
+// at the crawl's 100th page, to the memory it uses then, so that the
+// fleet's keys are evicted as the crawl's memory goes up and down
+// (WithEviction). Two processes (8 threads each) crawl 20 hosts × 151
+// pages (Crawl-delay 0.01). No host ever sees a gap under the delay, and
+// the crawl ends within the bound, one of two ways: every page fetched
+// (pages fetched twice are logged), or, when Redis keeps evicting what
+// the journals queue again (a cascade: each recovery evicts another
+// partition's keys), each process that did not finish ends with the error
+// naming the loss after the outage limit (10 s here), and the pages
+// missing are those.
+func TestFleetEviction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	res, _ := evictionCrawl(t, WithOutageLimit(10*time.Second))
+	failed := 0
+	for i, err := range res.errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		t.Logf("process %d: %v", i, err)
+		if !strings.Contains(err.Error(), "lost the frontier's keys") || !strings.Contains(err.Error(), "requests known to this process not crawled") {
+			t.Errorf("process %d ended with %v, not the loss reported", i, err)
+		}
+	}
+	if failed == 0 {
+		res.check(t, 10*time.Millisecond)
+		return
+	}
+	res.rec.checkGaps(t, 10*time.Millisecond)
+	t.Logf("the loss was reported by %d of 2 processes: stats %+v", failed, res.stats)
+}
+
+// TestFrontierLossStorm: a Redis that keeps losing the frontier's keys
+// (here every partition's queue is deleted every 50 ms, as an evicting
+// Redis whose maxmemory cannot hold the queue evicts what the journals
+// queue again) ends the crawl with an error from each process, after the
+// outage limit (2 s here), naming the loss and the requests it knew not
+// crawled: the crawl does not spin for ever, the loss is reported, and no
+// host sees a gap under the delay meanwhile.
+func TestFrontierLossStorm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	srv := redistest.Start(t)
+	stop := make(chan struct{})
+	var once sync.Once
+	res := vanishCrawl(t, srv, "storm:", 6, 12, 2, "0.2", []int{3}, func(f *Fleet, q *Frontier) {
+		once.Do(func() {
+			go func() {
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(50 * time.Millisecond):
+					}
+					for p := range q.parts {
+						f.rdb.Del(context.Background(), q.parts[p].keys[8])
+					}
+				}
+			}()
+		})
+	}, nil, WithOutageLimit(2*time.Second))
+	close(stop)
+	res.rec.checkGaps(t, 200*time.Millisecond)
+	failed := 0
+	for i, err := range res.errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		t.Logf("process %d: %v", i, err)
+		if !strings.Contains(err.Error(), "lost the frontier's keys") || !strings.Contains(err.Error(), "requests known to this process not crawled") {
+			t.Errorf("process %d ended with %v, not the loss reported", i, err)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("both processes finished a crawl whose queue was deleted every 50 ms")
+	}
+}
+
+// evictionCrawl runs the crawl of TestFleetEviction with maxmemory set,
+// at the 100th page, to the memory then in use; it returns the crawl and
+// the number of keys evicted, and fails t if none was.
+func evictionCrawl(t *testing.T, qopts ...FrontierOption) (crawlResult, int64) {
+	srv := redistest.Start(t, "--maxmemory-policy", "allkeys-lru")
+	rdb := client(t, srv, 3)
+	ctx := context.Background()
+	var limit int64
+	res := vanishCrawl(t, srv, "evict:", 20, 150, 8, "0.01", []int{100}, func(*Fleet, *Frontier) {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+				limit, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
+			t.Error(err)
+		}
+	}, []Option{WithEviction()}, qopts...)
+	info, _ := rdb.Info(ctx, "stats").Result()
+	evicted := int64(-1)
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "evicted_keys:"); ok {
+			evicted, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	t.Logf("maxmemory %d B, %d keys evicted", limit, evicted)
+	if evicted <= 0 {
+		t.Fatalf("no key evicted (%d): the test tests nothing", evicted)
+	}
+	return res, evicted
+}
