@@ -74,10 +74,14 @@ func (c *limiterCalls) take() []string {
 // limiterOp returns the op of a hostScript call, or "".
 func limiterOp(cmd redis.Cmder) string {
 	a := cmd.Args()
-	if len(a) < 10 || a[1] != hostScript.Hash() {
+	if len(a) < 4 || a[1] != hostScript.Hash() {
 		return ""
 	}
-	op, _ := a[9].(string) // evalsha sha 6 k1..k6 op
+	n, _ := a[2].(int) // evalsha sha n k1..kn op
+	if len(a) <= 3+n {
+		return ""
+	}
+	op, _ := a[3+n].(string)
 	return op
 }
 

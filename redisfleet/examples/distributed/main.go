@@ -384,7 +384,7 @@ func (t *roundTrips) String() string {
 
 // callKind names a command: its name, and for a script call (EVALSHA)
 // (EVAL too) the first 8 hex digits of the script's SHA-1 and, for the limiter's
-// script (6 keys), its operation.
+// script (7 keys), its operation.
 func callKind(c redis.Cmder) string {
 	name := c.Name()
 	if name != "evalsha" && name != "eval" {
@@ -401,7 +401,7 @@ func callKind(c redis.Cmder) string {
 		sha = hex.EncodeToString(sum[:])
 	}
 	k := "sha:" + sha[:min(len(sha), 8)]
-	if n, _ := a[2].(int); n == 6 && len(a) > 3+n {
+	if n, _ := a[2].(int); n == 7 && len(a) > 3+n {
 		if op, ok := a[3+n].(string); ok {
 			k += ":" + op
 		}
