@@ -68,14 +68,14 @@ func fuzzOne(t *testing.T, body []byte, agent, path string) {
 }
 
 func sameVerdict(a, b Verdict) bool {
-	if a.Allowed != b.Allowed || a.Reason != b.Reason || (a.Rule == nil) != (b.Rule == nil) {
+	if a.Allowed != b.Allowed || a.Reason != b.Reason || (a.Rule == (Rule{})) != (b.Rule == (Rule{})) {
 		return false
 	}
-	return a.Rule == nil || a.Rule.Line == b.Rule.Line && a.Rule.Note == b.Rule.Note && a.Rule.norm == b.Rule.norm
+	return a.Rule == (Rule{}) || a.Rule.Line == b.Rule.Line && a.Rule.Note == b.Rule.Note && a.Rule.norm == b.Rule.norm
 }
 
 func normOf(v Verdict) string {
-	if v.Rule == nil {
+	if v.Rule == (Rule{}) {
 		return ""
 	}
 	return v.Rule.norm
