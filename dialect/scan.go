@@ -1,7 +1,6 @@
 package dialect
 
 import (
-	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -276,11 +275,11 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 }
 
 // readShort reads the line that starts at pos into r, as readLine does, if
-// its end (a CR or LF, or the end of the body) is within shortLine bytes:
-// it returns the line's end and where the next line starts, whether the
-// parser needs the line, and whether the line was short enough to be read
-// so (else r is left for readLine). It looks at eight bytes at a time for
-// the bytes that matter (nextStop).
+// its end (a CR or LF, or the end of the body) is within shortLine bytes,
+// in one loop over the bytes that also finds the end: it returns the
+// line's end and where the next line starts, whether the parser needs the
+// line, and whether the line was short enough to be read so (else r is
+// left for readLine).
 func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need, ok bool) {
 	stop := &s.lineStop
 	lim := min(len(body), pos+shortLine)
@@ -289,29 +288,30 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 		i++
 	}
 	start := i
-	cend, colon, commented := -1, -1, false
-	var esc uint64
-	for {
-		k := s.nextStop(body, i, lim, &esc)
-		if k == lim {
-			i = lim
+	cend, colon, commented, esc := -1, -1, false, false
+	text := body[i:lim]
+	j := 0
+	for ; j < len(text); j++ {
+		f := stop[text[j]]
+		if f <= stopSpace {
+			continue
+		}
+		if f&stopLine != 0 {
 			break
 		}
-		switch c := body[k]; c {
-		case ':':
-			if colon < 0 {
-				colon = k
-			}
-			i = k + 1
-			continue
-		case '\n', '\r':
-			i = k
-		default: // '#', or NUL in google: the content ends
-			cend, commented = k, c == '#'
-			i = nextLineBreak(body, k+1, lim)
+		if cend >= 0 {
+			continue // in the comment
 		}
-		break
+		if f&stopEnd != 0 {
+			cend, commented = start+j, text[j] == '#'
+			continue
+		}
+		if f&stopColon != 0 && colon < 0 {
+			colon = start + j
+		}
+		esc = esc || f&stopEscape != 0
 	}
+	i = start + j
 	if i == lim && lim < len(body) {
 		return 0, 0, false, false // longer than shortLine
 	}
@@ -322,74 +322,8 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	if cend < 0 {
 		cend = end
 	}
-	r.plain = esc == 0 && s.encoding != encRFC3986
+	r.plain = !esc
 	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
-}
-
-const (
-	lo8 = 0x0101010101010101
-	hi8 = 0x8080808080808080
-)
-
-// eq8 returns the high bit of each byte of w that equals c, as far as the
-// lowest one: a byte above one that equals c may be flagged too.
-func eq8(w, c uint64) uint64 {
-	x := w ^ c*lo8
-	return (x - lo8) &^ x & hi8
-}
-
-// nextStop returns the index of the first CR, LF, '#', ':' or (google) NUL
-// in body[i:lim], or lim, and sets esc non-zero if a byte before it may
-// need escaping in a rule (google: '%' or a byte of 0x80 or more; rfc9309
-// and coccoc escape many bytes: readShort treats all their rules as
-// needing it).
-func (s *spec) nextStop(body string, i, lim int, esc *uint64) int {
-	google, nul := s.encoding == encGoogle, s.nulEndsLine
-	for ; i+8 <= lim; i += 8 {
-		w := load64(body[i:])
-		m := eq8(w, '\n') | eq8(w, '\r') | eq8(w, '#') | eq8(w, ':')
-		if nul {
-			m |= (w - lo8) &^ w & hi8
-		}
-		var e uint64
-		if google {
-			e = w&hi8 | eq8(w, '%')
-		}
-		if m != 0 {
-			n := uint(bits.TrailingZeros64(m)) &^ 7
-			*esc |= e & (1<<n - 1)
-			return i + int(n>>3)
-		}
-		*esc |= e
-	}
-	stop := &s.lineStop
-	for ; i < lim; i++ {
-		c := body[i]
-		if stop[c]&(stopLine|stopColon|stopEnd) != 0 {
-			return i
-		}
-		if google && (c >= 0x80 || c == '%') {
-			*esc |= 1
-		}
-	}
-	return lim
-}
-
-// nextLineBreak returns the index of the first CR or LF in body[i:lim], or
-// lim.
-func nextLineBreak(body string, i, lim int) int {
-	for ; i+8 <= lim; i += 8 {
-		w := load64(body[i:])
-		if m := eq8(w, '\n') | eq8(w, '\r'); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < lim; i++ {
-		if c := body[i]; c == '\n' || c == '\r' {
-			return i
-		}
-	}
-	return lim
 }
 
 // splitLine reads the content body[pos:end] of a line (no white space at
