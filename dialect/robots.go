@@ -179,9 +179,15 @@ func (w Warning) String() string { return "line " + strconv.Itoa(w.Line) + ": " 
 // warning is a Warning as the parser keeps it: the message's kind and its
 // arguments as offsets into Robots.src, so that a parse writes no message
 // and the table holds no pointers.
+//
+// A line the scanner could not read (warnLong, warnNoColon, warnEmptyKey)
+// has no arguments, and a run of such lines with the same problem is one
+// warning: the following more lines have it too (an HTML page read as
+// robots.txt is mostly such lines).
 type warning struct {
 	line   int32
 	kind   warnKind
+	more   uint16
 	a0, a1 int32 // first argument: src[a0:a1]
 	b0, b1 int32 // second argument
 }
@@ -283,9 +289,17 @@ func (r *Robots) Warnings() []Warning {
 	if len(r.warnings) == 0 {
 		return nil
 	}
-	out := make([]Warning, len(r.warnings))
+	n := 0
 	for i := range r.warnings {
-		out[i] = Warning{Line: int(r.warnings[i].line), Message: r.warnings[i].message(r.src)}
+		n += 1 + int(r.warnings[i].more)
+	}
+	out := make([]Warning, 0, n)
+	for i := range r.warnings {
+		w := &r.warnings[i]
+		m := w.message(r.src)
+		for k := range 1 + int(w.more) {
+			out = append(out, Warning{Line: int(w.line) + k, Message: m})
+		}
 	}
 	return out
 }
@@ -433,6 +447,13 @@ func keep(body string, recs []lineRec) string {
 
 // warn adds a warning of the given kind about line num.
 func (r *Robots) warn(num int, kind warnKind) {
+	if kind <= warnEmptyKey && len(r.warnings) > 0 {
+		// The next line of a run of lines with this problem.
+		if w := &r.warnings[len(r.warnings)-1]; w.kind == kind && int(w.line)+int(w.more)+1 == num && w.more < math.MaxUint16 {
+			w.more++
+			return
+		}
+	}
 	r.warnings = append(r.warnings, warning{line: int32(num), kind: kind})
 }
 
