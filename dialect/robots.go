@@ -128,22 +128,19 @@ func (t *ruleText) norm(x *rule) string {
 
 // rule returns x as a Rule.
 func (t *ruleText) rule(x *rule) Rule {
-	r := Rule{
+	return Rule{
 		Allow:   x.flags&ruleAllow != 0,
 		Key:     t.src[x.k0:x.k1],
 		Pattern: t.src[x.p0:x.p1],
 		Line:    int(x.line),
 		Group:   int(x.group),
+		Note:    ruleNotes[x.flags>>2&3],
 		norm:    t.norm(x),
 	}
-	switch {
-	case x.flags&ruleNoteEmpty != 0:
-		r.Note = noteEmptyDisallow
-	case x.flags&ruleNoteIndex != 0:
-		r.Note = noteIndexHTML
-	}
-	return r
 }
+
+// ruleNotes is Rule.Note by the flags ruleNoteEmpty and ruleNoteIndex.
+var ruleNotes = [4]string{ruleNoteEmpty >> 2: noteEmptyDisallow, ruleNoteIndex >> 2: noteIndexHTML}
 
 // rules returns xs as Rules, in a new slice.
 func (t *ruleText) rules(xs []rule) []Rule {
