@@ -594,11 +594,13 @@ func (p *parser) addRule(l *line) {
 	if allow {
 		flags = ruleAllow
 	}
-	norm, n0, n1 := l.value, l.v0, l.v1
+	n0, n1 := l.v0, l.v1
+	norm := l.value // the pattern as compared (esc is p.esc[n0:n1])
 	if !l.plain {
-		if norm = s.normalizePattern(l.value); norm != l.value {
+		if e0, e1, esc := p.normalize(l.value); esc {
 			flags |= ruleEsc
-			n0, n1 = p.escape(norm)
+			n0, n1 = e0, e1
+			norm = bytesString(p.esc[n0:n1]) // until p.esc next grows
 		}
 	}
 	x := p.newRule(l)
@@ -606,19 +608,39 @@ func (p *parser) addRule(l *line) {
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			e0, _ := p.escape(norm[:i+1])
-			_, e1 := p.escape("$")
+			e0 := int32(len(p.esc))
+			p.esc = append(p.esc, norm[:i+1]...)
+			p.esc = append(p.esc, '$')
 			x := p.newRule(l)
-			x.flags, x.p0, x.p1, x.n0, x.n1 = ruleAllow|ruleEsc|ruleNoteIndex, l.v0, l.v1, e0, e1
+			x.flags, x.p0, x.p1, x.n0, x.n1 = ruleAllow|ruleEsc|ruleNoteIndex, l.v0, l.v1, e0, int32(len(p.esc))
 		}
 	}
 }
 
-// escape appends a normalised pattern to p.esc and returns where it is.
-func (p *parser) escape(norm string) (n0, n1 int32) {
-	n0 = int32(len(p.esc))
-	p.esc = append(p.esc, norm...)
-	return n0, int32(len(p.esc))
+// normalize appends the pattern v as compared (normalizePattern) to p.esc,
+// with nothing allocated but p.esc's growth, and returns where it is; esc
+// is false (and p.esc unchanged) when v is compared as written.
+func (p *parser) normalize(v string) (n0, n1 int32, esc bool) {
+	start := len(p.esc)
+	switch p.s.encoding {
+	case encRFC3986:
+		if !needsRFCNormal(v, false) {
+			return 0, 0, false
+		}
+		p.esc = appendRFC3986(p.esc, v, false)
+	case encGoogle:
+		if !googleNeedsEscape(v) {
+			return 0, 0, false
+		}
+		p.esc = appendGoogleEscape(p.esc, v)
+	default:
+		return 0, 0, false
+	}
+	if string(p.esc[start:]) == v {
+		p.esc = p.esc[:start] // nothing to change after all
+		return 0, 0, false
+	}
+	return int32(start), int32(len(p.esc)), true
 }
 
 // addUsage adds a Content-Usage or Content-Signal line to the open group.
