@@ -23,7 +23,7 @@ type Ruleset struct {
 	once       sync.Once
 	checks     atomic.Int32 // checks answered without the index
 	usage      []UsageRule  // in file order
-	um         matcher      // indexes usage; ranks: longer pattern first, then file order
+	um         *matcher     // indexes usage (nil without); ranks: longer pattern first, then file order
 	agents     []Agent
 	token      string
 	crawlDelay time.Duration
@@ -121,6 +121,7 @@ func itoa(n int) string {
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
 	s := &r.d.s
+	var buf [4]int // the chosen groups, when they are few
 	var chosen []int
 	token, best := "", -1
 	compared := ""
@@ -129,13 +130,14 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		if c == "" {
 			continue
 		}
-		chosen, best = r.groupsFor(c)
+		chosen, best = r.groupsFor(c, buf[:0])
 		if len(chosen) > 0 {
 			token, compared = strings.TrimSpace(t), c
 			break
 		}
 	}
 	if len(chosen) == 0 {
+		chosen = buf[:0]
 		for i := range r.groups {
 			for _, a := range r.groups[i].Agents {
 				if a.star {
@@ -152,7 +154,10 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		nr += r1 - r0
 		na += len(r.groups[gi].Agents)
 	}
-	if na > 0 {
+	if len(chosen) == 1 {
+		// One group: its user-agent lines are used in place too.
+		rs.agents = r.groups[chosen[0]].Agents
+	} else if na > 0 {
 		rs.agents = make([]Agent, 0, na)
 	}
 	if len(chosen) == 1 {
@@ -165,8 +170,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	}
 	for _, gi := range chosen {
 		g := &r.groups[gi]
-		rs.agents = append(rs.agents, g.Agents...)
 		if len(chosen) > 1 {
+			rs.agents = append(rs.agents, g.Agents...)
 			// Groups are in file order, so the rules stay in file order.
 			r0, r1 := r.groupRules(gi)
 			rs.rules = append(rs.rules, r.rules[r0:r1]...)
@@ -199,9 +204,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		for i := range rs.usage {
 			keys[i].norm = rs.usage[i].norm
 		}
+		rs.um = new(matcher)
 		rs.um.build(s, keys)
-	} else {
-		rs.um.fixed = noRule
 	}
 	return rs
 }
@@ -228,11 +232,11 @@ func (s *spec) matchAgent(a *Agent, t string) int {
 	}
 }
 
-// groupsFor returns the indices of the groups that match token t best, and
-// how closely they match (see matchAgent).
-func (r *Robots) groupsFor(t string) (out []int, best int) {
+// groupsFor appends to out the indices of the groups that match token t
+// best, and returns them and how closely they match (see matchAgent).
+func (r *Robots) groupsFor(t string, out []int) ([]int, int) {
 	s := &r.d.s
-	best = -1
+	best := -1
 	for i := range r.groups {
 		m := -1
 		for j := range r.groups[i].Agents {
@@ -260,7 +264,10 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 // from the rules until it is), so that the figure does not change as the
 // Ruleset is used.
 func (rs *Ruleset) Footprint() int {
-	n := 192 + int(unsafe.Sizeof(Agent{}))*cap(rs.agents)
+	n := 192
+	if !rs.sharesRules {
+		n += int(unsafe.Sizeof(Agent{})) * cap(rs.agents)
+	}
 	if m := rs.idx.Load(); m != nil {
 		n += 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
 			int(unsafe.Sizeof(wildRule{}))*len(m.wild) + 16*len(m.segs)
@@ -270,7 +277,7 @@ func (rs *Ruleset) Footprint() int {
 	} else {
 		n += indexEstimate(rs.s, rs.rules, &rs.text)
 	}
-	if u := &rs.um; len(rs.usage) > 0 {
+	if u := rs.um; len(rs.usage) > 0 {
 		n += int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
 			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
@@ -281,7 +288,7 @@ func (rs *Ruleset) Footprint() int {
 }
 
 // Agents returns the user-agent entries of the group(s) in force; empty when
-// no group applies.
+// no group applies. The caller must not modify them.
 func (rs *Ruleset) Agents() []Agent { return rs.agents }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
@@ -486,7 +493,7 @@ func PathOf(rawURL string) string {
 	if strings.HasPrefix(rawURL, "//") {
 		start = 2
 	}
-	early := indexAnyFrom(rawURL, "/?;", start)
+	early := indexPathStart(rawURL, start)
 	proto := strings.Index(rawURL[start:], "://")
 	if proto >= 0 {
 		proto += start
@@ -499,7 +506,7 @@ func PathOf(rawURL string) string {
 	} else {
 		proto += 3
 	}
-	ps := indexAnyFrom(rawURL, "/?;", proto)
+	ps := indexPathStart(rawURL, proto)
 	if ps < 0 {
 		return "/"
 	}
@@ -520,13 +527,13 @@ func PathOf(rawURL string) string {
 	return rawURL[ps:end]
 }
 
-func indexAnyFrom(s, chars string, from int) int {
-	if from > len(s) {
-		return -1
+// indexPathStart returns the index of the first '/', '?' or ';' of s at or
+// after from, or -1.
+func indexPathStart(s string, from int) int {
+	for i := from; i < len(s); i++ {
+		if c := s[i]; c == '/' || c == '?' || c == ';' {
+			return i
+		}
 	}
-	i := strings.IndexAny(s[from:], chars)
-	if i < 0 {
-		return -1
-	}
-	return i + from
+	return -1
 }
