@@ -351,7 +351,10 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	r.src = body
 	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], sc.spans[:0]
 	if n.agents > 1 {
-		r.groups, r.agents = make([]Group, 0, n.agents), make([]Agent, 0, n.agents)
+		r.agents = make([]Agent, 0, n.agents)
+		if n.groups > 1 {
+			r.groups = make([]Group, 0, n.groups)
+		}
 	}
 	if n.rules > 0 {
 		p.tab = make([]rule, n.rules)

@@ -225,7 +225,9 @@ func (s *spec) matchAgent(a *Agent, t string) int {
 		}
 		return n
 	default:
-		if !strings.EqualFold(a.token, t) {
+		// Outside matchNames both are ASCII (agentChars): equal only if
+		// as long.
+		if s.agentMatch != matchNames && len(a.token) != len(t) || !strings.EqualFold(a.token, t) {
 			return -1
 		}
 		return 0

@@ -52,6 +52,9 @@ type lineRec struct {
 // parser sizes its slices by.
 type lineCounts struct {
 	agents, rules, usage, sitemaps, warnings int
+	// groups bounds the number of groups: the user-agent lines that do not
+	// follow another (a group starts only at one of them).
+	groups int
 }
 
 // scratch is the memory a parse needs only while it runs, reused from
@@ -90,6 +93,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	lastKey, lastKind := "", keyUnknown
 	lastProb, lastProbNum := problemNone, 0
+	prevAgent := false // the last line kept was a user-agent line
 	for pos < len(body) {
 		if len(recs) == cap(recs) {
 			recs = slices.Grow(recs, 1)
@@ -125,6 +129,10 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			}
 			r.num = int32(num)
 			recs = recs[:len(recs)+1]
+			if r.kind == keyUserAgent && !prevAgent {
+				n.groups++
+			}
+			prevAgent = r.kind == keyUserAgent
 			switch r.kind {
 			case keyUserAgent:
 				n.agents++
