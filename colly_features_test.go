@@ -758,7 +758,7 @@ func TestFeatureVisitReturnsStop(t *testing.T) {
 					t.Fatalf("sync Visit of a disallowed URL = %v, want a *BlockedError wrapping ErrBlocked", errBlocked)
 				}
 				if b := be.Block; b.Kind != Disallowed || b.URL != "http://v.test/private/x" || b.Request == nil ||
-					b.Verdict.Rule == nil || b.Verdict.Rule.Line != 2 || b.Reason != "line 2: Disallow: /private" {
+					b.Verdict.Rule.Line != 2 || b.Reason != "line 2: Disallow: /private" {
 					t.Errorf("the returned stop: %+v", b)
 				}
 			}

@@ -58,7 +58,7 @@ func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 			var onError sync.Map
 			c.OnError(func(r *colly.Response, err error) {
 				var be *BlockedError
-				if !errors.As(err, &be) || !errors.Is(err, ErrBlocked) || !errors.Is(err, colly.ErrRobotsTxtBlocked) || be.Block.Authority != "http://a.test" || be.Block.Dialect != "rfc9309" || be.Block.Verdict.Rule == nil {
+				if !errors.As(err, &be) || !errors.Is(err, ErrBlocked) || !errors.Is(err, colly.ErrRobotsTxtBlocked) || be.Block.Authority != "http://a.test" || be.Block.Dialect != "rfc9309" || be.Block.Verdict.Rule == (dialect.Rule{}) {
 					t.Errorf("OnError(%s): %v (%+v)", r.Request.URL, err, be)
 				}
 				onError.Store(r.Request.URL.Path, true)
@@ -84,7 +84,7 @@ func TestPluginEnforcesRulesSyncAndAsync(t *testing.T) {
 			}
 			bs := blocks.all()
 			sort.Slice(bs, func(i, j int) bool { return bs[i].URL < bs[j].URL })
-			if len(bs) != 2 || bs[0].URL != "http://a.test/bot-only" || bs[0].Verdict.Rule == nil || bs[0].Verdict.Rule.Line != 5 ||
+			if len(bs) != 2 || bs[0].URL != "http://a.test/bot-only" || bs[0].Verdict.Rule == (dialect.Rule{}) || bs[0].Verdict.Rule.Line != 5 ||
 				bs[1].Reason != "line 7: Disallow: /private" || bs[1].Kind != Disallowed || bs[1].Request == nil || bs[1].Dialect != "rfc9309" {
 				t.Errorf("blocks: %v", bs)
 			}

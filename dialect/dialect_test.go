@@ -752,7 +752,7 @@ func TestWildcardRulesTriedOncePerCheck(t *testing.T) {
 			if st.tries > maxGramTries+rules {
 				t.Errorf("%s: %d a's: %d wildcard tries for %d rules", d, n, st.tries, rules)
 			}
-			if v := rs.Check(path + "xc"); v.Allowed || v.Rule == nil || v.Rule.Pattern != "/*aaa*xc" {
+			if v := rs.Check(path + "xc"); v.Allowed || v.Rule == (Rule{}) || v.Rule.Pattern != "/*aaa*xc" {
 				t.Errorf("%s: %d a's then xc: %s, want the /*aaa*xc rule", d, n, v)
 			}
 		}

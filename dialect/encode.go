@@ -183,18 +183,25 @@ func appendRFC3986From(b []byte, s string, i int, url bool) []byte {
 // googleEscape is Google's MaybeEscapePattern: octets >= 0x80 percent-encoded
 // and the hex digits of existing %xx escapes upper-cased; nothing decoded.
 func googleEscape(s string) string {
-	need := false
+	if !googleNeedsEscape(s) {
+		return s
+	}
+	return string(appendGoogleEscape(make([]byte, 0, len(s)+8), s))
+}
+
+// googleNeedsEscape reports whether googleEscape changes s.
+func googleNeedsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 || c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) && (isLowerHex(s[i+1]) || isLowerHex(s[i+2])) {
-			need = true
-			break
+			return true
 		}
 	}
-	if !need {
-		return s
-	}
-	b := make([]byte, 0, len(s)+8)
+	return false
+}
+
+// appendGoogleEscape appends googleEscape(s) to b.
+func appendGoogleEscape(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -207,7 +214,7 @@ func googleEscape(s string) string {
 			b = append(b, c)
 		}
 	}
-	return string(b)
+	return b
 }
 
 func isHex(c byte) bool { _, ok := unhex(c); return ok }

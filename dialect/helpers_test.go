@@ -31,9 +31,9 @@ func runCases(t *testing.T, d *Dialect, cases []tc) {
 				t.Fatalf("%s: %s for %q: allowed=%v (%s), want %v\nrobots.txt:\n%s", d, c.agents, c.url, v.Allowed, v, c.allow, c.body)
 			}
 			switch {
-			case c.line > 0 && (v.Rule == nil || v.Rule.Line != c.line):
+			case c.line > 0 && (v.Rule == (Rule{}) || v.Rule.Line != c.line):
 				t.Fatalf("%s: deciding rule %s, want line %d", d, v, c.line)
-			case c.line < 0 && v.Rule != nil:
+			case c.line < 0 && v.Rule != (Rule{}):
 				t.Fatalf("%s: deciding rule %s, want none", d, v)
 			}
 		})

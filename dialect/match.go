@@ -336,8 +336,15 @@ func (m *matcher) lookupWildAll(n *tnode, p string, i int, best int32, st *lookS
 	return best
 }
 
+// ruleKey is what the matcher needs of a rule: its normalised pattern and
+// whether it allows.
+type ruleKey struct {
+	norm  string
+	allow bool
+}
+
 // build indexes rules (in file order) for lookup.
-func (m *matcher) build(s *spec, rules []Rule) {
+func (m *matcher) build(s *spec, rules []ruleKey) {
 	*m = matcher{fixed: noRule}
 	if len(rules) == 0 {
 		return
@@ -519,7 +526,7 @@ func (b *trieBuilder) sortByte(idx []int32, depth int) {
 // rankOrder returns the indexes of rules (in file order) from the best to
 // the worst precedence: longer normalised pattern first, then allow before
 // disallow, then file order. maxLen is the longest pattern's length.
-func rankOrder(rules []Rule, maxLen int) []int32 {
+func rankOrder(rules []ruleKey, maxLen int) []int32 {
 	order := make([]int32, len(rules))
 	for i := range order {
 		order[i] = int32(i)
@@ -527,7 +534,7 @@ func rankOrder(rules []Rule, maxLen int) []int32 {
 	key := func(i int32) int {
 		r := &rules[i]
 		k := 2 * (maxLen - len(r.norm))
-		if !r.Allow {
+		if !r.allow {
 			k++
 		}
 		return k

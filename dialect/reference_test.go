@@ -28,9 +28,10 @@ func refCheck(rs *Ruleset, path string) refVerdict {
 // that a caller checking many paths against one Ruleset normalises each rule
 // once.
 func refNorms(rs *Ruleset) []string {
-	norms := make([]string, len(rs.rules))
-	for i := range rs.rules {
-		norms[i] = refNorm(rs.s, &rs.rules[i])
+	rules := rs.Rules()
+	norms := make([]string, len(rules))
+	for i := range rules {
+		norms[i] = refNorm(rs.s, &rules[i])
 	}
 	return norms
 }
@@ -50,8 +51,9 @@ func refCheckNorms(rs *Ruleset, norms []string, path string) refVerdict {
 	}
 	var best *Rule
 	bestNorm := ""
-	for i := range rs.rules { // the order does not matter: refBetter decides
-		r := &rs.rules[i]
+	rules := rs.Rules()
+	for i := range rules { // the order does not matter: refBetter decides
+		r := &rules[i]
 		norm := norms[i]
 		if !refMatch(norm, path, s.wildcards) {
 			continue
@@ -196,7 +198,7 @@ func refAgree(v Verdict, want refVerdict) bool {
 		return false
 	}
 	if v.Reason != ReasonRule {
-		return v.Rule == nil
+		return v.Rule == (Rule{})
 	}
-	return v.Rule != nil && v.Rule.Line == want.Line && v.Rule.Note == want.Note && v.Rule.norm == want.Norm
+	return v.Rule != (Rule{}) && v.Rule.Line == want.Line && v.Rule.Note == want.Note && v.Rule.norm == want.Norm
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -12,9 +13,13 @@ import (
 // Robots is a parsed robots.txt body. It is immutable and safe for
 // concurrent use.
 type Robots struct {
-	d        *Dialect
+	d *Dialect
+	// groups are the groups without their Rules (see Groups); rEnd[g] is
+	// the end of group g's window of rules (it starts where g-1's ends).
 	groups   []Group
-	rules    []Rule      // all rules; each group holds a window of it
+	rEnd     []int32
+	rules    []rule      // all rules, as offsets into src and esc
+	esc      string      // the normalised patterns that are not in src
 	usage    []UsageRule // all usage rules; each group holds a window of it
 	agents   []Agent
 	sitemaps []Sitemap
@@ -31,6 +36,10 @@ type Robots struct {
 	// file costs fewer allocations.
 	group1 [1]Group
 	agent1 [1]Agent
+	rEnd1  [1]int32
+	// pub is what Groups returns, built on its first call.
+	pubOnce sync.Once
+	pub     []Group
 }
 
 // Group is one group (record) of the file: user-agent lines and the rules
@@ -84,6 +93,67 @@ func (r *Rule) String() string {
 	return r.Key + ": " + r.Pattern
 }
 
+// rule is a Rule as the parser keeps it: offsets into the text the rules
+// were read from (src) and into the patterns the parser had to write (esc),
+// and no pointers, so that a file of many rules costs one allocation the
+// garbage collector does not look into. Rule values are made from it when
+// they are asked for (ruleText.rule).
+type rule struct {
+	line, group int32
+	k0, k1      int32 // Key: src[k0:k1]
+	p0, p1      int32 // Pattern: src[p0:p1]
+	n0, n1      int32 // norm: src[n0:n1], or esc[n0:n1] when ruleEsc is set
+	flags       uint8
+}
+
+const (
+	ruleAllow     = 1 << iota
+	ruleEsc       // norm is in esc
+	ruleNoteEmpty // Note: noteEmptyDisallow
+	ruleNoteIndex // Note: noteIndexHTML
+)
+
+func (x *rule) allow() bool { return x.flags&ruleAllow != 0 }
+
+// ruleText is what the offsets of rules point into.
+type ruleText struct{ src, esc string }
+
+// norm returns x's pattern as compared.
+func (t *ruleText) norm(x *rule) string {
+	if x.flags&ruleEsc != 0 {
+		return t.esc[x.n0:x.n1]
+	}
+	return t.src[x.n0:x.n1]
+}
+
+// rule returns x as a Rule.
+func (t *ruleText) rule(x *rule) Rule {
+	return Rule{
+		Allow:   x.flags&ruleAllow != 0,
+		Key:     t.src[x.k0:x.k1],
+		Pattern: t.src[x.p0:x.p1],
+		Line:    int(x.line),
+		Group:   int(x.group),
+		Note:    ruleNotes[x.flags>>2&3],
+		norm:    t.norm(x),
+	}
+}
+
+// ruleNotes is Rule.Note by the flags ruleNoteEmpty and ruleNoteIndex.
+var ruleNotes = [4]string{ruleNoteEmpty >> 2: noteEmptyDisallow, ruleNoteIndex >> 2: noteIndexHTML}
+
+// rules returns xs as Rules, in a new slice.
+func (t *ruleText) rules(xs []rule) []Rule {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]Rule, len(xs))
+	for i := range xs {
+		out[i] = t.rule(&xs[i])
+	}
+	return out
+}
+
 const (
 	noteEmptyDisallow = "empty Disallow: allows everything"
 	noteIndexHTML     = "Google: an allowed index.htm(l) also allows its directory"
@@ -106,9 +176,15 @@ func (w Warning) String() string { return "line " + strconv.Itoa(w.Line) + ": " 
 // warning is a Warning as the parser keeps it: the message's kind and its
 // arguments as offsets into Robots.src, so that a parse writes no message
 // and the table holds no pointers.
+//
+// A line the scanner could not read (warnLong, warnNoColon, warnEmptyKey)
+// has no arguments, and a run of such lines with the same problem is one
+// warning: the following more lines have it too (an HTML page read as
+// robots.txt is mostly such lines).
 type warning struct {
 	line   int32
 	kind   warnKind
+	more   uint16
 	a0, a1 int32 // first argument: src[a0:a1]
 	b0, b1 int32 // second argument
 }
@@ -161,12 +237,45 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
 	n := 256 + r.held + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
-	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(Rule{}))*cap(r.rules) + int(unsafe.Sizeof(Group{}))*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
+	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
+		(int(unsafe.Sizeof(Group{}))+4)*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
 	return n
 }
 
 // Groups returns the groups in file order. The caller must not modify them.
-func (r *Robots) Groups() []Group { return r.groups }
+//
+// The parser keeps the rules in a compact form of its own: the first call
+// makes the groups' [Rule] values (one allocation for all of them, which
+// Footprint does not count) and later calls return the same groups.
+func (r *Robots) Groups() []Group {
+	r.pubOnce.Do(func() {
+		if len(r.groups) == 0 {
+			return
+		}
+		pub := slices.Clone(r.groups)
+		t := r.text()
+		rules := t.rules(r.rules)
+		for g := range pub {
+			r0, r1 := r.groupRules(g)
+			if r1 > r0 {
+				pub[g].Rules = rules[r0:r1:r1]
+			}
+		}
+		r.pub = pub
+	})
+	return r.pub
+}
+
+// text returns what r's rules point into.
+func (r *Robots) text() ruleText { return ruleText{r.src, r.esc} }
+
+// groupRules returns the window of r.rules that holds group g's rules.
+func (r *Robots) groupRules(g int) (r0, r1 int) {
+	if g > 0 {
+		r0 = int(r.rEnd[g-1])
+	}
+	return r0, int(r.rEnd[g])
+}
 
 // Sitemaps returns the Sitemap lines in file order (none in koster1994).
 func (r *Robots) Sitemaps() []Sitemap { return r.sitemaps }
@@ -177,9 +286,17 @@ func (r *Robots) Warnings() []Warning {
 	if len(r.warnings) == 0 {
 		return nil
 	}
-	out := make([]Warning, len(r.warnings))
+	n := 0
 	for i := range r.warnings {
-		out[i] = Warning{Line: int(r.warnings[i].line), Message: r.warnings[i].message(r.src)}
+		n += 1 + int(r.warnings[i].more)
+	}
+	out := make([]Warning, 0, n)
+	for i := range r.warnings {
+		w := &r.warnings[i]
+		m := w.message(r.src)
+		for k := range 1 + int(w.more) {
+			out = append(out, Warning{Line: int(w.line) + k, Message: m})
+		}
 	}
 	return out
 }
@@ -234,9 +351,14 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	r.src = body
 	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], sc.spans[:0]
 	if n.agents > 1 {
-		r.groups, r.agents = make([]Group, 0, n.agents), make([]Agent, 0, n.agents)
+		r.agents = make([]Agent, 0, n.agents)
+		if n.groups > 1 {
+			r.groups = make([]Group, 0, n.groups)
+		}
 	}
-	p.ruleCap = n.rules
+	if n.rules > 0 {
+		p.tab = make([]rule, n.rules)
+	}
 	if n.warnings > 0 {
 		r.warnings = make([]warning, 0, n.warnings+1)
 	}
@@ -253,10 +375,17 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 		p.line(&l)
 	}
 	p.endGroup()
+	r.rules = p.tab[:p.nr]
+	if p.nr == 0 {
+		r.rules = nil
+	}
 	if cap(r.rules) > 2*len(r.rules)+16 {
 		// Many rule lines were not used (before any User-agent line):
 		// keep only what is.
 		r.rules = slices.Clone(r.rules)
+	}
+	if len(p.esc) > 0 {
+		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
 	}
 	r.bytes, r.cut = used, cut
 	if cut {
@@ -269,11 +398,17 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 		r.agents = nil
 	}
 	// Give each group its windows of the shared slices.
+	r.rEnd = r.rEnd1[:0]
+	if len(r.groups) > 1 {
+		r.rEnd = make([]int32, len(r.groups))
+	} else {
+		r.rEnd = r.rEnd1[:len(r.groups)]
+	}
 	for i := range r.groups {
-		g := &r.groups[i]
-		g.Agents = r.agents[p.spans[i].a0:p.spans[i].a1:p.spans[i].a1]
-		g.Rules = r.rules[p.spans[i].r0:p.spans[i].r1:p.spans[i].r1]
-		if sp := p.spans[i]; sp.u1 > sp.u0 {
+		g, sp := &r.groups[i], &p.spans[i]
+		g.Agents = r.agents[sp.a0:sp.a1:sp.a1]
+		r.rEnd[i] = int32(sp.r1)
+		if sp.u1 > sp.u0 {
 			g.Usage = r.usage[sp.u0:sp.u1:sp.u1]
 		}
 	}
@@ -312,6 +447,13 @@ func keep(body string, recs []lineRec) string {
 
 // warn adds a warning of the given kind about line num.
 func (r *Robots) warn(num int, kind warnKind) {
+	if kind <= warnEmptyKey && len(r.warnings) > 0 {
+		// The next line of a run of lines with this problem.
+		if w := &r.warnings[len(r.warnings)-1]; w.kind == kind && int(w.line)+int(w.more)+1 == num && w.more < math.MaxUint16 {
+			w.more++
+			return
+		}
+	}
 	r.warnings = append(r.warnings, warning{line: int32(num), kind: kind})
 }
 
@@ -336,14 +478,16 @@ type parser struct {
 	open  bool // a group is open
 	rules bool // the open group has seen a line that ends its user-agent list
 	skip  bool // koster1994: the current record did not start with User-agent
-	// ruleCap is how many rules the body may hold (countKeyLines).
-	ruleCap int
+	// tab[:nr] are the rules so far; tab is sized from the lines.
+	tab []rule
+	nr  int
+	esc []byte // the normalised patterns that are not in the body
 }
 
 func (p *parser) startGroup() {
 	p.endGroup()
 	p.r.groups = append(p.r.groups, Group{})
-	p.spans = append(p.spans, span{a0: len(p.r.agents), r0: len(p.r.rules), u0: len(p.r.usage)})
+	p.spans = append(p.spans, span{a0: len(p.r.agents), r0: p.nr, u0: len(p.r.usage)})
 	p.open, p.rules = true, false
 }
 
@@ -352,7 +496,7 @@ func (p *parser) endGroup() {
 		return
 	}
 	sp := &p.spans[len(p.spans)-1]
-	sp.a1, sp.r1, sp.u1 = len(p.r.agents), len(p.r.rules), len(p.r.usage)
+	sp.a1, sp.r1, sp.u1 = len(p.r.agents), p.nr, len(p.r.usage)
 	p.open = false
 }
 
@@ -438,30 +582,68 @@ func (p *parser) addAgents(l *line) {
 func (p *parser) addRule(l *line) {
 	s := p.s
 	allow := l.kind == keyAllow
-	g := len(p.r.groups) - 1
 	if allow && !s.allowLines {
 		return
 	}
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
-			r := p.newRule(l, g)
-			r.Allow, r.Note = true, noteEmptyDisallow
+			x := p.newRule(l)
+			x.flags = ruleAllow | ruleNoteEmpty
+			x.p0, x.p1, x.n0, x.n1 = l.v0, l.v0, l.v0, l.v0
 		}
 		return // an empty rule matches nothing
 	}
-	norm := l.value
-	if !l.plain {
-		norm = s.normalizePattern(l.value)
+	var flags uint8
+	if allow {
+		flags = ruleAllow
 	}
-	r := p.newRule(l, g)
-	r.Allow, r.Pattern, r.norm = allow, l.value, norm
+	n0, n1 := l.v0, l.v1
+	norm := l.value // the pattern as compared (esc is p.esc[n0:n1])
+	if !l.plain {
+		if e0, e1, esc := p.normalize(l.value); esc {
+			flags |= ruleEsc
+			n0, n1 = e0, e1
+			norm = bytesString(p.esc[n0:n1]) // until p.esc next grows
+		}
+	}
+	x := p.newRule(l)
+	x.flags, x.p0, x.p1, x.n0, x.n1 = flags, l.v0, l.v1, n0, n1
 	if allow && s.indexHTML {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
-			r := p.newRule(l, g)
-			r.Allow, r.Pattern, r.Note, r.norm = true, l.value, noteIndexHTML, norm[:i+1]+"$"
+			e0 := int32(len(p.esc))
+			p.esc = append(p.esc, norm[:i+1]...)
+			p.esc = append(p.esc, '$')
+			x := p.newRule(l)
+			x.flags, x.p0, x.p1, x.n0, x.n1 = ruleAllow|ruleEsc|ruleNoteIndex, l.v0, l.v1, e0, int32(len(p.esc))
 		}
 	}
+}
+
+// normalize appends the pattern v as compared (normalizePattern) to p.esc,
+// with nothing allocated but p.esc's growth, and returns where it is; esc
+// is false (and p.esc unchanged) when v is compared as written.
+func (p *parser) normalize(v string) (n0, n1 int32, esc bool) {
+	start := len(p.esc)
+	switch p.s.encoding {
+	case encRFC3986:
+		if !needsRFCNormal(v, false) {
+			return 0, 0, false
+		}
+		p.esc = appendRFC3986(p.esc, v, false)
+	case encGoogle:
+		if !googleNeedsEscape(v) {
+			return 0, 0, false
+		}
+		p.esc = appendGoogleEscape(p.esc, v)
+	default:
+		return 0, 0, false
+	}
+	if string(p.esc[start:]) == v {
+		p.esc = p.esc[:start] // nothing to change after all
+		return 0, 0, false
+	}
+	return int32(start), int32(len(p.esc)), true
 }
 
 // addUsage adds a Content-Usage or Content-Signal line to the open group.
@@ -487,26 +669,18 @@ func (p *parser) addUsage(l *line) {
 	p.r.usage = append(p.r.usage, u)
 }
 
-// newRule adds a rule of line l and group g to the rules of the file and
-// returns it, to be filled in place (a Rule is large: building one and
-// copying it in cost more).
-func (p *parser) newRule(l *line, g int) *Rule {
-	rules := p.r.rules
-	if rules == nil {
-		// Room for every rule line, so that the rules are not copied as
-		// they grow.
-		rules = make([]Rule, 0, p.ruleCap+1)
+// newRule adds a rule of line l to the open group and returns it, to be
+// filled in place. (The rules are counted in p.nr, not appended, so that
+// adding one stores no pointer.)
+func (p *parser) newRule(l *line) *rule {
+	if p.nr == len(p.tab) {
+		// An index.html rule is two: more than the lines counted.
+		p.tab = append(p.tab, make([]rule, len(p.tab)/4+4)...)
 	}
-	n := len(rules)
-	if n < cap(rules) {
-		rules = rules[:n+1]
-	} else {
-		rules = append(rules, Rule{})
-	}
-	p.r.rules = rules
-	r := &rules[n]
-	r.Key, r.Line, r.Group = l.key, int(l.num), g
-	return r
+	x := &p.tab[p.nr]
+	p.nr++
+	*x = rule{line: l.num, group: int32(len(p.r.groups) - 1), k0: l.k0, k1: l.k1}
+	return x
 }
 
 func (p *parser) crawlDelay(l *line) {

@@ -1,7 +1,6 @@
 package dialect
 
 import (
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,14 +15,15 @@ import (
 type Ruleset struct {
 	s     *spec
 	d     *Dialect
-	rules []Rule // in file order
+	rules []rule // in file order
+	text  ruleText
 	// idx is the index of rules, nil until built (see Ruleset.Check):
 	// published once, by once, and read without locks.
 	idx        atomic.Pointer[matcher]
 	once       sync.Once
 	checks     atomic.Int32 // checks answered without the index
 	usage      []UsageRule  // in file order
-	um         matcher      // indexes usage; ranks: longer pattern first, then file order
+	um         *matcher     // indexes usage (nil without); ranks: longer pattern first, then file order
 	agents     []Agent
 	token      string
 	crawlDelay time.Duration
@@ -64,7 +64,9 @@ func (r Reason) String() string {
 type Verdict struct {
 	Allowed bool
 	Reason  Reason
-	Rule    *Rule // the deciding rule when Reason is ReasonRule; points into the Ruleset's rules
+	// Rule is the deciding rule when Reason is ReasonRule, else the zero
+	// Rule. Its strings share the memory of the parsed file.
+	Rule Rule
 }
 
 // String explains the verdict: "line 4: Disallow: /private", "no matching
@@ -119,6 +121,7 @@ func itoa(n int) string {
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
 	s := &r.d.s
+	var buf [4]int // the chosen groups, when they are few
 	var chosen []int
 	token, best := "", -1
 	compared := ""
@@ -127,13 +130,14 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		if c == "" {
 			continue
 		}
-		chosen, best = r.groupsFor(c)
+		chosen, best = r.groupsFor(c, buf[:0])
 		if len(chosen) > 0 {
 			token, compared = strings.TrimSpace(t), c
 			break
 		}
 	}
 	if len(chosen) == 0 {
+		chosen = buf[:0]
 		for i := range r.groups {
 			for _, a := range r.groups[i].Agents {
 				if a.star {
@@ -143,28 +147,34 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	rs := &Ruleset{s: s, d: r.d, token: token}
+	rs := &Ruleset{s: s, d: r.d, token: token, text: r.text()}
 	nr, na := 0, 0
 	for _, gi := range chosen {
-		nr += len(r.groups[gi].Rules)
+		r0, r1 := r.groupRules(gi)
+		nr += r1 - r0
 		na += len(r.groups[gi].Agents)
 	}
-	if na > 0 {
+	if len(chosen) == 1 {
+		// One group: its user-agent lines are used in place too.
+		rs.agents = r.groups[chosen[0]].Agents
+	} else if na > 0 {
 		rs.agents = make([]Agent, 0, na)
 	}
 	if len(chosen) == 1 {
 		// One group: its rules are used in place (they are immutable).
-		rs.rules = r.groups[chosen[0]].Rules
+		r0, r1 := r.groupRules(chosen[0])
+		rs.rules = r.rules[r0:r1:r1]
 		rs.sharesRules = true
 	} else if nr > 0 {
-		rs.rules = make([]Rule, 0, nr)
+		rs.rules = make([]rule, 0, nr)
 	}
 	for _, gi := range chosen {
 		g := &r.groups[gi]
-		rs.agents = append(rs.agents, g.Agents...)
 		if len(chosen) > 1 {
+			rs.agents = append(rs.agents, g.Agents...)
 			// Groups are in file order, so the rules stay in file order.
-			rs.rules = append(rs.rules, g.Rules...)
+			r0, r1 := r.groupRules(gi)
+			rs.rules = append(rs.rules, r.rules[r0:r1]...)
 		}
 		for i := range g.Agents {
 			a := &g.Agents[i]
@@ -190,13 +200,12 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		}
 		// The matcher ranks Rules; usage rules rank by pattern length, then
 		// file order (none is an allow).
-		tmp := make([]Rule, nu)
+		keys := make([]ruleKey, nu)
 		for i := range rs.usage {
-			tmp[i].norm = rs.usage[i].norm
+			keys[i].norm = rs.usage[i].norm
 		}
-		rs.um.build(s, tmp)
-	} else {
-		rs.um.fixed = noRule
+		rs.um = new(matcher)
+		rs.um.build(s, keys)
 	}
 	return rs
 }
@@ -216,18 +225,20 @@ func (s *spec) matchAgent(a *Agent, t string) int {
 		}
 		return n
 	default:
-		if !strings.EqualFold(a.token, t) {
+		// Outside matchNames both are ASCII (agentChars): equal only if
+		// as long.
+		if s.agentMatch != matchNames && len(a.token) != len(t) || !strings.EqualFold(a.token, t) {
 			return -1
 		}
 		return 0
 	}
 }
 
-// groupsFor returns the indices of the groups that match token t best, and
-// how closely they match (see matchAgent).
-func (r *Robots) groupsFor(t string) (out []int, best int) {
+// groupsFor appends to out the indices of the groups that match token t
+// best, and returns them and how closely they match (see matchAgent).
+func (r *Robots) groupsFor(t string, out []int) ([]int, int) {
 	s := &r.d.s
-	best = -1
+	best := -1
 	for i := range r.groups {
 		m := -1
 		for j := range r.groups[i].Agents {
@@ -255,7 +266,10 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 // from the rules until it is), so that the figure does not change as the
 // Ruleset is used.
 func (rs *Ruleset) Footprint() int {
-	n := 192 + int(unsafe.Sizeof(Agent{}))*cap(rs.agents)
+	n := 192
+	if !rs.sharesRules {
+		n += int(unsafe.Sizeof(Agent{})) * cap(rs.agents)
+	}
 	if m := rs.idx.Load(); m != nil {
 		n += 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
 			int(unsafe.Sizeof(wildRule{}))*len(m.wild) + 16*len(m.segs)
@@ -263,28 +277,28 @@ func (rs *Ruleset) Footprint() int {
 			n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
 		}
 	} else {
-		n += indexEstimate(rs.s, rs.rules)
+		n += indexEstimate(rs.s, rs.rules, &rs.text)
 	}
-	if u := &rs.um; len(rs.usage) > 0 {
+	if u := rs.um; len(rs.usage) > 0 {
 		n += int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
 			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
 	if len(rs.rules) > 0 && !rs.sharesRules {
-		n += int(unsafe.Sizeof(Rule{})) * cap(rs.rules)
+		n += int(unsafe.Sizeof(rule{})) * cap(rs.rules)
 	}
 	return n
 }
 
 // Agents returns the user-agent entries of the group(s) in force; empty when
-// no group applies.
+// no group applies. The caller must not modify them.
 func (rs *Ruleset) Agents() []Agent { return rs.agents }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
 // when the "*" group(s) (or none) apply.
 func (rs *Ruleset) Token() string { return rs.token }
 
-// Rules returns the rules in force in file order.
-func (rs *Ruleset) Rules() []Rule { return slices.Clone(rs.rules) }
+// Rules returns the rules in force in file order, in a new slice.
+func (rs *Ruleset) Rules() []Rule { return rs.text.rules(rs.rules) }
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
 // false when there is none (always false in google and koster1994).
@@ -336,8 +350,8 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if ri < 0 {
 		return Verdict{Allowed: true}
 	}
-	r := &rs.rules[ri]
-	return Verdict{Allowed: r.Allow, Reason: ReasonRule, Rule: r}
+	x := &rs.rules[ri]
+	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: rs.text.rule(x)}
 }
 
 // indexAfter is how many checks a Ruleset answers by going over its rules
@@ -353,7 +367,11 @@ const indexAfter = 32
 func (rs *Ruleset) index() *matcher {
 	rs.once.Do(func() {
 		m := new(matcher)
-		m.build(rs.s, rs.rules)
+		keys := make([]ruleKey, len(rs.rules))
+		for i := range rs.rules {
+			keys[i] = ruleKey{rs.text.norm(&rs.rules[i]), rs.rules[i].allow()}
+		}
+		m.build(rs.s, keys)
 		rs.idx.Store(m)
 	})
 	return rs.idx.Load()
@@ -367,11 +385,11 @@ func (rs *Ruleset) scan(p string) int {
 	s := rs.s
 	best, bestLen, bestAllow := -1, -1, false
 	for i := range rs.rules {
-		r := &rs.rules[i]
-		norm := r.norm
-		if len(norm) < bestLen || len(norm) == bestLen && (bestAllow || !r.Allow) {
+		x := &rs.rules[i]
+		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}
+		norm := rs.text.norm(x)
 		// Compare the literal bytes first: most rules differ from the path
 		// within a few of them.
 		k := 0
@@ -381,21 +399,21 @@ func (rs *Ruleset) scan(p string) int {
 		if k < len(norm) && (!s.wildcards || norm[k] != '*' && norm[k] != '$' || !s.matchNorm(norm, p)) {
 			continue
 		}
-		best, bestLen, bestAllow = i, len(norm), r.Allow
+		best, bestLen, bestAllow = i, len(norm), x.allow()
 	}
 	return best
 }
 
 // indexEstimate returns about how many bytes the index of rules takes once
 // built (see Ruleset.Footprint).
-func indexEstimate(s *spec, rules []Rule) int {
+func indexEstimate(s *spec, rules []rule, t *ruleText) int {
 	// Per rule: its rank, about 1.2 trie nodes (a leaf and some of the
 	// inner nodes) and half its pattern in labels; a wildcard rule also
 	// its segments. (Within a third on the corpus.)
 	const node = int(unsafe.Sizeof(tnode{})) + 1
 	n := len(rules) * (4 + node*6/5)
 	for i := range rules {
-		norm := rules[i].norm
+		norm := t.norm(&rules[i])
 		n += len(norm) / 2
 		if s.wildcards {
 			if k := strings.IndexByte(norm, '*'); k >= 0 {
@@ -477,7 +495,7 @@ func PathOf(rawURL string) string {
 	if strings.HasPrefix(rawURL, "//") {
 		start = 2
 	}
-	early := indexAnyFrom(rawURL, "/?;", start)
+	early := indexPathStart(rawURL, start)
 	proto := strings.Index(rawURL[start:], "://")
 	if proto >= 0 {
 		proto += start
@@ -490,7 +508,7 @@ func PathOf(rawURL string) string {
 	} else {
 		proto += 3
 	}
-	ps := indexAnyFrom(rawURL, "/?;", proto)
+	ps := indexPathStart(rawURL, proto)
 	if ps < 0 {
 		return "/"
 	}
@@ -511,13 +529,13 @@ func PathOf(rawURL string) string {
 	return rawURL[ps:end]
 }
 
-func indexAnyFrom(s, chars string, from int) int {
-	if from > len(s) {
-		return -1
+// indexPathStart returns the index of the first '/', '?' or ';' of s at or
+// after from, or -1.
+func indexPathStart(s string, from int) int {
+	for i := from; i < len(s); i++ {
+		if c := s[i]; c == '/' || c == '?' || c == ';' {
+			return i
+		}
 	}
-	i := strings.IndexAny(s[from:], chars)
-	if i < 0 {
-		return -1
-	}
-	return i + from
+	return -1
 }

@@ -52,6 +52,9 @@ type lineRec struct {
 // parser sizes its slices by.
 type lineCounts struct {
 	agents, rules, usage, sitemaps, warnings int
+	// groups bounds the number of groups: the user-agent lines that do not
+	// follow another (a group starts only at one of them).
+	groups int
 }
 
 // scratch is the memory a parse needs only while it runs, reused from
@@ -89,6 +92,8 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	lastKey, lastKind := "", keyUnknown
+	lastProb, lastProbNum := problemNone, 0
+	prevAgent := false // the last line kept was a user-agent line
 	for pos < len(body) {
 		if len(recs) == cap(recs) {
 			recs = slices.Grow(recs, 1)
@@ -124,6 +129,10 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			}
 			r.num = int32(num)
 			recs = recs[:len(recs)+1]
+			if r.kind == keyUserAgent && !prevAgent {
+				n.groups++
+			}
+			prevAgent = r.kind == keyUserAgent
 			switch r.kind {
 			case keyUserAgent:
 				n.agents++
@@ -137,7 +146,11 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 				n.warnings++
 			}
 			if r.prob != problemNone {
-				n.warnings++
+				// A run of lines with the same problem is one warning.
+				if r.prob != lastProb || num != lastProbNum+1 {
+					n.warnings++
+				}
+				lastProb, lastProbNum = r.prob, num
 			}
 		}
 		pos = next
@@ -284,6 +297,11 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	stop := &s.lineStop
 	lim := min(len(body), pos+shortLine)
 	i := pos
+	// Indentation (an HTML page read as robots.txt has much of it): eight
+	// spaces at a time.
+	for i+8 <= lim && load64(body[i:]) == 0x2020202020202020 {
+		i += 8
+	}
 	for i < lim && stop[body[i]]&stopSpace != 0 {
 		i++
 	}

@@ -290,7 +290,7 @@ func (rs *Ruleset) Usage(path string) UsageVerdict {
 
 // usageAt fills v's usage for the normalised path p.
 func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
-	m := &rs.um
+	m := rs.um // not nil: Usage calls usageAt only when there are usage rules
 	rank := m.fixed
 	if rank == pathDependent {
 		rank = m.lookup(p)

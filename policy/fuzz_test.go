@@ -346,8 +346,8 @@ func samePolicyFuzz(t *testing.T, a, b *Policy, path string) {
 		t.Fatalf("reasons differ: %q, %q", a.Reason(), b.Reason())
 	}
 	va, vb := a.CheckPath(path), b.CheckPath(path)
-	if va.Allowed != vb.Allowed || va.Reason != vb.Reason || (va.Rule == nil) != (vb.Rule == nil) ||
-		va.Rule != nil && *va.Rule != *vb.Rule {
+	if va.Allowed != vb.Allowed || va.Reason != vb.Reason || (va.Rule == (dialect.Rule{})) != (vb.Rule == (dialect.Rule{})) ||
+		va.Rule != (dialect.Rule{}) && va.Rule != vb.Rule {
 		t.Fatalf("%q: verdicts differ: %v, %v", path, va, vb)
 	}
 }

@@ -997,7 +997,7 @@ func cutAtLimit(t *testing.T, p *policy.Policy) {
 	if n, cut := p.Robots().Size(); !cut || n > dialect.MaxBodyBytes {
 		t.Errorf("parsed %d bytes, cut %v", n, cut)
 	}
-	if v := p.CheckPath("/private/x"); v.Allowed || v.Rule == nil || v.Rule.Line != 2 {
+	if v := p.CheckPath("/private/x"); v.Allowed || v.Rule == (dialect.Rule{}) || v.Rule.Line != 2 {
 		t.Errorf("/private/x: %s, want line 2", v)
 	}
 }
