@@ -55,7 +55,7 @@ func BenchmarkRedisPing(b *testing.B) {
 	f := benchFleet(b, srv, &calls)
 	ctx := context.Background()
 	n0 := calls.n.Load()
-	cpu0 := serverCPU(b, srv.Addr)
+	cpu0 := redistest.CPU(b, srv.Addr)
 	b.ResetTimer()
 	for range b.N {
 		if err := f.rdb.Ping(ctx).Err(); err != nil {
@@ -63,26 +63,8 @@ func BenchmarkRedisPing(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric((serverCPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
+	b.ReportMetric((redistest.CPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
 	report(b, &calls, n0)
-}
-
-// serverCPU returns the CPU time of the Redis at addr so far, in seconds
-// (INFO cpu: used_cpu_sys + used_cpu_user).
-func serverCPU(b *testing.B, addr string) float64 {
-	info, err := redistest.Do(addr, "INFO", "cpu")
-	if err != nil {
-		b.Fatal(err)
-	}
-	var s float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if k == "used_cpu_sys" || k == "used_cpu_user" {
-			x, _ := strconv.ParseFloat(v, 64)
-			s += x
-		}
-	}
-	return s
 }
 
 // BenchmarkLimiter: the cost the Redis limiter adds to one request,

@@ -53,7 +53,7 @@ func fleetScaling(b *testing.B, n, hosts, pages int) {
 		farm, names, urls := linkFarm(b, hosts, pages, "0.05")
 		args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
 			"-threads", "2", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
-		cpu0 := redisCPU(b, srv.Addr)
+		cpu0 := redistest.CPU(b, srv.Addr)
 		start := time.Now()
 		ps := startFleet(b, n, args...)
 		for _, p := range ps {
@@ -92,7 +92,7 @@ func fleetScaling(b *testing.B, n, hosts, pages int) {
 		trips += float64(rt) / float64(total)
 		logTripKinds(b, ps, total)
 		heard += float64(hd) / float64(n) / float64(total)
-		cpu += (redisCPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
+		cpu += (redistest.CPU(b, srv.Addr) - cpu0) * 1000 / float64(total)
 		logCommands(b, srv.Addr, total)
 		sc, all := commandStats(b, srv.Addr)
 		scripts += float64(sc) / float64(total)
@@ -154,25 +154,6 @@ func logTripKinds(b *testing.B, ps []*proc, pages int) {
 		fmt.Fprintf(&sb, " %s=%.3f", k, float64(sum[k])/float64(pages))
 	}
 	b.Logf("round trips per page by call (%d processes):%s", len(ps), sb.String())
-}
-
-// redisCPU returns the server's CPU time so far, in seconds (INFO cpu:
-// used_cpu_sys + used_cpu_user, the main thread and the others).
-func redisCPU(t testing.TB, addr string) float64 {
-	t.Helper()
-	info, err := redistest.Do(addr, "INFO", "cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
-		if k == "used_cpu_sys" || k == "used_cpu_user" {
-			x, _ := strconv.ParseFloat(v, 64)
-			s += x
-		}
-	}
-	return s
 }
 
 // logCommands logs, from the server's INFO commandstats, the commands
@@ -312,7 +293,7 @@ func linkFarm(tb testing.TB, hosts, pages int, delay string) (*testutil.Farm, []
 	var names, urls []string
 	for i := range hosts {
 		h := fmt.Sprintf("h%d.example", i)
-		sites[h] = linkSite(delay, pages, nil)
+		sites[h] = testutil.LinkSite(delay, pages, nil)
 		names = append(names, h)
 		urls = append(urls, "http://"+h+"/")
 	}

@@ -138,34 +138,6 @@ func fetchedURLs(ps []*proc) (map[string]int, []int) {
 	return all, per
 }
 
-// linkSite is a site whose root links to /p1../pN, each page linking back
-// to the root and to the next page (links found twice: the seen set's
-// work).
-func linkSite(delay string, pages int, slow func(w http.ResponseWriter, r *http.Request) bool) *testutil.Site {
-	return &testutil.Site{
-		Robots: "User-agent: *\nCrawl-delay: " + delay + "\n",
-		Handle: func(w http.ResponseWriter, r *http.Request) bool {
-			if slow != nil && slow(w, r) {
-				return true
-			}
-			var b strings.Builder
-			b.WriteString("<html><body>")
-			if r.URL.Path == "/" {
-				for i := 1; i <= pages; i++ {
-					fmt.Fprintf(&b, `<a href="/p%d">p%d</a>`, i, i)
-				}
-			} else {
-				n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p"))
-				fmt.Fprintf(&b, `<a href="/">home</a><a href="/p%d">next</a>`, n%pages+1)
-			}
-			b.WriteString("</body></html>")
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, b.String())
-			return true
-		},
-	}
-}
-
 // checkSpacing fails t if a host saw two requests (robots.txt included)
 // closer than delay less the jitter, and returns the shortest gap and the
 // mean page-to-page gap of each host.
@@ -309,7 +281,7 @@ func testFleetThreeProcesses(t *testing.T, r fleetRedis) {
 	hosts := []string{"a.example", "b.example", "c.example"}
 	sites := map[string]*testutil.Site{}
 	for _, h := range hosts {
-		sites[h] = linkSite("0.3", pages, nil)
+		sites[h] = testutil.LinkSite("0.3", pages, nil)
 	}
 	farm := testutil.NewFarm(t, sites)
 	rec, front := newRecorder(t, farm)
@@ -373,7 +345,7 @@ func testFleetRedisRestarted(t *testing.T, r fleetRedis) {
 	hosts := []string{"a.example", "b.example", "c.example"}
 	sites := map[string]*testutil.Site{}
 	for _, h := range hosts {
-		sites[h] = linkSite("0.3", pages, nil)
+		sites[h] = testutil.LinkSite("0.3", pages, nil)
 	}
 	farm := testutil.NewFarm(t, sites)
 	args := append([]string{r.flag, r.url, "-connect", farm.Server.Listener.Addr().String(),
@@ -438,7 +410,7 @@ func TestFleetRedisGone(t *testing.T) {
 	hosts := []string{"a.example", "b.example"}
 	sites := map[string]*testutil.Site{}
 	for _, h := range hosts {
-		sites[h] = linkSite("0.3", 8, nil)
+		sites[h] = testutil.LinkSite("0.3", 8, nil)
 	}
 	farm := testutil.NewFarm(t, sites)
 	args := append([]string{"-redis", srv.URL(), "-connect", farm.Server.Listener.Addr().String(),
@@ -500,8 +472,8 @@ func testFleetProcessKilled(t *testing.T, r fleetRedis) {
 		return false
 	}
 	farm := testutil.NewFarm(t, map[string]*testutil.Site{
-		"a.example": linkSite("0.3", pages, slow),
-		"b.example": linkSite("0.3", pages, nil),
+		"a.example": testutil.LinkSite("0.3", pages, slow),
+		"b.example": testutil.LinkSite("0.3", pages, nil),
 	})
 	defer close(release)
 	const lease = 3 * time.Second // renewed every second; call timeout 1 s

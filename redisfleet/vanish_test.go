@@ -241,7 +241,7 @@ func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads
 	for i := range hosts {
 		h := fmt.Sprintf("h%d.example", i)
 		res.hosts = append(res.hosts, h)
-		sites[h] = chainSite(delay, pages)
+		sites[h] = testutil.LinkSite(delay, pages, nil)
 	}
 	res.farm = testutil.NewFarm(t, sites)
 	var (
@@ -434,30 +434,6 @@ func TestFrontierKeyVanishes(t *testing.T) {
 	})
 }
 
-// chainSite is a site whose root links to /p1../pN, each page linking
-// back to the root and to the next page (as the process tests' linkSite).
-func chainSite(delay string, pages int) *testutil.Site {
-	return &testutil.Site{
-		Robots: "User-agent: *\nCrawl-delay: " + delay + "\n",
-		Handle: func(w http.ResponseWriter, r *http.Request) bool {
-			var b strings.Builder
-			b.WriteString("<html><body>")
-			if r.URL.Path == "/" {
-				for i := 1; i <= pages; i++ {
-					fmt.Fprintf(&b, `<a href="/p%d">p%d</a>`, i, i)
-				}
-			} else {
-				n, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p"))
-				fmt.Fprintf(&b, `<a href="/">home</a><a href="/p%d">next</a>`, n%pages+1)
-			}
-			b.WriteString("</body></html>")
-			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, b.String())
-			return true
-		},
-	}
-}
-
 // spanRecorder serves a farm and records every request's span per host
 // (from the handler's start to the response flushed).
 type spanRecorder struct {
@@ -509,17 +485,7 @@ func TestFleetEviction(t *testing.T) {
 		t.Skip("-short")
 	}
 	res, _ := evictionCrawl(t, WithOutageLimit(10*time.Second))
-	failed := 0
-	for i, err := range res.errs {
-		if err == nil {
-			continue
-		}
-		failed++
-		t.Logf("process %d: %v", i, err)
-		if !strings.Contains(err.Error(), "lost the frontier's keys") || !strings.Contains(err.Error(), "requests known to this process not crawled") {
-			t.Errorf("process %d ended with %v, not the loss reported", i, err)
-		}
-	}
+	failed := lossReported(t, res.errs)
 	if failed == 0 {
 		res.check(t, 10*time.Millisecond)
 		return
@@ -560,17 +526,7 @@ func TestFrontierLossStorm(t *testing.T) {
 	}, nil, WithOutageLimit(2*time.Second))
 	close(stop)
 	res.rec.checkGaps(t, 200*time.Millisecond)
-	failed := 0
-	for i, err := range res.errs {
-		if err == nil {
-			continue
-		}
-		failed++
-		t.Logf("process %d: %v", i, err)
-		if !strings.Contains(err.Error(), "lost the frontier's keys") || !strings.Contains(err.Error(), "requests known to this process not crawled") {
-			t.Errorf("process %d ended with %v, not the loss reported", i, err)
-		}
-	}
+	failed := lossReported(t, res.errs)
 	if failed == 0 {
 		t.Fatal("both processes finished a crawl whose queue was deleted every 50 ms")
 	}
@@ -611,4 +567,23 @@ func evictionCrawl(t *testing.T, qopts ...FrontierOption) (crawlResult, int64) {
 		t.Fatalf("no key evicted (%d): the test tests nothing", evicted)
 	}
 	return res, evicted
+}
+
+// lossReported counts the processes that ended with an error, and fails t
+// unless each such error reports the frontier's loss and the requests the
+// process knew not crawled.
+func lossReported(t *testing.T, errs []error) int {
+	t.Helper()
+	failed := 0
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		t.Logf("process %d: %v", i, err)
+		if !strings.Contains(err.Error(), "lost the frontier's keys") || !strings.Contains(err.Error(), "requests known to this process not crawled") {
+			t.Errorf("process %d ended with %v, not the loss reported", i, err)
+		}
+	}
+	return failed
 }

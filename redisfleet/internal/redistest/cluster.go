@@ -245,3 +245,24 @@ func (c *Cluster) waitOK(d time.Duration) error {
 	}
 	return nil
 }
+
+// CPU returns the CPU time the Redis at addr has used so far, in seconds
+// (INFO cpu: used_cpu_sys + used_cpu_user, its main thread and the
+// others), failing t if it cannot be read. Benchmarks take the
+// difference over a run.
+func CPU(t testing.TB, addr string) float64 {
+	t.Helper()
+	info, err := Do(addr, "INFO", "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			x, _ := strconv.ParseFloat(v, 64)
+			s += x
+		}
+	}
+	return s
+}
