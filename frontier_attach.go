@@ -21,6 +21,17 @@ import (
 // drop such a request silently, holding its host until the frontier's
 // hold ends.
 //
+// When f is a [frontier.Postponer] (the fleet's frontier) and the collector
+// has a plugin (attach it first), a request whose host's robots.txt was
+// fetched less than the host's delay before (typically: for this very
+// request, the first of its host) is handed back to f to come back at the
+// host's turn, instead of holding its queue thread for the delay while
+// other hosts are ready: with a few threads and many new hosts, the start
+// of a crawl would otherwise have every thread waiting out a Crawl-delay
+// after a robots.txt fetch. Such a request is counted under
+// [HostStats.Postponed], runs the OnRequest callbacks again when it comes
+// back, and counts again toward Colly's MaxRequests.
+//
 // When the collector has a plugin with [WithSitemaps] (attach the plugin
 // first: WithRobots in NewCollector, or Attach), the sitemap pages the
 // plugin finds for c go into f (its AddRequest: f is a Colly
@@ -30,12 +41,17 @@ import (
 // request's Context is then serialised with it: CtxLastMod holds the
 // lastmod as an RFC 3339 string.
 func AttachFrontier(c *colly.Collector, f frontier.Completer) {
+	requeues := false
 	if rq, ok := f.(frontier.Requeuer); ok && rq.Requeues() {
 		c.AllowURLRevisit = true
+		requeues = true
 	}
 	if p := pluginOf(c); p != nil {
 		if q, ok := f.(queueStorage); ok {
 			p.sm.queues.Store(c, q)
+		}
+		if pp, ok := f.(frontier.Postponer); ok && requeues {
+			p.postponers.Store(c, pp)
 		}
 	}
 	done := func(r *colly.Response) {

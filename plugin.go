@@ -17,6 +17,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
@@ -52,6 +53,8 @@ type Plugin struct {
 	broken error // WithRobots with invalid options: every request is stopped with it
 
 	slots slots // of the attached collectors: their contexts, for the transport (clienttimeout.go)
+
+	postponers sync.Map // *colly.Collector → frontier.Postponer: AttachFrontier's frontier, if it postpones
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
@@ -433,6 +436,9 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 		p.pass(r, cs, ctx, authority, waited)
 		return
 	}
+	if p.postpone(c, r, pol, d) {
+		return
+	}
 	// A pause of a second or less is always waited out: handing a request
 	// back for it would cost more than it saves.
 	w, err := p.lim.WaitMax(ctx, authority, d, p.maxPause())
@@ -441,6 +447,37 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 		return
 	}
 	p.pass(r, cs, ctx, authority, waited+w)
+}
+
+// postponeMin is the shortest wait for the host's turn that the plugin
+// hands back to a frontier rather than wait out on the queue thread.
+const postponeMin = 50 * time.Millisecond
+
+// postpone hands r back to the frontier of c that handed it out (see
+// [AttachFrontier]) when its host's robots.txt was fetched less than the
+// delay d ago, so that the host's turn is still at least postponeMin away:
+// the frontier handed the request out as ready, not knowing of the fetch
+// its first request brings. It reports whether r was handed back (then
+// aborted, and counted under Postponed).
+func (p *Plugin) postpone(c *colly.Collector, r *colly.Request, pol *policy.Policy, d time.Duration) bool {
+	v, ok := p.postponers.Load(c)
+	if !ok || !c.AllowURLRevisit || slotOf(r) != nil {
+		return false
+	}
+	lease := FrontierLease(r.Ctx)
+	fetched := pol.Fetch().Time
+	wait := fetched.Add(d).Sub(p.res.Load().Now())
+	if lease == "" || fetched.IsZero() || wait < postponeMin {
+		return false
+	}
+	if !v.(frontier.Postponer).Postpone(lease, time.Now().Add(wait)) {
+		return false
+	}
+	r.Abort()
+	p.stats.record(pol.Authority(), HostStats{Postponed: 1})
+	p.log.Debug("robots: request handed back to the frontier until its host's turn",
+		slog.String("url", r.URL.String()), slog.Time("robots_fetched", fetched), slog.Duration("delay", d))
+	return true
 }
 
 // waitFailed stops r after its early wait failed: deferred when its host

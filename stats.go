@@ -17,6 +17,10 @@ type HostStats struct {
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
 	Canceled   int64 // stopped because the request's context ended while the plugin held it
 	Retried    int64 // sent again after a 429 or 5xx answer and the host's pause (WithRetries)
+	// Postponed counts requests handed back to the frontier that handed
+	// them out ([AttachFrontier], a [frontier.Postponer]), to come back at
+	// their host's turn: each is counted again when it comes back.
+	Postponed int64
 	// UsageDisallowed counts requests stopped because robots.txt refuses a
 	// purpose declared with WithPurposes; UsageMarked counts responses
 	// whose usage preference (robots.txt and the response's headers)
@@ -54,7 +58,7 @@ type stats struct {
 // an update racing with the authority's fold goes to the totals instead.
 type hostCounters struct {
 	allowed, disallowed, deferred, skipped atomic.Int64
-	canceled, retried                      atomic.Int64
+	canceled, retried, postponed           atomic.Int64
 	usageDisallowed, usageMarked, nofollow atomic.Int64
 	waited                                 atomic.Int64
 	touched                                atomic.Int64 // stats.tick at the latest update
@@ -66,6 +70,7 @@ func (c *hostCounters) snapshot() HostStats {
 	return HostStats{
 		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
 		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Retried: c.retried.Load(),
+		Postponed:       c.postponed.Load(),
 		UsageDisallowed: c.usageDisallowed.Load(), UsageMarked: c.usageMarked.Load(), Nofollow: c.nofollow.Load(), Waited: time.Duration(c.waited.Load()),
 	}
 }
@@ -78,6 +83,7 @@ func (c *hostCounters) add(s HostStats) {
 	c.skipped.Add(s.Skipped)
 	c.canceled.Add(s.Canceled)
 	c.retried.Add(s.Retried)
+	c.postponed.Add(s.Postponed)
 	c.usageDisallowed.Add(s.UsageDisallowed)
 	c.usageMarked.Add(s.UsageMarked)
 	c.nofollow.Add(s.Nofollow)
@@ -186,6 +192,7 @@ func (p *Plugin) Totals() HostStats {
 		t.Skipped += s.Skipped
 		t.Canceled += s.Canceled
 		t.Retried += s.Retried
+		t.Postponed += s.Postponed
 		t.UsageDisallowed += s.UsageDisallowed
 		t.UsageMarked += s.UsageMarked
 		t.Nofollow += s.Nofollow

@@ -221,25 +221,32 @@ func commandStats(t testing.TB, addr string) (scripts, all int64) {
 
 // BenchmarkFleetScale is issue 20's scale figure: examples/distributed as
 // 16 processes (4 queue threads each) on a local 3-node Redis Cluster, over
-// 1,000 hosts of 100 pages each (a root linking to 99), Crawl-delay 2 s:
-// 100,000 pages. It fails on a page fetched twice or never, or on two
-// requests to a host closer than the delay (robots.txt included), and
-// reports pages/s, the Redis memory the crawl left per page (the seen set,
-// the hosts' state and the policies: redis-B/page), and each host's pace
-// as a share of 1/Crawl-delay (pages
+// 1,000 hosts of 100 pages each (a root linking to 99): 100,000 pages, at
+// a Crawl-delay of 2 s (delay=2s) or 4 s (delay=4s). It fails on a page
+// fetched twice or never, or on two requests to a host closer than the
+// delay (robots.txt included), and reports pages/s, the Redis memory the
+// crawl left per page (the seen set, the hosts' state and the policies:
+// redis-B/page), and each host's pace as a share of 1/Crawl-delay (pages
 // after the first over the time from the first to the last: 1 is a host
 // asked exactly every Crawl-delay; the minimum and the median over the
-// hosts). The host-bound ceiling is 1,000 / 2 s = 500 pages/s; on a
-// machine whose CPU cannot serve that, the pace shows the shortfall. It
-// takes about 4 minutes on 2 cores: run it alone, with -benchtime=1x.
+// hosts). The host-bound ceiling is 1,000 / delay: 500 pages/s at 2 s,
+// which 2 cores cannot serve (the pace then shows the CPU's shortfall),
+// 250 pages/s at 4 s. delay=2s takes about 4 minutes on 2 cores, delay=4s
+// about 7: run one alone, with -benchtime=1x.
 func BenchmarkFleetScale(b *testing.B) {
-	const procs, hosts, pages, delay = 16, 1000, 99, 2 * time.Second
+	for _, delay := range []time.Duration{2 * time.Second, 4 * time.Second} {
+		b.Run("delay="+delay.String(), func(b *testing.B) { fleetScale(b, delay) })
+	}
+}
+
+func fleetScale(b *testing.B, delay time.Duration) {
+	const procs, threads, hosts, pages = 16, 4, 1000, 99
 	distributedBinary(b)
 	for range b.N {
 		cl := redistest.StartCluster(b, 3)
 		farm, names, urls := linkFarm(b, hosts, pages, strconv.FormatFloat(delay.Seconds(), 'f', -1, 64))
 		args := append([]string{"-redis-cluster", cl.URL(), "-connect", farm.Server.Listener.Addr().String(),
-			"-threads", "4", "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
+			"-threads", strconv.Itoa(threads), "-min-delay", "0", "-default-delay", "0", "-depth", "1"}, urls...)
 		mem0 := clusterMemory(b, cl)
 		start := time.Now()
 		ps := startFleet(b, procs, args...)

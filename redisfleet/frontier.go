@@ -188,6 +188,7 @@ type FrontierStats struct {
 	Expired   int64 // counted done after the hold
 	Reaped    int64 // leases of dead processes this process put back
 	Recovered int64 // requests queued again after Redis lost its data
+	Postponed int64 // handed back unsent by this process (Postpone), to be handed out again
 	Leased    int   // handed out to this process, not yet done
 
 	Journal      int   // requests in the journal now
@@ -316,12 +317,16 @@ type frPart struct {
 	keys []string // the KEYS of every frontier script
 	pub  string   // ARGV 3 of the scripts: the publish command, a space, the wake channel
 
-	gen       string
-	abandoned map[string]struct{} // lease ids of pops that failed on the client (frPopScript)
-	look      time.Time           // when it is worth a pop (zero: now)
-	wakes     uint64              // wake-ups heard: a pop's reply does not undo a later one
-	empty     bool                // nothing queued at the latest look
-	leased    int64               // requests out fleet-wide at the latest look
+	gen string
+	// abandoned are the lease ids of pops that failed on the client, and of
+	// requests postponed (Postpone) with the time their host may be asked
+	// (zero for the others): the partition's next pop ends them
+	// (frPopScript).
+	abandoned map[string]time.Time
+	look      time.Time // when it is worth a pop (zero: now)
+	wakes     uint64    // wake-ups heard: a pop's reply does not undo a later one
+	empty     bool      // nothing queued at the latest look
+	leased    int64     // requests out fleet-wide at the latest look
 }
 
 // doneItem is a done report kept until Redis answers: the partition, the
@@ -376,7 +381,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 		q.parts = append(q.parts, frPart{
 			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
 			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
-			abandoned: map[string]struct{}{},
+			abandoned: map[string]time.Time{},
 		})
 	}
 	return q
@@ -1033,12 +1038,13 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
-	for a := range pt.abandoned {
+	t0 := time.Now()
+	for a, until := range pt.abandoned {
 		if len(abandoned) == frontierBatch {
 			break
 		}
 		abandoned = append(abandoned, a)
-		args = append(args, a)
+		args = append(args, a, max(until.Sub(t0), 0).Microseconds())
 	}
 	wakes := pt.wakes
 	q.mu.Unlock()
@@ -1052,7 +1058,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	} else if errors.Is(err, ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
 		// The pop may still run when Redis resumes (it timed out here,
 		// not there): the next pop of the partition abandons its lease.
-		pt.abandoned[id] = struct{}{}
+		pt.abandoned[id] = time.Time{}
 	}
 	q.mu.Unlock()
 	if err != nil {

@@ -228,9 +228,11 @@ return out
 // µs, 14 µs before a partition with requests out and none queued is
 // looked at again, 15 the process's id, 16 grant (1: the request of a
 // ready host comes with a permit of the host's limiter granted under the
-// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18.. lease
-// ids of this process's earlier pops that failed on the client
-// (timed out: the script may run later, when Redis resumes after a hang).
+// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18.. pairs
+// of a lease id this process abandons and µs: ids of its earlier pops
+// that failed on the client (timed out: the script may run later, when
+// Redis resumes after a hang), with 0, and of requests it postponed
+// (Frontier.Postpone), with the µs until their host may be asked.
 // Every pop registers the process in the waiters (KEYS[11]) with the time
 // it will look at the partition again (as the client computes it from the
 // reply; after a request handed out: look µs), so that an earlier event
@@ -242,7 +244,8 @@ return out
 //
 // An abandoned id whose pop ran already has its request put back at the
 // head of its host's list, and the permit granted under it (if any) given
-// back without a release (its request was never sent); one whose pop has
+// back without a release (its request was never sent), and its host
+// scored at the µs given with it from now (if not 0); one whose pop has
 // not run yet (calls on different connections run in any order after a
 // hang) is written to KEYS[8] for a lease, and a pop under such an id
 // leases and grants nothing. So a pop the client gave up on never holds a
@@ -253,10 +256,12 @@ local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonum
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
 local grant, idle = ARGV[16] == '1', tonumber(ARGV[17])
 if #ARGV >= 18 then
-  for i = 18, #ARGV do
+  for i = 18, #ARGV, 2 do
     local host = putBack(ARGV[i])
     if host then
       redis.call('ZREM', lp .. 'hold:' .. host, ARGV[i])
+      local wait = tonumber(ARGV[i + 1])
+      if wait > 0 then redis.call('ZADD', KEYS[1], I(now + wait), host) end
     else
       redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i])
     end

@@ -406,7 +406,7 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		p := q.fl.part("http://a.example")
 		q.mu.Lock()
 		delete(q.own, l)
-		q.parts[p].abandoned[l] = struct{}{}
+		q.parts[p].abandoned[l] = time.Time{}
 		q.mu.Unlock()
 		var got []string
 		for range 3 {

@@ -248,7 +248,9 @@ func (f *Fleet) queueHostOps(ctx context.Context, pipe redis.Pipeliner, ops []ho
 // hostOpsDone handles the replies of ops sent in a pipeline: a call that
 // did not reach Redis is retried in the background (callOrRetry's rule),
 // one Redis refused is logged and counted as a lost release.
-func (f *Fleet) hostOpsDone(ops []hostOp, cmds []*redis.Cmd) {
+// It reports whether every op ran.
+func (f *Fleet) hostOpsDone(ops []hostOp, cmds []*redis.Cmd) bool {
+	ok := true
 	for i, op := range ops {
 		v, err := cmds[i].Int64Slice()
 		if err == nil {
@@ -257,6 +259,7 @@ func (f *Fleet) hostOpsDone(ops []hostOp, cmds []*redis.Cmd) {
 		if err == nil {
 			continue
 		}
+		ok = false
 		err = f.callError("limiter "+op.op, err)
 		if !errors.Is(err, ErrUnavailable) {
 			f.lostRelease("limiter "+op.op, err)
@@ -265,13 +268,15 @@ func (f *Fleet) hostOpsDone(ops []hostOp, cmds []*redis.Cmd) {
 		f.outage(op.op, err)
 		go f.retryHostOp(op)
 	}
+	return ok
 }
 
 // sendHostOps sends ops in one pipeline (loading the script where a node
-// lacks it).
-func (f *Fleet) sendHostOps(ops []hostOp) {
+// lacks it) and reports whether every op ran (one that did not is retried
+// in the background, or counted lost: hostOpsDone).
+func (f *Fleet) sendHostOps(ops []hostOp) bool {
 	if len(ops) == 0 {
-		return
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.callTimeout)
 	defer cancel()
@@ -297,7 +302,7 @@ func (f *Fleet) sendHostOps(ops []hostOp) {
 			cmds[i] = rc[j]
 		}
 	}
-	f.hostOpsDone(ops, cmds)
+	return f.hostOpsDone(ops, cmds)
 }
 
 // retryHostOp sends op again with backoff, for one lease and a second at
