@@ -230,7 +230,7 @@ func commandStats(t testing.TB, addr string) (scripts, all int64) {
 // after the first over the time from the first to the last: 1 is a host
 // asked exactly every Crawl-delay; the minimum and the median over the
 // hosts). The host-bound ceiling is 1,000 / delay: 500 pages/s at 2 s,
-// which 2 cores cannot serve (the pace then shows the CPU's shortfall),
+// near what 2 cores can serve (the pace then shows the CPU's shortfall),
 // 250 pages/s at 4 s. delay=2s takes about 4 minutes on 2 cores, delay=4s
 // about 7: run one alone, with -benchtime=1x.
 func BenchmarkFleetScale(b *testing.B) {
