@@ -360,6 +360,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	f.setOutageLimit(cfg.outageLimit)
 	q := &Frontier{
 		fl:      f,
 		cfg:     cfg,
@@ -869,6 +870,12 @@ func (q *Frontier) QueueSize() (int, error) {
 		n, lost, err := q.count(ctx)
 		if err == nil {
 			if err := q.lossError(); err != nil {
+				return 0, err
+			}
+			q.mu.Lock()
+			kept := len(q.pendingAdd) + len(q.journal)
+			q.mu.Unlock()
+			if err := q.fl.oomError(q.cfg.outageLimit, fmt.Sprintf("frontier: %d requests known to this process not crawled", kept)); err != nil {
 				return 0, err
 			}
 			if lost {
