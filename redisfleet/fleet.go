@@ -1021,16 +1021,22 @@ func (f *Fleet) outageLimit() time.Duration {
 // oomError returns an error when Redis has refused writes with OOM
 // (replies each within oomGap of the previous, the latest one recent)
 // for longer than limit, else nil; its message starts "redisfleet: " and
-// what. It wraps [ErrUnavailable].
-func (f *Fleet) oomError(limit time.Duration, what string) error {
+// what, then, when kept is not nil, the requests known to this process
+// not crawled (kept()). It wraps [ErrUnavailable].
+func (f *Fleet) oomError(limit time.Duration, what string, kept func() int) error {
 	o := &f.oom
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.first.IsZero() || time.Since(o.last) > f.oomGap() || o.last.Sub(o.first) < limit {
+		o.mu.Unlock()
 		return nil
 	}
+	d, mem, reply := o.last.Sub(o.first).Round(time.Second), o.mem, o.reply
+	o.mu.Unlock()
+	if kept != nil {
+		what += fmt.Sprintf(": %d requests known to this process not crawled", kept())
+	}
 	return fmt.Errorf("redisfleet: %s: Redis has refused writes for %s, out of memory (%s; %q): raise its maxmemory, or free memory: %w",
-		what, o.last.Sub(o.first).Round(time.Second), o.mem, o.reply, ErrUnavailable)
+		what, d, mem, reply, ErrUnavailable)
 }
 
 // isReplyError reports whether err is an answer of Redis (a script error,

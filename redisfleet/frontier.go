@@ -872,10 +872,7 @@ func (q *Frontier) QueueSize() (int, error) {
 			if err := q.lossError(); err != nil {
 				return 0, err
 			}
-			q.mu.Lock()
-			kept := len(q.pendingAdd) + len(q.journal)
-			q.mu.Unlock()
-			if err := q.fl.oomError(q.cfg.outageLimit, fmt.Sprintf("frontier: %d requests known to this process not crawled", kept)); err != nil {
+			if err := q.fl.oomError(q.cfg.outageLimit, "frontier", q.kept); err != nil {
 				return 0, err
 			}
 			if lost {
@@ -1288,6 +1285,14 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	}
 	q.mu.Unlock()
 	return nil
+}
+
+// kept returns how many requests this process knows not crawled: those
+// it keeps to write and those in its journal.
+func (q *Frontier) kept() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pendingAdd) + len(q.journal)
 }
 
 // lossError returns an error when Redis has kept losing the frontier's
