@@ -182,8 +182,28 @@
 //     with that warning. A Redis that keeps losing them (its maxmemory
 //     cannot hold the queue) ends the crawl: after WithOutageLimit of
 //     recoveries, QueueSize returns an error counting the requests not
-//     crawled. An OOM reply counts as Redis unavailable. The
-//     repository's docs/fleet.md gives the table of keys and the tests.
+//     crawled. A stored policy or a fetch lock that vanishes costs a
+//     robots.txt fetch more: a process that needs the policy again
+//     fetches it, and one that waited on a vanished lock takes it and
+//     fetches too, each fetch under a limiter permit like any request (a
+//     process's first fetch of a host, before it knows the Crawl-delay,
+//     is spaced by the plugin's minimum delay alone). The repository's
+//     docs/fleet.md gives the table of keys and the tests.
+//   - Redis refuses writes with OOM (its memory above maxmemory, under
+//     noeviction or with nothing left to evict) while it answers reads:
+//     the fleet waits as for an unreachable Redis (a request waits for
+//     its grant; the frontier keeps what it adds and its done reports in
+//     memory), and each process logs one warning that names the OOM
+//     reply and each server's maxmemory and used_memory (the setting to
+//     raise). A run of OOM replies (each within a lease, and at least
+//     5 s, of the previous) longer than the outage limit (the largest
+//     [WithOutageLimit] of the Fleet's frontiers; 1 minute without one)
+//     ends the crawl: the frontier's QueueSize returns an error wrapping
+//     [ErrUnavailable] that names the OOM reply and maxmemory and counts
+//     the requests known to this process not crawled, which ends
+//     queue.Run, and a limiter's Acquire that waits through the run
+//     returns such an error (its request is not sent). New on such a
+//     Redis returns an error naming the same cause.
 //   - A process killed while it holds a host: its permit has a lease
 //     ([WithLease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
@@ -203,6 +223,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +259,9 @@ const (
 	// WaitForRedis, the default, holds every request that needs a grant
 	// until Redis answers again (or the caller's context ends), retrying
 	// with backoff: no request goes out unspaced, and none goes out at all
-	// while Redis is away.
+	// while Redis is away. A Redis that refuses writes with OOM for longer
+	// than the outage limit ends the wait with an error (see "Failure
+	// behaviour" in the package doc).
 	WaitForRedis OnRedisDown = iota
 	// FallBackLocal spaces requests with an in-process hostlimit.Limiter
 	// while Redis is away, with a warning: requests go on, each process
@@ -380,7 +403,9 @@ type Fleet struct {
 	closed  atomic.Bool
 	subMu   sync.Mutex
 	subs    map[string]map[*waiter]struct{}
-	down    atomic.Bool // an outage is being reported (one warning per outage)
+	down    atomic.Bool  // an outage is being reported (one warning per outage)
+	oom     oomRun       // Redis refusing writes with OOM
+	outLim  atomic.Int64 // the largest WithOutageLimit of the Fleet's frontiers (ns); 0: none made
 	closeMu sync.Once
 	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
 	heard   atomic.Int64 // wake-up messages received
@@ -860,12 +885,158 @@ func (f *Fleet) wakeups(ctx context.Context, p int, key string) (<-chan struct{}
 }
 
 // callError wraps an error of a Redis call: a reply error (redis.Error) as
-// it is, anything else (network, timeout) as [ErrUnavailable].
+// it is, anything else (network, timeout) as [ErrUnavailable]. An OOM
+// reply is [ErrUnavailable] too, and its message names the cause and the
+// setting to raise (see oomRun).
 func (f *Fleet) callError(op string, err error) error {
 	if isReplyError(err) {
 		return fmt.Errorf("redisfleet: %s: %w", op, err)
 	}
+	if isOOM(err) {
+		return fmt.Errorf("redisfleet: %s: %w: Redis refuses writes, out of memory (%s): raise its maxmemory, or free memory: %w",
+			op, ErrUnavailable, f.noteOOM(err), err)
+	}
 	return fmt.Errorf("redisfleet: %s: %w: %w", op, ErrUnavailable, err)
+}
+
+// isOOM reports whether err is Redis's OOM reply: a write refused because
+// its memory is above maxmemory (under noeviction, or with nothing left to
+// evict). Redis still answers reads then.
+func isOOM(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "OOM")
+}
+
+// oomRun is a run of OOM replies, each within oomGap of the previous: a
+// Redis that refuses writes (its maxmemory reached) while it answers
+// reads. The fleet waits through it as through an outage; a frontier ends
+// the crawl once it lasts longer than its outage limit (oomError).
+type oomRun struct {
+	mu          sync.Mutex
+	first, last time.Time
+	logged      bool   // the run's warning is logged
+	mem         string // maxmemory and used_memory, read at the run's start
+	reply       string // the latest OOM reply
+}
+
+// oomGap ends a run of OOM replies: none for this long (the retries of a
+// waiting fleet come every 2 s at most) means Redis took writes again.
+func (f *Fleet) oomGap() time.Duration { return max(f.cfg.lease, 5*time.Second) }
+
+// noteOOM records an OOM reply and returns what Redis's maxmemory and
+// used_memory are (read once per run, bounded by the call timeout).
+func (f *Fleet) noteOOM(err error) string {
+	now := time.Now()
+	o := &f.oom
+	o.mu.Lock()
+	if o.last.IsZero() || now.Sub(o.last) > f.oomGap() {
+		o.first, o.logged, o.mem = now, false, ""
+	}
+	o.last, o.reply = now, err.Error()
+	mem := o.mem
+	o.mu.Unlock()
+	if mem == "" {
+		mem = f.maxmemory()
+		o.mu.Lock()
+		o.mem = mem
+		o.mu.Unlock()
+	}
+	return mem
+}
+
+// maxmemory describes the maxmemory and used_memory of the Redis server (on
+// a Cluster, of every master whose maxmemory is set), for an OOM error:
+// "maxmemory 1048576 at 127.0.0.1:6379, used_memory 2031616".
+func (f *Fleet) maxmemory() string {
+	ctx, cancel := context.WithTimeout(context.Background(), f.cfg.callTimeout)
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		out []string
+	)
+	one := func(ctx context.Context, c redis.Cmdable, addr string) error {
+		v, err := c.ConfigGet(ctx, "maxmemory").Result()
+		if err != nil {
+			mu.Lock()
+			out = append(out, fmt.Sprintf("maxmemory unknown at %s: CONFIG GET: %v", addr, err))
+			mu.Unlock()
+			return nil
+		}
+		if v["maxmemory"] == "0" {
+			return nil // no limit on this node: not the one refusing
+		}
+		d := "maxmemory " + v["maxmemory"]
+		if addr != "" {
+			d += " at " + addr
+		}
+		if info, err := c.Info(ctx, "memory").Result(); err == nil {
+			for _, line := range strings.Split(info, "\r\n") {
+				if u, ok := strings.CutPrefix(line, "used_memory:"); ok {
+					d += ", used_memory " + u
+				}
+			}
+		}
+		mu.Lock()
+		out = append(out, d)
+		mu.Unlock()
+		return nil
+	}
+	switch c := f.rdb.(type) {
+	case *redis.ClusterClient:
+		c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return one(ctx, n, n.Options().Addr) })
+	case *redis.Client:
+		one(ctx, c, c.Options().Addr)
+	default:
+		one(ctx, f.rdb, "")
+	}
+	if len(out) == 0 {
+		return "maxmemory unknown"
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
+}
+
+// setOutageLimit records the outage limit of a frontier of the Fleet: the
+// limiter's Acquire gives up waiting through OOM replies after the largest
+// of them (see outageLimit).
+func (f *Fleet) setOutageLimit(d time.Duration) {
+	for {
+		old := f.outLim.Load()
+		if int64(d) <= old || f.outLim.CompareAndSwap(old, int64(d)) {
+			return
+		}
+	}
+}
+
+// outageLimit is how long the limiter's Acquire waits through a run of
+// OOM replies before it returns the error: the largest outage limit of the
+// Fleet's frontiers, which end the crawl then, else DefaultOutageLimit.
+func (f *Fleet) outageLimit() time.Duration {
+	if d := f.outLim.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return DefaultOutageLimit
+}
+
+// oomError returns an error when Redis has refused writes with OOM
+// (replies each within oomGap of the previous, the latest one recent)
+// for longer than limit, else nil; its message starts "redisfleet: " and
+// what, then, when kept is not nil, the requests known to this process
+// not crawled (kept()). It wraps [ErrUnavailable].
+func (f *Fleet) oomError(limit time.Duration, what string, kept func() int) error {
+	o := &f.oom
+	o.mu.Lock()
+	if o.first.IsZero() || time.Since(o.last) > f.oomGap() || o.last.Sub(o.first) < limit {
+		o.mu.Unlock()
+		return nil
+	}
+	d, mem, reply := o.last.Sub(o.first).Round(time.Second), o.mem, o.reply
+	o.mu.Unlock()
+	if kept != nil {
+		what += fmt.Sprintf(": %d requests known to this process not crawled", kept())
+	}
+	return fmt.Errorf("redisfleet: %s: Redis has refused writes for %s, out of memory (%s; %q): raise its maxmemory, or free memory: %w",
+		what, d, mem, reply, ErrUnavailable)
 }
 
 // isReplyError reports whether err is an answer of Redis (a script error,
@@ -902,8 +1073,23 @@ func (redisLogger) Printf(ctx context.Context, format string, v ...any) {
 	}
 }
 
-// outage logs the start of an outage once; recovered logs its end.
+// outage logs the start of an outage once; recovered logs its end. A run
+// of OOM replies (Redis answers reads, refuses writes) is logged once, as
+// such, naming maxmemory: reads that succeed meanwhile do not end it.
 func (f *Fleet) outage(op string, err error) {
+	if isOOM(err) {
+		o := &f.oom
+		o.mu.Lock()
+		log := !o.logged
+		o.logged = true
+		mem := o.mem
+		o.mu.Unlock()
+		if log {
+			f.log.Warn("redisfleet: Redis refuses writes: out of memory (OOM); raise its maxmemory, or free memory", slog.String("op", op),
+				slog.String("memory", mem), slog.Any("error", err), slog.String("on_redis_down", f.cfg.onDown.String()))
+		}
+		return
+	}
 	if f.down.CompareAndSwap(false, true) {
 		f.log.Warn("redisfleet: Redis is unavailable", slog.String("op", op), slog.Any("error", err),
 			slog.String("on_redis_down", f.cfg.onDown.String()))

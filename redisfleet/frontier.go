@@ -365,6 +365,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	f.setOutageLimit(cfg.outageLimit)
 	q := &Frontier{
 		fl:      f,
 		cfg:     cfg,
@@ -876,6 +877,9 @@ func (q *Frontier) QueueSize() (int, error) {
 			if err := q.lossError(); err != nil {
 				return 0, err
 			}
+			if err := q.fl.oomError(q.cfg.outageLimit, "frontier", q.kept); err != nil {
+				return 0, err
+			}
 			if lost {
 				// Redis lost the data of a partition: its count is of the
 				// emptied Redis, before this process queued its journal
@@ -1287,6 +1291,14 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	}
 	q.mu.Unlock()
 	return nil
+}
+
+// kept returns how many requests this process knows not crawled: those
+// it keeps to write and those in its journal.
+func (q *Frontier) kept() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pendingAdd) + len(q.journal)
 }
 
 // lossError returns an error when Redis has kept losing the frontier's

@@ -620,6 +620,9 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 			if l.unavailable("acquire", err) {
 				return lp, nil // the local gate's permit alone
 			}
+			if err := l.f.oomError(l.f.outageLimit(), "limiter: acquire", nil); err != nil {
+				return nil, err // Redis answers, refusing writes for good
+			}
 			blocked = true
 			backoff = nextBackoff(backoff)
 			if !sleep(ctx, &t, backoff, nil) {

@@ -219,13 +219,16 @@ var frontierKinds = []string{"hosts", "count", "seen", "lease", "leaseend", "hel
 
 // crawlResult is what vanishCrawl saw.
 type crawlResult struct {
-	farm  *testutil.Farm
-	rec   *spanRecorder
-	hosts []string
-	pages int // per host, the root included
-	logs  *testutil.Buffer
-	stats []FrontierStats
-	errs  []error
+	farm   *testutil.Farm
+	rec    *spanRecorder
+	hosts  []string
+	pages  int // per host, the root included
+	logs   *testutil.Buffer
+	stats  []FrontierStats
+	failed *failures   // the requests that ended in Colly's OnError
+	errs   []error     // by process: what its queue.Run returned
+	ended  []time.Time // by process: when its queue.Run returned
+	fronts []*Frontier
 }
 
 // vanishCrawl crawls hosts × (pages + 1) pages (Crawl-delay delay) with
@@ -236,8 +239,35 @@ type crawlResult struct {
 // crawl does not end within 2 minutes (a host stranded).
 func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts []Option, qopts ...FrontierOption) crawlResult {
 	t.Helper()
+	return runCrawl(t, srv, crawlSpec{prefix: prefix, hosts: hosts, pages: pages, threads: threads, delay: delay, at: at, vanish: vanish, fopts: fopts, qopts: qopts})
+}
+
+// crawlSpec is a crawl of runCrawl: vanishCrawl's arguments, and more.
+type crawlSpec struct {
+	prefix                string
+	procs                 int // processes (Fleets); 0 means 2
+	hosts, pages, threads int
+	delay                 string // the hosts' Crawl-delay
+	at                    []int
+	vanish                func(f *Fleet, q *Frontier)
+	fopts                 []Option
+	qopts                 []FrontierOption
+	ropts                 []robots.Option                              // more plugin options
+	popts                 []policy.Option                              // more policy options (beside the Store)
+	serve                 func(w http.ResponseWriter, r *http.Request) // run before each request is served
+	onStart               func(fleets []*Fleet, fronts []*Frontier)    // run once every process is set up, before the crawl
+}
+
+// runCrawl runs the crawl of spec (see vanishCrawl).
+func runCrawl(t *testing.T, srv backend, spec crawlSpec) crawlResult {
+	t.Helper()
+	prefix, hosts, pages, threads, delay, at, vanish, fopts, qopts := spec.prefix, spec.hosts, spec.pages, spec.threads, spec.delay, spec.at, spec.vanish, spec.fopts, spec.qopts
+	procs := spec.procs
+	if procs == 0 {
+		procs = 2
+	}
 	sites := map[string]*testutil.Site{}
-	res := crawlResult{pages: pages + 1, logs: &testutil.Buffer{}}
+	res := crawlResult{pages: pages + 1, logs: &testutil.Buffer{}, failed: &failures{m: map[string]error{}}}
 	for i := range hosts {
 		h := fmt.Sprintf("h%d.example", i)
 		res.hosts = append(res.hosts, h)
@@ -266,26 +296,34 @@ func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads
 				vanish(fleets[0], fronts[0])
 			}
 		}
+		if spec.serve != nil {
+			spec.serve(w, r)
+		}
 		rec.ServeHTTP(w, r)
 	}))
 	t.Cleanup(httpSrv.Close)
 	log := slog.New(slog.NewTextHandler(res.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var colls []*colly.Collector
 	var queues []*queue.Queue
-	for range 2 {
+	for range procs {
 		f := newFleet(t, srv, append([]Option{WithPrefix(prefix), WithLogger(log), WithLease(3 * time.Second), WithCallTimeout(time.Second)}, fopts...)...)
 		q := f.Frontier(append([]FrontierOption{WithMaxWait(200 * time.Millisecond)}, qopts...)...)
 		t.Cleanup(func() { q.Close() })
 		c := colly.NewCollector()
-		if _, err := robots.Attach(c,
-			robots.WithPolicy(policy.WithStore(f.Store())),
+		if _, err := robots.Attach(c, append([]robots.Option{
+			robots.WithPolicy(append([]policy.Option{policy.WithStore(f.Store())}, spec.popts...)...),
 			robots.WithLimiter(f.Limiter(LimiterConfig{})),
 			robots.WithTransport(testutil.LoopbackTransport(httpSrv.Listener.Addr().String())),
 			robots.WithLogger(log),
-		); err != nil {
+		}, spec.ropts...)...); err != nil {
 			t.Fatal(err)
 		}
 		robots.AttachFrontier(c, q)
+		c.OnError(func(r *colly.Response, err error) {
+			res.failed.mu.Lock()
+			res.failed.m["GET "+r.Request.URL.String()] = err
+			res.failed.mu.Unlock()
+		})
 		c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 			u := e.Request.AbsoluteURL(e.Attr("href"))
 			b, err := (&colly.Request{URL: mustParse(t, u), Method: "GET", Depth: e.Request.Depth + 1, Ctx: colly.NewContext()}).Marshal()
@@ -308,15 +346,27 @@ func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads
 		}
 		fleets, fronts, colls, queues = append(fleets, f), append(fronts, q), append(colls, c), append(queues, qq)
 	}
-	done := make(chan error, len(queues))
-	for i, qq := range queues {
-		go func() { done <- qq.Run(colls[i]) }()
+	type ran struct {
+		i   int
+		err error
+		at  time.Time
 	}
+	if spec.onStart != nil {
+		spec.onStart(fleets, fronts)
+	}
+	done := make(chan ran, len(queues))
+	for i, qq := range queues {
+		go func() {
+			err := qq.Run(colls[i])
+			done <- ran{i, err, time.Now()}
+		}()
+	}
+	res.errs, res.ended, res.fronts = make([]error, len(queues)), make([]time.Time, len(queues)), fronts
 	limit := time.After(2 * time.Minute)
 	for range queues {
 		select {
-		case err := <-done:
-			res.errs = append(res.errs, err)
+		case r := <-done:
+			res.errs[r.i], res.ended[r.i] = r.err, r.at
 		case <-limit:
 			for i, q := range fronts {
 				t.Logf("process %d: %+v", i, q.Stats())
@@ -437,9 +487,10 @@ func TestFrontierKeyVanishes(t *testing.T) {
 // spanRecorder serves a farm and records every request's span per host
 // (from the handler's start to the response flushed).
 type spanRecorder struct {
-	farm *testutil.Farm
-	mu   sync.Mutex
-	reqs map[string][]visit
+	farm   *testutil.Farm
+	mu     sync.Mutex
+	reqs   map[string][]visit
+	robots map[string][]visit // the robots.txt requests alone
 }
 
 func (rec *spanRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -450,6 +501,12 @@ func (rec *spanRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host, _, _ := strings.Cut(r.Host, ":")
 	rec.mu.Lock()
 	rec.reqs[host] = append(rec.reqs[host], visit{start: start, end: end})
+	if r.URL.Path == "/robots.txt" {
+		if rec.robots == nil {
+			rec.robots = map[string][]visit{}
+		}
+		rec.robots[host] = append(rec.robots[host], visit{start: start, end: end})
+	}
 	rec.mu.Unlock()
 }
 
@@ -472,26 +529,115 @@ func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
 // TestFleetEviction: a Redis with allkeys-lru whose maxmemory is set,
 // at the crawl's 100th page, to the memory it uses then, so that the
 // fleet's keys are evicted as the crawl's memory goes up and down
-// (WithEviction). Two processes (8 threads each) crawl 20 hosts × 151
-// pages (Crawl-delay 0.01). No host ever sees a gap under the delay, and
-// the crawl ends within the bound, one of two ways: every page fetched
-// (pages fetched twice are logged), or, when Redis keeps evicting what
-// the journals queue again (a cascade: each recovery evicts another
-// partition's keys), each process that did not finish ends with the error
-// naming the loss after the outage limit (10 s here), and the pages
-// missing are those.
+// (WithEviction): on one redis-server, and on a 3-node Cluster (every
+// node's maxmemory set to its own use at the 100th page). Two processes
+// (8 threads each) crawl 20 hosts × 151 pages (Crawl-delay 0.01). No host
+// ever sees a gap under the delay, and the crawl ends within the bound,
+// one of two ways: every page fetched (pages fetched twice are logged),
+// or, when Redis keeps evicting what the journals queue again (a cascade:
+// each recovery evicts another partition's keys), each process that did
+// not finish ends, no earlier than the outage limit (10 s here) after
+// maxmemory was set, with the error naming the loss (or, where a node
+// found nothing more to evict and refused writes with OOM for the outage
+// limit, that) and counting the requests not crawled; and every page missing is one of those counted
+// (in the journal of a process that reported the loss): none is lost
+// silently.
 func TestFleetEviction(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	res, _ := evictionCrawl(t, WithOutageLimit(10*time.Second))
-	failed := lossReported(t, res.errs)
-	if failed == 0 {
-		res.check(t, 10*time.Millisecond)
-		return
+	const outage = 10 * time.Second
+	forBackends(t, func(t *testing.T, srv backend) {
+		res, _, setAt := evictionCrawl(t, srv, WithOutageLimit(outage))
+		res.rec.checkGaps(t, 10*time.Millisecond)
+		failed := lossReported(t, res.errs, "lost the frontier's keys", "Redis has refused writes")
+		if failed == 0 {
+			res.check(t, 10*time.Millisecond)
+			return
+		}
+		for i, err := range res.errs {
+			if err != nil && res.ended[i].Sub(setAt) < outage {
+				t.Errorf("process %d ended %v after maxmemory was set, before the outage limit %v: %v", i, res.ended[i].Sub(setAt).Round(time.Millisecond), outage, err)
+			}
+		}
+		var missing []string
+		for _, h := range res.hosts {
+			got := map[string]bool{}
+			for _, x := range res.farm.Pages(h, false) {
+				got[x.Path] = true
+			}
+			for i := 0; i < res.pages; i++ {
+				p := "/"
+				if i > 0 {
+					p = fmt.Sprintf("/p%d", i)
+				}
+				if got[p] {
+					continue
+				}
+				missing = append(missing, "GET http://"+h+p)
+			}
+		}
+		lost := res.uncounted(missing, 5*time.Second)
+		for _, k := range lost {
+			t.Errorf("%s never fetched, and not among the requests a process reported not crawled: lost silently", k)
+		}
+		t.Logf("the loss was reported by %d of 2 processes; %d pages missing, %d of them not counted; stats %+v", failed, len(missing), len(lost), res.stats)
+	})
+}
+
+// failures are the requests that ended in Colly's OnError, by key ("GET "
+// + URL): the latest error of each. Threads may still add to it after
+// queue.Run returned.
+type failures struct {
+	mu sync.Mutex
+	m  map[string]error
+}
+
+// get returns the error of the request of key, or nil.
+func (f *failures) get(key string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[key]
+}
+
+// uncounted returns the keys of requests not counted (see counted),
+// asking again every 100 ms for at most d while some are not: a process
+// whose queue.Run returned may still have threads at work, and a request
+// it keeps is out of its records while a write of it is in flight (a call
+// timeout at most).
+func (res crawlResult) uncounted(keys []string, d time.Duration) []string {
+	for end := time.Now().Add(d); ; time.Sleep(100 * time.Millisecond) {
+		var out []string
+		for _, k := range keys {
+			if !res.counted(k) {
+				out = append(out, k)
+			}
+		}
+		if len(out) == 0 || time.Now().After(end) {
+			return out
+		}
 	}
-	res.rec.checkGaps(t, 10*time.Millisecond)
-	t.Logf("the loss was reported by %d of 2 processes: stats %+v", failed, res.stats)
+}
+
+// counted reports whether the request of key is among those a process
+// that ended with an error reported not crawled (its journal and the
+// requests it kept to write).
+func (res crawlResult) counted(key string) bool {
+	for i, q := range res.fronts {
+		if res.errs[i] == nil {
+			continue
+		}
+		q.mu.Lock()
+		_, ok := q.journal[key]
+		for _, it := range q.pendingAdd {
+			ok = ok || it.key == key
+		}
+		q.mu.Unlock()
+		if ok {
+			return true
+		}
+	}
+	return false
 }
 
 // TestFrontierLossStorm: a Redis that keeps losing the frontier's keys
@@ -532,48 +678,85 @@ func TestFrontierLossStorm(t *testing.T) {
 	}
 }
 
-// evictionCrawl runs the crawl of TestFleetEviction with maxmemory set,
-// at the 100th page, to the memory then in use; it returns the crawl and
-// the number of keys evicted, and fails t if none was.
-func evictionCrawl(t *testing.T, qopts ...FrontierOption) (crawlResult, int64) {
-	srv := redistest.Start(t, "--maxmemory-policy", "allkeys-lru")
-	rdb := client(t, srv, 3)
-	ctx := context.Background()
-	var limit int64
-	res := vanishCrawl(t, srv, "evict:", 20, 150, 8, "0.01", []int{100}, func(*Fleet, *Frontier) {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		for _, line := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-				limit, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		if err := rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err(); err != nil {
-			t.Error(err)
-		}
-	}, []Option{WithEviction()}, qopts...)
-	info, _ := rdb.Info(ctx, "stats").Result()
-	evicted := int64(-1)
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "evicted_keys:"); ok {
-			evicted, _ = strconv.ParseInt(v, 10, 64)
+// evictionCrawl runs the crawl of TestFleetEviction on srv (a
+// redis-server or a Cluster: every node) with maxmemory-policy
+// allkeys-lru and maxmemory set, at the 100th page, to the memory then in
+// use; it returns the crawl, the number of keys evicted and when
+// maxmemory was set, and fails t if no key was evicted.
+func evictionCrawl(t *testing.T, srv backend, qopts ...FrontierOption) (crawlResult, int64, time.Time) {
+	var nodes []string
+	switch s := srv.(type) {
+	case *redistest.Cluster:
+		nodes = s.Addrs()
+	case *redistest.Server:
+		nodes = []string{s.Addr}
+	}
+	for _, n := range nodes {
+		if _, err := redistest.Do(n, "CONFIG", "SET", "maxmemory-policy", "allkeys-lru"); err != nil {
+			t.Fatal(err)
 		}
 	}
-	t.Logf("maxmemory %d B, %d keys evicted", limit, evicted)
+	var (
+		limits []int64
+		setAt  time.Time
+	)
+	res := vanishCrawl(t, srv, "evict:", 20, 150, 8, "0.01", []int{100}, func(*Fleet, *Frontier) {
+		setAt = time.Now() // before the first node's: no key is lost earlier
+		for _, n := range nodes {
+			used := infoField(t, n, "memory", "used_memory")
+			if used <= 0 {
+				continue
+			}
+			if _, err := redistest.Do(n, "CONFIG", "SET", "maxmemory", strconv.FormatInt(used, 10)); err != nil {
+				t.Error(err)
+			}
+			limits = append(limits, used)
+		}
+	}, []Option{WithEviction()}, qopts...)
+	var evicted int64
+	for _, n := range nodes {
+		evicted += max(infoField(t, n, "stats", "evicted_keys"), 0)
+	}
+	t.Logf("maxmemory %v B, %d keys evicted", limits, evicted)
 	if evicted <= 0 {
 		t.Fatalf("no key evicted (%d): the test tests nothing", evicted)
 	}
-	return res, evicted
+	return res, evicted, setAt
+}
+
+// infoField returns the integer field of INFO section at the Redis at
+// addr, or -1 after failing t (Errorf: it may run in a server's
+// handler) if it cannot be read.
+func infoField(t *testing.T, addr, section, field string) int64 {
+	t.Helper()
+	info, err := redistest.Do(addr, "INFO", section)
+	if err != nil {
+		t.Errorf("INFO %s at %s: %v", section, addr, err)
+		return -1
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Errorf("INFO %s at %s: %s: %v", section, addr, line, err)
+				return -1
+			}
+			return n
+		}
+	}
+	t.Errorf("INFO %s at %s has no %s", section, addr, field)
+	return -1
 }
 
 // lossReported counts the processes that ended with an error, and fails t
-// unless each such error reports the frontier's loss and the requests the
+// unless each such error reports one of causes (by default the
+// frontier's loss: "lost the frontier's keys") and the requests the
 // process knew not crawled.
-func lossReported(t *testing.T, errs []error) int {
+func lossReported(t *testing.T, errs []error, causes ...string) int {
 	t.Helper()
+	if len(causes) == 0 {
+		causes = []string{"lost the frontier's keys"}
+	}
 	failed := 0
 	for i, err := range errs {
 		if err == nil {
@@ -581,7 +764,8 @@ func lossReported(t *testing.T, errs []error) int {
 		}
 		failed++
 		t.Logf("process %d: %v", i, err)
-		if !strings.Contains(err.Error(), "lost the frontier's keys") || !strings.Contains(err.Error(), "requests known to this process not crawled") {
+		named := slices.ContainsFunc(causes, func(c string) bool { return strings.Contains(err.Error(), c) })
+		if !named || !strings.Contains(err.Error(), "requests known to this process not crawled") {
 			t.Errorf("process %d ended with %v, not the loss reported", i, err)
 		}
 	}
