@@ -82,6 +82,9 @@ if broken then
   end
   gen = nil
 end
+-- Q, L: the counters' q and l, kept up to date by the scripts' changes.
+local Q, L = tonumber(c[2]) or 0, tonumber(c[3]) or 0
+if broken then Q, L = 0, 0 end
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
@@ -126,9 +129,11 @@ local function qpushFront(host, payload)
   redis.call('HSET', QI, host .. '\n' .. I(h), payload)
   redis.call('HSET', QE, 'h:' .. host, I(h), 't:' .. host, I(t))
 end
+-- qpop removes and returns the head of host's FIFO (nil if empty) and
+-- how many requests are left.
 local function qpop(host)
   local h, t = qends(host)
-  if t < h then return nil end
+  if t < h then return nil, 0 end
   local f = host .. '\n' .. I(h)
   local payload = redis.call('HGET', QI, f)
   redis.call('HDEL', QI, f)
@@ -137,7 +142,7 @@ local function qpop(host)
   else
     redis.call('HSET', QE, 'h:' .. host, I(h + 1))
   end
-  return payload
+  return payload, t - h
 end
 -- wakeOne wakes one process that waits on the partition and would look
 -- at it only after at (µs): it publishes on that process's own channel
@@ -169,8 +174,8 @@ local function putBack(id)
   qpushFront(host, payload)
   unhold(host)
   redis.call('ZADD', KEYS[1], 0, host)
-  redis.call('HINCRBY', KEYS[2], 'q', 1)
-  redis.call('HINCRBY', KEYS[2], 'l', -1)
+  Q = redis.call('HINCRBY', KEYS[2], 'q', 1)
+  L = redis.call('HINCRBY', KEYS[2], 'l', -1)
   return host
 end
 -- Leases that ended (their process stopped renewing them: it died) put
@@ -247,7 +252,7 @@ return out
 // hang) is written to KEYS[8] for a lease, and a pop under such an id
 // leases and grants nothing. So a pop the client gave up on never holds a
 // host for a lease, and loses nothing.
-var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostGrantLua + `
+var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostDueLua + hostGrantLua + `
 local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
@@ -261,26 +266,31 @@ if #ARGV >= 18 then
       redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i])
     end
   end
+  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
   keep(KEYS[8])
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
-if redis.call('ZSCORE', KEYS[8], id) then
+-- An abandoned id counts until its score (entries past are dropped when
+-- others are written).
+local ab = redis.call('ZSCORE', KEYS[8], id)
+if ab and tonumber(ab) > now then
   return {gen, 0, '', 0, I(now), 0, 0}
 end
 local reaped = reap(16)
 local function take(host)
-  local payload = qpop(host)
+  local payload, left = qpop(host)
   if not payload then
     redis.call('ZREM', KEYS[1], host)
     return nil
   end
   local held = redis.call('HINCRBY', KEYS[6], host, 1)
-  redis.call('HINCRBY', KEYS[2], 'q', -1)
-  redis.call('HINCRBY', KEYS[2], 'l', 1)
+  Q = redis.call('HINCRBY', KEYS[2], 'q', -1)
+  L = redis.call('HINCRBY', KEYS[2], 'l', 1)
   redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
   redis.call('ZADD', KEYS[5], I(now + lease), id)
-  keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6])
-  if qlen(host) == 0 then
+  -- The lease keys exist while a lease is out (the counters say so: the
+  -- check above), with their TTL: they are new when this is the only one.
+  if L == 1 then keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6]) end
+  if left == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
@@ -295,20 +305,22 @@ end
 -- (nothing queued, requests out), at most MaxWait.
 local function register()
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
   local look = now + maxWait
-  redis.call('ZREM', KEYS[11], me)
+  if #first == 0 and L > 0 then look = now + math.min(maxWait, reapPoll) end
+  -- Registered at look first: this process is then not counted below
+  -- (look is after at when it counts).
+  local new = redis.call('ZADD', KEYS[11], I(look), me)
   if #first > 0 then
     local at = math.max(tonumber(first[2]), now)
     -- One process looks when the soonest host is due: if another will
     -- look by then, this one waits for an event (wakeOne) or MaxWait.
-    if redis.call('ZCOUNT', KEYS[11], I(now), I(at)) == 0 then look = math.min(at, look) end
-  elseif leased > 0 then
-    look = now + math.min(maxWait, reapPoll)
+    if at < look and redis.call('ZCOUNT', KEYS[11], I(now), I(at)) == 0 then
+      look = at
+      redis.call('ZADD', KEYS[11], I(look), me)
+    end
   end
-  redis.call('ZADD', KEYS[11], I(look), me)
-  redis.call('PEXPIRE', KEYS[11], ARGV[4])
-  return first, leased, look
+  if new == 1 then redis.call('PEXPIRE', KEYS[11], ARGV[4]) end
+  return first, look
 end
 local cands = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', I(now), 'LIMIT', 0, scan)
 for _, host in ipairs(cands) do
@@ -316,14 +328,14 @@ for _, host in ipairs(cands) do
   if held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
   else
-    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, lp .. 'pace', now)
+    local at, busy, bar = robots_host_due(lp, host, now, 0)
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
       if p then
         local g, d, fail, mode = 0, 0, 0, 0
-        if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle) end
-        local _, _, look = register()
+        if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle, bar) end
+        local _, look = register()
         return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode}
       end
     else
@@ -335,13 +347,13 @@ if force then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0)
   local p = #first > 0 and take(first[1])
   if p then
-    local _, _, look = register()
+    local _, look = register()
     return {gen, 1, p, reaped, I(now), 1, I(look)}
   end
 end
-local first, leased, look = register()
-if #first == 0 then return {gen, 0, '', reaped, I(now), -1, leased} end
-return {gen, 0, '', reaped, I(now), I(look), leased}
+local first, look = register()
+if #first == 0 then return {gen, 0, '', reaped, I(now), -1, L} end
+return {gen, 0, '', reaped, I(now), I(look), L}
 `)
 
 // frDoneScript ends leases and records their requests done fleet-wide.
@@ -351,7 +363,7 @@ return {gen, 0, '', reaped, I(now), I(look), leased}
 // first), so that no pop looks at it before then, and wakes one waiting
 // process for that time (wakeOne); a partition left with nothing queued
 // or out wakes them all (so that they can end).
-var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
+var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostDueLua + `
 local n = 0
 for i = 6, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
@@ -362,12 +374,14 @@ for i = 6, #ARGV, 2 do
     redis.call('HDEL', KEYS[4], ARGV[i])
     redis.call('ZREM', KEYS[5], ARGV[i])
     unhold(host)
-    redis.call('HINCRBY', KEYS[2], 'l', -1)
+    L = redis.call('HINCRBY', KEYS[2], 'l', -1)
     if qlen(host) > 0 then
       -- The host is looked at when its limiter state says it is ready
       -- (its request's release came before this report), not at once: a
       -- pop never walks hosts that are done but not ready.
-      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, ARGV[2] .. 'pace', now)
+      -- Within the busy poll, the pace record's time is the answer (a
+      -- permit out that ends by then: looked at then as if busy).
+      local at, busy = robots_host_due(ARGV[2], host, now, tonumber(ARGV[5]))
       if busy == 1 then at = math.min(at, now + tonumber(ARGV[5])) end
       at = math.max(at, now)
       redis.call('ZADD', KEYS[1], I(at), host)
@@ -376,10 +390,7 @@ for i = 6, #ARGV, 2 do
     n = n + 1
   end
 end
-if n > 0 then
-  local c = redis.call('HMGET', KEYS[2], 'q', 'l')
-  if (tonumber(c[1]) or 0) <= 0 and (tonumber(c[2]) or 0) <= 0 then wakeAll() end
-end
+if n > 0 and Q <= 0 and L <= 0 then wakeAll() end
 return {gen, n}
 `)
 
@@ -403,11 +414,14 @@ for i = 6, #ARGV, 4 do
     redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1] .. '\n' .. ARGV[i + 3])
     redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[5])), ARGV[i])
     redis.call('HINCRBY', KEYS[6], ARGV[i + 1], 1)
-    redis.call('HINCRBY', KEYS[2], 'l', 1)
+    L = redis.call('HINCRBY', KEYS[2], 'l', 1)
     redis.call('SADD', KEYS[3], ARGV[i + 2])
     n = n + 1
   end
 end
+-- The lease keys have a TTL whenever they exist (the pop's take relies
+-- on it).
+if n > 0 then keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6]) end
 return {gen, n}
 `)
 
