@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -702,15 +703,18 @@ func (q *Frontier) flush(ctx context.Context) {
 	}
 	// The limiter's releases kept for this pipeline (grant.go) go after
 	// the requests and before the done reports, whose wake-ups then see
-	// the hosts released.
+	// the hosts released: in the done report's script of their partition
+	// when there is one, else alone.
 	ops := q.fl.takeDeferred("")
 	type call struct {
 		p     int
 		s     *redis.Script
+		keys  []string // nil: the partition's
 		args  []any
 		adds  []journalItem
 		dones []doneItem
-		host  int // 1 + the index in ops of a hostScript call; 0: a frontier script
+		host  int   // 1 + the index in ops of a hostScript call; 0: a frontier script
+		ops   []int // the indexes in ops of the limiter operations a done report carries
 	}
 	var calls []call
 	// By partition, and apart those queued again from the journal.
@@ -744,9 +748,6 @@ func (q *Frontier) flush(ctx context.Context) {
 			items = items[n:]
 		}
 	}
-	for i, op := range ops {
-		calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
-	}
 	donesByPart := map[int][]doneItem{}
 	var doneOrder []int
 	for _, d := range dones {
@@ -755,14 +756,32 @@ func (q *Frontier) flush(ctx context.Context) {
 		}
 		donesByPart[d.p] = append(donesByPart[d.p], d)
 	}
+	opsByPart := map[int][]int{}
+	for i, op := range ops {
+		if _, ok := donesByPart[op.p]; ok {
+			opsByPart[op.p] = append(opsByPart[op.p], i)
+		} else {
+			calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
+		}
+	}
 	for _, p := range doneOrder {
-		ds := donesByPart[p]
-		args := make([]any, 0, 1+2*len(ds))
-		args = append(args, frontierBusyPoll.Microseconds())
+		ds, carried := donesByPart[p], opsByPart[p]
+		keys := q.parts[p].keys
+		args := make([]any, 0, 2+2*len(ds))
+		args = append(args, frontierBusyPoll.Microseconds(), len(carried))
+		if len(carried) > 0 {
+			keys = slices.Clip(keys)
+			for _, i := range carried {
+				op := ops[i]
+				keys = append(keys, q.fl.hostScriptKeys(op.host)...)
+				ha := q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)
+				args = append(append(args, len(ha)), ha...)
+			}
+		}
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		calls = append(calls, call{p: p, s: frDoneScript, args: args, dones: ds})
+		calls = append(calls, call{p: p, s: frDoneScript, keys: keys, args: args, dones: ds, ops: carried})
 	}
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	defer cancel()
@@ -776,7 +795,11 @@ func (q *Frontier) flush(ctx context.Context) {
 				op := ops[c.host-1]
 				cmds[i] = hostScript.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
 			default:
-				cmds[i] = c.s.EvalSha(cctx, pipe, q.parts[c.p].keys, q.argv(c.p, c.args...)...)
+				keys := c.keys
+				if keys == nil {
+					keys = q.parts[c.p].keys
+				}
+				cmds[i] = c.s.EvalSha(cctx, pipe, keys, q.argv(c.p, c.args...)...)
 			}
 		}
 		pipe.Exec(cctx) // each command carries its own error
@@ -816,6 +839,19 @@ func (q *Frontier) flush(ctx context.Context) {
 			continue
 		}
 		v, err := cmds[i].Slice()
+		for j, k := range c.ops {
+			// The reply of a limiter operation the done report carried,
+			// as hostScript's own: {1, generation}.
+			oc := redis.NewCmd(cctx)
+			if e, ok := frAt(v, 2+j).(int64); err == nil && ok && e != 0 {
+				oc.SetVal([]any{int64(1), e})
+			} else if err != nil {
+				oc.SetErr(err)
+			} else {
+				oc.SetErr(fmt.Errorf("redisfleet: limiter %s in the done report: no reply", ops[k].op))
+			}
+			opCmds[k] = oc
+		}
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
 			failedAdds = append(failedAdds, c.adds...)
@@ -1139,7 +1175,7 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, stri
 		q.mu.Lock()
 		delete(q.own, id)
 		q.mu.Unlock()
-		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), id, "")
+		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), 0, id, "")
 		return nil, r.Host, err
 	}
 	return b, r.Host, nil

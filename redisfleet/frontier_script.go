@@ -356,16 +356,30 @@ if #first == 0 then return {gen, 0, '', reaped, I(now), -1, L} end
 return {gen, 0, '', reaped, I(now), I(look), L}
 `)
 
-// frDoneScript ends leases and records their requests done fleet-wide.
-// ARGV 5 µs before a busy host is looked at again, 6.. pairs: lease id,
-// request key. Returns {gen, ended}. A host with requests queued is put
+// frDoneScript runs limiter operations of hosts of the partition (the
+// releases of the requests reported done, grant.go), then ends leases and
+// records their requests done fleet-wide. ARGV 5 µs before a busy host is
+// looked at again, 6 m, the limiter operations, then for each: the number
+// k of its ARGV and those k ARGV (hostScript's), then pairs: lease id,
+// request key; KEYS 13.. the limiter operations' KEYS, seven each
+// (hostScript's). Returns {gen, ended, then each limiter operation's reply's
+// last element: the partition's limiter generation (0 if it failed)}.
+// A host with requests queued is put
 // back at its ready time by its limiter state (its request's release came
 // first), so that no pop looks at it before then, and wakes one waiting
 // process for that time (wakeOne); a partition left with nothing queued
 // or out wakes them all (so that they can end).
-var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostDueLua + `
+var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostDueLua + hostOpLua + `
 local n = 0
-for i = 6, #ARGV, 2 do
+local ops = {}
+local a, kk = 7, 13
+for _ = 1, tonumber(ARGV[6]) do
+  local k = tonumber(ARGV[a])
+  local r = robots_host_op({unpack(KEYS, kk, kk + 6)}, {unpack(ARGV, a + 1, a + k)})
+  if type(r) == 'table' and #r > 0 then ops[#ops + 1] = r[#r] else ops[#ops + 1] = 0 end
+  a, kk = a + 1 + k, kk + 7
+end
+for i = a, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
   keep(KEYS[7])
   local v = redis.call('HGET', KEYS[4], ARGV[i])
@@ -391,7 +405,9 @@ for i = 6, #ARGV, 2 do
   end
 end
 if n > 0 and Q <= 0 and L <= 0 then wakeAll() end
-return {gen, n}
+local out = {gen, n}
+for _, e in ipairs(ops) do out[#out + 1] = e end
+return out
 `)
 
 // frRenewScript extends leases that are still there. ARGV 5 lease µs,

@@ -49,7 +49,20 @@ const (
 //
 // Every reply ends with one more element: the partition's generation,
 // which the caller passes back as ARGV 9.
-var hostScript = redis.NewScript(`
+var hostScript = redis.NewScript(hostLua)
+
+// hostOpLua defines, for a Lua script run on the fleet's Redis (the
+// frontier's done report), the function
+//
+//	robots_host_op(keys, argv) -> reply
+//
+// which runs hostScript with keys as its KEYS and argv as its ARGV and
+// returns its reply, so that a script can carry a limiter operation of a
+// host of its partition (a release) in the same call.
+const hostOpLua = "local function robots_host_op(KEYS, ARGV)\n" + hostLua + "\nend\n"
+
+// hostLua is hostScript's body.
+const hostLua = `
 -- Numbers go to Redis as strings of integers: Lua's own conversion keeps
 -- 14 digits, and a time in µs has 16.
 local function I(x) return string.format('%d', x) end
@@ -349,4 +362,4 @@ for i, k in pairs(touched) do
 end
 out[#out + 1] = egen
 return out
-`)
+`
