@@ -401,9 +401,21 @@ func (q *Frontier) Init() error {
 					select {
 					case hint := <-w:
 						// hint: the µs until the partition is worth a look
-						// (0: now).
+						// (0: now), or -1: the partition emptied, nothing
+						// queued or out (frontier_script.go's wakeAll), as a
+						// pop would say; the next request queued there
+						// wakes one process.
 						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
 						q.mu.Lock()
+						if hint < 0 {
+							pt := &q.parts[p]
+							pt.look, pt.empty, pt.leased = time.Now().Add(q.cfg.maxWait), true, 0
+							q.parts[p].wakes++
+							close(q.woken)
+							q.woken = make(chan struct{})
+							q.mu.Unlock()
+							continue
+						}
 						if pt := &q.parts[p]; pt.look.After(at) {
 							pt.look = at
 						}
@@ -1080,6 +1092,17 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	q.mu.Unlock()
 	sent := time.Now()
 	v, err := q.run(ctx, p, frPopScript, args...)
+	// A time the script names (a host due, in µs from its now) is counted
+	// from the reply, not from the call: the script ran between the two,
+	// and a look before the host is due on Redis's clock finds nothing.
+	// MaxWait is counted from the call, as the GetRequest it bounds.
+	got := time.Now()
+	after := func(us int64) time.Time {
+		if d := time.Duration(max(us, 0)) * time.Microsecond; d < q.cfg.maxWait {
+			return got.Add(d)
+		}
+		return sent.Add(q.cfg.maxWait)
+	}
 	q.mu.Lock()
 	if err == nil {
 		for _, a := range abandoned { // the script handled them
@@ -1103,7 +1126,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	if frNum(frAt(v, 1)) == 1 {
 		// The partition is looked at again when the pop registered this
 		// process for (an earlier event wakes it), unless woken meanwhile.
-		look := sent.Add(time.Duration(max(frNum(frAt(v, 6))-frNum(frAt(v, 4)), 0)) * time.Microsecond)
+		look := after(frNum(frAt(v, 6)) - frNum(frAt(v, 4)))
 		q.mu.Lock()
 		pt.empty = false
 		if pt.wakes != wakes {
@@ -1135,7 +1158,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 		// that ends (its process died) is put back only by a pop.
 		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
 	default:
-		pt.look = sent.Add(min(time.Duration(max(soonest-now, 0))*time.Microsecond, q.cfg.maxWait))
+		pt.look = after(soonest - now)
 	}
 	if pt.wakes != wakes {
 		// Woken while the pop ran: what it saw may be older than the

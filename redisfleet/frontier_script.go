@@ -155,13 +155,23 @@ local function wakeOne(at)
   redis.call('ZADD', KEYS[11], I(at), w[1])
   redis.call(PUB, WAKE .. ':' .. w[1], KEYS[1] .. '\n' .. I(math.max(at - now, 0)))
 end
--- wakeAll wakes every process that waits on the partition (its state
--- changed for all: it emptied), on the partition's channel.
+-- wakeAll tells every process that waits on the partition, on the
+-- partition's channel, that it emptied (nothing queued, nothing out: hint
+-- -1), which is what a pop would tell them: they need not look. Each
+-- stays a waiter, registered as looking only when woken (+inf), so that
+-- the next request queued wakes one (wakeOne).
 local function wakeAll()
-  if redis.call('ZCARD', KEYS[11]) > 0 then
-    redis.call('DEL', KEYS[11])
-    redis.call(PUB, WAKE, KEYS[1])
+  local w = redis.call('ZRANGE', KEYS[11], 0, -1)
+  if #w == 0 then return end
+  for i = 1, #w, 1000 do
+    local args = {}
+    for j = i, math.min(i + 999, #w) do
+      args[#args + 1] = '+inf'
+      args[#args + 1] = w[j]
+    end
+    redis.call('ZADD', KEYS[11], unpack(args))
   end
+  redis.call(PUB, WAKE, KEYS[1] .. '\n-1')
 end
 -- putBack ends lease id, if it is there, putting its request back at the
 -- head of its host's list; it returns the host, or nil if it was not there.
