@@ -38,7 +38,7 @@ local function I(x) return string.format('%d', x) end
 local PUB, WAKE = string.match(ARGV[3], '^(%S+) (.*)$')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local c = redis.call('HMGET', KEYS[2], 'gen', 'q', 'l')
+local c = redis.call('HMGET', KEYS[2], 'gen', 'q', 'l', 'dk', 'ab')
 local gen = c[1]
 -- A key of the partition that vanished alone (evicted, deleted) leaves
 -- the others inconsistent: requests queued that no host entry leads to,
@@ -82,9 +82,11 @@ if broken then
   end
   gen = nil
 end
--- Q, L: the counters' q and l, kept up to date by the scripts' changes.
-local Q, L = tonumber(c[2]) or 0, tonumber(c[3]) or 0
-if broken then Q, L = 0, 0 end
+-- Q, L: the counters' q and l, kept up to date by the scripts' changes;
+-- DK: the done set was given its TTL (field dk); AB: the entries of the
+-- abandoned zset when it was last written (field ab: 0, none to look up).
+local Q, L, DK, AB = tonumber(c[2]) or 0, tonumber(c[3]) or 0, c[4], tonumber(c[5]) or 0
+if broken then Q, L, DK, AB = 0, 0, nil, 0 end
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
@@ -215,6 +217,8 @@ local function fresh(key)
   if again then
     return redis.call('SISMEMBER', KEYS[7], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
   end
+  -- (Not in the seen set if seen in an earlier generation: the journals
+  -- queue it again after a loss when it is not done.)
   return redis.call('SISMEMBER', KEYS[12], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
 end
 for i = 7, #ARGV, 3 do
@@ -229,7 +233,9 @@ for i = 7, #ARGV, 3 do
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[2], 'q', added)
-  for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
+  -- The keys it wrote (the others get theirs when written first, and
+  -- from the processes' touch, frTouchScript).
+  for _, k in ipairs({1, 2, 3, 9, 10}) do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 return out
 `)
@@ -276,14 +282,19 @@ if #ARGV >= 18 then
       redis.call('ZADD', KEYS[8], I(now + lease), ARGV[i])
     end
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
   keep(KEYS[8])
+  AB = -1
 end
--- An abandoned id counts until its score (entries past are dropped when
--- others are written).
-local ab = redis.call('ZSCORE', KEYS[8], id)
-if ab and tonumber(ab) > now then
-  return {gen, 0, '', 0, I(now), 0, 0}
+-- An abandoned id counts until its score. The zset is read only while
+-- the counters say it has entries.
+if AB ~= 0 then
+  local ab = redis.call('ZSCORE', KEYS[8], id)
+  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
+  local n = redis.call('ZCARD', KEYS[8])
+  if n ~= AB then redis.call('HSET', KEYS[2], 'ab', n) end
+  if ab and tonumber(ab) > now then
+    return {gen, 0, '', 0, I(now), 0, 0}
+  end
 end
 local reaped = reap(16)
 local function take(host)
@@ -293,13 +304,15 @@ local function take(host)
     return nil
   end
   local held = redis.call('HINCRBY', KEYS[6], host, 1)
-  Q = redis.call('HINCRBY', KEYS[2], 'q', -1)
-  L = redis.call('HINCRBY', KEYS[2], 'l', 1)
+  Q, L = Q - 1, L + 1
+  redis.call('HSET', KEYS[2], 'q', I(Q), 'l', I(L))
   redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
   redis.call('ZADD', KEYS[5], I(now + lease), id)
   -- The lease keys exist while a lease is out (the counters say so: the
   -- check above), with their TTL: they are new when this is the only one.
-  if L == 1 then keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6]) end
+  if L == 1 then
+    for k = 4, 6 do redis.call('PEXPIRE', KEYS[k], ARGV[4]) end
+  end
   if left == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif held >= per then
@@ -391,7 +404,12 @@ for _ = 1, tonumber(ARGV[6]) do
 end
 for i = a, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
-  keep(KEYS[7])
+  if not DK then
+    -- Once per done set: its TTL (the counters' dk says it has one).
+    keep(KEYS[7])
+    redis.call('HSET', KEYS[2], 'dk', '1')
+    DK = '1'
+  end
   local v = redis.call('HGET', KEYS[4], ARGV[i])
   if v then
     local host = hostOf(v)

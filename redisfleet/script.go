@@ -186,8 +186,11 @@ end
 -- every waiter told to come back later than now; with a hint: how long
 -- from now the host is worth asking again.
 local function publish()
-  local head = redis.call('ZRANGE', KEYS[4], 0, 0)
-  if #head == 0 then head = redis.call('ZRANGE', KEYS[6], 0, 0) end
+  local head = {}
+  if redis.call('EXISTS', KEYS[4], KEYS[6]) > 0 then
+    head = redis.call('ZRANGE', KEYS[4], 0, 0)
+    if #head == 0 then head = redis.call('ZRANGE', KEYS[6], 0, 0) end
+  end
   if #head > 0 or wake > now then
     redis.call(ARGV[8], ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now) .. '\n' .. (head[1] or ''))
   end
