@@ -207,8 +207,8 @@ type FrontierStats struct {
 // trip) says its delay has passed and no permit holds it. While the Fleet
 // has a [Limiter], the same script grants the host's permit for the
 // request, which the Limiter's next Acquire of the host in this process
-// takes without a round trip, and Done sends the permit's release in its
-// pipeline (see the package doc, Round trips per request). When no host is
+// takes without a round trip, and Done's script releases the permit (see
+// the package doc, Round trips per request). When no host is
 // ready it waits (until the soonest host's time, unless another process
 // looks then; woken on its own Pub/Sub channel, with the time a host turns
 // ready, when a new host is queued or a host with requests is done and no
