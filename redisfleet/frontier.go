@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -207,8 +208,8 @@ type FrontierStats struct {
 // trip) says its delay has passed and no permit holds it. While the Fleet
 // has a [Limiter], the same script grants the host's permit for the
 // request, which the Limiter's next Acquire of the host in this process
-// takes without a round trip, and Done sends the permit's release in its
-// pipeline (see the package doc, Round trips per request). When no host is
+// takes without a round trip, and Done's script releases the permit (see
+// the package doc, Round trips per request). When no host is
 // ready it waits (until the soonest host's time, unless another process
 // looks then; woken on its own Pub/Sub channel, with the time a host turns
 // ready, when a new host is queued or a host with requests is done and no
@@ -406,9 +407,21 @@ func (q *Frontier) Init() error {
 					select {
 					case hint := <-w:
 						// hint: the µs until the partition is worth a look
-						// (0: now).
+						// (0: now), or -1: the partition emptied, nothing
+						// queued or out (frontier_script.go's wakeAll), as a
+						// pop would say; the next request queued there
+						// wakes one process.
 						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
 						q.mu.Lock()
+						if hint < 0 {
+							pt := &q.parts[p]
+							pt.look, pt.empty, pt.leased = time.Now().Add(q.cfg.maxWait), true, 0
+							q.parts[p].wakes++
+							close(q.woken)
+							q.woken = make(chan struct{})
+							q.mu.Unlock()
+							continue
+						}
 						if pt := &q.parts[p]; pt.look.After(at) {
 							pt.look = at
 						}
@@ -708,15 +721,18 @@ func (q *Frontier) flush(ctx context.Context) {
 	}
 	// The limiter's releases kept for this pipeline (grant.go) go after
 	// the requests and before the done reports, whose wake-ups then see
-	// the hosts released.
+	// the hosts released: in the done report's script of their partition
+	// when there is one, else alone.
 	ops := q.fl.takeDeferred("")
 	type call struct {
 		p     int
 		s     *redis.Script
+		keys  []string // nil: the partition's
 		args  []any
 		adds  []journalItem
 		dones []doneItem
-		host  int // 1 + the index in ops of a hostScript call; 0: a frontier script
+		host  int   // 1 + the index in ops of a hostScript call; 0: a frontier script
+		ops   []int // the indexes in ops of the limiter operations a done report carries
 	}
 	var calls []call
 	// By partition, and apart those queued again from the journal.
@@ -750,9 +766,6 @@ func (q *Frontier) flush(ctx context.Context) {
 			items = items[n:]
 		}
 	}
-	for i, op := range ops {
-		calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
-	}
 	donesByPart := map[int][]doneItem{}
 	var doneOrder []int
 	for _, d := range dones {
@@ -761,14 +774,32 @@ func (q *Frontier) flush(ctx context.Context) {
 		}
 		donesByPart[d.p] = append(donesByPart[d.p], d)
 	}
+	opsByPart := map[int][]int{}
+	for i, op := range ops {
+		if _, ok := donesByPart[op.p]; ok {
+			opsByPart[op.p] = append(opsByPart[op.p], i)
+		} else {
+			calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
+		}
+	}
 	for _, p := range doneOrder {
-		ds := donesByPart[p]
-		args := make([]any, 0, 1+2*len(ds))
-		args = append(args, frontierBusyPoll.Microseconds())
+		ds, carried := donesByPart[p], opsByPart[p]
+		keys := q.parts[p].keys
+		args := make([]any, 0, 2+2*len(ds))
+		args = append(args, frontierBusyPoll.Microseconds(), len(carried))
+		if len(carried) > 0 {
+			keys = slices.Clip(keys)
+			for _, i := range carried {
+				op := ops[i]
+				keys = append(keys, q.fl.hostScriptKeys(op.host)...)
+				ha := q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)
+				args = append(append(args, len(ha)), ha...)
+			}
+		}
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		calls = append(calls, call{p: p, s: frDoneScript, args: args, dones: ds})
+		calls = append(calls, call{p: p, s: frDoneScript, keys: keys, args: args, dones: ds, ops: carried})
 	}
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	defer cancel()
@@ -782,7 +813,11 @@ func (q *Frontier) flush(ctx context.Context) {
 				op := ops[c.host-1]
 				cmds[i] = hostScript.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
 			default:
-				cmds[i] = c.s.EvalSha(cctx, pipe, q.parts[c.p].keys, q.argv(c.p, c.args...)...)
+				keys := c.keys
+				if keys == nil {
+					keys = q.parts[c.p].keys
+				}
+				cmds[i] = c.s.EvalSha(cctx, pipe, keys, q.argv(c.p, c.args...)...)
 			}
 		}
 		pipe.Exec(cctx) // each command carries its own error
@@ -822,6 +857,19 @@ func (q *Frontier) flush(ctx context.Context) {
 			continue
 		}
 		v, err := cmds[i].Slice()
+		for j, k := range c.ops {
+			// The reply of a limiter operation the done report carried,
+			// as hostScript's own: {1, generation}.
+			oc := redis.NewCmd(cctx)
+			if e, ok := frAt(v, 2+j).(int64); err == nil && ok && e != 0 {
+				oc.SetVal([]any{int64(1), e})
+			} else if err != nil {
+				oc.SetErr(err)
+			} else {
+				oc.SetErr(fmt.Errorf("redisfleet: limiter %s in the done report: no reply", ops[k].op))
+			}
+			opCmds[k] = oc
+		}
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
 			failedAdds = append(failedAdds, c.adds...)
@@ -1054,6 +1102,17 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	q.mu.Unlock()
 	sent := time.Now()
 	v, err := q.run(ctx, p, frPopScript, args...)
+	// A time the script names (a host due, in µs from its now) is counted
+	// from the reply, not from the call: the script ran between the two,
+	// and a look before the host is due on Redis's clock finds nothing.
+	// MaxWait is counted from the call, as the GetRequest it bounds.
+	got := time.Now()
+	after := func(us int64) time.Time {
+		if d := time.Duration(max(us, 0)) * time.Microsecond; d < q.cfg.maxWait {
+			return got.Add(d)
+		}
+		return sent.Add(q.cfg.maxWait)
+	}
 	q.mu.Lock()
 	if err == nil {
 		for _, a := range abandoned { // the script handled them
@@ -1077,7 +1136,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 	if frNum(frAt(v, 1)) == 1 {
 		// The partition is looked at again when the pop registered this
 		// process for (an earlier event wakes it), unless woken meanwhile.
-		look := sent.Add(time.Duration(max(frNum(frAt(v, 6))-frNum(frAt(v, 4)), 0)) * time.Microsecond)
+		look := after(frNum(frAt(v, 6)) - frNum(frAt(v, 4)))
 		q.mu.Lock()
 		pt.empty = false
 		if pt.wakes != wakes {
@@ -1109,7 +1168,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 		// that ends (its process died) is put back only by a pop.
 		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
 	default:
-		pt.look = sent.Add(min(time.Duration(max(soonest-now, 0))*time.Microsecond, q.cfg.maxWait))
+		pt.look = after(soonest - now)
 	}
 	if pt.wakes != wakes {
 		// Woken while the pop ran: what it saw may be older than the
@@ -1149,7 +1208,7 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, stri
 		q.mu.Lock()
 		delete(q.own, id)
 		q.mu.Unlock()
-		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), id, "")
+		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), 0, id, "")
 		return nil, r.Host, err
 	}
 	return b, r.Host, nil

@@ -38,7 +38,7 @@ local function I(x) return string.format('%d', x) end
 local PUB, WAKE = string.match(ARGV[3], '^(%S+) (.*)$')
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local c = redis.call('HMGET', KEYS[2], 'gen', 'q', 'l')
+local c = redis.call('HMGET', KEYS[2], 'gen', 'q', 'l', 'dk', 'ab')
 local gen = c[1]
 -- A key of the partition that vanished alone (evicted, deleted) leaves
 -- the others inconsistent: requests queued that no host entry leads to,
@@ -82,6 +82,11 @@ if broken then
   end
   gen = nil
 end
+-- Q, L: the counters' q and l, kept up to date by the scripts' changes;
+-- DK: the done set was given its TTL (field dk); AB: the entries of the
+-- abandoned zset when it was last written (field ab: 0, none to look up).
+local Q, L, DK, AB = tonumber(c[2]) or 0, tonumber(c[3]) or 0, c[4], tonumber(c[5]) or 0
+if broken then Q, L, DK, AB = 0, 0, nil, 0 end
 if not gen then
   gen = ARGV[1]
   redis.call('HSET', KEYS[2], 'gen', gen)
@@ -126,9 +131,11 @@ local function qpushFront(host, payload)
   redis.call('HSET', QI, host .. '\n' .. I(h), payload)
   redis.call('HSET', QE, 'h:' .. host, I(h), 't:' .. host, I(t))
 end
+-- qpop removes and returns the head of host's FIFO (nil if empty) and
+-- how many requests are left.
 local function qpop(host)
   local h, t = qends(host)
-  if t < h then return nil end
+  if t < h then return nil, 0 end
   local f = host .. '\n' .. I(h)
   local payload = redis.call('HGET', QI, f)
   redis.call('HDEL', QI, f)
@@ -137,7 +144,7 @@ local function qpop(host)
   else
     redis.call('HSET', QE, 'h:' .. host, I(h + 1))
   end
-  return payload
+  return payload, t - h
 end
 -- wakeOne wakes one process that waits on the partition and would look
 -- at it only after at (µs): it publishes on that process's own channel
@@ -150,13 +157,23 @@ local function wakeOne(at)
   redis.call('ZADD', KEYS[11], I(at), w[1])
   redis.call(PUB, WAKE .. ':' .. w[1], KEYS[1] .. '\n' .. I(math.max(at - now, 0)))
 end
--- wakeAll wakes every process that waits on the partition (its state
--- changed for all: it emptied), on the partition's channel.
+-- wakeAll tells every process that waits on the partition, on the
+-- partition's channel, that it emptied (nothing queued, nothing out: hint
+-- -1), which is what a pop would tell them: they need not look. Each
+-- stays a waiter, registered as looking only when woken (+inf), so that
+-- the next request queued wakes one (wakeOne).
 local function wakeAll()
-  if redis.call('ZCARD', KEYS[11]) > 0 then
-    redis.call('DEL', KEYS[11])
-    redis.call(PUB, WAKE, KEYS[1])
+  local w = redis.call('ZRANGE', KEYS[11], 0, -1)
+  if #w == 0 then return end
+  for i = 1, #w, 1000 do
+    local args = {}
+    for j = i, math.min(i + 999, #w) do
+      args[#args + 1] = '+inf'
+      args[#args + 1] = w[j]
+    end
+    redis.call('ZADD', KEYS[11], unpack(args))
   end
+  redis.call(PUB, WAKE, KEYS[1] .. '\n-1')
 end
 -- putBack ends lease id, if it is there, putting its request back at the
 -- head of its host's list; it returns the host, or nil if it was not there.
@@ -169,8 +186,8 @@ local function putBack(id)
   qpushFront(host, payload)
   unhold(host)
   redis.call('ZADD', KEYS[1], 0, host)
-  redis.call('HINCRBY', KEYS[2], 'q', 1)
-  redis.call('HINCRBY', KEYS[2], 'l', -1)
+  Q = redis.call('HINCRBY', KEYS[2], 'q', 1)
+  L = redis.call('HINCRBY', KEYS[2], 'l', -1)
   return host
 end
 -- Leases that ended (their process stopped renewing them: it died) put
@@ -200,6 +217,8 @@ local function fresh(key)
   if again then
     return redis.call('SISMEMBER', KEYS[7], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
   end
+  -- (Not in the seen set if seen in an earlier generation: the journals
+  -- queue it again after a loss when it is not done.)
   return redis.call('SISMEMBER', KEYS[12], key) == 0 and redis.call('SADD', KEYS[3], key) == 1
 end
 for i = 7, #ARGV, 3 do
@@ -214,7 +233,9 @@ for i = 7, #ARGV, 3 do
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[2], 'q', added)
-  for k = 1, #KEYS do redis.call('PEXPIRE', KEYS[k], ttl) end
+  -- The keys it wrote (the others get theirs when written first, and
+  -- from the processes' touch, frTouchScript).
+  for _, k in ipairs({1, 2, 3, 9, 10}) do redis.call('PEXPIRE', KEYS[k], ttl) end
 end
 return out
 `)
@@ -250,7 +271,7 @@ return out
 // hang) is written to KEYS[8] for a lease, and a pop under such an id
 // leases and grants nothing. So a pop the client gave up on never holds a
 // host for a lease, and loses nothing.
-var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostGrantLua + `
+var frPopScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostDueLua + hostGrantLua + `
 local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
@@ -267,25 +288,37 @@ if #ARGV >= 18 then
     end
   end
   keep(KEYS[8])
+  AB = -1
 end
-redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
-if redis.call('ZSCORE', KEYS[8], id) then
-  return {gen, 0, '', 0, I(now), 0, 0}
+-- An abandoned id counts until its score. The zset is read only while
+-- the counters say it has entries.
+if AB ~= 0 then
+  local ab = redis.call('ZSCORE', KEYS[8], id)
+  redis.call('ZREMRANGEBYSCORE', KEYS[8], '-inf', I(now))
+  local n = redis.call('ZCARD', KEYS[8])
+  if n ~= AB then redis.call('HSET', KEYS[2], 'ab', n) end
+  if ab and tonumber(ab) > now then
+    return {gen, 0, '', 0, I(now), 0, 0}
+  end
 end
 local reaped = reap(16)
 local function take(host)
-  local payload = qpop(host)
+  local payload, left = qpop(host)
   if not payload then
     redis.call('ZREM', KEYS[1], host)
     return nil
   end
   local held = redis.call('HINCRBY', KEYS[6], host, 1)
-  redis.call('HINCRBY', KEYS[2], 'q', -1)
-  redis.call('HINCRBY', KEYS[2], 'l', 1)
+  Q, L = Q - 1, L + 1
+  redis.call('HSET', KEYS[2], 'q', I(Q), 'l', I(L))
   redis.call('HSET', KEYS[4], id, host .. '\n' .. payload)
   redis.call('ZADD', KEYS[5], I(now + lease), id)
-  keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6])
-  if qlen(host) == 0 then
+  -- The lease keys exist while a lease is out (the counters say so: the
+  -- check above), with their TTL: they are new when this is the only one.
+  if L == 1 then
+    for k = 4, 6 do redis.call('PEXPIRE', KEYS[k], ARGV[4]) end
+  end
+  if left == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
@@ -300,20 +333,22 @@ end
 -- (nothing queued, requests out), at most MaxWait.
 local function register()
   local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  local leased = tonumber(redis.call('HGET', KEYS[2], 'l')) or 0
   local look = now + maxWait
-  redis.call('ZREM', KEYS[11], me)
+  if #first == 0 and L > 0 then look = now + math.min(maxWait, reapPoll) end
+  -- Registered at look first: this process is then not counted below
+  -- (look is after at when it counts).
+  local new = redis.call('ZADD', KEYS[11], I(look), me)
   if #first > 0 then
     local at = math.max(tonumber(first[2]), now)
     -- One process looks when the soonest host is due: if another will
     -- look by then, this one waits for an event (wakeOne) or MaxWait.
-    if redis.call('ZCOUNT', KEYS[11], I(now), I(at)) == 0 then look = math.min(at, look) end
-  elseif leased > 0 then
-    look = now + math.min(maxWait, reapPoll)
+    if at < look and redis.call('ZCOUNT', KEYS[11], I(now), I(at)) == 0 then
+      look = at
+      redis.call('ZADD', KEYS[11], I(look), me)
+    end
   end
-  redis.call('ZADD', KEYS[11], I(look), me)
-  redis.call('PEXPIRE', KEYS[11], ARGV[4])
-  return first, leased, look
+  if new == 1 then redis.call('PEXPIRE', KEYS[11], ARGV[4]) end
+  return first, look
 end
 local cands = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', I(now), 'LIMIT', 0, scan)
 for _, host in ipairs(cands) do
@@ -321,14 +356,14 @@ for _, host in ipairs(cands) do
   if held >= per then
     redis.call('ZADD', KEYS[1], I(now + capWait), host)
   else
-    local at, busy = robots_host_ready_at(lp .. 'host:' .. host, lp .. 'hold:' .. host, lp .. 'pace', now)
+    local at, busy, bar = robots_host_due(lp, host, now, 0)
     if busy == 1 then at = math.min(at, now + busyPoll) end
     if at <= now then
       local p = take(host)
       if p then
         local g, d, fail, mode = 0, 0, 0, 0
-        if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle) end
-        local _, _, look = register()
+        if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle, bar) end
+        local _, look = register()
         return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode}
       end
     else
@@ -340,39 +375,60 @@ if force then
   local first = redis.call('ZRANGE', KEYS[1], 0, 0)
   local p = #first > 0 and take(first[1])
   if p then
-    local _, _, look = register()
+    local _, look = register()
     return {gen, 1, p, reaped, I(now), 1, I(look)}
   end
 end
-local first, leased, look = register()
-if #first == 0 then return {gen, 0, '', reaped, I(now), -1, leased} end
-return {gen, 0, '', reaped, I(now), I(look), leased}
+local first, look = register()
+if #first == 0 then return {gen, 0, '', reaped, I(now), -1, L} end
+return {gen, 0, '', reaped, I(now), I(look), L}
 `)
 
-// frDoneScript ends leases and records their requests done fleet-wide.
-// ARGV 5 µs before a busy host is looked at again, 6.. pairs: lease id,
-// request key. Returns {gen, ended}. A host with requests queued is put
+// frDoneScript runs limiter operations of hosts of the partition (the
+// releases of the requests reported done, grant.go), then ends leases and
+// records their requests done fleet-wide. ARGV 5 µs before a busy host is
+// looked at again, 6 m, the limiter operations, then for each: the number
+// k of its ARGV and those k ARGV (hostScript's), then pairs: lease id,
+// request key; KEYS 13.. the limiter operations' KEYS, seven each
+// (hostScript's). Returns {gen, ended, then each limiter operation's reply's
+// last element: the partition's limiter generation (0 if it failed)}.
+// A host with requests queued is put
 // back at its ready time by its limiter state (its request's release came
 // first), so that no pop looks at it before then, and wakes one waiting
 // process for that time (wakeOne); a partition left with nothing queued
 // or out wakes them all (so that they can end).
-var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + `
+var frDoneScript = redis.NewScript(frontierLuaHead + hostReadyLua + hostDueLua + hostOpLua + `
 local n = 0
-for i = 6, #ARGV, 2 do
+local ops = {}
+local a, kk = 7, 13
+for _ = 1, tonumber(ARGV[6]) do
+  local k = tonumber(ARGV[a])
+  local r = robots_host_op({unpack(KEYS, kk, kk + 6)}, {unpack(ARGV, a + 1, a + k)})
+  if type(r) == 'table' and #r > 0 then ops[#ops + 1] = r[#r] else ops[#ops + 1] = 0 end
+  a, kk = a + 1 + k, kk + 7
+end
+for i = a, #ARGV, 2 do
   redis.call('SADD', KEYS[7], ARGV[i + 1])
-  keep(KEYS[7])
+  if not DK then
+    -- Once per done set: its TTL (the counters' dk says it has one).
+    keep(KEYS[7])
+    redis.call('HSET', KEYS[2], 'dk', '1')
+    DK = '1'
+  end
   local v = redis.call('HGET', KEYS[4], ARGV[i])
   if v then
     local host = hostOf(v)
     redis.call('HDEL', KEYS[4], ARGV[i])
     redis.call('ZREM', KEYS[5], ARGV[i])
     unhold(host)
-    redis.call('HINCRBY', KEYS[2], 'l', -1)
+    L = redis.call('HINCRBY', KEYS[2], 'l', -1)
     if qlen(host) > 0 then
       -- The host is looked at when its limiter state says it is ready
       -- (its request's release came before this report), not at once: a
       -- pop never walks hosts that are done but not ready.
-      local at, busy = robots_host_ready_at(ARGV[2] .. 'host:' .. host, ARGV[2] .. 'hold:' .. host, ARGV[2] .. 'pace', now)
+      -- Within the busy poll, the pace record's time is the answer (a
+      -- permit out that ends by then: looked at then as if busy).
+      local at, busy = robots_host_due(ARGV[2], host, now, tonumber(ARGV[5]))
       if busy == 1 then at = math.min(at, now + tonumber(ARGV[5])) end
       at = math.max(at, now)
       redis.call('ZADD', KEYS[1], I(at), host)
@@ -381,11 +437,10 @@ for i = 6, #ARGV, 2 do
     n = n + 1
   end
 end
-if n > 0 then
-  local c = redis.call('HMGET', KEYS[2], 'q', 'l')
-  if (tonumber(c[1]) or 0) <= 0 and (tonumber(c[2]) or 0) <= 0 then wakeAll() end
-end
-return {gen, n}
+if n > 0 and Q <= 0 and L <= 0 then wakeAll() end
+local out = {gen, n}
+for _, e in ipairs(ops) do out[#out + 1] = e end
+return out
 `)
 
 // frRenewScript extends leases that are still there. ARGV 5 lease µs,
@@ -408,11 +463,14 @@ for i = 6, #ARGV, 4 do
     redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1] .. '\n' .. ARGV[i + 3])
     redis.call('ZADD', KEYS[5], I(now + tonumber(ARGV[5])), ARGV[i])
     redis.call('HINCRBY', KEYS[6], ARGV[i + 1], 1)
-    redis.call('HINCRBY', KEYS[2], 'l', 1)
+    L = redis.call('HINCRBY', KEYS[2], 'l', 1)
     redis.call('SADD', KEYS[3], ARGV[i + 2])
     n = n + 1
   end
 end
+-- The lease keys have a TTL whenever they exist (the pop's take relies
+-- on it).
+if n > 0 then keep(KEYS[4]) keep(KEYS[5]) keep(KEYS[6]) end
 return {gen, n}
 `)
 

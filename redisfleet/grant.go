@@ -24,10 +24,12 @@ import (
 //   - A permit released while this process's frontier has a request of
 //     the same host out (whose done report is coming) is not released at
 //     once: its release waits (deferred) for the frontier's next pipeline,
-//     the done report's, and goes in it, before the done report. It goes
-//     alone after releaseDefer at the latest, and before the next
-//     AcquireMax of the host in this process. A later release only
-//     lengthens the gap before the host's next grant.
+//     the done report's, and runs inside the done report's script of its
+//     partition (frDoneScript runs hostScript's body first, as
+//     robots_host_op), or beside it when that pipeline has no done report
+//     of its partition. It goes alone after releaseDefer at the latest,
+//     and before the next AcquireMax of the host in this process. A later
+//     release only lengthens the gap before the host's next grant.
 
 // releaseDefer bounds how long a release waits for the frontier's next
 // pipeline.

@@ -50,7 +50,7 @@ func (c *limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 			if op := limiterOp(cmd); op != "" {
 				ops = append(ops, op)
 			} else if a := cmd.Args(); len(a) > 1 && a[1] == frDoneScript.Hash() {
-				ops = append(ops, "done")
+				ops = append(append(ops, doneOps(a)...), "done")
 			}
 		}
 		if len(ops) > 0 {
@@ -60,6 +60,25 @@ func (c *limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 		}
 		return next(ctx, cmds)
 	}
+}
+
+// doneOps returns the ops of the limiter operations a frDoneScript call
+// (its args a) carries.
+func doneOps(a []any) []string {
+	n, _ := a[2].(int) // evalsha sha n k1..kn token tag pub ttl busyPoll m [k argv...]...
+	i := 3 + n + 5
+	if i >= len(a) {
+		return nil
+	}
+	m, _ := a[i].(int)
+	var ops []string
+	for i++; m > 0 && i+1 < len(a); m-- {
+		k, _ := a[i].(int)
+		op, _ := a[i+1].(string)
+		ops = append(ops, op)
+		i += 1 + k
+	}
+	return ops
 }
 
 // take returns the calls recorded since the last take.

@@ -223,44 +223,89 @@ local function robots_host_ready_at(hkey, zkey, pkey, now)
 end
 `
 
+// hostDueLua defines, for a Lua script run on the fleet's Redis (after
+// hostReadyLua), the function
+//
+//	robots_host_due(prefix, host, now, near) -> at, held, bar
+//
+// which tells, as robots_host_ready_at does, when host's limiter grants a
+// permit (at, µs) and whether a live permit blocks it (held = 1), reading
+// as little as it can: the host's entry in its partition's pace record
+// (bar, µs, 0 without one), which is the earliest grant the stored state
+// allows (hostScript's bar) while it is in the future; only when that is
+// more than near µs ahead and a permit is out (the hash's ho, the latest
+// lease end, is in the future) does it ask robots_host_ready_at, whose
+// answer then differs (a host of delay 0 is ready while a permit is out;
+// within near µs, bar is the answer, held = 0). prefix is
+// the partition's key prefix T(n). A pace record that lost the host's
+// entry makes the host look ready too soon: the answer is a hint for the
+// frontier's order, never a permit (robots_host_grant checks the stored
+// state again). It only reads.
+const hostDueLua = `
+local function robots_host_due(prefix, host, now, near)
+  local hkey = prefix .. 'host:' .. host
+  local bar = tonumber(redis.call('ZSCORE', prefix .. 'pace', hkey)) or 0
+  if bar <= now + near then return bar, 0, bar end
+  if (tonumber(redis.call('HGET', hkey, 'ho')) or 0) > now then
+    local at, held = robots_host_ready_at(hkey, prefix .. 'hold:' .. host, prefix .. 'pace', now)
+    return at, held, bar
+  end
+  return bar, 0, bar
+end
+`
+
 // hostGrantLua defines, for a Lua script run on the fleet's Redis, the
 // function
 //
-//	robots_host_grant(prefix, host, tok, now, lease, idle) -> granted, d, fail, mode
+//	robots_host_grant(prefix, host, tok, now, lease, idle, bar) -> granted, d, fail, mode
 //
 // which grants a permit of host's limiter under the token tok (the grant
 // of hostScript's acq: a member of hold:<host> whose score is the lease
 // end, hd set to the delay, ho to the lease end, claim cleared, g counted,
 // the host's entry in the partition's pace record raised to the lease end
-// plus the delay) for a caller that
-// found the host ready by robots_host_ready_at at now (at ≤ now, held =
-// 0); prefix is the partition's key prefix T(n), lease and idle are the
-// lease and the idle TTL in µs. It grants only when the grant cannot be
-// told from one hostScript would make at now under the host's stored
-// delay d: the host has limiter state (its hash exists: a host without
-// state is held after a data loss, which only hostScript judges), no
+// plus the delay; bar is that entry's score as the caller read it, 0 if
+// none) for a caller that found the host ready (robots_host_due); prefix
+// is the partition's key prefix T(n), lease and idle are the lease and
+// the idle TTL in µs. It grants only when the grant cannot be told from
+// one hostScript would make at now under the host's stored delay d: the
+// host has limiter state (its hash exists: a host without state is held
+// after a data loss, which only hostScript judges), its stored state
+// allows a grant now (next, pause, the latest release or send plus the
+// delay, a lease whose hold zset vanished: as hostScript reads them), no
 // permit is in hold:<host> (none live, none whose lease ended and is not
 // yet counted), and no Acquire caller queues in wait:<host> (they come
 // first). It returns granted = 1, the stored delay d (µs: the grant is
 // valid for a request whose delay is at most d), the host's 429/503 run
 // and the stored spacing mode; else 0, 0, 0, 0, writing nothing.
 const hostGrantLua = `
-local function robots_host_grant(prefix, host, tok, now, lease, idle)
+local function robots_host_grant(prefix, host, tok, now, lease, idle, bar)
   local hkey, zkey = prefix .. 'host:' .. host, prefix .. 'hold:' .. host
-  local s = redis.call('HMGET', hkey, 'next', 'd', 'fail', 'm')
+  local s = redis.call('HMGET', hkey, 'next', 'd', 'fail', 'm', 'pause', 'le', 'ls', 'ho', 'hd', 'g')
   if not s[1] then return 0, 0, 0, 0 end
-  if redis.call('EXISTS', zkey, prefix .. 'wait:' .. host) > 0 then return 0, 0, 0, 0 end
   local d = tonumber(s[2]) or 0
+  -- Ready by the stored state (the caller's view came from the pace
+  -- record, which may have lost the host's entry).
+  local at, ho, dd = math.max(tonumber(s[1]) or 0, tonumber(s[5]) or 0), tonumber(s[8]) or 0, d
+  if ho > now then return 0, 0, 0, 0 end
+  if ho > 0 then
+    dd = math.max(d, tonumber(s[9]) or 0)
+    at = math.max(at, ho + dd)
+  end
+  if dd > 0 then
+    if (tonumber(s[4]) or 0) == 1 then at = math.max(at, (tonumber(s[7]) or 0) + dd) else at = math.max(at, (tonumber(s[6]) or 0) + dd) end
+  end
+  if at > now then return 0, 0, 0, 0 end
+  if redis.call('EXISTS', zkey, prefix .. 'wait:' .. host) > 0 then return 0, 0, 0, 0 end
   redis.call('ZADD', zkey, string.format('%d', now + lease), tok)
   redis.call('PEXPIRE', zkey, string.format('%d', math.ceil((lease + idle) / 1000)))
-  redis.call('HSET', hkey, 'hd', string.format('%d', d), 'claim', '0', 'ho', string.format('%d', now + lease))
-  redis.call('HINCRBY', hkey, 'g', 1)
+  redis.call('HSET', hkey, 'hd', string.format('%d', d), 'claim', '0', 'ho', string.format('%d', now + lease),
+    'g', string.format('%d', (tonumber(s[10]) or 0) + 1))
   -- The pace record, as hostScript keeps it: no grant before this
   -- permit's lease ends and its delay passes, should the state vanish.
   -- (No ZADD GT: Redis 5 has none.)
-  local pk, bar = prefix .. 'pace', now + lease + d
-  if bar > (tonumber(redis.call('ZSCORE', pk, hkey)) or 0) then
-    redis.call('ZADD', pk, string.format('%d', bar), hkey)
+  local bar1 = now + lease + d
+  if bar1 > bar then
+    redis.call('ZADD', prefix .. 'pace', string.format('%d', bar1), hkey)
   end
   return 1, d, tonumber(s[3]) or 0, tonumber(s[4]) or 0
 end

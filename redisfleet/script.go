@@ -49,7 +49,20 @@ const (
 //
 // Every reply ends with one more element: the partition's generation,
 // which the caller passes back as ARGV 9.
-var hostScript = redis.NewScript(`
+var hostScript = redis.NewScript(hostLua)
+
+// hostOpLua defines, for a Lua script run on the fleet's Redis (the
+// frontier's done report), the function
+//
+//	robots_host_op(keys, argv) -> reply
+//
+// which runs hostScript with keys as its KEYS and argv as its ARGV and
+// returns its reply, so that a script can carry a limiter operation of a
+// host of its partition (a release) in the same call.
+const hostOpLua = "local function robots_host_op(KEYS, ARGV)\n" + hostLua + "\nend\n"
+
+// hostLua is hostScript's body.
+const hostLua = `
 -- Numbers go to Redis as strings of integers: Lua's own conversion keeps
 -- 14 digits, and a time in µs has 16.
 local function I(x) return string.format('%d', x) end
@@ -173,8 +186,11 @@ end
 -- every waiter told to come back later than now; with a hint: how long
 -- from now the host is worth asking again.
 local function publish()
-  local head = redis.call('ZRANGE', KEYS[4], 0, 0)
-  if #head == 0 then head = redis.call('ZRANGE', KEYS[6], 0, 0) end
+  local head = {}
+  if redis.call('EXISTS', KEYS[4], KEYS[6]) > 0 then
+    head = redis.call('ZRANGE', KEYS[4], 0, 0)
+    if #head == 0 then head = redis.call('ZRANGE', KEYS[6], 0, 0) end
+  end
   if #head > 0 or wake > now then
     redis.call(ARGV[8], ARGV[7], H .. '\n' .. I(math.max(nxt, pause) - now) .. '\n' .. (head[1] or ''))
   end
@@ -349,4 +365,4 @@ for i, k in pairs(touched) do
 end
 out[#out + 1] = egen
 return out
-`)
+`
