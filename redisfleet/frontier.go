@@ -1011,7 +1011,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 			if !due {
 				continue
 			}
-			b, err := q.pop(ctx, p, false)
+			b, err := q.pop(ctx, p, false, deadline)
 			if b != nil || err != nil && !errors.Is(err, ErrUnavailable) {
 				return b, err
 			}
@@ -1052,7 +1052,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		case allEmpty && (past || leased == 0):
 			return nil, frontier.ErrEmpty
 		case past && own > 0 && force >= 0:
-			b, err := q.pop(ctx, force, true)
+			b, err := q.pop(ctx, force, true, time.Time{})
 			if b != nil || err != nil {
 				return b, err
 			}
@@ -1079,9 +1079,10 @@ func (q *Frontier) getRequest() ([]byte, error) {
 }
 
 // pop runs the pop script on partition p (force: take from the host ready
-// soonest if none is ready) and records what it says of the partition. It
-// returns the request handed out, or nil.
-func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
+// soonest if none is ready) and records what it says of the partition,
+// for a GetRequest whose deadline is by (zero: none). It returns the
+// request handed out, or nil.
+func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]byte, error) {
 	id := q.fl.token()
 	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
@@ -1169,6 +1170,14 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool) ([]byte, error) {
 		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
 	default:
 		pt.look = after(soonest - now)
+	}
+	if !by.IsZero() && pt.look.After(by) && (soonest < 0 || soonest-now >= q.cfg.maxWait.Microseconds()) {
+		// A look MaxWait away is the one the GetRequest that made this pop
+		// owes at its deadline (by): counted from this pop's call, later
+		// than the GetRequest's start, it would come just after the
+		// deadline, and the GetRequest would return ErrNotReady without
+		// looking again.
+		pt.look = by
 	}
 	if pt.wakes != wakes {
 		// Woken while the pop ran: what it saw may be older than the
