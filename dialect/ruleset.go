@@ -13,7 +13,6 @@ import (
 // fast checks, and the crawl delay. It is immutable and safe for concurrent
 // use.
 type Ruleset struct {
-	s     *spec
 	d     *Dialect
 	rules []rule // in file order
 	text  ruleText
@@ -24,7 +23,7 @@ type Ruleset struct {
 	checks     atomic.Int32 // checks answered without the index
 	usage      []UsageRule  // in file order
 	um         *matcher     // indexes usage (nil without); ranks: longer pattern first, then file order
-	agents     []Agent
+	agents     []agent      // in file order; their strings are in text.src
 	token      string
 	crawlDelay time.Duration
 	delayLine  int
@@ -121,82 +120,89 @@ func itoa(n int) string {
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
 	s := &r.d.s
-	var buf [4]int // the chosen groups, when they are few
-	var chosen []int
+	var buf [4]int32 // the chosen groups, when they are few
+	var chosen []int32
 	token, best := "", -1
 	compared := ""
-	for _, t := range tokens {
-		c, _ := r.d.AgentToken(t)
-		if c == "" {
-			continue
+	if len(r.groups) > 0 {
+		for _, t := range tokens {
+			c, _ := r.d.AgentToken(t)
+			if c == "" {
+				continue
+			}
+			chosen, best = r.groupsFor(c, buf[:0])
+			if len(chosen) > 0 {
+				token, compared = strings.TrimSpace(t), c
+				break
+			}
 		}
-		chosen, best = r.groupsFor(c, buf[:0])
-		if len(chosen) > 0 {
-			token, compared = strings.TrimSpace(t), c
-			break
-		}
-	}
-	if len(chosen) == 0 {
-		chosen = buf[:0]
-		for i := range r.groups {
-			for _, a := range r.groups[i].Agents {
-				if a.star {
-					chosen = append(chosen, i)
-					break
+		if len(chosen) == 0 {
+			chosen = buf[:0]
+			for i := range r.groups {
+				g := &r.groups[i]
+				for j := g.a0; j < g.a1; j++ {
+					if r.agents[j].star {
+						chosen = append(chosen, int32(i))
+						break
+					}
 				}
 			}
 		}
 	}
-	rs := &Ruleset{s: s, d: r.d, token: token, text: r.text()}
-	nr, na := 0, 0
-	for _, gi := range chosen {
-		r0, r1 := r.groupRules(gi)
-		nr += r1 - r0
-		na += len(r.groups[gi].Agents)
-	}
+	rs := &Ruleset{d: r.d, token: token, text: r.text()}
 	if len(chosen) == 1 {
-		// One group: its user-agent lines are used in place too.
-		rs.agents = r.groups[chosen[0]].Agents
-	} else if na > 0 {
-		rs.agents = make([]Agent, 0, na)
-	}
-	if len(chosen) == 1 {
-		// One group: its rules are used in place (they are immutable).
-		r0, r1 := r.groupRules(chosen[0])
-		rs.rules = r.rules[r0:r1:r1]
+		// One group: its rules and user-agent entries are used in place
+		// (they are immutable).
+		g := &r.groups[chosen[0]]
+		rs.agents = r.agents[g.a0:g.a1:g.a1]
+		rs.rules = r.rules[g.r0:g.r1:g.r1]
 		rs.sharesRules = true
-	} else if nr > 0 {
-		rs.rules = make([]rule, 0, nr)
+	} else if len(chosen) > 1 {
+		nr, na := 0, 0
+		for _, gi := range chosen {
+			g := &r.groups[gi]
+			nr += int(g.r1 - g.r0)
+			na += int(g.a1 - g.a0)
+		}
+		if na > 0 {
+			rs.agents = make([]agent, 0, na)
+		}
+		if nr > 0 {
+			rs.rules = make([]rule, 0, nr)
+		}
+		for _, gi := range chosen {
+			g := &r.groups[gi]
+			rs.agents = append(rs.agents, r.agents[g.a0:g.a1]...)
+			// Groups are in file order, so the rules stay in file order.
+			rs.rules = append(rs.rules, r.rules[g.r0:g.r1]...)
+		}
 	}
 	for _, gi := range chosen {
 		g := &r.groups[gi]
-		if len(chosen) > 1 {
-			rs.agents = append(rs.agents, g.Agents...)
-			// Groups are in file order, so the rules stay in file order.
-			r0, r1 := r.groupRules(gi)
-			rs.rules = append(rs.rules, r.rules[r0:r1]...)
-		}
-		for i := range g.Agents {
-			a := &g.Agents[i]
-			if a.CrawlDelayLine == 0 || rs.delayLine != 0 && a.CrawlDelayLine >= rs.delayLine {
+		for i := g.a0; i < g.a1; i++ {
+			a := &r.agents[i]
+			if a.delayLine == 0 || rs.delayLine != 0 && int(a.delayLine) >= rs.delayLine {
 				continue
 			}
-			if token == "" && a.star || token != "" && s.matchAgent(a, compared) == best {
-				rs.crawlDelay, rs.delayLine = a.CrawlDelay, a.CrawlDelayLine
+			if token == "" && a.star || token != "" && s.matchAgent(a, r.src, compared) == best {
+				rs.crawlDelay, rs.delayLine = a.delay, int(a.delayLine)
 			}
 		}
 	}
 	if rs.delayLine == 0 && r.delayLine != 0 {
-		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
+		rs.crawlDelay, rs.delayLine = r.delay, int(r.delayLine)
+	}
+	if len(r.usage) == 0 {
+		return rs
 	}
 	nu := 0
 	for _, gi := range chosen {
-		nu += len(r.groups[gi].Usage)
+		nu += int(r.groups[gi].u1 - r.groups[gi].u0)
 	}
 	if nu > 0 {
 		rs.usage = make([]UsageRule, 0, nu)
 		for _, gi := range chosen {
-			rs.usage = append(rs.usage, r.groups[gi].Usage...)
+			rs.usage = append(rs.usage, r.usage[r.groups[gi].u0:r.groups[gi].u1]...)
 		}
 		// The matcher ranks Rules; usage rules rank by pattern length, then
 		// file order (none is an allow).
@@ -210,24 +216,25 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	return rs
 }
 
-// matchAgent returns how closely the user-agent entry a names the crawler
-// token t: -1 when it does not; else 0, or in matchLongestPrefix the length
-// of a's token (the longest wins).
-func (s *spec) matchAgent(a *Agent, t string) int {
-	if a.star || a.token == "" {
+// matchAgent returns how closely the user-agent entry a (of the text src)
+// names the crawler token t: -1 when it does not; else 0, or in
+// matchLongestPrefix the length of a's token (the longest wins).
+func (s *spec) matchAgent(a *agent, src, t string) int {
+	if a.star || a.t1 == a.v0 {
 		return -1
 	}
+	tok := src[a.v0:a.t1]
 	switch s.agentMatch {
 	case matchLongestPrefix:
-		n := len(a.token)
-		if n > len(t) || !strings.EqualFold(t[:n], a.token) {
+		n := len(tok)
+		if n > len(t) || !strings.EqualFold(t[:n], tok) {
 			return -1
 		}
 		return n
 	default:
 		// Outside matchNames both are ASCII (agentChars): equal only if
 		// as long.
-		if s.agentMatch != matchNames && len(a.token) != len(t) || !strings.EqualFold(a.token, t) {
+		if s.agentMatch != matchNames && len(tok) != len(t) || !strings.EqualFold(tok, t) {
 			return -1
 		}
 		return 0
@@ -236,13 +243,14 @@ func (s *spec) matchAgent(a *Agent, t string) int {
 
 // groupsFor appends to out the indices of the groups that match token t
 // best, and returns them and how closely they match (see matchAgent).
-func (r *Robots) groupsFor(t string, out []int) ([]int, int) {
+func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
 	best := -1
 	for i := range r.groups {
+		g := &r.groups[i]
 		m := -1
-		for j := range r.groups[i].Agents {
-			m = max(m, s.matchAgent(&r.groups[i].Agents[j], t))
+		for j := g.a0; j < g.a1; j++ {
+			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
 		}
 		if m < 0 || m < best {
 			continue
@@ -250,7 +258,7 @@ func (r *Robots) groupsFor(t string, out []int) ([]int, int) {
 		if m > best {
 			best, out = m, out[:0]
 		}
-		out = append(out, i)
+		out = append(out, int32(i))
 	}
 	return out, best
 }
@@ -268,7 +276,7 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 func (rs *Ruleset) Footprint() int {
 	n := 192
 	if !rs.sharesRules {
-		n += int(unsafe.Sizeof(Agent{})) * cap(rs.agents)
+		n += int(unsafe.Sizeof(agent{})) * cap(rs.agents)
 	}
 	if m := rs.idx.Load(); m != nil {
 		n += 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
@@ -277,7 +285,7 @@ func (rs *Ruleset) Footprint() int {
 			n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
 		}
 	} else {
-		n += indexEstimate(rs.s, rs.rules, &rs.text)
+		n += indexEstimate(&rs.d.s, rs.rules, &rs.text)
 	}
 	if u := rs.um; len(rs.usage) > 0 {
 		n += int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
@@ -289,9 +297,9 @@ func (rs *Ruleset) Footprint() int {
 	return n
 }
 
-// Agents returns the user-agent entries of the group(s) in force; empty when
-// no group applies. The caller must not modify them.
-func (rs *Ruleset) Agents() []Agent { return rs.agents }
+// Agents returns the user-agent entries of the group(s) in force, in file
+// order and in a new slice; empty when no group applies.
+func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agents, rs.text.src) }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
 // when the "*" group(s) (or none) apply.
@@ -327,7 +335,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if path == "" {
 		path = "/"
 	}
-	if rs.s.robotsTxtFree && IsRobotsTxt(path) {
+	if rs.d.s.robotsTxtFree && IsRobotsTxt(path) {
 		return Verdict{Allowed: true, Reason: ReasonRobotsTxt}
 	}
 	m := rs.idx.Load()
@@ -371,7 +379,7 @@ func (rs *Ruleset) index() *matcher {
 		for i := range rs.rules {
 			keys[i] = ruleKey{rs.text.norm(&rs.rules[i]), rs.rules[i].allow()}
 		}
-		m.build(rs.s, keys)
+		m.build(&rs.d.s, keys)
 		rs.idx.Store(m)
 	})
 	return rs.idx.Load()
@@ -382,7 +390,7 @@ func (rs *Ruleset) index() *matcher {
 // ranks first (longest pattern, then allow before disallow, then file
 // order) among those that match, as the index would give.
 func (rs *Ruleset) scan(p string) int {
-	s := rs.s
+	s := &rs.d.s
 	best, bestLen, bestAllow := -1, -1, false
 	for i := range rs.rules {
 		x := &rs.rules[i]
@@ -435,7 +443,7 @@ const (
 // lookup returns the index in rs.rules of the rule that decides path, or
 // -1: through the index m, or going over the rules when m is nil.
 func (rs *Ruleset) lookup(m *matcher, path string) int {
-	if rs.s.encoding != encRFC3986 {
+	if rs.d.s.encoding != encRFC3986 {
 		return rs.ruleAt(m, path)
 	}
 	i := rfcURLSpecial(path)

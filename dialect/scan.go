@@ -59,10 +59,9 @@ type lineCounts struct {
 
 // scratch is the memory a parse needs only while it runs, reused from
 // parse to parse (scratchPool): the table of lines (a 500 KiB body of short
-// lines makes one of about 750 KB) and the groups' windows.
+// lines makes one of about 750 KB).
 type scratch struct {
-	recs  []lineRec
-	spans []span
+	recs []lineRec
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -137,7 +136,9 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			case keyUserAgent:
 				n.agents++
 			case keyAllow, keyDisallow:
-				n.rules++
+				if n.agents > 0 {
+					n.rules++ // a rule before any group is not kept
+				}
 			case keyContentUsage, keyContentSignal:
 				n.usage++
 			case keySitemap:
