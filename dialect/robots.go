@@ -18,19 +18,17 @@ import (
 // patterns it had to write (esc); the exported values (Group, Agent, Rule)
 // are made from them when they are asked for.
 type Robots struct {
-	d        *Dialect
-	src      string // the text the tables point into
-	esc      string // the normalised patterns that are not in src
-	rules    []rule // all rules; each group holds a window of them
-	groups   []group
-	agents   []agent
-	usage    []UsageRule // all usage rules; each group holds a window of them
-	sitemaps []Sitemap
-	warnings []warning // written out by Warnings
+	d      *Dialect
+	src    string // the text the tables point into
+	esc    string // the normalised patterns that are not in src
+	rules  []rule // all rules; each group holds a window of them
+	groups []group
+	agents []agent
+	more   *robotsMore // nil when the file has none of it
 	// pub is what Groups returns, built on its first call.
 	pub   atomic.Pointer[[]Group]
-	held  int // bytes of the body this Robots holds (Footprint)
-	bytes int
+	held  int32 // bytes of the body this Robots holds (Footprint)
+	bytes int32
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
 	// none): for the crawlers whose user-agent lines give them none.
 	delay     time.Duration
@@ -38,13 +36,44 @@ type Robots struct {
 	cut       bool
 }
 
-// group is a Group as the parser keeps it: windows of Robots' tables.
+// robotsMore is what fewer files have: kept apart so that a Robots
+// without it is smaller.
+type robotsMore struct {
+	usage    []UsageRule // all usage rules; each group holds a window of them
+	sitemaps []Sitemap
+	warnings []warning // written out by Warnings
+}
+
+// group is a Group as the parser keeps it: the ends of its windows of
+// Robots' tables, each of which starts where the previous group's ends
+// (see Robots.window).
 type group struct {
-	a0, a1    int32 // agents[a0:a1]
-	r0, r1    int32 // rules[r0:r1]
-	u0, u1    int32 // usage[u0:u1]
-	delayLine int32
-	delay     time.Duration
+	a1, r1, u1 int32 // agents, rules, usage
+	delayLine  int32
+	delay      time.Duration
+}
+
+// window is where a group's entries are in Robots' tables: agents[a0:a1],
+// rules[r0:r1], more.usage[u0:u1].
+type window struct{ a0, a1, r0, r1, u0, u1 int32 }
+
+// window returns group i's window.
+func (r *Robots) window(i int) (w window) {
+	if i > 0 {
+		p := &r.groups[i-1]
+		w.a0, w.r0, w.u0 = p.a1, p.r1, p.u1
+	}
+	g := &r.groups[i]
+	w.a1, w.r1, w.u1 = g.a1, g.r1, g.u1
+	return w
+}
+
+// usage returns the usage rules of the file.
+func (r *Robots) usage() []UsageRule {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.usage
 }
 
 // agent is an Agent as the parser keeps it: offsets into Robots.src.
@@ -267,9 +296,12 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	n := int(unsafe.Sizeof(Robots{})) + r.held + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
-	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
+	n := int(unsafe.Sizeof(Robots{})) + int(r.held) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
 		int(unsafe.Sizeof(group{}))*cap(r.groups) + int(unsafe.Sizeof(agent{}))*cap(r.agents)
+	if m := r.more; m != nil {
+		n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(Sitemap{}))*cap(m.sitemaps) +
+			int(unsafe.Sizeof(warning{}))*cap(m.warnings) + int(unsafe.Sizeof(UsageRule{}))*cap(m.usage)
+	}
 	return n
 }
 
@@ -290,13 +322,13 @@ func (r *Robots) Groups() []Group {
 	t := r.text()
 	rules := t.rules(r.rules)
 	for i := range pub {
-		g, x := &pub[i], &r.groups[i]
-		g.Agents = agents[x.a0:x.a1:x.a1]
-		if x.r1 > x.r0 {
-			g.Rules = rules[x.r0:x.r1:x.r1]
+		g, x, w := &pub[i], &r.groups[i], r.window(i)
+		g.Agents = agents[w.a0:w.a1:w.a1]
+		if w.r1 > w.r0 {
+			g.Rules = rules[w.r0:w.r1:w.r1]
 		}
-		if x.u1 > x.u0 {
-			g.Usage = r.usage[x.u0:x.u1:x.u1]
+		if w.u1 > w.u0 {
+			g.Usage = r.more.usage[w.u0:w.u1:w.u1]
 		}
 		g.CrawlDelay, g.CrawlDelayLine = x.delay, int(x.delayLine)
 	}
@@ -309,25 +341,28 @@ func (r *Robots) Groups() []Group {
 // text returns what r's rules point into.
 func (r *Robots) text() ruleText { return ruleText{r.src, r.esc} }
 
-// groupRules returns the window of r.rules that holds group g's rules.
-func (r *Robots) groupRules(g int) (r0, r1 int) { return int(r.groups[g].r0), int(r.groups[g].r1) }
-
 // Sitemaps returns the Sitemap lines in file order (none in koster1994).
-func (r *Robots) Sitemaps() []Sitemap { return r.sitemaps }
+func (r *Robots) Sitemaps() []Sitemap {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.sitemaps
+}
 
 // Warnings returns what the parser could not use, in line order. The
 // messages are written on each call, into a new slice.
 func (r *Robots) Warnings() []Warning {
-	if len(r.warnings) == 0 {
+	if r.more == nil || len(r.more.warnings) == 0 {
 		return nil
 	}
+	ws := r.more.warnings
 	n := 0
-	for i := range r.warnings {
-		n += 1 + int(r.warnings[i].more)
+	for i := range ws {
+		n += 1 + int(ws[i].more)
 	}
 	out := make([]Warning, 0, n)
-	for i := range r.warnings {
-		w := &r.warnings[i]
+	for i := range ws {
+		w := &ws[i]
 		m := w.message(r.src)
 		for k := range 1 + int(w.more) {
 			out = append(out, Warning{Line: int(w.line) + k, Message: m})
@@ -338,7 +373,7 @@ func (r *Robots) Warnings() []Warning {
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
-func (r *Robots) Size() (bytes int, cut bool) { return r.bytes, r.cut }
+func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.cut }
 
 // Parse reads a robots.txt body. It never fails: lines it cannot read are
 // reported by [Robots.Warnings] and the rest is used. body may be any bytes;
@@ -395,14 +430,22 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	return r
 }
 
-// smallWords is the size, in 8-byte words, up to which the tables of a
-// parsed file and the text it keeps share one allocation with its Robots
-// (robotsSmall): a small file then costs one allocation.
-const smallWords = 24
+// A small file's tables and the text it keeps share one allocation with its
+// Robots: a robotsSmall or a robotsMid, whichever they fit in, each as large
+// as a size class of the allocator (288 and 512 bytes) holds.
+const (
+	smallWords = (288 - int(unsafe.Sizeof(Robots{}))) / 8
+	midWords   = (512 - int(unsafe.Sizeof(Robots{}))) / 8
+)
 
 type robotsSmall struct {
 	r Robots
 	a [smallWords]uint64
+}
+
+type robotsMid struct {
+	r Robots
+	a [midWords]uint64
 }
 
 // arena is memory, without pointers, that tables are carved from.
@@ -445,11 +488,16 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 		words(n.agents*int(unsafe.Sizeof(agent{})))
 	var r *Robots
 	var a arena
-	small := tw+words(keepN) <= smallWords
-	if small {
+	small := true
+	switch need := tw + words(keepN); {
+	case need <= smallWords:
 		sm := new(robotsSmall)
 		r, a = &sm.r, sm.a[:]
-	} else {
+	case need <= midWords:
+		sm := new(robotsMid)
+		r, a = &sm.r, sm.a[:]
+	default:
+		small = false
 		r = new(Robots)
 		if tw > 0 {
 			a = make(arena, tw)
@@ -461,24 +509,28 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	p.tab = p.tab[:cap(p.tab)]
 	r.groups = carve[group](&a, n.groups)
 	r.agents = carve[agent](&a, n.agents)
-	r.held = used
+	r.held = int32(used)
 	if clone {
 		var buf []byte
 		if small && keepN > 0 {
 			buf = unsafe.Slice((*byte)(a.take(keepN)), keepN)[:0]
 		}
 		body = keep(body, recs, keepAll, keepN, buf)
-		r.held = len(body)
+		r.held = int32(len(body))
 	}
 	r.src = body
-	if n.warnings > 0 {
-		r.warnings = make([]warning, 0, n.warnings+1)
-	}
-	if n.sitemaps > 0 && p.s.sitemaps {
-		r.sitemaps = make([]Sitemap, 0, n.sitemaps)
-	}
-	if n.usage > 0 {
-		r.usage = make([]UsageRule, 0, n.usage)
+	if n.warnings > 0 || n.sitemaps > 0 && p.s.sitemaps || n.usage > 0 || cut {
+		m := new(robotsMore)
+		r.more = m
+		if n.warnings > 0 {
+			m.warnings = make([]warning, 0, n.warnings+1)
+		}
+		if n.sitemaps > 0 && p.s.sitemaps {
+			m.sitemaps = make([]Sitemap, 0, n.sitemaps)
+		}
+		if n.usage > 0 {
+			m.usage = make([]UsageRule, 0, n.usage)
+		}
 	}
 	var l line
 	for i := range recs {
@@ -498,7 +550,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if len(p.esc) > 0 {
 		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
 	}
-	r.bytes, r.cut = used, cut
+	r.bytes, r.cut = int32(used), cut
 	if cut {
 		r.warn(last+1, warnCut)
 	}
@@ -556,27 +608,38 @@ func keep(body string, recs []lineRec, all bool, n int, buf []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
+// extra returns r.more, made if r has none yet.
+func (r *Robots) extra() *robotsMore {
+	if r.more == nil {
+		r.more = new(robotsMore)
+	}
+	return r.more
+}
+
 // warn adds a warning of the given kind about line num.
 func (r *Robots) warn(num int, kind warnKind) {
-	if kind <= warnEmptyKey && len(r.warnings) > 0 {
+	m := r.extra()
+	if kind <= warnEmptyKey && len(m.warnings) > 0 {
 		// The next line of a run of lines with this problem.
-		if w := &r.warnings[len(r.warnings)-1]; w.kind == kind && int(w.line)+int(w.more)+1 == num && w.more < math.MaxUint16 {
+		if w := &m.warnings[len(m.warnings)-1]; w.kind == kind && int(w.line)+int(w.more)+1 == num && w.more < math.MaxUint16 {
 			w.more++
 			return
 		}
 	}
-	r.warnings = append(r.warnings, warning{line: int32(num), kind: kind})
+	m.warnings = append(m.warnings, warning{line: int32(num), kind: kind})
 }
 
 // warnArgs adds a warning about line l whose arguments are l's key (a) and
 // value (b), as kind uses them.
 func (r *Robots) warnArgs(l *line, kind warnKind) {
-	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.k0, a1: l.k1, b0: l.v0, b1: l.v1})
+	m := r.extra()
+	m.warnings = append(m.warnings, warning{line: l.num, kind: kind, a0: l.k0, a1: l.k1, b0: l.v0, b1: l.v1})
 }
 
 // warnValue adds a warning about line l whose argument is l's value.
 func (r *Robots) warnValue(l *line, kind warnKind) {
-	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.v0, a1: l.v1})
+	m := r.extra()
+	m.warnings = append(m.warnings, warning{line: l.num, kind: kind, a0: l.v0, a1: l.v1})
 }
 
 // parser turns lines into groups, as the dialect's table says.
@@ -594,7 +657,7 @@ type parser struct {
 
 func (p *parser) startGroup() {
 	p.endGroup()
-	p.r.groups = append(p.r.groups, group{a0: int32(len(p.r.agents)), r0: int32(p.nr), u0: int32(len(p.r.usage))})
+	p.r.groups = append(p.r.groups, group{})
 	p.open, p.rules = true, false
 }
 
@@ -603,7 +666,7 @@ func (p *parser) endGroup() {
 		return
 	}
 	g := &p.r.groups[len(p.r.groups)-1]
-	g.a1, g.r1, g.u1 = int32(len(p.r.agents)), int32(p.nr), int32(len(p.r.usage))
+	g.a1, g.r1, g.u1 = int32(len(p.r.agents)), int32(p.nr), int32(len(p.r.usage()))
 	p.open = false
 }
 
@@ -657,7 +720,8 @@ func (p *parser) line(l *line) {
 		p.crawlDelay(l)
 	case keySitemap:
 		if s.sitemaps && l.value != "" {
-			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
+			m := r.extra()
+			m.sitemaps = append(m.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
 		}
 	case keyUnused:
 		// Recognised, without effect in this dialect.
@@ -777,7 +841,8 @@ func (p *parser) addUsage(l *line) {
 	if u.Usage == 0 {
 		p.r.warnArgs(l, warnNoPreference)
 	}
-	p.r.usage = append(p.r.usage, u)
+	m := p.r.extra()
+	m.usage = append(m.usage, u)
 }
 
 // newRule adds a rule of line l to the open group and returns it, to be
@@ -818,13 +883,13 @@ func (p *parser) crawlDelay(l *line) {
 	}
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
-	g := &r.groups[len(r.groups)-1]
-	for i := int(g.a0); i < len(r.agents); i++ {
+	gi := len(r.groups) - 1
+	for i := int(r.window(gi).a0); i < len(r.agents); i++ {
 		if a := &r.agents[i]; a.delayLine == 0 {
 			a.delay, a.delayLine = d, l.num
 		}
 	}
-	if g.delayLine == 0 {
+	if g := &r.groups[gi]; g.delayLine == 0 {
 		g.delay, g.delayLine = d, l.num
 	}
 }

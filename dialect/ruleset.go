@@ -14,21 +14,27 @@ import (
 // use.
 type Ruleset struct {
 	d     *Dialect
-	rules []rule // in file order
-	text  ruleText
+	r     *Robots // what rules and agents point into (Robots.text)
+	rules []rule  // in file order
 	// idx is the index of rules, nil until built (see Ruleset.Check):
 	// published once, by once, and read without locks.
 	idx        atomic.Pointer[matcher]
 	once       sync.Once
 	checks     atomic.Int32 // checks answered without the index
-	usage      []UsageRule  // in file order
-	um         *matcher     // indexes usage (nil without); ranks: longer pattern first, then file order
-	agents     []agent      // in file order; their strings are in text.src
+	usage      *usageIndex  // nil without usage rules
+	agents     []agent      // in file order
 	token      string
 	crawlDelay time.Duration
-	delayLine  int
+	delayLine  int32
 	// sharesRules: rules is a window of the Robots' rules (one group).
 	sharesRules bool
+}
+
+// usageIndex is a Ruleset's usage rules, in file order, and their index
+// (ranks: longer pattern first, then file order).
+type usageIndex struct {
+	rules []UsageRule
+	m     matcher
 }
 
 // Reason says what decided a verdict.
@@ -139,7 +145,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		if len(chosen) == 0 {
 			chosen = buf[:0]
 			for i := range r.groups {
-				g := &r.groups[i]
+				g := r.window(i)
 				for j := g.a0; j < g.a1; j++ {
 					if r.agents[j].star {
 						chosen = append(chosen, int32(i))
@@ -149,18 +155,18 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	rs := &Ruleset{d: r.d, token: token, text: r.text()}
+	rs := &Ruleset{d: r.d, r: r, token: token}
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
-		g := &r.groups[chosen[0]]
+		g := r.window(int(chosen[0]))
 		rs.agents = r.agents[g.a0:g.a1:g.a1]
 		rs.rules = r.rules[g.r0:g.r1:g.r1]
 		rs.sharesRules = true
 	} else if len(chosen) > 1 {
 		nr, na := 0, 0
 		for _, gi := range chosen {
-			g := &r.groups[gi]
+			g := r.window(int(gi))
 			nr += int(g.r1 - g.r0)
 			na += int(g.a1 - g.a0)
 		}
@@ -171,47 +177,50 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			rs.rules = make([]rule, 0, nr)
 		}
 		for _, gi := range chosen {
-			g := &r.groups[gi]
+			g := r.window(int(gi))
 			rs.agents = append(rs.agents, r.agents[g.a0:g.a1]...)
 			// Groups are in file order, so the rules stay in file order.
 			rs.rules = append(rs.rules, r.rules[g.r0:g.r1]...)
 		}
 	}
 	for _, gi := range chosen {
-		g := &r.groups[gi]
+		g := r.window(int(gi))
 		for i := g.a0; i < g.a1; i++ {
 			a := &r.agents[i]
-			if a.delayLine == 0 || rs.delayLine != 0 && int(a.delayLine) >= rs.delayLine {
+			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
 				continue
 			}
 			if token == "" && a.star || token != "" && s.matchAgent(a, r.src, compared) == best {
-				rs.crawlDelay, rs.delayLine = a.delay, int(a.delayLine)
+				rs.crawlDelay, rs.delayLine = a.delay, a.delayLine
 			}
 		}
 	}
 	if rs.delayLine == 0 && r.delayLine != 0 {
-		rs.crawlDelay, rs.delayLine = r.delay, int(r.delayLine)
+		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
 	}
-	if len(r.usage) == 0 {
+	if len(r.usage()) == 0 {
 		return rs
 	}
 	nu := 0
 	for _, gi := range chosen {
-		nu += int(r.groups[gi].u1 - r.groups[gi].u0)
+		g := r.window(int(gi))
+		nu += int(g.u1 - g.u0)
 	}
 	if nu > 0 {
-		rs.usage = make([]UsageRule, 0, nu)
+		u := new(usageIndex)
+		u.rules = make([]UsageRule, 0, nu)
 		for _, gi := range chosen {
-			rs.usage = append(rs.usage, r.usage[r.groups[gi].u0:r.groups[gi].u1]...)
+			g := r.window(int(gi))
+			u.rules = append(u.rules, r.more.usage[g.u0:g.u1]...)
 		}
 		// The matcher ranks Rules; usage rules rank by pattern length, then
 		// file order (none is an allow).
 		keys := make([]ruleKey, nu)
-		for i := range rs.usage {
-			keys[i].norm = rs.usage[i].norm
+		for i := range u.rules {
+			keys[i].norm = u.rules[i].norm
 		}
-		rs.um = new(matcher)
-		rs.um.build(s, keys)
+		u.m.build(s, keys)
+		rs.usage = u
 	}
 	return rs
 }
@@ -247,7 +256,7 @@ func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
 	best := -1
 	for i := range r.groups {
-		g := &r.groups[i]
+		g := r.window(i)
 		m := -1
 		for j := g.a0; j < g.a1; j++ {
 			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
@@ -285,10 +294,12 @@ func (rs *Ruleset) Footprint() int {
 			n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
 		}
 	} else {
-		n += indexEstimate(&rs.d.s, rs.rules, &rs.text)
+		t := rs.r.text()
+		n += indexEstimate(&rs.d.s, rs.rules, &t)
 	}
-	if u := rs.um; len(rs.usage) > 0 {
-		n += int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
+	if rs.usage != nil {
+		u := &rs.usage.m
+		n += int(unsafe.Sizeof(usageIndex{})) + int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage.rules) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
 			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
 	if len(rs.rules) > 0 && !rs.sharesRules {
@@ -299,21 +310,24 @@ func (rs *Ruleset) Footprint() int {
 
 // Agents returns the user-agent entries of the group(s) in force, in file
 // order and in a new slice; empty when no group applies.
-func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agents, rs.text.src) }
+func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agents, rs.r.src) }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
 // when the "*" group(s) (or none) apply.
 func (rs *Ruleset) Token() string { return rs.token }
 
 // Rules returns the rules in force in file order, in a new slice.
-func (rs *Ruleset) Rules() []Rule { return rs.text.rules(rs.rules) }
+func (rs *Ruleset) Rules() []Rule {
+	t := rs.r.text()
+	return t.rules(rs.rules)
+}
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
 // false when there is none (always false in google and koster1994).
 func (rs *Ruleset) CrawlDelay() (time.Duration, bool) { return rs.crawlDelay, rs.delayLine != 0 }
 
 // CrawlDelayLine returns the line of the Crawl-delay in force, 0 if none.
-func (rs *Ruleset) CrawlDelayLine() int { return rs.delayLine }
+func (rs *Ruleset) CrawlDelayLine() int { return int(rs.delayLine) }
 
 // Check reports whether the crawler may fetch path: the path of the URL and
 // its query, as sent ("/a/b?c=d"; "" counts as "/"). The fragment must not
@@ -359,7 +373,8 @@ func (rs *Ruleset) Check(path string) Verdict {
 		return Verdict{Allowed: true}
 	}
 	x := &rs.rules[ri]
-	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: rs.text.rule(x)}
+	t := rs.r.text()
+	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: t.rule(x)}
 }
 
 // indexAfter is how many checks a Ruleset answers by going over its rules
@@ -376,8 +391,9 @@ func (rs *Ruleset) index() *matcher {
 	rs.once.Do(func() {
 		m := new(matcher)
 		keys := make([]ruleKey, len(rs.rules))
+		t := rs.r.text()
 		for i := range rs.rules {
-			keys[i] = ruleKey{rs.text.norm(&rs.rules[i]), rs.rules[i].allow()}
+			keys[i] = ruleKey{t.norm(&rs.rules[i]), rs.rules[i].allow()}
 		}
 		m.build(&rs.d.s, keys)
 		rs.idx.Store(m)
@@ -391,13 +407,14 @@ func (rs *Ruleset) index() *matcher {
 // order) among those that match, as the index would give.
 func (rs *Ruleset) scan(p string) int {
 	s := &rs.d.s
+	t := rs.r.text()
 	best, bestLen, bestAllow := -1, -1, false
 	for i := range rs.rules {
 		x := &rs.rules[i]
 		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}
-		norm := rs.text.norm(x)
+		norm := t.norm(x)
 		// Compare the literal bytes first: most rules differ from the path
 		// within a few of them.
 		k := 0
