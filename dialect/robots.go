@@ -42,6 +42,7 @@ type robotsMore struct {
 	usage    []UsageRule // all usage rules; each group holds a window of them
 	sitemaps []Sitemap
 	warnings []warning // written out by Warnings
+	sitemap2 [2]Sitemap // room for sitemaps when there are few
 }
 
 // group is a Group as the parser keeps it: the ends of its windows of
@@ -431,21 +432,48 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 }
 
 // A small file's tables and the text it keeps share one allocation with its
-// Robots: a robotsSmall or a robotsMid, whichever they fit in, each as large
-// as a size class of the allocator (288 and 512 bytes) holds.
-const (
-	smallWords = (288 - int(unsafe.Sizeof(Robots{}))) / 8
-	midWords   = (512 - int(unsafe.Sizeof(Robots{}))) / 8
+// Robots: the first of robots288, robots352, robots416 and robots512 that
+// they fit in, each as large as a size class of the allocator (288 to 512
+// bytes) holds.
+const robotsSize = int(unsafe.Sizeof(Robots{}))
+
+type (
+	robots288 struct {
+		r Robots
+		a [(288 - robotsSize) / 8]uint64
+	}
+	robots352 struct {
+		r Robots
+		a [(352 - robotsSize) / 8]uint64
+	}
+	robots416 struct {
+		r Robots
+		a [(416 - robotsSize) / 8]uint64
+	}
+	robots512 struct {
+		r Robots
+		a [(512 - robotsSize) / 8]uint64
+	}
 )
 
-type robotsSmall struct {
-	r Robots
-	a [smallWords]uint64
-}
-
-type robotsMid struct {
-	r Robots
-	a [midWords]uint64
+// newRobots returns a new Robots and an arena of at least n words for its
+// tables: in the same allocation when n is small, else in one of its own.
+func newRobots(n int) (*Robots, arena) {
+	switch {
+	case n <= len(robots288{}.a):
+		x := new(robots288)
+		return &x.r, x.a[:]
+	case n <= len(robots352{}.a):
+		x := new(robots352)
+		return &x.r, x.a[:]
+	case n <= len(robots416{}.a):
+		x := new(robots416)
+		return &x.r, x.a[:]
+	case n <= len(robots512{}.a):
+		x := new(robots512)
+		return &x.r, x.a[:]
+	}
+	return new(Robots), make(arena, n)
 }
 
 // arena is memory, without pointers, that tables are carved from.
@@ -481,34 +509,31 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if clone {
 		keepAll, keepN = keepSize(body, recs)
 	}
-	// The rules, groups and user-agent entries take one allocation without
-	// pointers, and share that of the Robots (and of the text kept) when
-	// they are few.
+	// The rules, groups, user-agent entries and warnings take one
+	// allocation without pointers, and share that of the Robots (and of the
+	// text kept) when they are few.
 	tw := words(n.rules*int(unsafe.Sizeof(rule{}))) + words(n.groups*int(unsafe.Sizeof(group{}))) +
 		words(n.agents*int(unsafe.Sizeof(agent{})))
-	var r *Robots
-	var a arena
-	small := true
-	switch need := tw + words(keepN); {
-	case need <= smallWords:
-		sm := new(robotsSmall)
-		r, a = &sm.r, sm.a[:]
-	case need <= midWords:
-		sm := new(robotsMid)
-		r, a = &sm.r, sm.a[:]
-	default:
-		small = false
-		r = new(Robots)
-		if tw > 0 {
-			a = make(arena, tw)
-		}
+	nw := 0
+	if n.warnings > 0 {
+		nw = n.warnings + 1 // and the cut
 	}
+	tw += words(nw * int(unsafe.Sizeof(warning{})))
+	// The text kept shares the Robots' allocation when all fits in one
+	// (else it is allocated on its own, without being zeroed first).
+	small := tw+words(keepN) <= len(robots512{}.a)
+	aw := tw
+	if small {
+		aw += words(keepN)
+	}
+	r, a := newRobots(aw)
 	r.d = d
 	p := parser{s: &d.s, r: r}
 	p.tab = carve[rule](&a, n.rules)
 	p.tab = p.tab[:cap(p.tab)]
 	r.groups = carve[group](&a, n.groups)
 	r.agents = carve[agent](&a, n.agents)
+	warnings := carve[warning](&a, nw)
 	r.held = int32(used)
 	if clone {
 		var buf []byte
@@ -522,11 +547,12 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if n.warnings > 0 || n.sitemaps > 0 && p.s.sitemaps || n.usage > 0 || cut {
 		m := new(robotsMore)
 		r.more = m
-		if n.warnings > 0 {
-			m.warnings = make([]warning, 0, n.warnings+1)
-		}
+		m.warnings = warnings
 		if n.sitemaps > 0 && p.s.sitemaps {
-			m.sitemaps = make([]Sitemap, 0, n.sitemaps)
+			m.sitemaps = m.sitemap2[:0]
+			if n.sitemaps > len(m.sitemap2) {
+				m.sitemaps = make([]Sitemap, 0, n.sitemaps)
+			}
 		}
 		if n.usage > 0 {
 			m.usage = make([]UsageRule, 0, n.usage)
