@@ -91,6 +91,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	lastKey, lastKind := "", keyUnknown
+	prevKey, prevKind := "", keyUnknown
 	lastProb, lastProbNum := problemNone, 0
 	prevAgent := false // the last line kept was a user-agent line
 	for pos < len(body) {
@@ -117,13 +118,18 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 		}
 		if need {
 			if r.k1 > r.k0 {
-				// Keys repeat from line to line ("Disallow"): the last
-				// one's kind is kept.
-				if key := body[r.k0:r.k1]; key == lastKey {
+				// Keys repeat from line to line ("Disallow"), or alternate
+				// ("User-agent", "Disallow", "User-agent"...): the last two
+				// distinct ones' kinds are kept.
+				switch key := body[r.k0:r.k1]; key {
+				case lastKey:
 					r.kind = lastKind
-				} else {
+				case prevKey:
+					r.kind = prevKind
+					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
+				default:
 					r.kind = s.classify(key)
-					lastKey, lastKind = key, r.kind
+					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
 				}
 			}
 			r.num = int32(num)
