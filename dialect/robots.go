@@ -41,7 +41,7 @@ type Robots struct {
 type robotsMore struct {
 	usage    []UsageRule // all usage rules; each group holds a window of them
 	sitemaps []Sitemap
-	warnings []warning // written out by Warnings
+	warnings []warning  // written out by Warnings
 	sitemap2 [2]Sitemap // room for sitemaps when there are few
 }
 
