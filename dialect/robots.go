@@ -397,9 +397,11 @@ func (d *Dialect) Parse(body []byte) *Robots {
 // with body.
 //
 // The body is read once, line by line, into a table of the lines that
-// matter (offsets, reused from parse to parse); the parser then sizes its
-// slices from the table and fills them, allocating nothing per line. A
-// rule's value is copied only when a byte of it must be escaped.
+// matter (offsets, reused from parse to parse, or on the stack for a short
+// body); the parser then sizes its tables of rules, groups and user-agent
+// entries from it, allocates them at once (with the Robots itself when
+// they are small) and fills them, allocating nothing per line. A rule's
+// value is copied only when a byte of it must be escaped.
 func (d *Dialect) ParseString(body string) *Robots {
 	if body == "" {
 		return &d.empty
@@ -454,11 +456,17 @@ type (
 		r Robots
 		a [(512 - robotsSize) / 8]uint64
 	}
+	// A larger file's Robots with its robotsMore.
+	robotsBig struct {
+		r Robots
+		m robotsMore
+	}
 )
 
 // newRobots returns a new Robots and an arena of at least n words for its
-// tables: in the same allocation when n is small, else in one of its own.
-func newRobots(n int) (*Robots, arena) {
+// tables: in the same allocation when n is small, else in one of its own,
+// and then with its robotsMore if more is set.
+func newRobots(n int, more bool) (*Robots, arena) {
 	switch {
 	case n <= len(robots288{}.a):
 		x := new(robots288)
@@ -472,6 +480,11 @@ func newRobots(n int) (*Robots, arena) {
 	case n <= len(robots512{}.a):
 		x := new(robots512)
 		return &x.r, x.a[:]
+	}
+	if more {
+		x := new(robotsBig)
+		x.r.more = &x.m
+		return &x.r, make(arena, n)
 	}
 	return new(Robots), make(arena, n)
 }
@@ -526,7 +539,8 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if small {
 		aw += words(keepN)
 	}
-	r, a := newRobots(aw)
+	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
+	r, a := newRobots(aw, more)
 	r.d = d
 	p := parser{s: &d.s, r: r}
 	p.tab = carve[rule](&a, n.rules)
@@ -544,9 +558,8 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 		r.held = int32(len(body))
 	}
 	r.src = body
-	if n.warnings > 0 || n.sitemaps > 0 && p.s.sitemaps || n.usage > 0 || cut {
-		m := new(robotsMore)
-		r.more = m
+	if more {
+		m := r.extra()
 		m.warnings = warnings
 		if n.sitemaps > 0 && p.s.sitemaps {
 			m.sitemaps = m.sitemap2[:0]
