@@ -51,6 +51,8 @@ var benchFiles = []string{
 	"protego__www.okstate.edu.txt",                // empty
 	"protego__www.salesforce.com.txt",             // 405 KB HTML page, 16,000 lines
 	"egonkm__www.baidu.com.txt",                   // 2.8 KB, the corpus's median size
+	"protego__www.elkhabar.com.txt",               // 22 B, one group of one rule
+	"protego__www.who.int.txt",                    // 19 KB, 528 one-line groups
 }
 
 type corpusFile struct {

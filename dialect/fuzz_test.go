@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,15 @@ func fuzzOne(t *testing.T, body []byte, agent, path string) {
 		_, _ = rs1.CrawlDelay()
 		for _, w := range r1.Warnings() {
 			_ = w.String()
+		}
+		// What the tables of offsets give back must not depend on whether
+		// the body was copied (Parse) or not (ParseString).
+		if !reflect.DeepEqual(r1.Groups(), r2.Groups()) || !reflect.DeepEqual(rs1.Agents(), rs2.Agents()) ||
+			!reflect.DeepEqual(r1.Sitemaps(), r2.Sitemaps()) || !reflect.DeepEqual(r1.Warnings(), r2.Warnings()) {
+			t.Fatalf("%s: Parse and ParseString read %q differently", d, body)
+		}
+		if a, b := rs1.CrawlDelayLine(), rs2.CrawlDelayLine(); a != b {
+			t.Fatalf("%s: crawl-delay lines %d and %d", d, a, b)
 		}
 		if n, _ := r1.Size(); n > MaxBodyBytes {
 			t.Fatalf("%s: read %d bytes", d, n)

@@ -5,41 +5,104 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
 
 // Robots is a parsed robots.txt body. It is immutable and safe for
 // concurrent use.
+//
+// The parser keeps what it read in tables of offsets without pointers
+// (rules, groups, user-agent entries) into the text it kept (src) and the
+// patterns it had to write (esc); the exported values (Group, Agent, Rule)
+// are made from them when they are asked for.
 type Robots struct {
-	d *Dialect
-	// groups are the groups without their Rules (see Groups); rEnd[g] is
-	// the end of group g's window of rules (it starts where g-1's ends).
-	groups   []Group
-	rEnd     []int32
-	rules    []rule      // all rules, as offsets into src and esc
-	esc      string      // the normalised patterns that are not in src
-	usage    []UsageRule // all usage rules; each group holds a window of it
-	agents   []Agent
-	sitemaps []Sitemap
-	warnings []warning // written out by Warnings
-	src      string    // the text the warnings point into
-	held     int       // bytes of the body this Robots holds (Footprint)
-	bytes    int
-	cut      bool
+	d      *Dialect
+	src    string // the text the tables point into
+	esc    string // the normalised patterns that are not in src
+	rules  []rule // all rules; each group holds a window of them
+	groups []group
+	agents []agent
+	more   *robotsMore // nil when the file has none of it
+	// pub is what Groups returns, built on its first call.
+	pub   atomic.Pointer[[]Group]
+	held  int32 // bytes of the body this Robots holds (Footprint)
+	bytes int32
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
 	// none): for the crawlers whose user-agent lines give them none.
 	delay     time.Duration
-	delayLine int
-	// Room for the first group and its user-agent line, so that a small
-	// file costs fewer allocations.
-	group1 [1]Group
-	agent1 [1]Agent
-	rEnd1  [1]int32
-	// pub is what Groups returns, built on its first call.
-	pubOnce sync.Once
-	pub     []Group
+	delayLine int32
+	cut       bool
+}
+
+// robotsMore is what fewer files have: kept apart so that a Robots
+// without it is smaller.
+type robotsMore struct {
+	usage    []UsageRule // all usage rules; each group holds a window of them
+	sitemaps []Sitemap
+	warnings []warning  // written out by Warnings
+	sitemap2 [2]Sitemap // room for sitemaps when there are few
+}
+
+// group is a Group as the parser keeps it: the ends of its windows of
+// Robots' tables, each of which starts where the previous group's ends
+// (see Robots.window).
+type group struct {
+	a1, r1, u1 int32 // agents, rules, usage
+	delayLine  int32
+	delay      time.Duration
+}
+
+// window is where a group's entries are in Robots' tables: agents[a0:a1],
+// rules[r0:r1], more.usage[u0:u1].
+type window struct{ a0, a1, r0, r1, u0, u1 int32 }
+
+// window returns group i's window.
+func (r *Robots) window(i int) (w window) {
+	if i > 0 {
+		p := &r.groups[i-1]
+		w.a0, w.r0, w.u0 = p.a1, p.r1, p.u1
+	}
+	g := &r.groups[i]
+	w.a1, w.r1, w.u1 = g.a1, g.r1, g.u1
+	return w
+}
+
+// usage returns the usage rules of the file.
+func (r *Robots) usage() []UsageRule {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.usage
+}
+
+// agent is an Agent as the parser keeps it: offsets into Robots.src.
+type agent struct {
+	line      int32
+	v0, v1    int32 // Value: src[v0:v1]
+	t1        int32 // the token compared with a crawler's: src[v0:t1]
+	delayLine int32
+	star      bool
+	delay     time.Duration
+}
+
+// public returns x as an Agent of the text src.
+func (x *agent) public(src string) Agent {
+	return Agent{Value: src[x.v0:x.v1], Line: int(x.line), CrawlDelay: x.delay, CrawlDelayLine: int(x.delayLine)}
+}
+
+// publicAgents returns xs as Agents of the text src, in a new slice (nil
+// when xs is empty).
+func publicAgents(xs []agent, src string) []Agent {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := make([]Agent, len(xs))
+	for i := range xs {
+		out[i] = xs[i].public(src)
+	}
+	return out
 }
 
 // Group is one group (record) of the file: user-agent lines and the rules
@@ -66,8 +129,6 @@ type Agent struct {
 	// CrawlDelayLine is 0 when there is none.
 	CrawlDelay     time.Duration
 	CrawlDelayLine int
-	token          string // what is compared with the crawler's token
-	star           bool
 }
 
 // Rule is one allow or disallow line.
@@ -236,63 +297,73 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	n := 256 + r.held + int(unsafe.Sizeof(Sitemap{}))*cap(r.sitemaps) + int(unsafe.Sizeof(warning{}))*cap(r.warnings)
-	n += int(unsafe.Sizeof(UsageRule{}))*cap(r.usage) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
-		(int(unsafe.Sizeof(Group{}))+4)*cap(r.groups) + int(unsafe.Sizeof(Agent{}))*cap(r.agents)
+	n := int(unsafe.Sizeof(Robots{})) + int(r.held) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
+		int(unsafe.Sizeof(group{}))*cap(r.groups) + int(unsafe.Sizeof(agent{}))*cap(r.agents)
+	if m := r.more; m != nil {
+		n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(Sitemap{}))*cap(m.sitemaps) +
+			int(unsafe.Sizeof(warning{}))*cap(m.warnings) + int(unsafe.Sizeof(UsageRule{}))*cap(m.usage)
+	}
 	return n
 }
 
 // Groups returns the groups in file order. The caller must not modify them.
 //
-// The parser keeps the rules in a compact form of its own: the first call
-// makes the groups' [Rule] values (one allocation for all of them, which
-// Footprint does not count) and later calls return the same groups.
+// The parser keeps the groups in a compact form of its own: the first call
+// makes the [Group] values (a few allocations, which Footprint does not
+// count) and later calls return the same groups.
 func (r *Robots) Groups() []Group {
-	r.pubOnce.Do(func() {
-		if len(r.groups) == 0 {
-			return
+	if p := r.pub.Load(); p != nil {
+		return *p
+	}
+	if len(r.groups) == 0 {
+		return nil
+	}
+	pub := make([]Group, len(r.groups))
+	agents := publicAgents(r.agents, r.src)
+	t := r.text()
+	rules := t.rules(r.rules)
+	for i := range pub {
+		g, x, w := &pub[i], &r.groups[i], r.window(i)
+		g.Agents = agents[w.a0:w.a1:w.a1]
+		if w.r1 > w.r0 {
+			g.Rules = rules[w.r0:w.r1:w.r1]
 		}
-		pub := slices.Clone(r.groups)
-		t := r.text()
-		rules := t.rules(r.rules)
-		for g := range pub {
-			r0, r1 := r.groupRules(g)
-			if r1 > r0 {
-				pub[g].Rules = rules[r0:r1:r1]
-			}
+		if w.u1 > w.u0 {
+			g.Usage = r.more.usage[w.u0:w.u1:w.u1]
 		}
-		r.pub = pub
-	})
-	return r.pub
+		g.CrawlDelay, g.CrawlDelayLine = x.delay, int(x.delayLine)
+	}
+	if !r.pub.CompareAndSwap(nil, &pub) {
+		return *r.pub.Load() // another call made them first
+	}
+	return pub
 }
 
 // text returns what r's rules point into.
 func (r *Robots) text() ruleText { return ruleText{r.src, r.esc} }
 
-// groupRules returns the window of r.rules that holds group g's rules.
-func (r *Robots) groupRules(g int) (r0, r1 int) {
-	if g > 0 {
-		r0 = int(r.rEnd[g-1])
-	}
-	return r0, int(r.rEnd[g])
-}
-
 // Sitemaps returns the Sitemap lines in file order (none in koster1994).
-func (r *Robots) Sitemaps() []Sitemap { return r.sitemaps }
+func (r *Robots) Sitemaps() []Sitemap {
+	if r.more == nil {
+		return nil
+	}
+	return r.more.sitemaps
+}
 
 // Warnings returns what the parser could not use, in line order. The
 // messages are written on each call, into a new slice.
 func (r *Robots) Warnings() []Warning {
-	if len(r.warnings) == 0 {
+	if r.more == nil || len(r.more.warnings) == 0 {
 		return nil
 	}
+	ws := r.more.warnings
 	n := 0
-	for i := range r.warnings {
-		n += 1 + int(r.warnings[i].more)
+	for i := range ws {
+		n += 1 + int(ws[i].more)
 	}
 	out := make([]Warning, 0, n)
-	for i := range r.warnings {
-		w := &r.warnings[i]
+	for i := range ws {
+		w := &ws[i]
 		m := w.message(r.src)
 		for k := range 1 + int(w.more) {
 			out = append(out, Warning{Line: int(w.line) + k, Message: m})
@@ -303,7 +374,7 @@ func (r *Robots) Warnings() []Warning {
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
-func (r *Robots) Size() (bytes int, cut bool) { return r.bytes, r.cut }
+func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.cut }
 
 // Parse reads a robots.txt body. It never fails: lines it cannot read are
 // reported by [Robots.Warnings] and the rest is used. body may be any bytes;
@@ -326,9 +397,11 @@ func (d *Dialect) Parse(body []byte) *Robots {
 // with body.
 //
 // The body is read once, line by line, into a table of the lines that
-// matter (offsets, reused from parse to parse); the parser then sizes its
-// slices from the table and fills them, allocating nothing per line. A
-// rule's value is copied only when a byte of it must be escaped.
+// matter (offsets, reused from parse to parse, or on the stack for a short
+// body); the parser then sizes its tables of rules, groups and user-agent
+// entries from it, allocates them at once (with the Robots itself when
+// they are small) and fills them, allocating nothing per line. A rule's
+// value is copied only when a byte of it must be escaped.
 func (d *Dialect) ParseString(body string) *Robots {
 	if body == "" {
 		return &d.empty
@@ -336,37 +409,167 @@ func (d *Dialect) ParseString(body string) *Robots {
 	return d.parse(body, false)
 }
 
+// tinyBody is the length up to which a body is parsed with its table of
+// lines on the stack (room for tinyRecs lines, grown on the heap past
+// them) rather than one from scratchPool, which costs more than it saves
+// on so short a body.
+const (
+	tinyBody = 512
+	tinyRecs = 16
+)
+
 // parse parses body; when clone is set, body is memory the result must not
 // refer to, and parse copies the parts of it that the result keeps.
 func (d *Dialect) parse(body string, clone bool) *Robots {
-	p := parser{s: &d.s, r: &Robots{d: d}}
+	if len(body) <= tinyBody {
+		var recs [tinyRecs]lineRec
+		r, _ := d.parseLines(body, clone, recs[:0])
+		return r
+	}
 	sc := scratchPool.Get().(*scratch)
-	recs, n, used, cut, last := p.s.scan(body, sc.recs[:0])
-	r := p.r
-	r.held = used
+	r, recs := d.parseLines(body, clone, sc.recs[:0])
+	sc.recs = recs
+	scratchPool.Put(sc)
+	return r
+}
+
+// A small file's tables and the text it keeps share one allocation with its
+// Robots: the first of robots288, robots352, robots416 and robots512 that
+// they fit in, each as large as a size class of the allocator (288 to 512
+// bytes) holds.
+const robotsSize = int(unsafe.Sizeof(Robots{}))
+
+type (
+	robots288 struct {
+		r Robots
+		a [(288 - robotsSize) / 8]uint64
+	}
+	robots352 struct {
+		r Robots
+		a [(352 - robotsSize) / 8]uint64
+	}
+	robots416 struct {
+		r Robots
+		a [(416 - robotsSize) / 8]uint64
+	}
+	robots512 struct {
+		r Robots
+		a [(512 - robotsSize) / 8]uint64
+	}
+	// A larger file's Robots with its robotsMore.
+	robotsBig struct {
+		r Robots
+		m robotsMore
+	}
+)
+
+// newRobots returns a new Robots and an arena of at least n words for its
+// tables: in the same allocation when n is small, else in one of its own,
+// and then with its robotsMore if more is set.
+func newRobots(n int, more bool) (*Robots, arena) {
+	switch {
+	case n <= len(robots288{}.a):
+		x := new(robots288)
+		return &x.r, x.a[:]
+	case n <= len(robots352{}.a):
+		x := new(robots352)
+		return &x.r, x.a[:]
+	case n <= len(robots416{}.a):
+		x := new(robots416)
+		return &x.r, x.a[:]
+	case n <= len(robots512{}.a):
+		x := new(robots512)
+		return &x.r, x.a[:]
+	}
+	if more {
+		x := new(robotsBig)
+		x.r.more = &x.m
+		return &x.r, make(arena, n)
+	}
+	return new(Robots), make(arena, n)
+}
+
+// arena is memory, without pointers, that tables are carved from.
+type arena []uint64
+
+// take returns the next n bytes of a, rounded up to whole words.
+func (a *arena) take(n int) unsafe.Pointer {
+	w := (n + 7) / 8
+	p := unsafe.Pointer(unsafe.SliceData(*a))
+	*a = (*a)[w:]
+	return p
+}
+
+// words returns how many words n bytes take in an arena.
+func words(n int) int { return (n + 7) / 8 }
+
+// carve returns an empty slice of capacity n of a's memory; T must hold no
+// pointers and need no more than 8-byte alignment.
+func carve[T any](a *arena, n int) []T {
+	if n == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*T)(a.take(n*int(unsafe.Sizeof(z)))), n)[:0]
+}
+
+// parseLines is parse with recs as the table of lines (empty, with room);
+// it returns the table for reuse.
+func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, []lineRec) {
+	recs, n, used, cut, last := d.s.scan(body, recs)
+	body = body[:used]
+	keepAll, keepN := false, 0
 	if clone {
-		body = keep(body[:used], recs)
-		r.held = len(body)
+		keepAll, keepN = keepSize(body, recs)
+	}
+	// The rules, groups, user-agent entries and warnings take one
+	// allocation without pointers, and share that of the Robots (and of the
+	// text kept) when they are few.
+	tw := words(n.rules*int(unsafe.Sizeof(rule{}))) + words(n.groups*int(unsafe.Sizeof(group{}))) +
+		words(n.agents*int(unsafe.Sizeof(agent{})))
+	nw := 0
+	if n.warnings > 0 {
+		nw = n.warnings + 1 // and the cut
+	}
+	tw += words(nw * int(unsafe.Sizeof(warning{})))
+	// The text kept shares the Robots' allocation when all fits in one
+	// (else it is allocated on its own, without being zeroed first).
+	small := tw+words(keepN) <= len(robots512{}.a)
+	aw := tw
+	if small {
+		aw += words(keepN)
+	}
+	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
+	r, a := newRobots(aw, more)
+	r.d = d
+	p := parser{s: &d.s, r: r}
+	p.tab = carve[rule](&a, n.rules)
+	p.tab = p.tab[:cap(p.tab)]
+	r.groups = carve[group](&a, n.groups)
+	r.agents = carve[agent](&a, n.agents)
+	warnings := carve[warning](&a, nw)
+	r.held = int32(used)
+	if clone {
+		var buf []byte
+		if small && keepN > 0 {
+			buf = unsafe.Slice((*byte)(a.take(keepN)), keepN)[:0]
+		}
+		body = keep(body, recs, keepAll, keepN, buf)
+		r.held = int32(len(body))
 	}
 	r.src = body
-	r.groups, r.agents, p.spans = r.group1[:0], r.agent1[:0], sc.spans[:0]
-	if n.agents > 1 {
-		r.agents = make([]Agent, 0, n.agents)
-		if n.groups > 1 {
-			r.groups = make([]Group, 0, n.groups)
+	if more {
+		m := r.extra()
+		m.warnings = warnings
+		if n.sitemaps > 0 && p.s.sitemaps {
+			m.sitemaps = m.sitemap2[:0]
+			if n.sitemaps > len(m.sitemap2) {
+				m.sitemaps = make([]Sitemap, 0, n.sitemaps)
+			}
 		}
-	}
-	if n.rules > 0 {
-		p.tab = make([]rule, n.rules)
-	}
-	if n.warnings > 0 {
-		r.warnings = make([]warning, 0, n.warnings+1)
-	}
-	if n.sitemaps > 0 && p.s.sitemaps {
-		r.sitemaps = make([]Sitemap, 0, n.sitemaps)
-	}
-	if n.usage > 0 {
-		r.usage = make([]UsageRule, 0, n.usage)
+		if n.usage > 0 {
+			m.usage = make([]UsageRule, 0, n.usage)
+		}
 	}
 	var l line
 	for i := range recs {
@@ -380,56 +583,55 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 		r.rules = nil
 	}
 	if cap(r.rules) > 2*len(r.rules)+16 {
-		// Many rule lines were not used (before any User-agent line):
-		// keep only what is.
+		// Many rule lines were not used: keep only what is.
 		r.rules = slices.Clone(r.rules)
 	}
 	if len(p.esc) > 0 {
 		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
 	}
-	r.bytes, r.cut = used, cut
+	r.bytes, r.cut = int32(used), cut
 	if cut {
 		r.warn(last+1, warnCut)
 	}
 	if len(r.groups) == 0 {
-		r.groups = nil // as when they are not preallocated
+		r.groups = nil
 	}
 	if len(r.agents) == 0 {
 		r.agents = nil
 	}
-	// Give each group its windows of the shared slices.
-	r.rEnd = r.rEnd1[:0]
-	if len(r.groups) > 1 {
-		r.rEnd = make([]int32, len(r.groups))
-	} else {
-		r.rEnd = r.rEnd1[:len(r.groups)]
-	}
-	for i := range r.groups {
-		g, sp := &r.groups[i], &p.spans[i]
-		g.Agents = r.agents[sp.a0:sp.a1:sp.a1]
-		r.rEnd[i] = int32(sp.r1)
-		if sp.u1 > sp.u0 {
-			g.Usage = r.usage[sp.u0:sp.u1:sp.u1]
-		}
-	}
-	sc.recs, sc.spans = recs, p.spans
-	scratchPool.Put(sc)
-	return r
+	return r, recs
 }
 
-// keep returns a copy of what the lines recs of body refer to, their keys
-// and values, and points recs into it: all of body when they are most of
-// it (one copy costs less than many small ones), else only them, so that a
-// page of HTML read as robots.txt does not stay in memory.
-func keep(body string, recs []lineRec) string {
+// keepSize returns how many bytes keep copies of body for the lines recs,
+// and whether that is all of body.
+func keepSize(body string, recs []lineRec) (all bool, n int) {
 	need := 0
 	for i := range recs {
 		need += int(recs[i].k1-recs[i].k0) + int(recs[i].v1-recs[i].v0)
 	}
 	if need >= len(body)/2 {
-		return strings.Clone(body)
+		return true, len(body)
 	}
-	b := make([]byte, 0, need)
+	return false, need
+}
+
+// keep returns a copy of what the lines recs of body refer to, their keys
+// and values, and points recs into it: all of body when they are most of
+// it (one copy costs less than many small ones), else only them, so that a
+// page of HTML read as robots.txt does not stay in memory. all and n are
+// what keepSize returned; buf, if not nil, is room for the n bytes.
+func keep(body string, recs []lineRec, all bool, n int, buf []byte) string {
+	if all {
+		if buf == nil {
+			return strings.Clone(body)
+		}
+		buf = append(buf, body...)
+		return unsafe.String(unsafe.SliceData(buf), len(buf))
+	}
+	b := buf
+	if b == nil {
+		b = make([]byte, 0, n)
+	}
 	for i := range recs {
 		rec := &recs[i]
 		if rec.k1 == rec.k0 {
@@ -445,36 +647,44 @@ func keep(body string, recs []lineRec) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
+// extra returns r.more, made if r has none yet.
+func (r *Robots) extra() *robotsMore {
+	if r.more == nil {
+		r.more = new(robotsMore)
+	}
+	return r.more
+}
+
 // warn adds a warning of the given kind about line num.
 func (r *Robots) warn(num int, kind warnKind) {
-	if kind <= warnEmptyKey && len(r.warnings) > 0 {
+	m := r.extra()
+	if kind <= warnEmptyKey && len(m.warnings) > 0 {
 		// The next line of a run of lines with this problem.
-		if w := &r.warnings[len(r.warnings)-1]; w.kind == kind && int(w.line)+int(w.more)+1 == num && w.more < math.MaxUint16 {
+		if w := &m.warnings[len(m.warnings)-1]; w.kind == kind && int(w.line)+int(w.more)+1 == num && w.more < math.MaxUint16 {
 			w.more++
 			return
 		}
 	}
-	r.warnings = append(r.warnings, warning{line: int32(num), kind: kind})
+	m.warnings = append(m.warnings, warning{line: int32(num), kind: kind})
 }
 
 // warnArgs adds a warning about line l whose arguments are l's key (a) and
 // value (b), as kind uses them.
 func (r *Robots) warnArgs(l *line, kind warnKind) {
-	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.k0, a1: l.k1, b0: l.v0, b1: l.v1})
+	m := r.extra()
+	m.warnings = append(m.warnings, warning{line: l.num, kind: kind, a0: l.k0, a1: l.k1, b0: l.v0, b1: l.v1})
 }
 
 // warnValue adds a warning about line l whose argument is l's value.
 func (r *Robots) warnValue(l *line, kind warnKind) {
-	r.warnings = append(r.warnings, warning{line: int32(l.num), kind: kind, a0: l.v0, a1: l.v1})
+	m := r.extra()
+	m.warnings = append(m.warnings, warning{line: l.num, kind: kind, a0: l.v0, a1: l.v1})
 }
-
-type span struct{ a0, a1, r0, r1, u0, u1 int }
 
 // parser turns lines into groups, as the dialect's table says.
 type parser struct {
 	s     *spec
 	r     *Robots
-	spans []span
 	open  bool // a group is open
 	rules bool // the open group has seen a line that ends its user-agent list
 	skip  bool // koster1994: the current record did not start with User-agent
@@ -486,8 +696,7 @@ type parser struct {
 
 func (p *parser) startGroup() {
 	p.endGroup()
-	p.r.groups = append(p.r.groups, Group{})
-	p.spans = append(p.spans, span{a0: len(p.r.agents), r0: p.nr, u0: len(p.r.usage)})
+	p.r.groups = append(p.r.groups, group{})
 	p.open, p.rules = true, false
 }
 
@@ -495,8 +704,8 @@ func (p *parser) endGroup() {
 	if !p.open {
 		return
 	}
-	sp := &p.spans[len(p.spans)-1]
-	sp.a1, sp.r1, sp.u1 = len(p.r.agents), p.nr, len(p.r.usage)
+	g := &p.r.groups[len(p.r.groups)-1]
+	g.a1, g.r1, g.u1 = int32(len(p.r.agents)), int32(p.nr), int32(len(p.r.usage()))
 	p.open = false
 }
 
@@ -550,7 +759,8 @@ func (p *parser) line(l *line) {
 		p.crawlDelay(l)
 	case keySitemap:
 		if s.sitemaps && l.value != "" {
-			r.sitemaps = append(r.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
+			m := r.extra()
+			m.sitemaps = append(m.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
 		}
 	case keyUnused:
 		// Recognised, without effect in this dialect.
@@ -561,18 +771,22 @@ func (p *parser) line(l *line) {
 
 func (p *parser) addAgents(l *line) {
 	if p.s.agentMatch == matchNames {
-		for _, name := range strings.Fields(l.value) {
-			p.r.agents = append(p.r.agents, Agent{Value: name, Line: int(l.num), token: name, star: name == "*"})
+		v := l.value
+		for _, name := range strings.Fields(v) {
+			// name is a part of v, which starts at l.v0.
+			v0 := l.v0 + int32(uintptr(unsafe.Pointer(unsafe.StringData(name)))-uintptr(unsafe.Pointer(unsafe.StringData(v))))
+			v1 := v0 + int32(len(name))
+			p.r.agents = append(p.r.agents, agent{line: l.num, v0: v0, v1: v1, t1: v1, star: name == "*"})
 		}
 		return
 	}
 	v := l.value
-	a := Agent{Value: v, Line: int(l.num)}
+	a := agent{line: l.num, v0: l.v0, v1: l.v1, t1: l.v0}
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
 		a.star = true
 	} else {
-		a.token = v[:p.s.agentChars.prefixLen(v)]
-		if a.token == "" {
+		a.t1 = l.v0 + int32(p.s.agentChars.prefixLen(v))
+		if a.t1 == a.v0 {
 			p.r.warnValue(l, warnNoToken)
 		}
 	}
@@ -666,7 +880,8 @@ func (p *parser) addUsage(l *line) {
 	if u.Usage == 0 {
 		p.r.warnArgs(l, warnNoPreference)
 	}
-	p.r.usage = append(p.r.usage, u)
+	m := p.r.extra()
+	m.usage = append(m.usage, u)
 }
 
 // newRule adds a rule of line l to the open group and returns it, to be
@@ -697,7 +912,7 @@ func (p *parser) crawlDelay(l *line) {
 		// Before the first User-agent line: the file's, for the crawlers
 		// whose user-agent lines give them none.
 		if r.delayLine == 0 {
-			r.delay, r.delayLine = d, int(l.num)
+			r.delay, r.delayLine = d, l.num
 		}
 		return
 	}
@@ -707,14 +922,14 @@ func (p *parser) crawlDelay(l *line) {
 	}
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
-	for i := p.spans[len(p.spans)-1].a0; i < len(r.agents); i++ {
-		if a := &r.agents[i]; a.CrawlDelayLine == 0 {
-			a.CrawlDelay, a.CrawlDelayLine = d, int(l.num)
+	gi := len(r.groups) - 1
+	for i := int(r.window(gi).a0); i < len(r.agents); i++ {
+		if a := &r.agents[i]; a.delayLine == 0 {
+			a.delay, a.delayLine = d, l.num
 		}
 	}
-	g := &r.groups[len(r.groups)-1]
-	if g.CrawlDelayLine == 0 {
-		g.CrawlDelay, g.CrawlDelayLine = d, int(l.num)
+	if g := &r.groups[gi]; g.delayLine == 0 {
+		g.delay, g.delayLine = d, l.num
 	}
 }
 

@@ -13,23 +13,28 @@ import (
 // fast checks, and the crawl delay. It is immutable and safe for concurrent
 // use.
 type Ruleset struct {
-	s     *spec
 	d     *Dialect
-	rules []rule // in file order
-	text  ruleText
+	r     *Robots // what rules and agents point into (Robots.text)
+	rules []rule  // in file order
 	// idx is the index of rules, nil until built (see Ruleset.Check):
 	// published once, by once, and read without locks.
 	idx        atomic.Pointer[matcher]
 	once       sync.Once
 	checks     atomic.Int32 // checks answered without the index
-	usage      []UsageRule  // in file order
-	um         *matcher     // indexes usage (nil without); ranks: longer pattern first, then file order
-	agents     []Agent
+	usage      *usageIndex  // nil without usage rules
+	agents     []agent      // in file order
 	token      string
 	crawlDelay time.Duration
-	delayLine  int
+	delayLine  int32
 	// sharesRules: rules is a window of the Robots' rules (one group).
 	sharesRules bool
+}
+
+// usageIndex is a Ruleset's usage rules, in file order, and their index
+// (ranks: longer pattern first, then file order).
+type usageIndex struct {
+	rules []UsageRule
+	m     matcher
 }
 
 // Reason says what decided a verdict.
@@ -121,113 +126,124 @@ func itoa(n int) string {
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
 	s := &r.d.s
-	var buf [4]int // the chosen groups, when they are few
-	var chosen []int
+	var buf [4]int32 // the chosen groups, when they are few
+	var chosen []int32
 	token, best := "", -1
 	compared := ""
-	for _, t := range tokens {
-		c, _ := r.d.AgentToken(t)
-		if c == "" {
-			continue
+	if len(r.groups) > 0 {
+		for _, t := range tokens {
+			c, _ := r.d.AgentToken(t)
+			if c == "" {
+				continue
+			}
+			chosen, best = r.groupsFor(c, buf[:0])
+			if len(chosen) > 0 {
+				token, compared = strings.TrimSpace(t), c
+				break
+			}
 		}
-		chosen, best = r.groupsFor(c, buf[:0])
-		if len(chosen) > 0 {
-			token, compared = strings.TrimSpace(t), c
-			break
-		}
-	}
-	if len(chosen) == 0 {
-		chosen = buf[:0]
-		for i := range r.groups {
-			for _, a := range r.groups[i].Agents {
-				if a.star {
-					chosen = append(chosen, i)
-					break
+		if len(chosen) == 0 {
+			chosen = buf[:0]
+			for i := range r.groups {
+				g := r.window(i)
+				for j := g.a0; j < g.a1; j++ {
+					if r.agents[j].star {
+						chosen = append(chosen, int32(i))
+						break
+					}
 				}
 			}
 		}
 	}
-	rs := &Ruleset{s: s, d: r.d, token: token, text: r.text()}
-	nr, na := 0, 0
-	for _, gi := range chosen {
-		r0, r1 := r.groupRules(gi)
-		nr += r1 - r0
-		na += len(r.groups[gi].Agents)
-	}
+	rs := &Ruleset{d: r.d, r: r, token: token}
 	if len(chosen) == 1 {
-		// One group: its user-agent lines are used in place too.
-		rs.agents = r.groups[chosen[0]].Agents
-	} else if na > 0 {
-		rs.agents = make([]Agent, 0, na)
-	}
-	if len(chosen) == 1 {
-		// One group: its rules are used in place (they are immutable).
-		r0, r1 := r.groupRules(chosen[0])
-		rs.rules = r.rules[r0:r1:r1]
+		// One group: its rules and user-agent entries are used in place
+		// (they are immutable).
+		g := r.window(int(chosen[0]))
+		rs.agents = r.agents[g.a0:g.a1:g.a1]
+		rs.rules = r.rules[g.r0:g.r1:g.r1]
 		rs.sharesRules = true
-	} else if nr > 0 {
-		rs.rules = make([]rule, 0, nr)
+	} else if len(chosen) > 1 {
+		nr, na := 0, 0
+		for _, gi := range chosen {
+			g := r.window(int(gi))
+			nr += int(g.r1 - g.r0)
+			na += int(g.a1 - g.a0)
+		}
+		if na > 0 {
+			rs.agents = make([]agent, 0, na)
+		}
+		if nr > 0 {
+			rs.rules = make([]rule, 0, nr)
+		}
+		for _, gi := range chosen {
+			g := r.window(int(gi))
+			rs.agents = append(rs.agents, r.agents[g.a0:g.a1]...)
+			// Groups are in file order, so the rules stay in file order.
+			rs.rules = append(rs.rules, r.rules[g.r0:g.r1]...)
+		}
 	}
 	for _, gi := range chosen {
-		g := &r.groups[gi]
-		if len(chosen) > 1 {
-			rs.agents = append(rs.agents, g.Agents...)
-			// Groups are in file order, so the rules stay in file order.
-			r0, r1 := r.groupRules(gi)
-			rs.rules = append(rs.rules, r.rules[r0:r1]...)
-		}
-		for i := range g.Agents {
-			a := &g.Agents[i]
-			if a.CrawlDelayLine == 0 || rs.delayLine != 0 && a.CrawlDelayLine >= rs.delayLine {
+		g := r.window(int(gi))
+		for i := g.a0; i < g.a1; i++ {
+			a := &r.agents[i]
+			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
 				continue
 			}
-			if token == "" && a.star || token != "" && s.matchAgent(a, compared) == best {
-				rs.crawlDelay, rs.delayLine = a.CrawlDelay, a.CrawlDelayLine
+			if token == "" && a.star || token != "" && s.matchAgent(a, r.src, compared) == best {
+				rs.crawlDelay, rs.delayLine = a.delay, a.delayLine
 			}
 		}
 	}
 	if rs.delayLine == 0 && r.delayLine != 0 {
 		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
 	}
+	if len(r.usage()) == 0 {
+		return rs
+	}
 	nu := 0
 	for _, gi := range chosen {
-		nu += len(r.groups[gi].Usage)
+		g := r.window(int(gi))
+		nu += int(g.u1 - g.u0)
 	}
 	if nu > 0 {
-		rs.usage = make([]UsageRule, 0, nu)
+		u := new(usageIndex)
+		u.rules = make([]UsageRule, 0, nu)
 		for _, gi := range chosen {
-			rs.usage = append(rs.usage, r.groups[gi].Usage...)
+			g := r.window(int(gi))
+			u.rules = append(u.rules, r.more.usage[g.u0:g.u1]...)
 		}
 		// The matcher ranks Rules; usage rules rank by pattern length, then
 		// file order (none is an allow).
 		keys := make([]ruleKey, nu)
-		for i := range rs.usage {
-			keys[i].norm = rs.usage[i].norm
+		for i := range u.rules {
+			keys[i].norm = u.rules[i].norm
 		}
-		rs.um = new(matcher)
-		rs.um.build(s, keys)
+		u.m.build(s, keys)
+		rs.usage = u
 	}
 	return rs
 }
 
-// matchAgent returns how closely the user-agent entry a names the crawler
-// token t: -1 when it does not; else 0, or in matchLongestPrefix the length
-// of a's token (the longest wins).
-func (s *spec) matchAgent(a *Agent, t string) int {
-	if a.star || a.token == "" {
+// matchAgent returns how closely the user-agent entry a (of the text src)
+// names the crawler token t: -1 when it does not; else 0, or in
+// matchLongestPrefix the length of a's token (the longest wins).
+func (s *spec) matchAgent(a *agent, src, t string) int {
+	if a.star || a.t1 == a.v0 {
 		return -1
 	}
+	tok := src[a.v0:a.t1]
 	switch s.agentMatch {
 	case matchLongestPrefix:
-		n := len(a.token)
-		if n > len(t) || !strings.EqualFold(t[:n], a.token) {
+		n := len(tok)
+		if n > len(t) || !strings.EqualFold(t[:n], tok) {
 			return -1
 		}
 		return n
 	default:
 		// Outside matchNames both are ASCII (agentChars): equal only if
 		// as long.
-		if s.agentMatch != matchNames && len(a.token) != len(t) || !strings.EqualFold(a.token, t) {
+		if s.agentMatch != matchNames && len(tok) != len(t) || !strings.EqualFold(tok, t) {
 			return -1
 		}
 		return 0
@@ -236,13 +252,14 @@ func (s *spec) matchAgent(a *Agent, t string) int {
 
 // groupsFor appends to out the indices of the groups that match token t
 // best, and returns them and how closely they match (see matchAgent).
-func (r *Robots) groupsFor(t string, out []int) ([]int, int) {
+func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
 	best := -1
 	for i := range r.groups {
+		g := r.window(i)
 		m := -1
-		for j := range r.groups[i].Agents {
-			m = max(m, s.matchAgent(&r.groups[i].Agents[j], t))
+		for j := g.a0; j < g.a1; j++ {
+			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
 		}
 		if m < 0 || m < best {
 			continue
@@ -250,7 +267,7 @@ func (r *Robots) groupsFor(t string, out []int) ([]int, int) {
 		if m > best {
 			best, out = m, out[:0]
 		}
-		out = append(out, i)
+		out = append(out, int32(i))
 	}
 	return out, best
 }
@@ -268,7 +285,7 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 func (rs *Ruleset) Footprint() int {
 	n := 192
 	if !rs.sharesRules {
-		n += int(unsafe.Sizeof(Agent{})) * cap(rs.agents)
+		n += int(unsafe.Sizeof(agent{})) * cap(rs.agents)
 	}
 	if m := rs.idx.Load(); m != nil {
 		n += 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
@@ -277,10 +294,12 @@ func (rs *Ruleset) Footprint() int {
 			n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
 		}
 	} else {
-		n += indexEstimate(rs.s, rs.rules, &rs.text)
+		t := rs.r.text()
+		n += indexEstimate(&rs.d.s, rs.rules, &t)
 	}
-	if u := rs.um; len(rs.usage) > 0 {
-		n += int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
+	if rs.usage != nil {
+		u := &rs.usage.m
+		n += int(unsafe.Sizeof(usageIndex{})) + int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage.rules) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
 			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
 	if len(rs.rules) > 0 && !rs.sharesRules {
@@ -289,23 +308,26 @@ func (rs *Ruleset) Footprint() int {
 	return n
 }
 
-// Agents returns the user-agent entries of the group(s) in force; empty when
-// no group applies. The caller must not modify them.
-func (rs *Ruleset) Agents() []Agent { return rs.agents }
+// Agents returns the user-agent entries of the group(s) in force, in file
+// order and in a new slice; empty when no group applies.
+func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agents, rs.r.src) }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
 // when the "*" group(s) (or none) apply.
 func (rs *Ruleset) Token() string { return rs.token }
 
 // Rules returns the rules in force in file order, in a new slice.
-func (rs *Ruleset) Rules() []Rule { return rs.text.rules(rs.rules) }
+func (rs *Ruleset) Rules() []Rule {
+	t := rs.r.text()
+	return t.rules(rs.rules)
+}
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
 // false when there is none (always false in google and koster1994).
 func (rs *Ruleset) CrawlDelay() (time.Duration, bool) { return rs.crawlDelay, rs.delayLine != 0 }
 
 // CrawlDelayLine returns the line of the Crawl-delay in force, 0 if none.
-func (rs *Ruleset) CrawlDelayLine() int { return rs.delayLine }
+func (rs *Ruleset) CrawlDelayLine() int { return int(rs.delayLine) }
 
 // Check reports whether the crawler may fetch path: the path of the URL and
 // its query, as sent ("/a/b?c=d"; "" counts as "/"). The fragment must not
@@ -327,7 +349,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if path == "" {
 		path = "/"
 	}
-	if rs.s.robotsTxtFree && IsRobotsTxt(path) {
+	if rs.d.s.robotsTxtFree && IsRobotsTxt(path) {
 		return Verdict{Allowed: true, Reason: ReasonRobotsTxt}
 	}
 	m := rs.idx.Load()
@@ -351,7 +373,8 @@ func (rs *Ruleset) Check(path string) Verdict {
 		return Verdict{Allowed: true}
 	}
 	x := &rs.rules[ri]
-	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: rs.text.rule(x)}
+	t := rs.r.text()
+	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: t.rule(x)}
 }
 
 // indexAfter is how many checks a Ruleset answers by going over its rules
@@ -368,10 +391,11 @@ func (rs *Ruleset) index() *matcher {
 	rs.once.Do(func() {
 		m := new(matcher)
 		keys := make([]ruleKey, len(rs.rules))
+		t := rs.r.text()
 		for i := range rs.rules {
-			keys[i] = ruleKey{rs.text.norm(&rs.rules[i]), rs.rules[i].allow()}
+			keys[i] = ruleKey{t.norm(&rs.rules[i]), rs.rules[i].allow()}
 		}
-		m.build(rs.s, keys)
+		m.build(&rs.d.s, keys)
 		rs.idx.Store(m)
 	})
 	return rs.idx.Load()
@@ -382,14 +406,15 @@ func (rs *Ruleset) index() *matcher {
 // ranks first (longest pattern, then allow before disallow, then file
 // order) among those that match, as the index would give.
 func (rs *Ruleset) scan(p string) int {
-	s := rs.s
+	s := &rs.d.s
+	t := rs.r.text()
 	best, bestLen, bestAllow := -1, -1, false
 	for i := range rs.rules {
 		x := &rs.rules[i]
 		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}
-		norm := rs.text.norm(x)
+		norm := t.norm(x)
 		// Compare the literal bytes first: most rules differ from the path
 		// within a few of them.
 		k := 0
@@ -435,7 +460,7 @@ const (
 // lookup returns the index in rs.rules of the rule that decides path, or
 // -1: through the index m, or going over the rules when m is nil.
 func (rs *Ruleset) lookup(m *matcher, path string) int {
-	if rs.s.encoding != encRFC3986 {
+	if rs.d.s.encoding != encRFC3986 {
 		return rs.ruleAt(m, path)
 	}
 	i := rfcURLSpecial(path)

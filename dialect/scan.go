@@ -59,10 +59,9 @@ type lineCounts struct {
 
 // scratch is the memory a parse needs only while it runs, reused from
 // parse to parse (scratchPool): the table of lines (a 500 KiB body of short
-// lines makes one of about 750 KB) and the groups' windows.
+// lines makes one of about 750 KB).
 type scratch struct {
-	recs  []lineRec
-	spans []span
+	recs []lineRec
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -92,6 +91,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	lastKey, lastKind := "", keyUnknown
+	prevKey, prevKind := "", keyUnknown
 	lastProb, lastProbNum := problemNone, 0
 	prevAgent := false // the last line kept was a user-agent line
 	for pos < len(body) {
@@ -118,13 +118,18 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 		}
 		if need {
 			if r.k1 > r.k0 {
-				// Keys repeat from line to line ("Disallow"): the last
-				// one's kind is kept.
-				if key := body[r.k0:r.k1]; key == lastKey {
+				// Keys repeat from line to line ("Disallow"), or alternate
+				// ("User-agent", "Disallow", "User-agent"...): the last two
+				// distinct ones' kinds are kept.
+				switch key := body[r.k0:r.k1]; key {
+				case lastKey:
 					r.kind = lastKind
-				} else {
+				case prevKey:
+					r.kind = prevKind
+					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
+				default:
 					r.kind = s.classify(key)
-					lastKey, lastKind = key, r.kind
+					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
 				}
 			}
 			r.num = int32(num)
@@ -137,7 +142,9 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			case keyUserAgent:
 				n.agents++
 			case keyAllow, keyDisallow:
-				n.rules++
+				if n.agents > 0 {
+					n.rules++ // a rule before any group is not kept
+				}
 			case keyContentUsage, keyContentSignal:
 				n.usage++
 			case keySitemap:

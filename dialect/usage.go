@@ -247,10 +247,15 @@ func (v *UsageVerdict) Explain(c Category) string {
 // HasUsage reports whether the rules in force hold any Content-Usage or
 // Content-Signal line. When they hold none, [Ruleset.Usage] states nothing
 // for every path.
-func (rs *Ruleset) HasUsage() bool { return len(rs.usage) > 0 }
+func (rs *Ruleset) HasUsage() bool { return rs.usage != nil }
 
 // UsageRules returns the usage rules in force in file order.
-func (rs *Ruleset) UsageRules() []UsageRule { return append([]UsageRule(nil), rs.usage...) }
+func (rs *Ruleset) UsageRules() []UsageRule {
+	if rs.usage == nil {
+		return nil
+	}
+	return append([]UsageRule(nil), rs.usage.rules...)
+}
 
 // Usage returns the usage preference in force for path (given as to
 // [Ruleset.Check]), as draft-ietf-aipref-attach-05 decides it: a path the
@@ -267,7 +272,7 @@ func (rs *Ruleset) UsageRules() []UsageRule { return append([]UsageRule(nil), rs
 // the path in the form the dialect compares it is at most 512 bytes long.
 func (rs *Ruleset) Usage(path string) UsageVerdict {
 	v := UsageVerdict{Crawl: rs.Check(path)}
-	if !v.Crawl.Allowed || len(rs.usage) == 0 {
+	if !v.Crawl.Allowed || rs.usage == nil {
 		return v
 	}
 	if path == "" {
@@ -275,7 +280,7 @@ func (rs *Ruleset) Usage(path string) UsageVerdict {
 	}
 	p := path
 	var buf [maxStackPath]byte
-	if rs.s.encoding == encRFC3986 {
+	if rs.d.s.encoding == encRFC3986 {
 		if i := rfcURLSpecial(path); i >= 0 {
 			b := buf[:0]
 			if n := rfcURLLen(path, i); n > maxStackPath {
@@ -290,7 +295,7 @@ func (rs *Ruleset) Usage(path string) UsageVerdict {
 
 // usageAt fills v's usage for the normalised path p.
 func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
-	m := rs.um // not nil: Usage calls usageAt only when there are usage rules
+	m := &rs.usage.m // Usage calls usageAt only when there are usage rules
 	rank := m.fixed
 	if rank == pathDependent {
 		rank = m.lookup(p)
@@ -298,17 +303,17 @@ func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
 	if rank == noRule {
 		return
 	}
-	first := &rs.usage[m.order[rank]]
+	first := &rs.usage.rules[m.order[rank]]
 	for c := range v.rules {
 		v.rules[c] = first
 	}
 	n := len(first.norm)
 	for k := int(rank); k < len(m.order); k++ {
-		r := &rs.usage[m.order[k]]
+		r := &rs.usage.rules[m.order[k]]
 		if len(r.norm) != n {
 			break
 		}
-		if k != int(rank) && r.norm != first.norm && !rs.s.matchNorm(r.norm, p) {
+		if k != int(rank) && r.norm != first.norm && !rs.d.s.matchNorm(r.norm, p) {
 			continue
 		}
 		for c := range Category(numCategories) {

@@ -301,7 +301,7 @@ func checkUsageReference(t *testing.T, d *Dialect, rs *Ruleset, p string) {
 		np = refRFC3986(np, true)
 	}
 	best, want := -1, Usage(0)
-	for _, r := range rs.usage {
+	for _, r := range rs.UsageRules() {
 		if !refMatch(r.norm, np, d.s.wildcards) {
 			continue
 		}
