@@ -91,7 +91,10 @@
 // two round trips and two script calls: its pop and its done report; add
 // the pops that find nothing ready, and per host the robots.txt fetch (its
 // policy read once by each process, the fetch lock, the robots.txt
-// request's own permit). A partition that empties tells the processes
+// request's own permit; when the host's delay is 50 ms or more, the
+// request that brought the fetch is handed back until the host's turn,
+// [Frontier.Postpone]: the permit's release alone and one more pop). A
+// partition that empties tells the processes
 // waiting on it so in its wake-up, instead of having each look. Measured
 // on 8 processes (BenchmarkFleetScaling, docs/performance.md): 4.7-4.8
 // round trips and 3.8-3.9 script calls per page at 8 pages per host, 2.9
