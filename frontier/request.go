@@ -265,10 +265,11 @@ type Requeuer interface {
 // Postponer is an optional interface of a [Completer] that is also a
 // [Requeuer] whose Requeues is true: Postpone takes back the request it
 // handed out under lease, not sent, to hand it out again once its host
-// may be asked and not before until, and reports whether it did. The plugin calls it instead
-// of tying a queue thread to a wait for the host's turn that the frontier
-// could not foresee (the host's robots.txt was fetched for the request);
-// the thread then takes another host's request. A postponed request is
+// may be asked and not before until, and reports whether it did. The
+// plugin calls it instead of tying a queue thread to a wait for the
+// host's turn that the frontier could not foresee (the host's robots.txt
+// was fetched for the request); the thread then takes another host's
+// request. A postponed request is
 // neither done nor lost: its lease ends and it is queued again ahead of
 // its host's other requests. On false (an unknown lease, a store that
 // cannot be reached) the caller goes on with the request.

@@ -52,6 +52,13 @@ func frGet(t testing.TB, q *Frontier) (string, string) {
 	if err != nil {
 		t.Fatalf("GetRequest: %v", err)
 	}
+	return frRead(t, b)
+}
+
+// frRead reads a request GetRequest handed out as Colly does, and returns
+// its URL and lease id.
+func frRead(t testing.TB, b []byte) (string, string) {
+	t.Helper()
 	r, err := colly.NewCollector().UnmarshalRequest(b)
 	if err != nil {
 		t.Fatalf("Colly cannot read the request: %v", err)

@@ -187,11 +187,7 @@ func grantGet(t *testing.T, q *Frontier) (string, string) {
 		if err != nil {
 			t.Fatalf("GetRequest: %v", err)
 		}
-		r, err := colly.NewCollector().UnmarshalRequest(b)
-		if err != nil {
-			t.Fatalf("Colly cannot read the request: %v", err)
-		}
-		return r.URL.String(), robots.FrontierLease(r.Ctx)
+		return frRead(t, b)
 	}
 }
 

@@ -3,7 +3,6 @@ package redisfleet
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -98,22 +97,7 @@ func TestRedisOutOfMemory(t *testing.T) {
 				// or were handed out and failed in Colly (OnError) with the
 				// cause (their Acquire gave up: it may be after queue.Run
 				// returned, hence the wait).
-				var keys []string
-				for _, h := range res.hosts {
-					got := map[string]bool{}
-					for _, x := range res.farm.Pages(h, false) {
-						got[x.Path] = true
-					}
-					for i := 0; i < res.pages; i++ {
-						p := "/"
-						if i > 0 {
-							p = fmt.Sprintf("/p%d", i)
-						}
-						if !got[p] && (i == 0 || got["/"]) {
-							keys = append(keys, "GET http://"+h+p)
-						}
-					}
-				}
+				keys := res.unfetched(true)
 				failedOOM := 0
 				for end := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 					var left []string

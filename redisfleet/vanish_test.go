@@ -231,6 +231,29 @@ type crawlResult struct {
 	fronts []*Frontier
 }
 
+// unfetched returns the keys ("GET " + URL) of the pages the farm never
+// served; with known, only those a process could know of: the roots, and
+// the pages of each host whose root was fetched (it links them all).
+func (res crawlResult) unfetched(known bool) []string {
+	var keys []string
+	for _, h := range res.hosts {
+		got := map[string]bool{}
+		for _, x := range res.farm.Pages(h, false) {
+			got[x.Path] = true
+		}
+		for i := 0; i < res.pages; i++ {
+			p := "/"
+			if i > 0 {
+				p = fmt.Sprintf("/p%d", i)
+			}
+			if !got[p] && (!known || i == 0 || got["/"]) {
+				keys = append(keys, "GET http://"+h+p)
+			}
+		}
+	}
+	return keys
+}
+
 // vanishCrawl crawls hosts × (pages + 1) pages (Crawl-delay delay) with
 // two processes (two Fleets, each a Colly queue of threads on the fleet's
 // frontier, with the plugin on the fleet's limiter and store); inside the
@@ -560,23 +583,7 @@ func TestFleetEviction(t *testing.T) {
 				t.Errorf("process %d ended %v after maxmemory was set, before the outage limit %v: %v", i, res.ended[i].Sub(setAt).Round(time.Millisecond), outage, err)
 			}
 		}
-		var missing []string
-		for _, h := range res.hosts {
-			got := map[string]bool{}
-			for _, x := range res.farm.Pages(h, false) {
-				got[x.Path] = true
-			}
-			for i := 0; i < res.pages; i++ {
-				p := "/"
-				if i > 0 {
-					p = fmt.Sprintf("/p%d", i)
-				}
-				if got[p] {
-					continue
-				}
-				missing = append(missing, "GET http://"+h+p)
-			}
-		}
+		missing := res.unfetched(false)
 		lost := res.uncounted(missing, 5*time.Second)
 		for _, k := range lost {
 			t.Errorf("%s never fetched, and not among the requests a process reported not crawled: lost silently", k)
