@@ -427,6 +427,11 @@ type Fleet struct {
 	out      map[string]int       // host -> requests this process's frontier has out
 	deferred []hostOp             // releases waiting for the frontier's next pipeline
 	relTimer *time.Timer          // sends them after releaseDefer
+
+	// Policies read by the frontier's pops for the Store (store.go).
+	polPre atomic.Pointer[string] // the store keys' part before the authority, as the Store last saw it
+	polMu  sync.Mutex
+	pols   map[string]polRead // store key -> the value a pop read, for the next Get
 }
 
 // shard is the subscription to one partition's wake-up channel.

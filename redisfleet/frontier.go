@@ -1145,6 +1145,9 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
 		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
 		map[bool]int{true: 1}[q.fl.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
+	// The policy of the host handed out, read for the Store's Get (store.go).
+	pre, asked := q.fl.policyPrefix()
+	args = append(args, map[bool]int{true: 1}[asked], pre)
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -1207,6 +1210,14 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		pt.look = look
 		q.mu.Unlock()
 		b, host, err := q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
+		if asked && err == nil && len(v) > 11 {
+			// The stored policy of the host, read by the pop (nil: none).
+			var pol []byte
+			if s, ok := v[11].(string); ok {
+				pol = []byte(s)
+			}
+			q.fl.keepPolicy(pre+host, pol)
+		}
 		if frNum(frAt(v, 7)) == 1 {
 			// The pop granted a permit of the host's limiter with it.
 			g := &pregrant{host: host, p: p, id: id, d: frNum(frAt(v, 8)), fail: frNum(frAt(v, 9)), mode: int(frNum(frAt(v, 10)))}

@@ -249,7 +249,10 @@ return out
 // µs, 14 µs before a partition with requests out and none queued is
 // looked at again, 15 the process's id, 16 grant (1: the request of a
 // ready host comes with a permit of the host's limiter granted under the
-// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18.. pairs
+// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18 policy
+// (1: the reply of a request handed out carries the value of its host's
+// stored policy, key ARGV 5 .. "policy:" .. ARGV 19 .. host, keys.go), 19
+// the store keys' part before the authority, 20.. pairs
 // of a lease id this process abandons and µs: ids of its earlier pops
 // that failed on the client (timed out: the script may run later, when
 // Redis resumes after a hang), with 0, and of requests it postponed
@@ -259,8 +262,9 @@ return out
 // reply; after a request handed out: look µs), so that an earlier event
 // wakes it.
 // Returns {gen, 1, payload, reaped, now, early, look µs, granted, d µs,
-// fail, mode} (the last four: robots_host_grant's, zeros if no permit
-// was granted) or {gen, 0, "", reaped, now, look µs (-1: nothing queued),
+// fail, mode, policy} (granted to mode: robots_host_grant's, zeros if no
+// permit was granted; policy: the stored value, nil if none, 0 if not
+// asked) or {gen, 0, "", reaped, now, look µs (-1: nothing queued),
 // leased}.
 //
 // An abandoned id whose pop ran already has its request put back at the
@@ -276,8 +280,14 @@ local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
 local grant, idle = ARGV[16] == '1', tonumber(ARGV[17])
-if #ARGV >= 18 then
-  for i = 18, #ARGV, 2 do
+-- policy returns the value stored for host's robots.txt policy (false:
+-- none), or 0 when not asked.
+local function policy(host)
+  if ARGV[18] ~= '1' then return 0 end
+  return redis.call('GET', lp .. 'policy:' .. ARGV[19] .. host)
+end
+if #ARGV >= 20 then
+  for i = 20, #ARGV, 2 do
     local host = putBack(ARGV[i])
     if host then
       redis.call('ZREM', lp .. 'hold:' .. host, ARGV[i])
@@ -364,7 +374,7 @@ for _, host in ipairs(cands) do
         local g, d, fail, mode = 0, 0, 0, 0
         if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle, bar) end
         local _, look = register()
-        return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode}
+        return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode, policy(host)}
       end
     else
       redis.call('ZADD', KEYS[1], I(at), host)
@@ -376,7 +386,7 @@ if force then
   local p = #first > 0 and take(first[1])
   if p then
     local _, look = register()
-    return {gen, 1, p, reaped, I(now), 1, I(look)}
+    return {gen, 1, p, reaped, I(now), 1, I(look), 0, 0, 0, 0, policy(first[1])}
   end
 end
 local first, look = register()

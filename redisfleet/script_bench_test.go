@@ -45,7 +45,7 @@ func BenchmarkScriptCost(b *testing.B) {
 	run("pop-empty", func() error {
 		_, err := q.run(ctx, 0, frPopScript, f.tag(0), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
 			frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(), q.cfg.maxWait.Microseconds(),
-			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds())
+			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds(), 0, "")
 		return err
 	})
 }
