@@ -93,10 +93,10 @@
 // for the process's next pop and goes first in its pipeline. (A pipeline
 // is counted as one round trip; on a Cluster, go-redis sends its calls to
 // their nodes at once, one request each.) The pop that hands out a request
-// also reads the stored robots.txt policy of its host (the policy's key is
-// in the host's partition, keys.go), which answers the [Store]'s next Get
-// of it in this process: a host's policy costs a process no round trip
-// once the Store has seen a key. Add the pops that find nothing ready,
+// also reads the stored robots.txt policy of its host if it is under 8
+// KiB (the policy's key is in the host's partition, keys.go), which
+// answers the [Store]'s next Get of it in this process: a host's policy
+// costs a process no round trip once the Store has seen a key. Add the pops that find nothing ready,
 // and per host the robots.txt fetch (the fetch lock, the policy written,
 // the robots.txt request's own permit; when the host's delay is 50 ms or
 // more, the request that brought the fetch is handed back until the

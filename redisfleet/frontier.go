@@ -1147,7 +1147,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		map[bool]int{true: 1}[q.fl.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
 	// The policy of the host handed out, read for the Store's Get (store.go).
 	pre, asked := q.fl.policyPrefix()
-	args = append(args, map[bool]int{true: 1}[asked], pre)
+	args = append(args, map[bool]int{true: policyReadMax}[asked], pre)
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -1210,10 +1210,10 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		pt.look = look
 		q.mu.Unlock()
 		b, host, err := q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
-		if asked && err == nil && len(v) > 11 {
-			// The stored policy of the host, read by the pop (nil: none).
+		if s, ok := frAt(v, 11).(string); asked && err == nil && ok {
+			// The stored policy of the host, read by the pop ("": none).
 			var pol []byte
-			if s, ok := v[11].(string); ok {
+			if s != "" {
 				pol = []byte(s)
 			}
 			q.fl.keepPolicy(pre+host, pol)

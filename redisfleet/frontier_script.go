@@ -250,9 +250,10 @@ return out
 // looked at again, 15 the process's id, 16 grant (1: the request of a
 // ready host comes with a permit of the host's limiter granted under the
 // lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18 policy
-// (1: the reply of a request handed out carries the value of its host's
-// stored policy, key ARGV 5 .. "policy:" .. ARGV 19 .. host, keys.go), 19
-// the store keys' part before the authority, 20.. pairs
+// cap (> 0: the reply of a request handed out carries the value of its
+// host's stored policy, key ARGV 5 .. "policy:" .. ARGV 19 .. host,
+// keys.go, when it is shorter than that many bytes), 19 the store keys'
+// part before the authority, 20.. pairs
 // of a lease id this process abandons and µs: ids of its earlier pops
 // that failed on the client (timed out: the script may run later, when
 // Redis resumes after a hang), with 0, and of requests it postponed
@@ -263,9 +264,9 @@ return out
 // wakes it.
 // Returns {gen, 1, payload, reaped, now, early, look µs, granted, d µs,
 // fail, mode, policy} (granted to mode: robots_host_grant's, zeros if no
-// permit was granted; policy: the stored value, nil if none, 0 if not
-// asked) or {gen, 0, "", reaped, now, look µs (-1: nothing queued),
-// leased}.
+// permit was granted; policy: the stored value, "" if none, 0 if not
+// asked or not shorter than the cap) or {gen, 0, "", reaped, now, look µs
+// (-1: nothing queued), leased}.
 //
 // An abandoned id whose pop ran already has its request put back at the
 // head of its host's list, and the permit granted under it (if any) given
@@ -280,11 +281,15 @@ local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
 local grant, idle = ARGV[16] == '1', tonumber(ARGV[17])
--- policy returns the value stored for host's robots.txt policy (false:
--- none), or 0 when not asked.
+-- policy returns the value stored for host's robots.txt policy ('':
+-- none), or 0 when not asked or not shorter than the cap (a large value
+-- is not copied for every request of its host).
 local function policy(host)
-  if ARGV[18] ~= '1' then return 0 end
-  return redis.call('GET', lp .. 'policy:' .. ARGV[19] .. host)
+  local cap = tonumber(ARGV[18])
+  if cap <= 0 then return 0 end
+  local v = redis.call('GETRANGE', lp .. 'policy:' .. ARGV[19] .. host, 0, cap - 1)
+  if #v >= cap then return 0 end
+  return v
 end
 if #ARGV >= 20 then
   for i = 20, #ARGV, 2 do

@@ -45,7 +45,8 @@ func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 // Get implements [policy.Store]: one GET, or none when the frontier's
 // pop that handed out a request of the key's authority in this process
 // read the stored value with it, less than a second ago (once per pop: a
-// second Get asks Redis; see the package doc, Round trips per request).
+// second Get asks Redis; a value of 8 KiB or more is not read by the pops;
+// see the package doc, Round trips per request).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	s.f.learnStoreKey(key)
 	b, ok := s.f.takePolicy(key)
@@ -70,8 +71,9 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 // Policies the frontier's pops read (Frontier.GetRequest), kept for the
 // Store's next Get of each in this process.
 const (
-	policyFresh = time.Second // a value read by a pop answers a Get this long
-	policyKept  = 256         // values kept at most (the oldest beyond are not kept)
+	policyReadMax = 8 << 10     // a pop reads a stored value shorter than this (bytes)
+	policyFresh   = time.Second // a value read by a pop answers a Get this long
+	policyKept    = 256         // values kept at most (the oldest beyond are not kept)
 )
 
 // polRead is a stored policy's value as a pop read it (nil: none stored).

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,7 +232,8 @@ func TestStoreRedisDown(t *testing.T) {
 // of a host reads the host's stored policy in its script (the policy's
 // key is in the host's partition), and the Store's next Get of it in this
 // process costs no round trip, a miss as well as a hit; once: the Get
-// after it asks Redis, and so does a Get of a value read too long ago.
+// after it asks Redis, and so does a Get of a value read too long ago,
+// and of a value too large for the pops to read (8 KiB or more).
 func TestStoreGetAnsweredByPop(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	forBackends(t, func(t *testing.T, srv backend) {
@@ -249,17 +251,26 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 		if err := s.Put(ctx, key("http://a.example"), []byte("payload a"), time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		for _, u := range []string{"http://a.example/1", "http://b.example/1"} {
+		big := strings.Repeat("x", policyReadMax)
+		if err := s.Put(ctx, key("http://c.example"), []byte(big), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []string{"http://a.example/1", "http://b.example/1", "http://c.example/1"} {
 			if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for range 2 {
+		for range 3 {
 			u, lease := grantGet(t, q)
 			host := u[:len("http://a.example")]
 			log.take()
 			v, ok, err := s.Get(ctx, key(host))
-			if trips := log.take(); len(trips) != 0 {
+			trips := log.take()
+			if want := []string{}; host == "http://c.example" {
+				if !slices.Equal(trips, []string{"get"}) {
+					t.Fatalf("Get of a value too large for the pop made round trips %v, want [get]", trips)
+				}
+			} else if !slices.Equal(trips, want) {
 				t.Fatalf("%s: Get after the pop made round trips %v, want none", host, trips)
 			}
 			switch {
@@ -269,6 +280,8 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 				t.Fatalf("Get(a) = %q, %v; want the stored payload", v, ok)
 			case host == "http://b.example" && ok:
 				t.Fatalf("Get(b) = %q: want a miss (nothing stored)", v)
+			case host == "http://c.example" && (!ok || string(v) != big):
+				t.Fatalf("Get(c): %d bytes, %v; want the stored %d", len(v), ok, len(big))
 			}
 			if _, _, err := s.Get(ctx, key(host)); err != nil {
 				t.Fatal(err)
