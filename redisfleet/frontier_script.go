@@ -26,8 +26,9 @@ import "github.com/redis/go-redis/v9"
 //	      TTL (ms) of the frontier's keys
 //
 // Every key is in one partition of the fleet (keys.go) and declared in
-// KEYS, but for the limiter's keys of the hosts the pop looks at, which it
-// picks itself: they share the hash slot of its KEYS.
+// KEYS, but for the limiter's keys of the hosts the pop looks at and the
+// stored policy of the host it hands out, which it picks itself: they
+// share the hash slot of its KEYS.
 //
 // and returns the generation first, so that a process notices when Redis
 // lost the data (the generation changes) and queues again what it knows.

@@ -18,8 +18,8 @@ import (
 // are in its KEYS, but for those the frontier's pop and done scripts pick
 // themselves inside the partition (the limiter keys of the hosts they look
 // at, and, for the pop's grant, of the host it hands out: robots_host_grant
-// writes its hash and hold zset): they share the slot of its KEYS, which
-// Redis 7 checks.
+// writes its hash and hold zset; the stored policy of that host, which the
+// pop reads): they share the slot of its KEYS, which Redis 7 checks.
 //
 //	P config                string  "partitions=S": New writes it (NX) and
 //	                                refuses a process with another S.
