@@ -317,7 +317,9 @@ if AB ~= 0 then
     return {gen, 0, '', 0, I(now), 0, 0}
   end
 end
-local reaped = reap(16)
+-- Leases are out only while the counters say so (L).
+local reaped = 0
+if L > 0 then reaped = reap(16) end
 local function take(host)
   local payload, left = qpop(host)
   if not payload then
@@ -419,7 +421,7 @@ local ops = {}
 local a, kk = 7, 13
 for _ = 1, tonumber(ARGV[6]) do
   local k = tonumber(ARGV[a])
-  local r = robots_host_op({unpack(KEYS, kk, kk + 6)}, {unpack(ARGV, a + 1, a + k)})
+  local r = robots_host_op({unpack(KEYS, kk, kk + 6)}, {unpack(ARGV, a + 1, a + k)}, now)
   if type(r) == 'table' and #r > 0 then ops[#ops + 1] = r[#r] else ops[#ops + 1] = 0 end
   a, kk = a + 1 + k, kk + 7
 end
