@@ -113,7 +113,10 @@ func WithOutageLimit(d time.Duration) FrontierOption {
 // WithJournal turns the journal on or off (default on): the process keeps
 // in memory the requests it queued until they are done in the fleet
 // (bounded by [WithJournalCap]), so that it can queue them again if Redis
-// loses its data. Off, a Redis restarted empty loses the queue.
+// loses its data. Off, a Redis restarted empty loses the queue. A request
+// whose write failed on the client (Redis unreachable, or its reply lost)
+// and that Redis then finds seen is journaled too: the failed write may
+// have queued it.
 func WithJournal(on bool) FrontierOption {
 	return func(c *frontierConfig) { c.journal = on }
 }
@@ -354,10 +357,13 @@ type ownLease struct {
 }
 
 // journalItem is a request this process queued: its key, host and
-// payload; again: queued again from the journal after a loss.
+// payload; again: queued again from the journal after a loss; unsure: an
+// earlier write of it failed on the client (Redis unreachable, or a reply
+// that never came) and may have queued it, so that it is journaled even
+// if Redis then says it was seen.
 type journalItem struct {
 	key, host, payload string
-	again              bool
+	again, unsure      bool
 }
 
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
@@ -654,6 +660,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
 		}
+		it.unsure = true // the call may have run (a reply that never came)
 		q.mu.Lock()
 		q.pendingAdd = append(q.pendingAdd, it)
 		q.mu.Unlock()
@@ -913,7 +920,10 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		}
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
-			failedAdds = append(failedAdds, c.adds...)
+			for _, it := range c.adds {
+				it.unsure = it.unsure || errors.Is(err, ErrUnavailable)
+				failedAdds = append(failedAdds, it)
+			}
 			failedDones = append(failedDones, c.dones...)
 			continue
 		}
@@ -927,6 +937,12 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 				q.remember(it)
 			} else {
 				q.stats.Seen++
+				if it.unsure {
+					// Seen, maybe because the write that failed here ran:
+					// then no other process journals it.
+					it.unsure = false
+					q.remember(it)
+				}
 			}
 		}
 		q.mu.Unlock()
