@@ -77,8 +77,8 @@ func TestNewKeysAndPartitions(t *testing.T) {
 	if h != tag+"host:"+host || z != tag+"hold:"+host || f.pkey(p, kindWake) != tag+"wake" {
 		t.Fatalf("hostKeys = %q, %q, wake %q; want under %q", h, z, f.pkey(p, kindWake), tag)
 	}
-	if k := f.key(kindPol, "x"); k != "t1:v2:policy:x" {
-		t.Fatalf("policy key %q", k)
+	if k := f.polKey("rfc9309 " + host); k != tag+"policy:rfc9309 "+host {
+		t.Fatalf("policy key %q: want in the partition of its authority, %q", k, tag)
 	}
 	// Every key of a partition is in one Cluster hash slot.
 	slot := func(k string) int64 {

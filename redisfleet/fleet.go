@@ -88,17 +88,23 @@
 // the same script (at most 100 ms later, which only lengthens the gap
 // before the host's next grant), and the page's links go in the same
 // pipeline under [WithBatching]. A page whose host is known then costs
-// two round trips and two script calls: its pop and its done report; add
-// the pops that find nothing ready, and per host the robots.txt fetch (its
-// policy read once by each process, the fetch lock, the robots.txt
-// request's own permit; when the host's delay is 50 ms or more, the
-// request that brought the fetch is handed back until the host's turn,
-// [Frontier.Postpone]: the permit's release alone and one more pop). A
-// partition that empties tells the processes
-// waiting on it so in its wake-up, instead of having each look. Measured
-// on 8 processes (BenchmarkFleetScaling, docs/performance.md): 4.7-4.8
-// round trips and 3.8-3.9 script calls per page at 8 pages per host, 2.9
-// and 2.6 at 32.
+// two script calls, its pop and its done report, and two round trips, or
+// one under [WithBatching]: there the done report waits (at most 5 ms)
+// for the process's next pop and goes first in its pipeline. (A pipeline
+// is counted as one round trip; on a Cluster, go-redis sends its calls to
+// their nodes at once, one request each.) The pop that hands out a request
+// also reads the stored robots.txt policy of its host if it is under 8
+// KiB (the policy's key is in the host's partition, keys.go), which
+// answers the [Store]'s next Get of it in this process: a host's policy
+// costs a process no round trip once the Store has seen a key. Add the pops that find nothing ready,
+// and per host the robots.txt fetch (the fetch lock, the policy written,
+// the robots.txt request's own permit; when the host's delay is 50 ms or
+// more, the request that brought the fetch is handed back until the
+// host's turn, [Frontier.Postpone]: the permit's release alone and one
+// more pop). A partition that empties tells the processes waiting on it
+// so in its wake-up, instead of having each look. Measured on 8 processes
+// (BenchmarkFleetScaling, docs/performance.md): 3.3 round trips and 3.6-3.7
+// script calls per page at 8 pages per host, 2.1 and 2.5 at 32.
 //
 // # Partitions, Redis Cluster and Pub/Sub
 //
@@ -427,6 +433,11 @@ type Fleet struct {
 	out      map[string]int       // host -> requests this process's frontier has out
 	deferred []hostOp             // releases waiting for the frontier's next pipeline
 	relTimer *time.Timer          // sends them after releaseDefer
+
+	// Policies read by the frontier's pops for the Store (store.go).
+	polPre atomic.Pointer[string] // the store keys' part before the authority, as the Store last saw it
+	polMu  sync.Mutex
+	pols   map[string]polRead // store key -> the value a pop read, for the next Get
 }
 
 // shard is the subscription to one partition's wake-up channel.

@@ -30,8 +30,9 @@ const (
 	frontierBatch        = 256                    // requests per script call when queuing again
 	frontierRetryInitial = 50 * time.Millisecond
 	frontierRetryMax     = 2 * time.Second
-	frontierReapPoll     = time.Second // a partition with requests out and none queued is looked at again after
-	frontierAbandonMax   = 4096        // failed pops remembered (beyond, a late pop holds its host for the lease)
+	frontierReapPoll     = time.Second          // a partition with requests out and none queued is looked at again after
+	frontierAbandonMax   = 4096                 // failed pops remembered (beyond, a late pop holds its host for the lease)
+	frontierDoneLinger   = 5 * time.Millisecond // WithBatching: longest a done report waits for the next pop's pipeline
 )
 
 // FrontierOption configures a [Frontier].
@@ -47,6 +48,7 @@ type frontierConfig struct {
 	journalCap  int
 	ttl         time.Duration
 	batch       time.Duration // WithBatching: 0 off
+	linger      time.Duration // WithBatching: how long a done report waits for a pop (min(batch, frontierDoneLinger); tests change it)
 }
 
 // WithFrontierName names the frontier (default "default"): processes that
@@ -111,7 +113,10 @@ func WithOutageLimit(d time.Duration) FrontierOption {
 // WithJournal turns the journal on or off (default on): the process keeps
 // in memory the requests it queued until they are done in the fleet
 // (bounded by [WithJournalCap]), so that it can queue them again if Redis
-// loses its data. Off, a Redis restarted empty loses the queue.
+// loses its data. Off, a Redis restarted empty loses the queue. A request
+// whose write failed on the client (Redis unreachable, or its reply lost)
+// and that Redis then finds seen is journaled too: the failed write may
+// have queued it.
 func WithJournal(on bool) FrontierOption {
 	return func(c *frontierConfig) { c.journal = on }
 }
@@ -155,11 +160,19 @@ func WithFrontierTTL(d time.Duration) FrontierOption {
 //   - AddRequest keeps the request in memory and returns nil (never
 //     frontier.ErrSeen: a request seen before is dropped when written, and
 //     counted in FrontierStats.Seen). The kept requests are written
-//     together, in one pipeline with the next Done (so a page's links go
-//     out with its done report, links first, then the limiter's releases
-//     kept for it), at the latest d after the
+//     together, in one pipeline with the next done report (so a page's
+//     links go out with its done report, links first, then the limiter's
+//     releases kept for it) or the next pop, at the latest d after the
 //     first of them was kept, when 256 are kept, by a GetRequest while
 //     this process has no request out, and by Close.
+//   - Done sends nothing at once: the done report waits for this
+//     process's next pop (a GetRequest's look at a partition) and goes
+//     first in its pipeline, so that both cost one round trip and the
+//     host the report frees may be handed out by that very pop. It waits
+//     at most min(d, 5 ms), then goes alone; QueueSize writes it before it
+//     asks Redis, and so does Close. The host's next grant may come that
+//     much later (the permit's release kept for the report goes with it:
+//     a later release only lengthens the gap).
 //   - QueueSize answers from what this process knows, without asking
 //     Redis, while that is more than zero (requests it has out or keeps):
 //     Colly's queue only needs to know whether the frontier is empty. It
@@ -309,6 +322,7 @@ type Frontier struct {
 	lossLogs    int           // warnings in the window
 	lossQuiet   int           // recoveries not logged since the latest warning
 	batchTimer  *time.Timer   // WithBatching: writes the kept requests
+	doneTimer   *time.Timer   // WithBatching: writes the kept done reports (frontierDoneLinger)
 	askSize     bool          // WithBatching: the next QueueSize asks Redis
 }
 
@@ -343,10 +357,13 @@ type ownLease struct {
 }
 
 // journalItem is a request this process queued: its key, host and
-// payload; again: queued again from the journal after a loss.
+// payload; again: queued again from the journal after a loss; unsure: an
+// earlier write of it failed on the client (Redis unreachable, or a reply
+// that never came) and may have queued it, so that it is journaled even
+// if Redis then says it was seen.
 type journalItem struct {
 	key, host, payload string
-	again              bool
+	again, unsure      bool
 }
 
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
@@ -366,6 +383,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	cfg.linger = min(cfg.batch, frontierDoneLinger)
 	f.setOutageLimit(cfg.outageLimit)
 	q := &Frontier{
 		fl:      f,
@@ -453,8 +471,8 @@ func (q *Frontier) Init() error {
 func (q *Frontier) Close() error {
 	q.Init()
 	q.closeOnce.Do(func() {
+		close(q.stop) // a done report from now on is written at once (Done)
 		q.flush(context.Background())
-		close(q.stop)
 		q.wakeStop()
 	})
 	<-q.stopped
@@ -642,6 +660,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
 		}
+		it.unsure = true // the call may have run (a reply that never came)
 		q.mu.Lock()
 		q.pendingAdd = append(q.pendingAdd, it)
 		q.mu.Unlock()
@@ -707,7 +726,21 @@ func frNum(x any) int64 {
 // flush writes what is kept (queued requests and done reports, kept while
 // Redis was away or by WithBatching) in one pipeline: the requests first,
 // by partition, then the done reports. What fails stays kept.
-func (q *Frontier) flush(ctx context.Context) {
+func (q *Frontier) flush(ctx context.Context) { q.flushWith(ctx, nil) }
+
+// frCall is a script call of the frontier on one partition, with the
+// partition's KEYS and ARGV q.argv(p, args...).
+type frCall struct {
+	p    int
+	s    *redis.Script
+	args []any
+}
+
+// flushWith is flush, with then (if not nil) last in the same pipeline,
+// after the done reports (so that a host a done report frees can be handed
+// out by a pop sent as then); it returns then's reply, checked as run
+// does. With nothing kept, then goes alone (run).
+func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	q.mu.Lock()
 	adds, dones := q.pendingAdd, q.pendingDone
 	q.pendingAdd, q.pendingDone = nil, nil
@@ -715,9 +748,16 @@ func (q *Frontier) flush(ctx context.Context) {
 		q.batchTimer.Stop()
 		q.batchTimer = nil
 	}
+	if q.doneTimer != nil {
+		q.doneTimer.Stop()
+		q.doneTimer = nil
+	}
 	q.mu.Unlock()
 	if len(adds) == 0 && len(dones) == 0 {
-		return
+		if then == nil {
+			return nil, nil
+		}
+		return q.run(ctx, then.p, then.s, then.args...)
 	}
 	// The limiter's releases kept for this pipeline (grant.go) go after
 	// the requests and before the done reports, whose wake-ups then see
@@ -801,6 +841,11 @@ func (q *Frontier) flush(ctx context.Context) {
 		}
 		calls = append(calls, call{p: p, s: frDoneScript, keys: keys, args: args, dones: ds, ops: carried})
 	}
+	last := -1 // the index of then in calls
+	if then != nil {
+		last = len(calls)
+		calls = append(calls, call{p: then.p, s: then.s, args: then.args})
+	}
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(calls))
@@ -856,6 +901,9 @@ func (q *Frontier) flush(ctx context.Context) {
 			opCmds[c.host-1] = cmds[i]
 			continue
 		}
+		if i == last {
+			continue
+		}
 		v, err := cmds[i].Slice()
 		for j, k := range c.ops {
 			// The reply of a limiter operation the done report carried,
@@ -872,7 +920,10 @@ func (q *Frontier) flush(ctx context.Context) {
 		}
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
-			failedAdds = append(failedAdds, c.adds...)
+			for _, it := range c.adds {
+				it.unsure = it.unsure || errors.Is(err, ErrUnavailable)
+				failedAdds = append(failedAdds, it)
+			}
 			failedDones = append(failedDones, c.dones...)
 			continue
 		}
@@ -886,6 +937,12 @@ func (q *Frontier) flush(ctx context.Context) {
 				q.remember(it)
 			} else {
 				q.stats.Seen++
+				if it.unsure {
+					// Seen, maybe because the write that failed here ran:
+					// then no other process journals it.
+					it.unsure = false
+					q.remember(it)
+				}
 			}
 		}
 		q.mu.Unlock()
@@ -897,6 +954,11 @@ func (q *Frontier) flush(ctx context.Context) {
 		q.pendingDone = append(failedDones, q.pendingDone...)
 		q.mu.Unlock()
 	}
+	if then == nil {
+		return nil, nil
+	}
+	v, err := cmds[last].Slice()
+	return q.reply(ctx, then.p, v, err)
 }
 
 // QueueSize implements queue.Storage: the requests queued plus those out
@@ -993,7 +1055,18 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		now := time.Now()
 		past := !now.Before(deadline)
 		q.mu.Lock()
-		flush := q.cfg.batch == 0 || len(q.own) == 0 || len(q.pendingDone) > 0
+		// What is kept goes in the pipeline of this loop's first pop
+		// (pop); with no partition worth a look now, the links kept go
+		// at once when nothing is out here (another process may be
+		// waiting for them), and a done report kept for a pop waits for
+		// one until its timer (Done).
+		flush := q.cfg.batch == 0 || len(q.own) == 0
+		for p := range q.parts {
+			if !q.parts[p].look.After(now) {
+				flush = false
+				break
+			}
+		}
 		q.mu.Unlock()
 		if flush {
 			q.flush(ctx)
@@ -1088,6 +1161,9 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
 		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
 		map[bool]int{true: 1}[q.fl.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
+	// The policy of the host handed out, read for the Store's Get (store.go).
+	pre, asked := q.fl.policyPrefix()
+	args = append(args, map[bool]int{true: policyReadMax}[asked], pre)
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -1102,7 +1178,11 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	wakes := pt.wakes
 	q.mu.Unlock()
 	sent := time.Now()
-	v, err := q.run(ctx, p, frPopScript, args...)
+	// What this process keeps to write (done reports, links, the
+	// limiter's releases kept for them) goes first in the pop's pipeline:
+	// one round trip, and a host a done report frees may be handed out by
+	// this very pop.
+	v, err := q.flushWith(ctx, &frCall{p: p, s: frPopScript, args: args})
 	// A time the script names (a host due, in µs from its now) is counted
 	// from the reply, not from the call: the script ran between the two,
 	// and a look before the host is due on Redis's clock finds nothing.
@@ -1146,6 +1226,14 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		pt.look = look
 		q.mu.Unlock()
 		b, host, err := q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
+		if s, ok := frAt(v, 11).(string); asked && err == nil && ok {
+			// The stored policy of the host, read by the pop ("": none).
+			var pol []byte
+			if s != "" {
+				pol = []byte(s)
+			}
+			q.fl.keepPolicy(pre+host, pol)
+		}
 		if frNum(frAt(v, 7)) == 1 {
 			// The pop granted a permit of the host's limiter with it.
 			g := &pregrant{host: host, p: p, id: id, d: frNum(frAt(v, 8)), fail: frNum(frAt(v, 9)), mode: int(frNum(frAt(v, 10)))}
@@ -1226,6 +1314,8 @@ func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, stri
 // Done reports the request leased as id done: its lease ends and its host
 // may be handed out again (once the fleet limiter says so). Unknown ids
 // are ignored. While Redis is away the report is kept and sent later.
+// Under [WithBatching] the report waits (at most 5 ms) for this process's
+// next pop and goes in its pipeline; otherwise it is sent at once.
 func (q *Frontier) Done(id string) {
 	q.mu.Lock()
 	l := q.own[id]
@@ -1237,6 +1327,10 @@ func (q *Frontier) Done(id string) {
 	q.forget(l.key)
 	q.stats.Done++
 	q.pendingDone = append(q.pendingDone, doneItem{q.fl.part(l.host), id, l.key})
+	linger := q.cfg.batch > 0 && !q.closing()
+	if linger && q.doneTimer == nil {
+		q.doneTimer = time.AfterFunc(q.cfg.linger, func() { q.flush(context.Background()) })
+	}
 	q.mu.Unlock()
 	q.fl.leasing(l.host, -1)
 	if g := q.fl.takeGrant(l.host, id); g != nil {
@@ -1244,7 +1338,19 @@ func (q *Frontier) Done(id string) {
 		// request stopped before the send): given back in the pipeline.
 		q.fl.deferRelease(g.leaveOp(), true)
 	}
-	q.flush(context.Background())
+	if !linger {
+		q.flush(context.Background())
+	}
+}
+
+// closing reports whether Close has begun.
+func (q *Frontier) closing() bool {
+	select {
+	case <-q.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // renewLoop renews this process's leases every third of the lease, counts

@@ -3,6 +3,9 @@ package redisfleet
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,10 +51,8 @@ func TestFrontierBatching(t *testing.T) {
 		if n := frSize(t, p2); n != 1 {
 			t.Fatalf("another process counts %d, want 1 (a/1 out; the links kept)", n)
 		}
-		p1.Done(lease) // the links, then the done report
-		if n := frSize(t, p2); n != 2 {
-			t.Fatalf("after Done another process counts %d, want 2 (a/2, b/1)", n)
-		}
+		p1.Done(lease) // the links, then the done report (with the next pop, or after its linger)
+		waitFor(t, 10*time.Second, "the links written with the done report", func() bool { return frSize(t, p2) == 2 })
 		if st := p1.Stats(); st.Added != 3 || st.Seen != 1 || st.Pending != 0 || st.Done != 1 {
 			t.Fatalf("stats %+v, want 3 added, 1 seen, none pending, 1 done", st)
 		}
@@ -61,6 +62,168 @@ func TestFrontierBatching(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitFor(t, 10*time.Second, "the kept link written by the timer", func() bool { return frSize(t, p2) == 3 })
+	})
+}
+
+// tripLog is a go-redis hook recording each round trip: the frontier's
+// scripts by name (add, pop, done), other commands by name, a pipeline as
+// "pipe(" its calls joined by "+" ")".
+type tripLog struct {
+	mu    sync.Mutex
+	trips []string
+}
+
+func (*tripLog) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (l *tripLog) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		l.add(tripName(cmd))
+		return next(ctx, cmd)
+	}
+}
+
+func (l *tripLog) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		var names []string
+		for _, c := range cmds {
+			names = append(names, tripName(c))
+		}
+		l.add("pipe(" + strings.Join(names, "+") + ")")
+		return next(ctx, cmds)
+	}
+}
+
+func (l *tripLog) add(s string) {
+	l.mu.Lock()
+	l.trips = append(l.trips, s)
+	l.mu.Unlock()
+}
+
+// take returns the round trips recorded since the last take.
+func (l *tripLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.trips
+	l.trips = nil
+	return out
+}
+
+func tripName(c redis.Cmder) string {
+	if a := c.Args(); len(a) > 1 && c.Name() == "evalsha" {
+		switch a[1] {
+		case frAddScript.Hash():
+			return "add"
+		case frPopScript.Hash():
+			return "pop"
+		case frDoneScript.Hash():
+			return "done"
+		}
+	}
+	return c.Name()
+}
+
+// TestFrontierDoneRidesPop: with WithBatching, Done sends nothing: the
+// done report waits for this process's next pop and goes first in its
+// pipeline, one round trip for both, so that the host it frees is handed
+// out by that very pop (PerHost 1). A done report no pop follows is
+// written by its timer; QueueSize, when it asks Redis, and Close write one
+// kept first.
+func TestFrontierDoneRidesPop(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	forBackends(t, func(t *testing.T, srv backend) {
+		ctx := context.Background()
+		f := frFleet(t, srv, WithLease(time.Hour)) // no renewal tick (a flush, a renewal) in the counts
+		var log tripLog
+		f.rdb.AddHook(&log)
+		for _, s := range []*redis.Script{frAddScript, frPopScript, frDoneScript} {
+			if err := s.Load(ctx, f.rdb).Err(); err != nil { // no NOSCRIPT fallback in the counts
+				t.Fatal(err)
+			}
+		}
+		q := frOpen(t, f, WithMaxWait(time.Second), WithBatching(time.Hour))
+		q.cfg.linger = time.Hour // only a pop, QueueSize or Close writes a done report here
+		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3"} {
+			if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		u, lease := grantGet(t, q)
+		if u != "http://a.example/1" {
+			t.Fatalf("got %s, want a/1", u)
+		}
+		p := f.part("http://a.example")
+		leased := func() int64 {
+			t.Helper()
+			n, err := f.rdb.HGet(ctx, q.parts[p].keys[1], "l").Int64()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				t.Fatal(err)
+			}
+			return n
+		}
+		log.take()
+		q.Done(lease)
+		if trips := log.take(); len(trips) != 0 {
+			t.Fatalf("Done made round trips %v, want none (kept for the next pop)", trips)
+		}
+		if n := leased(); n != 1 {
+			t.Fatalf("%d leased in Redis after Done, want 1 (the report kept)", n)
+		}
+		// The partition of a.example is the one worth a look now (as after
+		// a wake-up), the others not before an hour.
+		q.mu.Lock()
+		for i := range q.parts {
+			q.parts[i].look = time.Now().Add(time.Hour)
+		}
+		q.parts[p].look = time.Time{}
+		q.mu.Unlock()
+		log.take()
+		b, err := q.GetRequest()
+		if err != nil {
+			t.Fatalf("GetRequest: %v", err)
+		}
+		if u, lease = frRead(t, b); u != "http://a.example/2" {
+			t.Fatalf("got %s, want a/2 (its host freed by the done report in the pop's pipeline)", u)
+		}
+		if trips := log.take(); !slices.Equal(trips, []string{"pipe(done+pop)"}) {
+			t.Fatalf("round trips of the GetRequest after Done: %v, want [pipe(done+pop)]", trips)
+		}
+		if n := leased(); n != 1 {
+			t.Fatalf("%d leased in Redis, want 1 (a/1 done, a/2 out)", n)
+		}
+
+		// QueueSize asking Redis writes the kept report before it counts.
+		q.Done(lease)
+		q.mu.Lock()
+		q.askSize = true
+		q.mu.Unlock()
+		if n := frSize(t, q); n != 1 {
+			t.Fatalf("QueueSize = %d, want 1 (a/3 queued, a/2 done)", n)
+		}
+		u, lease = grantGet(t, q)
+		if u != "http://a.example/3" {
+			t.Fatalf("got %s, want a/3", u)
+		}
+		// Close writes the kept report.
+		q.Done(lease)
+		if n := leased(); n != 1 {
+			t.Fatalf("%d leased in Redis after Done, want 1 (the report kept)", n)
+		}
+		q.Close()
+		if n := leased(); n != 0 {
+			t.Fatalf("%d leased in Redis after Close, want 0", n)
+		}
+
+		// The timer writes a report no pop takes.
+		q2 := frOpen(t, f, WithFrontierName("timer"), WithMaxWait(time.Second), WithBatching(time.Hour))
+		if err := q2.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
+			t.Fatal(err)
+		}
+		_, lease = grantGet(t, q2)
+		q2.Done(lease)
+		waitFor(t, 10*time.Second, "the done report written by its timer", func() bool {
+			n, err := f.rdb.HGet(ctx, q2.parts[p].keys[1], "l").Int64()
+			return err == nil && n == 0
+		})
 	})
 }
 

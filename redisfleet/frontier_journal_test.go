@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
@@ -148,4 +150,49 @@ func TestFrontierDropBothBackends(t *testing.T) {
 			t.Fatalf("QueueSize = %d, want 1", n)
 		}
 	})
+}
+
+// TestFrontierJournalUnsureAdd: an AddRequest whose call ran in Redis but
+// whose reply never came (Redis hung past the call timeout) keeps the
+// request and writes it again later; Redis then says it was seen (the
+// first call queued it), and the process journals it all the same: no
+// other process does, and a Redis that loses its data, or refuses writes
+// (its requests reported not crawled), would otherwise lose it silently.
+func TestFrontierJournalUnsureAdd(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	px := newStallProxy(t, srv.Addr)
+	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	f, err := New(ctx, c, WithCallTimeout(time.Second), WithLease(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := frAddScript.Load(ctx, c).Err(); err != nil { // runs under the stall, no NOSCRIPT
+		t.Fatal(err)
+	}
+	q := frOpen(t, f, WithMaxWait(100*time.Millisecond))
+	const u = "http://a.example/1"
+	px.stalled.Store(true)
+	if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
+		t.Fatalf("AddRequest with Redis hung: %v (the request is kept)", err)
+	}
+	px.stalled.Store(false)
+	if st := q.Stats(); st.Pending != 1 || st.Journal != 0 {
+		t.Fatalf("after the call timed out: %+v, want the request kept (1 pending), not journaled", st)
+	}
+	// Queued by the call that timed out on the client.
+	raw := newClient(t, srv)
+	if n, err := raw.HGet(ctx, q.parts[f.part("http://a.example")].keys[1], "q").Int(); err != nil || n != 1 {
+		t.Fatalf("queued in Redis: %d, %v; want 1 (the call ran)", n, err)
+	}
+	if n := frSize(t, q); n != 1 { // writes the kept request: seen
+		t.Fatalf("QueueSize = %d, want 1", n)
+	}
+	st := q.Stats()
+	if st.Pending != 0 || st.Seen != 1 || st.Journal != 1 {
+		t.Fatalf("after the request was written again: %+v, want none pending, 1 seen, 1 journaled", st)
+	}
 }

@@ -26,8 +26,9 @@ import "github.com/redis/go-redis/v9"
 //	      TTL (ms) of the frontier's keys
 //
 // Every key is in one partition of the fleet (keys.go) and declared in
-// KEYS, but for the limiter's keys of the hosts the pop looks at, which it
-// picks itself: they share the hash slot of its KEYS.
+// KEYS, but for the limiter's keys of the hosts the pop looks at and the
+// stored policy of the host it hands out, which it picks itself: they
+// share the hash slot of its KEYS.
 //
 // and returns the generation first, so that a process notices when Redis
 // lost the data (the generation changes) and queues again what it knows.
@@ -249,7 +250,11 @@ return out
 // µs, 14 µs before a partition with requests out and none queued is
 // looked at again, 15 the process's id, 16 grant (1: the request of a
 // ready host comes with a permit of the host's limiter granted under the
-// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18.. pairs
+// lease id, robots_host_grant), 17 the limiter's idle TTL µs, 18 policy
+// cap (> 0: the reply of a request handed out carries the value of its
+// host's stored policy, key ARGV 5 .. "policy:" .. ARGV 19 .. host,
+// keys.go, when it is shorter than that many bytes), 19 the store keys'
+// part before the authority, 20.. pairs
 // of a lease id this process abandons and µs: ids of its earlier pops
 // that failed on the client (timed out: the script may run later, when
 // Redis resumes after a hang), with 0, and of requests it postponed
@@ -259,9 +264,10 @@ return out
 // reply; after a request handed out: look µs), so that an earlier event
 // wakes it.
 // Returns {gen, 1, payload, reaped, now, early, look µs, granted, d µs,
-// fail, mode} (the last four: robots_host_grant's, zeros if no permit
-// was granted) or {gen, 0, "", reaped, now, look µs (-1: nothing queued),
-// leased}.
+// fail, mode, policy} (granted to mode: robots_host_grant's, zeros if no
+// permit was granted; policy: the stored value, "" if none, 0 if not
+// asked or not shorter than the cap) or {gen, 0, "", reaped, now, look µs
+// (-1: nothing queued), leased}.
 //
 // An abandoned id whose pop ran already has its request put back at the
 // head of its host's list, and the permit granted under it (if any) given
@@ -276,8 +282,18 @@ local lp, id, lease, per = ARGV[5], ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8]
 local force, scan, busyPoll, capWait = ARGV[9] == '1', tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local maxWait, reapPoll, me = tonumber(ARGV[13]), tonumber(ARGV[14]), ARGV[15]
 local grant, idle = ARGV[16] == '1', tonumber(ARGV[17])
-if #ARGV >= 18 then
-  for i = 18, #ARGV, 2 do
+-- policy returns the value stored for host's robots.txt policy ('':
+-- none), or 0 when not asked or not shorter than the cap (a large value
+-- is not copied for every request of its host).
+local function policy(host)
+  local cap = tonumber(ARGV[18])
+  if cap <= 0 then return 0 end
+  local v = redis.call('GETRANGE', lp .. 'policy:' .. ARGV[19] .. host, 0, cap - 1)
+  if #v >= cap then return 0 end
+  return v
+end
+if #ARGV >= 20 then
+  for i = 20, #ARGV, 2 do
     local host = putBack(ARGV[i])
     if host then
       redis.call('ZREM', lp .. 'hold:' .. host, ARGV[i])
@@ -301,7 +317,9 @@ if AB ~= 0 then
     return {gen, 0, '', 0, I(now), 0, 0}
   end
 end
-local reaped = reap(16)
+-- Leases are out only while the counters say so (L).
+local reaped = 0
+if L > 0 then reaped = reap(16) end
 local function take(host)
   local payload, left = qpop(host)
   if not payload then
@@ -364,7 +382,7 @@ for _, host in ipairs(cands) do
         local g, d, fail, mode = 0, 0, 0, 0
         if grant and busy == 0 then g, d, fail, mode = robots_host_grant(lp, host, id, now, lease, idle, bar) end
         local _, look = register()
-        return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode}
+        return {gen, 1, p, reaped, I(now), 0, I(look), g, I(d), fail, mode, policy(host)}
       end
     else
       redis.call('ZADD', KEYS[1], I(at), host)
@@ -376,7 +394,7 @@ if force then
   local p = #first > 0 and take(first[1])
   if p then
     local _, look = register()
-    return {gen, 1, p, reaped, I(now), 1, I(look)}
+    return {gen, 1, p, reaped, I(now), 1, I(look), 0, 0, 0, 0, policy(first[1])}
   end
 end
 local first, look = register()
@@ -403,7 +421,7 @@ local ops = {}
 local a, kk = 7, 13
 for _ = 1, tonumber(ARGV[6]) do
   local k = tonumber(ARGV[a])
-  local r = robots_host_op({unpack(KEYS, kk, kk + 6)}, {unpack(ARGV, a + 1, a + k)})
+  local r = robots_host_op({unpack(KEYS, kk, kk + 6)}, {unpack(ARGV, a + 1, a + k)}, now)
   if type(r) == 'table' and #r > 0 then ops[#ops + 1] = r[#r] else ops[#ops + 1] = 0 end
   a, kk = a + 1 + k, kk + 7
 end

@@ -1,6 +1,9 @@
 package redisfleet
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // The key schema, in one place. P is the fleet's prefix with the format
 // version (Fleet.prefix, default "robots:v2:"). Times stored in Redis
@@ -15,8 +18,8 @@ import "strconv"
 // are in its KEYS, but for those the frontier's pop and done scripts pick
 // themselves inside the partition (the limiter keys of the hosts they look
 // at, and, for the pop's grant, of the host it hands out: robots_host_grant
-// writes its hash and hold zset): they share the slot of its KEYS, which
-// Redis 7 checks.
+// writes its hash and hold zset; the stored policy of that host, which the
+// pop reads): they share the slot of its KEYS, which Redis 7 checks.
 //
 //	P config                string  "partitions=S": New writes it (NX) and
 //	                                refuses a process with another S.
@@ -55,9 +58,15 @@ import "strconv"
 //	T(n) wake:<process>     channel one process's own wake-ups (its
 //	                                random id): the frontier wakes one
 //	                                waiting process there; same payload.
-//	P policy:<store key>    string  a serialised policy (policy.Store):
+//	T(a) policy:<store key> string  a serialised policy (policy.Store):
 //	                                "robots-policy/v2\n" then the bytes the
-//	                                resolver gave; PX = its TTL.
+//	                                resolver gave; PX = its TTL. a: the
+//	                                partition of the authority the store
+//	                                key ends with (the policy package's
+//	                                keys are "<dialect> <authority>"), so
+//	                                that the frontier's pop that hands out
+//	                                a request of the authority reads it in
+//	                                its script (polKey).
 //	T(k) fetch:<store key>  string  the robots.txt fetch lock (k: the
 //	                                partition of the store key): the
 //	                                holder's token; PX = the lease, renewed
@@ -170,6 +179,19 @@ func (f *Fleet) key(kind, id string) string {
 		return f.tag(f.part(id)) + kind + ":" + id
 	}
 	return f.prefix + kind + ":" + id
+}
+
+// polKey returns the key of the policy stored under store key k: in the
+// partition of the authority k ends with (storeAuthority).
+func (f *Fleet) polKey(k string) string {
+	return f.tag(f.part(storeAuthority(k))) + kindPol + ":" + k
+}
+
+// storeAuthority returns the authority a store key of the policy package
+// ends with ("<dialect> <authority>"): what follows its last space, or
+// the whole key.
+func storeAuthority(k string) string {
+	return k[strings.LastIndexByte(k, ' ')+1:]
 }
 
 // hostKeys returns the two keys of host's limiter state: the hash and the

@@ -49,25 +49,31 @@ const (
 //
 // Every reply ends with one more element: the partition's generation,
 // which the caller passes back as ARGV 9.
-var hostScript = redis.NewScript(hostLua)
+var hostScript = redis.NewScript("local NOW\n" + hostLua)
 
 // hostOpLua defines, for a Lua script run on the fleet's Redis (the
 // frontier's done report), the function
 //
-//	robots_host_op(keys, argv) -> reply
+//	robots_host_op(keys, argv, now) -> reply
 //
-// which runs hostScript with keys as its KEYS and argv as its ARGV and
-// returns its reply, so that a script can carry a limiter operation of a
-// host of its partition (a release) in the same call.
-const hostOpLua = "local function robots_host_op(KEYS, ARGV)\n" + hostLua + "\nend\n"
+// which runs hostScript with keys as its KEYS and argv as its ARGV, at
+// the server's time now (µs, the calling script's TIME: one TIME per
+// call), and returns its reply, so that a script can carry a limiter
+// operation of a host of its partition (a release) in the same call.
+const hostOpLua = "local function robots_host_op(KEYS, ARGV, NOW)\n" + hostLua + "\nend\n"
 
 // hostLua is hostScript's body.
 const hostLua = `
 -- Numbers go to Redis as strings of integers: Lua's own conversion keeps
 -- 14 digits, and a time in µs has 16.
 local function I(x) return string.format('%d', x) end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+-- NOW: the server's time (µs) when a script that carries this one as
+-- robots_host_op read it; nil when this is hostScript.
+local now = NOW
+if not now then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
 local H, Z = KEYS[1], KEYS[2]
 local op, tok = ARGV[1], ARGV[2]
 local nd, lease, mode, idle = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])

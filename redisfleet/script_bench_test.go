@@ -2,10 +2,15 @@ package redisfleet
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -45,7 +50,86 @@ func BenchmarkScriptCost(b *testing.B) {
 	run("pop-empty", func() error {
 		_, err := q.run(ctx, 0, frPopScript, f.tag(0), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
 			frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(), q.cfg.maxWait.Microseconds(),
-			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds())
+			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds(), 0, "")
 		return err
 	})
+}
+
+// BenchmarkScriptCostPage is a page's Redis cost as the fleet pays it
+// now, one process alone: a pop that hands out a request of a ready host
+// (16 hosts of delay 0, one request each out at a time), then its done
+// report, two round trips; with a Limiter (limiter), the pop grants the
+// host's permit and the done report carries its release (robots_host_op),
+// as in a crawl. It reports Redis's CPU per page (redis-µs/op: INFO cpu,
+// the round trips' system time included), the time Redis spent in each
+// script call (redis-µs/script: INFO commandstats, usec_per_call of
+// EVALSHA, the commands it ran included) and the commands the scripts ran
+// per page (cmds/op).
+func BenchmarkScriptCostPage(b *testing.B) {
+	b.Run("frontier", func(b *testing.B) { scriptCostPage(b, false) })
+	b.Run("limiter", func(b *testing.B) { scriptCostPage(b, true) })
+}
+
+func scriptCostPage(b *testing.B, withLimiter bool) {
+	srv := redistest.Start(b)
+	var calls callCounter
+	f := benchFleet(b, srv, &calls)
+	ctx := context.Background()
+	var lim *Limiter
+	if withLimiter {
+		lim = f.Limiter(LimiterConfig{})
+	}
+	f.fresh = time.Hour // every pregrant is taken
+	q := f.Frontier(WithMaxWait(time.Second))
+	q.Init()
+	defer q.Close()
+	const hosts = 16
+	for i := range b.N + hosts {
+		if err := q.AddRequest(testutil.CollyRequest(b, fmt.Sprintf("http://h%02d.example/%d", i%hosts, i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	page := func() {
+		bs, err := q.GetRequest()
+		if err != nil {
+			b.Fatal(err)
+		}
+		u, lease := frRead(b, bs)
+		if lim != nil {
+			p, err := lim.AcquireMax(ctx, u[:len("http://h00.example")], 0, -1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Release()
+		}
+		q.Done(lease)
+	}
+	for range hosts { // every host has state, the scripts are loaded
+		page()
+	}
+	f.rdb.ConfigResetStat(ctx)
+	n0 := calls.n.Load()
+	cpu0 := redistest.CPU(b, srv.Addr)
+	b.ResetTimer()
+	for range b.N {
+		page()
+	}
+	b.StopTimer()
+	b.ReportMetric((redistest.CPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
+	report(b, &calls, n0+1) // less the CONFIG RESETSTAT
+	serverTime(b, f)
+	info, err := redistest.Do(srv.Addr, "INFO", "commandstats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var inner int64
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok || name == "cmdstat_evalsha" || name == "cmdstat_info" || name == "cmdstat_config|resetstat" {
+			continue
+		}
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest+",", ',')], 10, 64)
+		inner += n
+	}
+	b.ReportMetric(float64(inner)/float64(b.N), "cmds/op")
 }

@@ -42,21 +42,98 @@ func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, s.f.cfg.callTimeout)
 }
 
-// Get implements [policy.Store]: one GET.
+// Get implements [policy.Store]: one GET, or none when the frontier's
+// pop that handed out a request of the key's authority in this process
+// read the stored value with it, less than a second ago (once per pop: a
+// second Get asks Redis; a value of 8 KiB or more is not read by the pops;
+// see the package doc, Round trips per request).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	cctx, cancel := s.ctx(ctx)
-	defer cancel()
-	b, err := s.f.rdb.Get(cctx, s.f.key(kindPol, key)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, s.f.callError("store get", err)
+	s.f.learnStoreKey(key)
+	b, ok := s.f.takePolicy(key)
+	if !ok {
+		cctx, cancel := s.ctx(ctx)
+		defer cancel()
+		var err error
+		b, err = s.f.rdb.Get(cctx, s.f.polKey(key)).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, s.f.callError("store get", err)
+		}
 	}
 	if !bytes.HasPrefix(b, valueHeader) {
-		return nil, false, nil // another format version: a miss
+		return nil, false, nil // none stored, or another format version: a miss
 	}
 	return b[len(valueHeader):], true, nil
+}
+
+// Policies the frontier's pops read (Frontier.GetRequest), kept for the
+// Store's next Get of each in this process.
+const (
+	policyReadMax = 8 << 10     // a pop reads a stored value shorter than this (bytes)
+	policyFresh   = time.Second // a value read by a pop answers a Get this long
+	policyKept    = 256         // values kept at most (the oldest beyond are not kept)
+)
+
+// polRead is a stored policy's value as a pop read it (nil: none stored).
+type polRead struct {
+	v  []byte
+	at time.Time
+}
+
+// learnStoreKey records the part of store key k before its authority:
+// the frontier's pops then read the policies stored under that part and
+// the authorities they hand out.
+func (f *Fleet) learnStoreKey(k string) {
+	pre := k[:len(k)-len(storeAuthority(k))]
+	if cur := f.polPre.Load(); cur == nil || *cur != pre {
+		f.polPre.Store(&pre)
+	}
+}
+
+// policyPrefix returns the part of the store keys before the authority
+// (learnStoreKey), and false before the Store has seen a key.
+func (f *Fleet) policyPrefix() (string, bool) {
+	if p := f.polPre.Load(); p != nil {
+		return *p, true
+	}
+	return "", false
+}
+
+// keepPolicy keeps v, the value a pop read for store key k (nil: none
+// stored), for the next Get of k.
+func (f *Fleet) keepPolicy(k string, v []byte) {
+	now := time.Now()
+	f.polMu.Lock()
+	defer f.polMu.Unlock()
+	if f.pols == nil {
+		f.pols = map[string]polRead{}
+	}
+	if len(f.pols) >= policyKept {
+		for x, r := range f.pols {
+			if now.Sub(r.at) >= policyFresh {
+				delete(f.pols, x)
+			}
+		}
+		if len(f.pols) >= policyKept {
+			return
+		}
+	}
+	f.pols[k] = polRead{v: v, at: now}
+}
+
+// takePolicy removes and returns the value a pop read for store key k,
+// if it is fresh.
+func (f *Fleet) takePolicy(k string) ([]byte, bool) {
+	f.polMu.Lock()
+	defer f.polMu.Unlock()
+	r, ok := f.pols[k]
+	if !ok {
+		return nil, false
+	}
+	delete(f.pols, k)
+	return r.v, time.Since(r.at) < policyFresh
 }
 
 // Put implements [policy.Store]: one SET with the TTL in milliseconds (at
@@ -69,7 +146,7 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	v = append(append(v, valueHeader...), value...)
 	cctx, cancel := s.ctx(ctx)
 	defer cancel()
-	if err := s.f.rdb.Set(cctx, s.f.key(kindPol, key), v, max(ttl, time.Millisecond)).Err(); err != nil {
+	if err := s.f.rdb.Set(cctx, s.f.polKey(key), v, max(ttl, time.Millisecond)).Err(); err != nil {
 		return s.f.callError("store put", err)
 	}
 	return nil

@@ -3,15 +3,19 @@ package redisfleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
@@ -34,12 +38,14 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 		t.Fatalf("Get from another handle = %q, %v, %v", v, ok, err)
 	}
 	raw := newClient(t, srv)
-	b, err := raw.Get(ctx, "robots:v2:policy:rfc9309 https://a.example").Bytes()
+	// In the partition of the authority (keys.go).
+	keyA := fmt.Sprintf("robots:v2:{robots:%d}:policy:rfc9309 https://a.example", f.part("https://a.example"))
+	b, err := raw.Get(ctx, keyA).Bytes()
 	if err != nil || string(b) != "robots-policy/v2\npayload" {
 		t.Fatalf("stored value %q, %v: want the version header then the payload", b, err)
 	}
 	// A value of another format version under the key is a miss.
-	raw.Set(ctx, "robots:v2:policy:rfc9309 https://b.example", "robots-policy/v1\npayload", time.Minute)
+	raw.Set(ctx, fmt.Sprintf("robots:v2:{robots:%d}:policy:rfc9309 https://b.example", f.part("https://b.example")), "robots-policy/v1\npayload", time.Minute)
 	if v, ok, err := s.Get(ctx, "rfc9309 https://b.example"); ok || err != nil {
 		t.Fatalf("a value of version 1 read as %q, %v, %v; want a miss", v, ok, err)
 	}
@@ -48,7 +54,7 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 		t.Fatal("a fleet with another prefix read the value")
 	}
 	// The TTL is Redis's: set on the key (Redis expires it).
-	if ttl, err := raw.PTTL(ctx, "robots:v2:policy:rfc9309 https://a.example").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+	if ttl, err := raw.PTTL(ctx, keyA).Result(); err != nil || ttl <= 0 || ttl > time.Minute {
 		t.Fatalf("the key's TTL is %v, %v; want (0, 1m]", ttl, err)
 	}
 }
@@ -220,4 +226,84 @@ func TestStoreRedisDown(t *testing.T) {
 	if site.robots.Load() != 1 {
 		t.Fatalf("robots.txt fetched %d times", site.robots.Load())
 	}
+}
+
+// TestStoreGetAnsweredByPop: the frontier's pop that hands out a request
+// of a host reads the host's stored policy in its script (the policy's
+// key is in the host's partition), and the Store's next Get of it in this
+// process costs no round trip, a miss as well as a hit; once: the Get
+// after it asks Redis, and so does a Get of a value read too long ago,
+// and of a value too large for the pops to read (8 KiB or more).
+func TestStoreGetAnsweredByPop(t *testing.T) {
+	testutil.CheckGoroutines(t)
+	forBackends(t, func(t *testing.T, srv backend) {
+		ctx := context.Background()
+		f := frFleet(t, srv, WithLease(time.Hour)) // no renewal tick in the counts
+		var log tripLog
+		f.rdb.AddHook(&log)
+		s := f.Store()
+		q := frOpen(t, f, WithMaxWait(time.Second))
+		key := func(host string) string { return dialect.RFC9309.Name() + " " + host }
+		// Before the Store has seen a key, the pops read no policy.
+		if _, ok, err := s.Get(ctx, key("http://z.example")); ok || err != nil {
+			t.Fatalf("Get on an empty Redis: %v, %v", ok, err)
+		}
+		if err := s.Put(ctx, key("http://a.example"), []byte("payload a"), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		big := strings.Repeat("x", policyReadMax)
+		if err := s.Put(ctx, key("http://c.example"), []byte(big), time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []string{"http://a.example/1", "http://b.example/1", "http://c.example/1"} {
+			if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 3 {
+			u, lease := grantGet(t, q)
+			host := u[:len("http://a.example")]
+			log.take()
+			v, ok, err := s.Get(ctx, key(host))
+			trips := log.take()
+			if want := []string{}; host == "http://c.example" {
+				if !slices.Equal(trips, []string{"get"}) {
+					t.Fatalf("Get of a value too large for the pop made round trips %v, want [get]", trips)
+				}
+			} else if !slices.Equal(trips, want) {
+				t.Fatalf("%s: Get after the pop made round trips %v, want none", host, trips)
+			}
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case host == "http://a.example" && (!ok || string(v) != "payload a"):
+				t.Fatalf("Get(a) = %q, %v; want the stored payload", v, ok)
+			case host == "http://b.example" && ok:
+				t.Fatalf("Get(b) = %q: want a miss (nothing stored)", v)
+			case host == "http://c.example" && (!ok || string(v) != big):
+				t.Fatalf("Get(c): %d bytes, %v; want the stored %d", len(v), ok, len(big))
+			}
+			if _, _, err := s.Get(ctx, key(host)); err != nil {
+				t.Fatal(err)
+			}
+			if trips := log.take(); !slices.Equal(trips, []string{"get"}) {
+				t.Fatalf("%s: second Get made round trips %v, want [get]", host, trips)
+			}
+			q.Done(lease)
+		}
+		// A value a pop read more than policyFresh ago is not used.
+		f.keepPolicy(key("http://a.example"), []byte("robots-policy/v2\nstale"))
+		f.polMu.Lock()
+		r := f.pols[key("http://a.example")]
+		r.at = r.at.Add(-policyFresh)
+		f.pols[key("http://a.example")] = r
+		f.polMu.Unlock()
+		log.take()
+		if v, ok, err := s.Get(ctx, key("http://a.example")); !ok || err != nil || string(v) != "payload a" {
+			t.Fatalf("Get after a stale read = %q, %v, %v; want Redis's value", v, ok, err)
+		}
+		if trips := log.take(); !slices.Equal(trips, []string{"get"}) {
+			t.Fatalf("Get after a stale read made round trips %v, want [get]", trips)
+		}
+	})
 }

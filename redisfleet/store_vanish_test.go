@@ -55,7 +55,7 @@ func TestStoreKeysVanish(t *testing.T) {
 				var keys []string
 				for i := range 4 {
 					sk := "rfc9309 http://h" + string(rune('0'+i)) + ".example"
-					keys = append(keys, f.key(kindPol, sk), f.key(kindFetch, sk))
+					keys = append(keys, f.polKey(sk), f.key(kindFetch, sk))
 				}
 				wg.Add(1)
 				go func() {
