@@ -33,8 +33,14 @@ type Robots struct {
 	// none): for the crawlers whose user-agent lines give them none.
 	delay     time.Duration
 	delayLine int32
-	cut       bool
+	flags     atomic.Uint32 // robotsCut, robotsSpare, robotsSpareTaken
 }
+
+const (
+	robotsCut        = 1 << iota // the body was cut at MaxBodyBytes
+	robotsSpare                  // the allocation has room for a Ruleset (robotsSpareRoom)
+	robotsSpareTaken             // For has used that room
+)
 
 // robotsMore is what fewer files have: kept apart so that a Robots
 // without it is smaller.
@@ -299,6 +305,9 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 func (r *Robots) Footprint() int {
 	n := int(unsafe.Sizeof(Robots{})) + int(r.held) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
 		int(unsafe.Sizeof(group{}))*cap(r.groups) + int(unsafe.Sizeof(agent{}))*cap(r.agents)
+	if r.flags.Load()&robotsSpare != 0 {
+		n += int(unsafe.Sizeof(Ruleset{})) // the room for a Ruleset, used or not
+	}
 	if m := r.more; m != nil {
 		n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(Sitemap{}))*cap(m.sitemaps) +
 			int(unsafe.Sizeof(warning{}))*cap(m.warnings) + int(unsafe.Sizeof(UsageRule{}))*cap(m.usage)
@@ -374,7 +383,7 @@ func (r *Robots) Warnings() []Warning {
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
-func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.cut }
+func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.flags.Load()&robotsCut != 0 }
 
 // Parse reads a robots.txt body. It never fails: lines it cannot read are
 // reported by [Robots.Warnings] and the rest is used. body may be any bytes;
@@ -434,27 +443,40 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 }
 
 // A small file's tables and the text it keeps share one allocation with its
-// Robots: the first of robots288, robots352, robots416 and robots512 that
-// they fit in, each as large as a size class of the allocator (288 to 512
-// bytes) holds.
-const robotsSize = int(unsafe.Sizeof(Robots{}))
+// Robots and with room for the Ruleset of its first For (which then
+// allocates nothing): the first of robots416, robots480, robots576 and
+// robots640 that they fit in, each as large as a size class of the
+// allocator (416 to 640 bytes) holds.
+const (
+	robotsSize = int(unsafe.Sizeof(Robots{}))
+	spareSize  = int(unsafe.Sizeof(robotsSpareRoom{}))
+)
 
 type (
-	robots288 struct {
-		r Robots
-		a [(288 - robotsSize) / 8]uint64
-	}
-	robots352 struct {
-		r Robots
-		a [(352 - robotsSize) / 8]uint64
+	// robotsSpareRoom is how each of the small types starts.
+	robotsSpareRoom struct {
+		r  Robots
+		rs Ruleset
 	}
 	robots416 struct {
-		r Robots
-		a [(416 - robotsSize) / 8]uint64
+		r  Robots
+		rs Ruleset
+		a  [(416 - spareSize) / 8]uint64
 	}
-	robots512 struct {
-		r Robots
-		a [(512 - robotsSize) / 8]uint64
+	robots480 struct {
+		r  Robots
+		rs Ruleset
+		a  [(480 - spareSize) / 8]uint64
+	}
+	robots576 struct {
+		r  Robots
+		rs Ruleset
+		a  [(576 - spareSize) / 8]uint64
+	}
+	robots640 struct {
+		r  Robots
+		rs Ruleset
+		a  [(640 - spareSize) / 8]uint64
 	}
 	// A larger file's Robots with its robotsMore.
 	robotsBig struct {
@@ -463,30 +485,50 @@ type (
 	}
 )
 
+// maxSmall is the most words of tables and text a small type holds.
+const maxSmall = len(robots640{}.a)
+
 // newRobots returns a new Robots and an arena of at least n words for its
-// tables: in the same allocation when n is small, else in one of its own,
-// and then with its robotsMore if more is set.
+// tables: in the same allocation, with room for a Ruleset, when n is small,
+// else in one of its own, and then with its robotsMore if more is set.
 func newRobots(n int, more bool) (*Robots, arena) {
+	var r *Robots
+	var a arena
 	switch {
-	case n <= len(robots288{}.a):
-		x := new(robots288)
-		return &x.r, x.a[:]
-	case n <= len(robots352{}.a):
-		x := new(robots352)
-		return &x.r, x.a[:]
 	case n <= len(robots416{}.a):
 		x := new(robots416)
-		return &x.r, x.a[:]
-	case n <= len(robots512{}.a):
-		x := new(robots512)
-		return &x.r, x.a[:]
+		r, a = &x.r, x.a[:]
+	case n <= len(robots480{}.a):
+		x := new(robots480)
+		r, a = &x.r, x.a[:]
+	case n <= len(robots576{}.a):
+		x := new(robots576)
+		r, a = &x.r, x.a[:]
+	case n <= maxSmall:
+		x := new(robots640)
+		r, a = &x.r, x.a[:]
+	default:
+		if more {
+			x := new(robotsBig)
+			x.r.more = &x.m
+			return &x.r, make(arena, n)
+		}
+		return new(Robots), make(arena, n)
 	}
-	if more {
-		x := new(robotsBig)
-		x.r.more = &x.m
-		return &x.r, make(arena, n)
+	r.flags.Store(robotsSpare)
+	return r, a
+}
+
+// newRuleset returns a zero Ruleset for r: the room in r's allocation the
+// first time it is asked for, else a new one.
+func (r *Robots) newRuleset() *Ruleset {
+	if f := r.flags.Load(); f&(robotsSpare|robotsSpareTaken) == robotsSpare && r.flags.CompareAndSwap(f, f|robotsSpareTaken) {
+		// r is the first field of a type that starts as robotsSpareRoom.
+		rs := &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
+		rs.spare = true
+		return rs
 	}
-	return new(Robots), make(arena, n)
+	return new(Ruleset)
 }
 
 // arena is memory, without pointers, that tables are carved from.
@@ -534,7 +576,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	tw += words(nw * int(unsafe.Sizeof(warning{})))
 	// The text kept shares the Robots' allocation when all fits in one
 	// (else it is allocated on its own, without being zeroed first).
-	small := tw+words(keepN) <= len(robots512{}.a)
+	small := tw+words(keepN) <= maxSmall
 	aw := tw
 	if small {
 		aw += words(keepN)
@@ -589,7 +631,10 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if len(p.esc) > 0 {
 		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
 	}
-	r.bytes, r.cut = int32(used), cut
+	r.bytes = int32(used)
+	if cut {
+		r.flags.Store(r.flags.Load() | robotsCut)
+	}
 	if cut {
 		r.warn(last+1, warnCut)
 	}

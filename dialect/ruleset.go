@@ -28,6 +28,8 @@ type Ruleset struct {
 	delayLine  int32
 	// sharesRules: rules is a window of the Robots' rules (one group).
 	sharesRules bool
+	// spare: rs is in the Robots' allocation (Robots.Footprint counts it).
+	spare bool
 }
 
 // usageIndex is a Ruleset's usage rules, in file order, and their index
@@ -155,7 +157,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	rs := &Ruleset{d: r.d, r: r, token: token}
+	rs := r.newRuleset()
+	rs.d, rs.r, rs.token = r.d, r, token
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
@@ -283,7 +286,10 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 // from the rules until it is), so that the figure does not change as the
 // Ruleset is used.
 func (rs *Ruleset) Footprint() int {
-	n := 192
+	n := 0
+	if !rs.spare {
+		n = 192
+	}
 	if !rs.sharesRules {
 		n += int(unsafe.Sizeof(agent{})) * cap(rs.agents)
 	}
