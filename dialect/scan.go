@@ -114,7 +114,12 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 		}
 		num++
 		if !short {
-			need = s.readLine(body, pos, end, r)
+			if int(r.k0) < pos+shortLine && (s.maxLineBytes == 0 || end-pos <= s.maxLineBytes) {
+				need = s.readRest(body, pos, end, r)
+			} else {
+				*r = lineRec{}
+				need = s.readLine(body, pos, end, r)
+			}
 		}
 		if need {
 			if r.k1 > r.k0 {
@@ -298,8 +303,11 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 // its end (a CR or LF, or the end of the body) is within shortLine bytes,
 // in one loop over the bytes that also finds the end: it returns the
 // line's end and where the next line starts, whether the parser needs the
-// line, and whether the line was short enough to be read so (else r is
-// left for readLine).
+// line, and whether the line was short enough to be read so. When it was
+// not, r holds what the loop found in the line's first shortLine bytes, for
+// readRest: where the content starts (k0), the index of the '#' or NUL that
+// ends it (k1, -1 if none yet) and of its first ':' (v0, -1 if none yet),
+// and whether a '#' ended it (blank).
 func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need, ok bool) {
 	stop := &s.lineStop
 	lim := min(len(body), pos+shortLine)
@@ -338,7 +346,9 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	}
 	i = start + j
 	if i == lim && lim < len(body) {
-		return 0, 0, false, false // longer than shortLine
+		// Longer than shortLine.
+		r.k0, r.k1, r.v0, r.blank = int32(start), int32(cend), int32(colon), commented
+		return 0, 0, false, false
 	}
 	end, next = i, i+1
 	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
@@ -349,6 +359,37 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	}
 	r.plain = !esc
 	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+}
+
+// readRest reads the line that starts at pos and ends at end (no line
+// break before it, no longer than the dialect reads) into r, as readLine
+// does, when readShort has read its first shortLine bytes and left in r
+// what it found there: the rest of the line is searched with
+// strings.IndexByte (assembly), not read again from its start. It must not
+// be used when the line's first shortLine bytes are all white space.
+func (s *spec) readRest(body string, pos, end int, r *lineRec) bool {
+	start, cend, colon, commented := int(r.k0), int(r.k1), int(r.v0), r.blank
+	*r = lineRec{}
+	if cend < 0 {
+		lim := pos + shortLine
+		rest := body[lim:end]
+		cend = end
+		if s.nulEndsLine {
+			if i := strings.IndexByte(rest, 0); i >= 0 {
+				cend, rest = lim+i, rest[:i]
+			}
+		}
+		if i := strings.IndexByte(rest, '#'); i >= 0 {
+			cend, commented, rest = lim+i, true, rest[:i]
+		}
+		if colon < 0 {
+			if i := strings.IndexByte(rest, ':'); i >= 0 {
+				colon = lim + i
+			}
+		}
+	}
+	// r.plain stays false, as readLine leaves it on a long line.
+	return s.splitLine(body, start, cend, colon, commented, r)
 }
 
 // splitLine reads the content body[pos:end] of a line (no white space at

@@ -1,0 +1,56 @@
+package dialect
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// A line longer than shortLine is read by readShort up to shortLine bytes
+// and finished by readRest; the record must be the one readLine makes of
+// the whole line.
+func TestReadRestMatchesReadLine(t *testing.T) {
+	const alphabet = "ab/:#% \t\v\f\x00\x80\xff*$Dd"
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []string{
+		strings.Repeat(" ", 120) + "Disallow: /x",                  // all space in the head: readLine
+		"Disallow: /" + strings.Repeat("a", 100) + "#c:d",          // comment after the head
+		"Disallow " + strings.Repeat("a", 100) + ":x",              // colon after the head
+		"Disallow: /" + strings.Repeat("a", 100) + "\x00#",         // NUL before the comment
+		"Disallow: /" + strings.Repeat("a", 90) + "#" + "b:c\x00d", // comment in the head
+		"User-agent " + strings.Repeat("b", 120),                   // two words, no colon
+	}
+	for range 5000 {
+		b := make([]byte, shortLine+1+rng.IntN(80))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, line := range cases {
+		for _, d := range all {
+			s := &d.s
+			for _, body := range []string{line, line + "\r\nx", line + "\ny"} {
+				var head, whole lineRec
+				_, _, _, ok := s.readShort(body, 0, &head)
+				if ok {
+					t.Fatalf("%s: %q read as a short line", d, body)
+				}
+				lf, cr := -1, -1
+				end, _ := s.lineEnd(body, 0, &lf, &cr)
+				if head.k0 >= shortLine || s.maxLineBytes > 0 && end > s.maxLineBytes {
+					continue // scan reads it with readLine
+				}
+				need := s.readRest(body, 0, end, &head)
+				need2 := s.readLine(body, 0, end, &whole)
+				// plain only says that no byte needs escaping when set:
+				// readRest leaves it unset, as readLine does past
+				// shortLine bytes of content.
+				whole.plain = false
+				if need != need2 || head != whole {
+					t.Fatalf("%s: %q: readRest %v %+v, readLine %v %+v", d, body, need, head, need2, whole)
+				}
+			}
+		}
+	}
+}
