@@ -155,7 +155,9 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			case keySitemap:
 				n.sitemaps++
 			case keyUnknown:
-				n.warnings++
+				if r.k1 > r.k0 {
+					n.warnings++ // an unknown key (not a line without one)
+				}
 			}
 			if r.prob != problemNone {
 				// A run of lines with the same problem is one warning.
