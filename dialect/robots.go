@@ -652,7 +652,10 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 func keepSize(body string, recs []lineRec) (all bool, n int) {
 	need := 0
 	for i := range recs {
-		need += int(recs[i].k1-recs[i].k0) + int(recs[i].v1-recs[i].v0)
+		need += int(recs[i].k1 - recs[i].k0)
+		if recs[i].kind != keyUnknown {
+			need += int(recs[i].v1 - recs[i].v0)
+		}
 	}
 	if need >= len(body)/2 {
 		return true, len(body)
@@ -661,7 +664,8 @@ func keepSize(body string, recs []lineRec) (all bool, n int) {
 }
 
 // keep returns a copy of what the lines recs of body refer to, their keys
-// and values, and points recs into it: all of body when they are most of
+// and values (the key alone of an unknown key, which a warning names), and
+// points recs into it: all of body when they are most of
 // it (one copy costs less than many small ones), else only them, so that a
 // page of HTML read as robots.txt does not stay in memory. all and n are
 // what keepSize returned; buf, if not nil, is room for the n bytes.
@@ -683,6 +687,9 @@ func keep(body string, recs []lineRec, all bool, n int, buf []byte) string {
 			continue
 		}
 		k, v := body[rec.k0:rec.k1], body[rec.v0:rec.v1]
+		if rec.kind == keyUnknown {
+			v = "" // only the key is used (warnUnknownKey)
+		}
 		rec.k0 = int32(len(b))
 		b = append(b, k...)
 		rec.k1, rec.v0 = int32(len(b)), int32(len(b))
