@@ -510,13 +510,26 @@ func foldEqual(s, name string) bool {
 	if len(s) != len(name) {
 		return false
 	}
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if load64(s[i:])|0x2020202020202020 != load64(name[i:]) {
-			return false
+	n := len(s)
+	switch {
+	case n >= 8:
+		for i := 0; i+8 < n; i += 8 {
+			if load64(s[i:])|0x2020202020202020 != load64(name[i:]) {
+				return false
+			}
 		}
+		// The last eight bytes (overlapping the ones compared).
+		return load64(s[n-8:])|0x2020202020202020 == load64(name[n-8:])
+	case n >= 4:
+		return load32(s)|0x20202020 == load32(name) && load32(s[n-4:])|0x20202020 == load32(name[n-4:])
 	}
-	return ascii.EqualFold(s[i:], name[i:])
+	return ascii.EqualFold(s, name)
+}
+
+// load32 returns the first four bytes of s, little-endian.
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // load64 returns the first eight bytes of s, little-endian.

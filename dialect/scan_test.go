@@ -54,3 +54,46 @@ func TestReadRestMatchesReadLine(t *testing.T) {
 		}
 	}
 }
+
+// foldEqual compares a key with a dialect's key name as strings.EqualFold
+// does, for a key of the name's byte length: every name, in mixed case and
+// with each byte changed in turn (to any byte but CR and NUL).
+func TestFoldEqual(t *testing.T) {
+	var names []string
+	for _, d := range all {
+		for _, p := range d.s.keyPrefixes {
+			names = append(names, p.prefix)
+		}
+		for name := range d.s.keys {
+			names = append(names, name)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, name := range names {
+		for range 50 {
+			b := []byte(name)
+			for i := range b {
+				if rng.IntN(2) == 0 {
+					b[i] = strings.ToUpper(string(b[i]))[0]
+				}
+			}
+			if !foldEqual(string(b), name) {
+				t.Fatalf("foldEqual(%q, %q) = false", b, name)
+			}
+			for i := range b {
+				c := b[i]
+				b[i] = byte(rng.IntN(256))
+				if b[i] == '\r' || b[i] == 0 {
+					// Never in a key where they would compare equal to
+					// '-' or ' ' (see foldEqual).
+					b[i] = 'x'
+				}
+				want := strings.EqualFold(string(b), name)
+				if got := foldEqual(string(b), name); got != want {
+					t.Fatalf("foldEqual(%q, %q) = %v, want %v", b, name, got, want)
+				}
+				b[i] = c
+			}
+		}
+	}
+}
