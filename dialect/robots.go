@@ -497,23 +497,23 @@ func newRobots(n int, more bool) (*Robots, arena) {
 	switch {
 	case n <= len(robots416{}.a):
 		x := new(robots416)
-		r, a = &x.r, x.a[:]
+		r, a = &x.r, newArena(x.a[:])
 	case n <= len(robots480{}.a):
 		x := new(robots480)
-		r, a = &x.r, x.a[:]
+		r, a = &x.r, newArena(x.a[:])
 	case n <= len(robots576{}.a):
 		x := new(robots576)
-		r, a = &x.r, x.a[:]
+		r, a = &x.r, newArena(x.a[:])
 	case n <= maxSmall:
 		x := new(robots640)
-		r, a = &x.r, x.a[:]
+		r, a = &x.r, newArena(x.a[:])
 	default:
 		if more {
 			x := new(robotsBig)
 			x.r.more = &x.m
-			return &x.r, make(arena, n)
+			return &x.r, newArena(make([]uint64, n))
 		}
-		return new(Robots), make(arena, n)
+		return new(Robots), newArena(make([]uint64, n))
 	}
 	r.flags.Store(robotsSpare)
 	return r, a
@@ -531,19 +531,29 @@ func (r *Robots) newRuleset() *Ruleset {
 	return new(Ruleset)
 }
 
-// arena is memory, without pointers, that tables are carved from.
-type arena []uint64
+// arena is memory, without pointers, that tables are carved from: words
+// [off, n) of the allocation at base are left.
+type arena struct {
+	base   unsafe.Pointer
+	off, n int
+}
 
-// take returns the next n bytes of a, rounded up to whole words.
+// newArena returns an arena of the words of a.
+func newArena(a []uint64) arena { return arena{base: unsafe.Pointer(unsafe.SliceData(a)), n: len(a)} }
+
+// take returns the next n bytes of a (n > 0), rounded up to whole words.
 func (a *arena) take(n int) unsafe.Pointer {
-	w := (n + 7) / 8
-	p := unsafe.Pointer(unsafe.SliceData(*a))
-	*a = (*a)[w:]
+	w := words(n)
+	if a.off+w > a.n {
+		panic("dialect: arena too small")
+	}
+	p := unsafe.Add(a.base, a.off*8)
+	a.off += w
 	return p
 }
 
-// words returns how many words n bytes take in an arena.
-func words(n int) int { return (n + 7) / 8 }
+// words returns how many words n bytes (n >= 0) take in an arena.
+func words(n int) int { return (n + 7) >> 3 }
 
 // carve returns an empty slice of capacity n of a's memory; T must hold no
 // pointers and need no more than 8-byte alignment.
