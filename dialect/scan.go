@@ -316,8 +316,10 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	i := pos
 	// Indentation (an HTML page read as robots.txt has much of it): eight
 	// spaces at a time.
-	for i+8 <= lim && load64(body[i:]) == 0x2020202020202020 {
-		i += 8
+	if i < lim && body[i] == ' ' {
+		for i+8 <= lim && load64(body[i:]) == 0x2020202020202020 {
+			i += 8
+		}
 	}
 	for i < lim && stop[body[i]]&stopSpace != 0 {
 		i++
