@@ -140,7 +140,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 			chosen, best = r.groupsFor(c, buf[:0])
 			if len(chosen) > 0 {
-				token, compared = strings.TrimSpace(t), c
+				token, compared = trimToken(t), c
 				break
 			}
 		}
