@@ -75,6 +75,24 @@ func (r *Robots) window(i int) (w window) {
 	return w
 }
 
+// agentsOf returns where group i's user-agent entries are: agents[a0:a1].
+// (window's fields one by one: a window built field by field and then
+// copied as a whole stalls the CPU on the copy.)
+func (r *Robots) agentsOf(i int) (a0, a1 int32) {
+	if i > 0 {
+		a0 = r.groups[i-1].a1
+	}
+	return a0, r.groups[i].a1
+}
+
+// rulesOf returns where group i's rules are: rules[r0:r1].
+func (r *Robots) rulesOf(i int) (r0, r1 int32) {
+	if i > 0 {
+		r0 = r.groups[i-1].r1
+	}
+	return r0, r.groups[i].r1
+}
+
 // usage returns the usage rules of the file.
 func (r *Robots) usage() []UsageRule {
 	if r.more == nil {
@@ -985,7 +1003,8 @@ func (p *parser) crawlDelay(l *line) {
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
 	gi := len(r.groups) - 1
-	for i := int(r.window(gi).a0); i < len(r.agents); i++ {
+	a0, _ := r.agentsOf(gi)
+	for i := int(a0); i < len(r.agents); i++ {
 		if a := &r.agents[i]; a.delayLine == 0 {
 			a.delay, a.delayLine = d, l.num
 		}

@@ -147,8 +147,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		if len(chosen) == 0 {
 			chosen = buf[:0]
 			for i := range r.groups {
-				g := r.window(i)
-				for j := g.a0; j < g.a1; j++ {
+				a0, a1 := r.agentsOf(i)
+				for j := a0; j < a1; j++ {
 					if r.agents[j].star {
 						chosen = append(chosen, int32(i))
 						break
@@ -162,16 +162,18 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
-		g := r.window(int(chosen[0]))
-		rs.agents = r.agents[g.a0:g.a1:g.a1]
-		rs.rules = r.rules[g.r0:g.r1:g.r1]
+		a0, a1 := r.agentsOf(int(chosen[0]))
+		r0, r1 := r.rulesOf(int(chosen[0]))
+		rs.agents = r.agents[a0:a1:a1]
+		rs.rules = r.rules[r0:r1:r1]
 		rs.sharesRules = true
 	} else if len(chosen) > 1 {
 		nr, na := 0, 0
 		for _, gi := range chosen {
-			g := r.window(int(gi))
-			nr += int(g.r1 - g.r0)
-			na += int(g.a1 - g.a0)
+			a0, a1 := r.agentsOf(int(gi))
+			r0, r1 := r.rulesOf(int(gi))
+			nr += int(r1 - r0)
+			na += int(a1 - a0)
 		}
 		if na > 0 {
 			rs.agents = make([]agent, 0, na)
@@ -180,15 +182,16 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			rs.rules = make([]rule, 0, nr)
 		}
 		for _, gi := range chosen {
-			g := r.window(int(gi))
-			rs.agents = append(rs.agents, r.agents[g.a0:g.a1]...)
+			a0, a1 := r.agentsOf(int(gi))
+			r0, r1 := r.rulesOf(int(gi))
+			rs.agents = append(rs.agents, r.agents[a0:a1]...)
 			// Groups are in file order, so the rules stay in file order.
-			rs.rules = append(rs.rules, r.rules[g.r0:g.r1]...)
+			rs.rules = append(rs.rules, r.rules[r0:r1]...)
 		}
 	}
 	for _, gi := range chosen {
-		g := r.window(int(gi))
-		for i := g.a0; i < g.a1; i++ {
+		a0, a1 := r.agentsOf(int(gi))
+		for i := a0; i < a1; i++ {
 			a := &r.agents[i]
 			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
 				continue
@@ -259,9 +262,9 @@ func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
 	best := -1
 	for i := range r.groups {
-		g := r.window(i)
+		a0, a1 := r.agentsOf(i)
 		m := -1
-		for j := g.a0; j < g.a1; j++ {
+		for j := a0; j < a1; j++ {
 			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
 		}
 		if m < 0 || m < best {
