@@ -586,7 +586,8 @@ func carve[T any](a *arena, n int) []T {
 // parseLines is parse with recs as the table of lines (empty, with room);
 // it returns the table for reuse.
 func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, []lineRec) {
-	recs, n, used, cut, last := d.s.scan(body, recs)
+	var n lineCounts
+	recs, used, cut, last := d.s.scan(body, recs, &n)
 	body = body[:used]
 	keepAll, keepN := false, 0
 	if clone {
@@ -643,7 +644,11 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	}
 	var l line
 	for i := range recs {
-		l.lineRec = recs[i]
+		// Field by field: the table was just written field by field, and a
+		// copy of a whole record would wait for those stores.
+		rec := &recs[i]
+		l.num, l.kind, l.blank, l.prob, l.plain = rec.num, rec.kind, rec.blank, rec.prob, rec.plain
+		l.k0, l.k1, l.v0, l.v1 = rec.k0, rec.k1, rec.v0, rec.v1
 		l.key, l.value = body[l.k0:l.k1], body[l.v0:l.v1]
 		p.line(&l)
 	}
@@ -861,7 +866,18 @@ func (p *parser) addAgents(l *line) {
 		return
 	}
 	v := l.value
-	a := agent{line: l.num, v0: l.v0, v1: l.v1, t1: l.v0}
+	// Filled in place (the table has room for each user-agent line): an
+	// entry built apart and copied in would wait for its stores.
+	as := p.r.agents
+	if len(as) == cap(as) {
+		as = append(as, agent{})
+	} else {
+		as = as[:len(as)+1]
+	}
+	p.r.agents = as
+	a := &as[len(as)-1]
+	a.line, a.v0, a.v1, a.t1 = l.num, l.v0, l.v1, l.v0
+	a.delayLine, a.delay, a.star = 0, 0, false
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
 		a.star = true
 	} else {
@@ -870,7 +886,6 @@ func (p *parser) addAgents(l *line) {
 			p.r.warnValue(l, warnNoToken)
 		}
 	}
-	p.r.agents = append(p.r.agents, a)
 }
 
 func (p *parser) addRule(l *line) {

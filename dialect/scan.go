@@ -69,12 +69,14 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 const bom = "\xEF\xBB\xBF"
 
 // scan reads body once, line by line (lines end at CR, LF or CRLF), and
-// appends the lines that matter to recs. It returns the table, what it
-// counted, the number of bytes it considered, whether the body was cut at
-// MaxBodyBytes and the number of the last line it read. A line cut in the
+// appends the lines that matter to recs. It returns the table, the number
+// of bytes it considered, whether the body was cut at MaxBodyBytes and the
+// number of the last line it read, and adds what it counted to n (a
+// pointer, not a result: a struct result, stored field by field and then
+// copied whole by the caller, stalls the CPU on the copy). A line cut in the
 // middle by that limit is dropped, so that half a rule never applies; a
 // line that ends exactly at the limit is whole.
-func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, used int, cut bool, last int) {
+func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, used int, cut bool, last int) {
 	cut = len(body) > MaxBodyBytes
 	if len(body) > 1<<31-1 {
 		body = body[:MaxBodyBytes+1] // offsets are int32
@@ -169,7 +171,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 		}
 		pos = next
 	}
-	return recs, n, used, cut, num
+	return recs, used, cut, num
 }
 
 // lineEnd returns the end of the line that starts at pos (the index of its
