@@ -485,11 +485,91 @@ func newKeyTable(s *spec) *keyTable {
 	return t
 }
 
+// fastKey is a key name that classify compares a key with directly, found
+// by keyHash: its length, and its first and last 8 bytes (4 when shorter
+// than 8) as foldEqual compares them.
+type fastKey struct {
+	w0, w1 uint64
+	n      uint8
+	kind   keyKind
+}
+
+// keyHash picks the slot of spec.keyFast for a key of 4 to 16 bytes.
+func keyHash(key string) int {
+	// (No two of user-agent, allow, disallow, sitemap, crawl-delay,
+	// content-usage and content-signal share a slot.)
+	return (len(key) + int(key[0]|0x20) + int(key[len(key)-1]|0x20)*4) & 31
+}
+
+// newKeyFast returns spec.keyFast for the keys of t: each name of 4 to 16
+// bytes that classify's loop would return for a key equal to it (no name
+// tried before it is a prefix of it), in its slot unless another name has
+// that slot (a key of that name then goes by the loop): the names that are
+// not typos first.
+func newKeyFast(t *keyTable) (f [32]fastKey) {
+	for pass := range 2 {
+		for _, list := range t {
+			for i, e := range list {
+				if e.typo != (pass == 1) {
+					continue
+				}
+				addFastKey(&f, list, i)
+			}
+		}
+	}
+	return f
+}
+
+// addFastKey gives list[i] its slot of f, if it may have one and the slot
+// is free.
+func addFastKey(f *[32]fastKey, list []keyEntry, i int) {
+	e := list[i]
+	n := len(e.name)
+	if n < 4 || n > 16 {
+		return
+	}
+	for _, prev := range list[:i] {
+		if prev.prefix && strings.HasPrefix(e.name, prev.name) {
+			return // the loop returns prev for a key equal to e.name
+		}
+	}
+	h := keyHash(e.name)
+	if f[h].n != 0 {
+		return
+	}
+	k := fastKey{n: uint8(n), kind: e.kind}
+	if n >= 8 {
+		k.w0, k.w1 = load64(e.name), load64(e.name[n-8:])
+	} else {
+		k.w0, k.w1 = uint64(load32(e.name)), uint64(load32(e.name[n-4:]))
+	}
+	f[h] = k
+}
+
 // classify returns what key (not empty) means in this dialect: the first of the
 // dialect's key prefixes that starts key, or the key equal to it, compared
 // case-insensitively (ASCII letters only, as strings.EqualFold does for an
 // ASCII name of the same byte length).
 func (s *spec) classify(key string) keyKind {
+	// A key written as one of the names (the usual case) is found by its
+	// hash and compared as foldEqual does, without going over the names.
+	if n := len(key); n >= 4 && n <= 16 {
+		if e := &s.keyFast[keyHash(key)]; int(e.n) == n {
+			if n >= 8 {
+				if load64(key)|0x2020202020202020 == e.w0 && load64(key[n-8:])|0x2020202020202020 == e.w1 {
+					return e.kind
+				}
+			} else if uint64(load32(key)|0x20202020) == e.w0 && uint64(load32(key[n-4:])|0x20202020) == e.w1 {
+				return e.kind
+			}
+		}
+	}
+	return s.classifyLoop(key)
+}
+
+// classifyLoop is classify going over the names that start with the key's
+// first letter, in order.
+func (s *spec) classifyLoop(key string) keyKind {
 	c := key[0] | 0x20
 	if c < 'a' || c > 'z' {
 		return keyUnknown

@@ -97,3 +97,48 @@ func TestFoldEqual(t *testing.T) {
 		}
 	}
 }
+
+// classify finds a key written as one of the names by its hash (keyFast):
+// it must answer as going over the names in order does, for the names, in
+// mixed case, changed in a byte, cut or followed by more bytes.
+func TestClassifyFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range all {
+		s := &d.s
+		var names []string
+		for _, list := range s.keyTab {
+			for _, e := range list {
+				names = append(names, e.name)
+			}
+		}
+		fast := 0
+		for _, f := range s.keyFast {
+			if f.n != 0 {
+				fast++
+			}
+		}
+		t.Logf("%s: %d of %d names found by hash", d, fast, len(names))
+		for _, name := range names {
+			for range 200 {
+				b := []byte(name)
+				for i := range b {
+					if rng.IntN(2) == 0 {
+						b[i] = strings.ToUpper(string(b[i]))[0]
+					}
+				}
+				switch rng.IntN(4) {
+				case 1:
+					b[rng.IntN(len(b))] = "aZ-_ :x\x80"[rng.IntN(8)]
+				case 2:
+					b = b[:1+rng.IntN(len(b))]
+				case 3:
+					b = append(b, "a-Z x"[rng.IntN(5)])
+				}
+				key := string(b)
+				if got, want := s.classify(key), s.classifyLoop(key); got != want {
+					t.Fatalf("%s: classify(%q) = %v, going over the names: %v", d, key, got, want)
+				}
+			}
+		}
+	}
+}
