@@ -462,9 +462,9 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 
 // A small file's tables and the text it keeps share one allocation with its
 // Robots and with room for the Ruleset of its first For (which then
-// allocates nothing): the first of robots416, robots480, robots576 and
-// robots640 that they fit in, each as large as a size class of the
-// allocator (416 to 640 bytes) holds.
+// allocates nothing): the first of robots352, robots384, robots448,
+// robots512 and robots640 that they fit in, each as large as a size class
+// of the allocator (352 to 640 bytes) holds.
 const (
 	robotsSize = int(unsafe.Sizeof(Robots{}))
 	spareSize  = int(unsafe.Sizeof(robotsSpareRoom{}))
@@ -476,20 +476,25 @@ type (
 		r  Robots
 		rs Ruleset
 	}
-	robots416 struct {
+	robots352 struct {
 		r  Robots
 		rs Ruleset
-		a  [(416 - spareSize) / 8]uint64
+		a  [(352 - spareSize) / 8]uint64
 	}
-	robots480 struct {
+	robots384 struct {
 		r  Robots
 		rs Ruleset
-		a  [(480 - spareSize) / 8]uint64
+		a  [(384 - spareSize) / 8]uint64
 	}
-	robots576 struct {
+	robots448 struct {
 		r  Robots
 		rs Ruleset
-		a  [(576 - spareSize) / 8]uint64
+		a  [(448 - spareSize) / 8]uint64
+	}
+	robots512 struct {
+		r  Robots
+		rs Ruleset
+		a  [(512 - spareSize) / 8]uint64
 	}
 	robots640 struct {
 		r  Robots
@@ -513,14 +518,17 @@ func newRobots(n int, more bool) (*Robots, arena) {
 	var r *Robots
 	var a arena
 	switch {
-	case n <= len(robots416{}.a):
-		x := new(robots416)
+	case n <= len(robots352{}.a):
+		x := new(robots352)
 		r, a = &x.r, newArena(x.a[:])
-	case n <= len(robots480{}.a):
-		x := new(robots480)
+	case n <= len(robots384{}.a):
+		x := new(robots384)
 		r, a = &x.r, newArena(x.a[:])
-	case n <= len(robots576{}.a):
-		x := new(robots576)
+	case n <= len(robots448{}.a):
+		x := new(robots448)
+		r, a = &x.r, newArena(x.a[:])
+	case n <= len(robots512{}.a):
+		x := new(robots512)
 		r, a = &x.r, newArena(x.a[:])
 	case n <= maxSmall:
 		x := new(robots640)
@@ -543,7 +551,7 @@ func (r *Robots) newRuleset() *Ruleset {
 	if f := r.flags.Load(); f&(robotsSpare|robotsSpareTaken) == robotsSpare && r.flags.CompareAndSwap(f, f|robotsSpareTaken) {
 		// r is the first field of a type that starts as robotsSpareRoom.
 		rs := &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
-		rs.spare = true
+		rs.flags = rulesetSpare
 		return rs
 	}
 	return new(Ruleset)
