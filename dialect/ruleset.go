@@ -155,8 +155,10 @@ func itoa(n int) string {
 // Crawl-delay before any User-agent line, if there is one.
 //
 // For does not index the rules: it costs a pass over the groups' user-agent
-// lines, and an allocation of the rules only when several groups apply. The
-// returned Ruleset indexes its rules on its own, after its first checks (see
+// lines, an allocation of the Ruleset (none for the first For of a small
+// file: the Robots' own allocation has room for it) and, only when several
+// groups apply, one of their rules and user-agent entries. The returned
+// Ruleset indexes its rules on its own, after its first checks (see
 // [Ruleset.Check]); call For once per crawler and file and keep the result,
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
@@ -208,14 +210,10 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			nr += int(r1 - r0)
 			na += int(a1 - a0)
 		}
-		var agents []agent
-		var rules []rule
-		if na > 0 {
-			agents = make([]agent, 0, na)
-		}
-		if nr > 0 {
-			rules = make([]rule, 0, nr)
-		}
+		// Both tables in one allocation (neither holds pointers).
+		a := newArena(make([]uint64, words(na*int(unsafe.Sizeof(agent{})))+words(nr*int(unsafe.Sizeof(rule{})))))
+		agents := carve[agent](&a, na)
+		rules := carve[rule](&a, nr)
 		for _, gi := range chosen {
 			a0, a1 := r.agentsOf(int(gi))
 			r0, r1 := r.rulesOf(int(gi))
