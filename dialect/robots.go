@@ -501,6 +501,38 @@ type (
 		rs Ruleset
 		a  [(640 - spareSize) / 8]uint64
 	}
+	// The same with the file's robotsMore (sitemaps, warnings, usage
+	// rules), from 448 to 768 bytes.
+	robotsM448 struct {
+		r  Robots
+		rs Ruleset
+		m  robotsMore
+		a  [(448 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM512 struct {
+		r  Robots
+		rs Ruleset
+		m  robotsMore
+		a  [(512 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM576 struct {
+		r  Robots
+		rs Ruleset
+		m  robotsMore
+		a  [(576 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM640 struct {
+		r  Robots
+		rs Ruleset
+		m  robotsMore
+		a  [(640 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM768 struct {
+		r  Robots
+		rs Ruleset
+		m  robotsMore
+		a  [(768 - spareSize - moreSize) / 8]uint64
+	}
 	// A larger file's Robots with its robotsMore.
 	robotsBig struct {
 		r Robots
@@ -508,16 +540,45 @@ type (
 	}
 )
 
-// maxSmall is the most words of tables and text a small type holds.
-const maxSmall = len(robots640{}.a)
+// maxSmall and maxSmallMore are the most words of tables and text a small
+// type holds, without and with a robotsMore.
+const (
+	maxSmall     = len(robots640{}.a)
+	maxSmallMore = len(robotsM768{}.a)
+	moreSize     = int(unsafe.Sizeof(robotsMore{}))
+)
 
-// newRobots returns a new Robots and an arena of at least n words for its
-// tables: in the same allocation, with room for a Ruleset, when n is small,
-// else in one of its own, and then with its robotsMore if more is set.
+// newRobots returns a new Robots, with its robotsMore if more is set, and
+// an arena of at least n words for its tables: in the same allocation, with
+// room for a Ruleset, when n is small, else in one of its own.
 func newRobots(n int, more bool) (*Robots, arena) {
 	var r *Robots
 	var a arena
 	switch {
+	case more && n <= maxSmallMore:
+		var m *robotsMore
+		switch {
+		case n <= len(robotsM448{}.a):
+			x := new(robotsM448)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		case n <= len(robotsM512{}.a):
+			x := new(robotsM512)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		case n <= len(robotsM576{}.a):
+			x := new(robotsM576)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		case n <= len(robotsM640{}.a):
+			x := new(robotsM640)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		default:
+			x := new(robotsM768)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		}
+		r.more = m
+	case more:
+		x := new(robotsBig)
+		x.r.more = &x.m
+		return &x.r, newArena(make([]uint64, n))
 	case n <= len(robots352{}.a):
 		x := new(robots352)
 		r, a = &x.r, newArena(x.a[:])
@@ -534,11 +595,6 @@ func newRobots(n int, more bool) (*Robots, arena) {
 		x := new(robots640)
 		r, a = &x.r, newArena(x.a[:])
 	default:
-		if more {
-			x := new(robotsBig)
-			x.r.more = &x.m
-			return &x.r, newArena(make([]uint64, n))
-		}
 		return new(Robots), newArena(make([]uint64, n))
 	}
 	r.flags.Store(robotsSpare)
@@ -613,12 +669,12 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	tw += words(nw * int(unsafe.Sizeof(warning{})))
 	// The text kept shares the Robots' allocation when all fits in one
 	// (else it is allocated on its own, without being zeroed first).
-	small := tw+words(keepN) <= maxSmall
+	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
+	small := tw+words(keepN) <= maxSmall || more && tw+words(keepN) <= maxSmallMore
 	aw := tw
 	if small {
 		aw += words(keepN)
 	}
-	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
 	r, a := newRobots(aw, more)
 	r.d = d
 	p := parser{s: &d.s, r: r}
