@@ -40,6 +40,7 @@ const (
 	robotsCut        = 1 << iota // the body was cut at MaxBodyBytes
 	robotsSpare                  // the allocation has room for a Ruleset (robotsSpareRoom)
 	robotsSpareTaken             // For has used that room
+	robotsNamed                  // some user-agent entry names a crawler (not "*", not empty)
 )
 
 // robotsMore is what fewer files have: kept apart so that a Robots
@@ -740,6 +741,12 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	}
 	if len(r.agents) == 0 {
 		r.agents = nil
+	}
+	for i := range r.agents {
+		if a := &r.agents[i]; !a.star && a.t1 > a.v0 {
+			r.flags.Store(r.flags.Load() | robotsNamed)
+			break
+		}
 	}
 	return r, recs
 }

@@ -168,7 +168,12 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	token, best := "", -1
 	compared := ""
 	if len(r.groups) > 0 {
+		// (When no user-agent entry names a crawler, no token can select a
+		// group of its own: only the "*" groups can apply.)
 		for _, t := range tokens {
+			if r.flags.Load()&robotsNamed == 0 {
+				break
+			}
 			c, _ := r.d.AgentToken(t)
 			if c == "" {
 				continue
