@@ -988,7 +988,9 @@ func (p *parser) addRule(l *line) {
 	}
 	x := p.newRule(l)
 	x.flags, x.p0, x.p1, x.n0, x.n1 = flags, l.v0, l.v1, n0, n1
-	if allow && s.indexHTML {
+	// (strings.Contains first: LastIndexByte is a byte loop, and few
+	// patterns have the name at all.)
+	if allow && s.indexHTML && strings.Contains(norm, "/index.htm") {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
 			e0 := int32(len(p.esc))
