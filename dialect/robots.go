@@ -478,61 +478,51 @@ type (
 		rs Ruleset
 	}
 	robots352 struct {
-		r  Robots
-		rs Ruleset
-		a  [(352 - spareSize) / 8]uint64
+		robotsSpareRoom
+		a [(352 - spareSize) / 8]uint64
 	}
 	robots384 struct {
-		r  Robots
-		rs Ruleset
-		a  [(384 - spareSize) / 8]uint64
+		robotsSpareRoom
+		a [(384 - spareSize) / 8]uint64
 	}
 	robots448 struct {
-		r  Robots
-		rs Ruleset
-		a  [(448 - spareSize) / 8]uint64
+		robotsSpareRoom
+		a [(448 - spareSize) / 8]uint64
 	}
 	robots512 struct {
-		r  Robots
-		rs Ruleset
-		a  [(512 - spareSize) / 8]uint64
+		robotsSpareRoom
+		a [(512 - spareSize) / 8]uint64
 	}
 	robots640 struct {
-		r  Robots
-		rs Ruleset
-		a  [(640 - spareSize) / 8]uint64
+		robotsSpareRoom
+		a [(640 - spareSize) / 8]uint64
 	}
 	// The same with the file's robotsMore (sitemaps, warnings, usage
 	// rules), from 448 to 768 bytes.
 	robotsM448 struct {
-		r  Robots
-		rs Ruleset
-		m  robotsMore
-		a  [(448 - spareSize - moreSize) / 8]uint64
+		robotsSpareRoom
+		m robotsMore
+		a [(448 - spareSize - moreSize) / 8]uint64
 	}
 	robotsM512 struct {
-		r  Robots
-		rs Ruleset
-		m  robotsMore
-		a  [(512 - spareSize - moreSize) / 8]uint64
+		robotsSpareRoom
+		m robotsMore
+		a [(512 - spareSize - moreSize) / 8]uint64
 	}
 	robotsM576 struct {
-		r  Robots
-		rs Ruleset
-		m  robotsMore
-		a  [(576 - spareSize - moreSize) / 8]uint64
+		robotsSpareRoom
+		m robotsMore
+		a [(576 - spareSize - moreSize) / 8]uint64
 	}
 	robotsM640 struct {
-		r  Robots
-		rs Ruleset
-		m  robotsMore
-		a  [(640 - spareSize - moreSize) / 8]uint64
+		robotsSpareRoom
+		m robotsMore
+		a [(640 - spareSize - moreSize) / 8]uint64
 	}
 	robotsM768 struct {
-		r  Robots
-		rs Ruleset
-		m  robotsMore
-		a  [(768 - spareSize - moreSize) / 8]uint64
+		robotsSpareRoom
+		m robotsMore
+		a [(768 - spareSize - moreSize) / 8]uint64
 	}
 	// A larger file's Robots with its robotsMore.
 	robotsBig struct {
