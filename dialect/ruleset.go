@@ -21,7 +21,7 @@ type Ruleset struct {
 	rules  *rule
 	agents *agent // the user-agent entries, in file order, as rules
 	// idx is the index of rules, nil until built (see Ruleset.Check):
-	// published once, under indexLock, and read without locks.
+	// published once, under one of indexLocks, and read without locks.
 	idx        atomic.Pointer[matcher]
 	usage      *usageIndex // nil without usage rules
 	token      string
