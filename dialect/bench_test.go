@@ -310,6 +310,7 @@ var (
 	sinkBool    bool
 	sinkInt     int
 	sinkAny     any
+	sinkRuleset *Ruleset
 )
 
 // ourDialects are the dialects given their own "impl" in check benchmarks.
@@ -433,6 +434,8 @@ func benchPerURL(b *testing.B, jobs []perURLJob) {
 // BenchmarkParse: one op parses the whole body.
 //
 //	impl=ours-<dialect>   Dialect.Parse
+//	impl=ours-google+for-only  Dialect.Parse and For(agent): what issue 21
+//	                      compares with robots.cc's parse
 //	impl=ours-google+for  Dialect.Parse, For(agent) and one CheckURL
 //	impl=ours-google+for-googlebot  the same for "Googlebot", a token that
 //	                      many files name
@@ -482,6 +485,7 @@ func benchParseFile(b *testing.B, body []byte, url string) {
 	}
 	run("ours-google", func() { sinkAny = Google.Parse(body) })
 	run("ours-rfc9309", func() { sinkAny = RFC9309.Parse(body) })
+	run("ours-google+for-only", func() { sinkRuleset = Google.Parse(body).For(benchAgent) })
 	run("ours-google+for", func() { sinkVerdict = Google.Parse(body).For(benchAgent).CheckURL(url) })
 	run("ours-google+for-googlebot", func() { sinkVerdict = Google.Parse(body).For("Googlebot").CheckURL(url) })
 	run("ours-google+index", func() {

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,34 @@ func TestRFCURLSpecialEveryByte(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// googleNeedsEscape reads hex digits from a table: it must answer as the
+// byte loop with isHex and isLowerHex does.
+func TestGoogleNeedsEscapeMatchesByteLoop(t *testing.T) {
+	byteLoop := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c >= 0x80 || c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) && (isLowerHex(s[i+1]) || isLowerHex(s[i+2])) {
+				return true
+			}
+		}
+		return false
+	}
+	const alphabet = "%aAfFgG09/x\x7f\x80\xff"
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 50000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(3) == 0 {
+				b[i] = 'z'
+			}
+		}
+		if got, want := googleNeedsEscape(string(b)), byteLoop(string(b)); got != want {
+			t.Fatalf("googleNeedsEscape(%q) = %v, want %v", b, got, want)
 		}
 	}
 }

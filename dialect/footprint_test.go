@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func heapAfterGC() uint64 {
@@ -69,5 +70,36 @@ func TestFootprintTracksHeap(t *testing.T) {
 		if q < 0.6 || q > 1.6 {
 			t.Errorf("%s: estimate %d for %.0f bytes of heap", c.name, est, got)
 		}
+	}
+}
+
+// The small Robots types are each exactly a size class of the allocator
+// (a Robots or Ruleset field added would waste the rest of the next
+// class), and the first For of a small file takes the room for its
+// Ruleset: Parse and For of a one-rule file cost one allocation.
+func TestSmallRobotsFillSizeClasses(t *testing.T) {
+	for _, c := range []struct {
+		size, class uintptr
+	}{
+		{unsafe.Sizeof(robots352{}), 352}, {unsafe.Sizeof(robots384{}), 384}, {unsafe.Sizeof(robots448{}), 448},
+		{unsafe.Sizeof(robots512{}), 512}, {unsafe.Sizeof(robots640{}), 640},
+		{unsafe.Sizeof(robotsM448{}), 448}, {unsafe.Sizeof(robotsM512{}), 512}, {unsafe.Sizeof(robotsM576{}), 576},
+		{unsafe.Sizeof(robotsM640{}), 640}, {unsafe.Sizeof(robotsM768{}), 768},
+	} {
+		if c.size != c.class {
+			t.Errorf("a small Robots type of %d bytes, size class %d", c.size, c.class)
+		}
+	}
+	body := []byte("User-agent: *\nDisallow: /private\n")
+	if n := testing.AllocsPerRun(100, func() { Google.Parse(body).For("examplebot") }); n != 1 {
+		t.Errorf("Parse and For: %v allocations, want 1", n)
+	}
+	r := Google.Parse(body)
+	first, second := r.For("examplebot"), r.For("examplebot")
+	if first.flags&rulesetSpare == 0 || second.flags&rulesetSpare != 0 {
+		t.Errorf("first For in the Robots' room: %v, second: %v", first.flags&rulesetSpare != 0, second.flags&rulesetSpare != 0)
+	}
+	if v1, v2 := first.Check("/private/x"), second.Check("/private/x"); v1.Allowed || v2.Allowed || v1.Rule.Line != 2 || v2.Rule.Line != 2 {
+		t.Errorf("Check: %s and %s, want line 2 disallowing", v1, v2)
 	}
 }

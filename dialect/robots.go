@@ -33,8 +33,15 @@ type Robots struct {
 	// none): for the crawlers whose user-agent lines give them none.
 	delay     time.Duration
 	delayLine int32
-	cut       bool
+	flags     atomic.Uint32 // robotsCut, robotsSpare, robotsSpareTaken
 }
+
+const (
+	robotsCut        = 1 << iota // the body was cut at MaxBodyBytes
+	robotsSpare                  // the allocation has room for a Ruleset (robotsSpareRoom)
+	robotsSpareTaken             // For has used that room
+	robotsNamed                  // some user-agent entry names a crawler (not "*", not empty)
+)
 
 // robotsMore is what fewer files have: kept apart so that a Robots
 // without it is smaller.
@@ -67,6 +74,24 @@ func (r *Robots) window(i int) (w window) {
 	g := &r.groups[i]
 	w.a1, w.r1, w.u1 = g.a1, g.r1, g.u1
 	return w
+}
+
+// agentsOf returns where group i's user-agent entries are: agents[a0:a1].
+// (window's fields one by one: a window built field by field and then
+// copied as a whole stalls the CPU on the copy.)
+func (r *Robots) agentsOf(i int) (a0, a1 int32) {
+	if i > 0 {
+		a0 = r.groups[i-1].a1
+	}
+	return a0, r.groups[i].a1
+}
+
+// rulesOf returns where group i's rules are: rules[r0:r1].
+func (r *Robots) rulesOf(i int) (r0, r1 int32) {
+	if i > 0 {
+		r0 = r.groups[i-1].r1
+	}
+	return r0, r.groups[i].r1
 }
 
 // usage returns the usage rules of the file.
@@ -299,6 +324,9 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 func (r *Robots) Footprint() int {
 	n := int(unsafe.Sizeof(Robots{})) + int(r.held) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
 		int(unsafe.Sizeof(group{}))*cap(r.groups) + int(unsafe.Sizeof(agent{}))*cap(r.agents)
+	if r.flags.Load()&robotsSpare != 0 {
+		n += int(unsafe.Sizeof(Ruleset{})) // the room for a Ruleset, used or not
+	}
 	if m := r.more; m != nil {
 		n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(Sitemap{}))*cap(m.sitemaps) +
 			int(unsafe.Sizeof(warning{}))*cap(m.warnings) + int(unsafe.Sizeof(UsageRule{}))*cap(m.usage)
@@ -374,7 +402,7 @@ func (r *Robots) Warnings() []Warning {
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
-func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.cut }
+func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.flags.Load()&robotsCut != 0 }
 
 // Parse reads a robots.txt body. It never fails: lines it cannot read are
 // reported by [Robots.Warnings] and the rest is used. body may be any bytes;
@@ -434,27 +462,67 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 }
 
 // A small file's tables and the text it keeps share one allocation with its
-// Robots: the first of robots288, robots352, robots416 and robots512 that
-// they fit in, each as large as a size class of the allocator (288 to 512
-// bytes) holds.
-const robotsSize = int(unsafe.Sizeof(Robots{}))
+// Robots and with room for the Ruleset of its first For (which then
+// allocates nothing): the first of robots352, robots384, robots448,
+// robots512 and robots640 that they fit in, each as large as a size class
+// of the allocator (352 to 640 bytes) holds.
+const (
+	robotsSize = int(unsafe.Sizeof(Robots{}))
+	spareSize  = int(unsafe.Sizeof(robotsSpareRoom{}))
+)
 
 type (
-	robots288 struct {
-		r Robots
-		a [(288 - robotsSize) / 8]uint64
+	// robotsSpareRoom is how each of the small types starts.
+	robotsSpareRoom struct {
+		r  Robots
+		rs Ruleset
 	}
 	robots352 struct {
-		r Robots
-		a [(352 - robotsSize) / 8]uint64
+		robotsSpareRoom
+		a [(352 - spareSize) / 8]uint64
 	}
-	robots416 struct {
-		r Robots
-		a [(416 - robotsSize) / 8]uint64
+	robots384 struct {
+		robotsSpareRoom
+		a [(384 - spareSize) / 8]uint64
+	}
+	robots448 struct {
+		robotsSpareRoom
+		a [(448 - spareSize) / 8]uint64
 	}
 	robots512 struct {
-		r Robots
-		a [(512 - robotsSize) / 8]uint64
+		robotsSpareRoom
+		a [(512 - spareSize) / 8]uint64
+	}
+	robots640 struct {
+		robotsSpareRoom
+		a [(640 - spareSize) / 8]uint64
+	}
+	// The same with the file's robotsMore (sitemaps, warnings, usage
+	// rules), from 448 to 768 bytes.
+	robotsM448 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(448 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM512 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(512 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM576 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(576 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM640 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(640 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM768 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(768 - spareSize - moreSize) / 8]uint64
 	}
 	// A larger file's Robots with its robotsMore.
 	robotsBig struct {
@@ -463,45 +531,102 @@ type (
 	}
 )
 
-// newRobots returns a new Robots and an arena of at least n words for its
-// tables: in the same allocation when n is small, else in one of its own,
-// and then with its robotsMore if more is set.
+// maxSmall and maxSmallMore are the most words of tables and text a small
+// type holds, without and with a robotsMore.
+const (
+	maxSmall     = len(robots640{}.a)
+	maxSmallMore = len(robotsM768{}.a)
+	moreSize     = int(unsafe.Sizeof(robotsMore{}))
+)
+
+// newRobots returns a new Robots, with its robotsMore if more is set, and
+// an arena of at least n words for its tables: in the same allocation, with
+// room for a Ruleset, when n is small, else in one of its own.
 func newRobots(n int, more bool) (*Robots, arena) {
+	var r *Robots
+	var a arena
 	switch {
-	case n <= len(robots288{}.a):
-		x := new(robots288)
-		return &x.r, x.a[:]
-	case n <= len(robots352{}.a):
-		x := new(robots352)
-		return &x.r, x.a[:]
-	case n <= len(robots416{}.a):
-		x := new(robots416)
-		return &x.r, x.a[:]
-	case n <= len(robots512{}.a):
-		x := new(robots512)
-		return &x.r, x.a[:]
-	}
-	if more {
+	case more && n <= maxSmallMore:
+		var m *robotsMore
+		switch {
+		case n <= len(robotsM448{}.a):
+			x := new(robotsM448)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		case n <= len(robotsM512{}.a):
+			x := new(robotsM512)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		case n <= len(robotsM576{}.a):
+			x := new(robotsM576)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		case n <= len(robotsM640{}.a):
+			x := new(robotsM640)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		default:
+			x := new(robotsM768)
+			r, m, a = &x.r, &x.m, newArena(x.a[:])
+		}
+		r.more = m
+	case more:
 		x := new(robotsBig)
 		x.r.more = &x.m
-		return &x.r, make(arena, n)
+		return &x.r, newArena(make([]uint64, n))
+	case n <= len(robots352{}.a):
+		x := new(robots352)
+		r, a = &x.r, newArena(x.a[:])
+	case n <= len(robots384{}.a):
+		x := new(robots384)
+		r, a = &x.r, newArena(x.a[:])
+	case n <= len(robots448{}.a):
+		x := new(robots448)
+		r, a = &x.r, newArena(x.a[:])
+	case n <= len(robots512{}.a):
+		x := new(robots512)
+		r, a = &x.r, newArena(x.a[:])
+	case n <= maxSmall:
+		x := new(robots640)
+		r, a = &x.r, newArena(x.a[:])
+	default:
+		return new(Robots), newArena(make([]uint64, n))
 	}
-	return new(Robots), make(arena, n)
+	r.flags.Store(robotsSpare)
+	return r, a
 }
 
-// arena is memory, without pointers, that tables are carved from.
-type arena []uint64
+// newRuleset returns a zero Ruleset for r: the room in r's allocation the
+// first time it is asked for, else a new one.
+func (r *Robots) newRuleset() *Ruleset {
+	if f := r.flags.Load(); f&(robotsSpare|robotsSpareTaken) == robotsSpare && r.flags.CompareAndSwap(f, f|robotsSpareTaken) {
+		// r is the first field of a type that starts as robotsSpareRoom.
+		rs := &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
+		rs.flags = rulesetSpare
+		return rs
+	}
+	return new(Ruleset)
+}
 
-// take returns the next n bytes of a, rounded up to whole words.
+// arena is memory, without pointers, that tables are carved from: words
+// [off, n) of the allocation at base are left.
+type arena struct {
+	base   unsafe.Pointer
+	off, n int
+}
+
+// newArena returns an arena of the words of a.
+func newArena(a []uint64) arena { return arena{base: unsafe.Pointer(unsafe.SliceData(a)), n: len(a)} }
+
+// take returns the next n bytes of a (n > 0), rounded up to whole words.
 func (a *arena) take(n int) unsafe.Pointer {
-	w := (n + 7) / 8
-	p := unsafe.Pointer(unsafe.SliceData(*a))
-	*a = (*a)[w:]
+	w := words(n)
+	if a.off+w > a.n {
+		panic("dialect: arena too small")
+	}
+	p := unsafe.Add(a.base, a.off*8)
+	a.off += w
 	return p
 }
 
-// words returns how many words n bytes take in an arena.
-func words(n int) int { return (n + 7) / 8 }
+// words returns how many words n bytes (n >= 0) take in an arena.
+func words(n int) int { return (n + 7) >> 3 }
 
 // carve returns an empty slice of capacity n of a's memory; T must hold no
 // pointers and need no more than 8-byte alignment.
@@ -516,7 +641,8 @@ func carve[T any](a *arena, n int) []T {
 // parseLines is parse with recs as the table of lines (empty, with room);
 // it returns the table for reuse.
 func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, []lineRec) {
-	recs, n, used, cut, last := d.s.scan(body, recs)
+	var n lineCounts
+	recs, used, cut, last := d.s.scan(body, recs, &n)
 	body = body[:used]
 	keepAll, keepN := false, 0
 	if clone {
@@ -534,12 +660,12 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	tw += words(nw * int(unsafe.Sizeof(warning{})))
 	// The text kept shares the Robots' allocation when all fits in one
 	// (else it is allocated on its own, without being zeroed first).
-	small := tw+words(keepN) <= len(robots512{}.a)
+	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
+	small := tw+words(keepN) <= maxSmall || more && tw+words(keepN) <= maxSmallMore
 	aw := tw
 	if small {
 		aw += words(keepN)
 	}
-	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
 	r, a := newRobots(aw, more)
 	r.d = d
 	p := parser{s: &d.s, r: r}
@@ -573,7 +699,11 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	}
 	var l line
 	for i := range recs {
-		l.lineRec = recs[i]
+		// Field by field: the table was just written field by field, and a
+		// copy of a whole record would wait for those stores.
+		rec := &recs[i]
+		l.num, l.kind, l.blank, l.prob, l.plain = rec.num, rec.kind, rec.blank, rec.prob, rec.plain
+		l.k0, l.k1, l.v0, l.v1 = rec.k0, rec.k1, rec.v0, rec.v1
 		l.key, l.value = body[l.k0:l.k1], body[l.v0:l.v1]
 		p.line(&l)
 	}
@@ -589,7 +719,10 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if len(p.esc) > 0 {
 		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
 	}
-	r.bytes, r.cut = int32(used), cut
+	r.bytes = int32(used)
+	if cut {
+		r.flags.Store(r.flags.Load() | robotsCut)
+	}
 	if cut {
 		r.warn(last+1, warnCut)
 	}
@@ -599,6 +732,12 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if len(r.agents) == 0 {
 		r.agents = nil
 	}
+	for i := range r.agents {
+		if a := &r.agents[i]; !a.star && a.t1 > a.v0 {
+			r.flags.Store(r.flags.Load() | robotsNamed)
+			break
+		}
+	}
 	return r, recs
 }
 
@@ -607,7 +746,10 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 func keepSize(body string, recs []lineRec) (all bool, n int) {
 	need := 0
 	for i := range recs {
-		need += int(recs[i].k1-recs[i].k0) + int(recs[i].v1-recs[i].v0)
+		need += int(recs[i].k1 - recs[i].k0)
+		if recs[i].kind != keyUnknown {
+			need += int(recs[i].v1 - recs[i].v0)
+		}
 	}
 	if need >= len(body)/2 {
 		return true, len(body)
@@ -616,7 +758,8 @@ func keepSize(body string, recs []lineRec) (all bool, n int) {
 }
 
 // keep returns a copy of what the lines recs of body refer to, their keys
-// and values, and points recs into it: all of body when they are most of
+// and values (the key alone of an unknown key, which a warning names), and
+// points recs into it: all of body when they are most of
 // it (one copy costs less than many small ones), else only them, so that a
 // page of HTML read as robots.txt does not stay in memory. all and n are
 // what keepSize returned; buf, if not nil, is room for the n bytes.
@@ -638,6 +781,9 @@ func keep(body string, recs []lineRec, all bool, n int, buf []byte) string {
 			continue
 		}
 		k, v := body[rec.k0:rec.k1], body[rec.v0:rec.v1]
+		if rec.kind == keyUnknown {
+			v = "" // only the key is used (warnUnknownKey)
+		}
 		rec.k0 = int32(len(b))
 		b = append(b, k...)
 		rec.k1, rec.v0 = int32(len(b)), int32(len(b))
@@ -781,7 +927,18 @@ func (p *parser) addAgents(l *line) {
 		return
 	}
 	v := l.value
-	a := agent{line: l.num, v0: l.v0, v1: l.v1, t1: l.v0}
+	// Filled in place (the table has room for each user-agent line): an
+	// entry built apart and copied in would wait for its stores.
+	as := p.r.agents
+	if len(as) == cap(as) {
+		as = append(as, agent{})
+	} else {
+		as = as[:len(as)+1]
+	}
+	p.r.agents = as
+	a := &as[len(as)-1]
+	a.line, a.v0, a.v1, a.t1 = l.num, l.v0, l.v1, l.v0
+	a.delayLine, a.delay, a.star = 0, 0, false
 	if len(v) > 0 && v[0] == '*' && (len(v) == 1 || isSpace(v[1])) {
 		a.star = true
 	} else {
@@ -790,7 +947,6 @@ func (p *parser) addAgents(l *line) {
 			p.r.warnValue(l, warnNoToken)
 		}
 	}
-	p.r.agents = append(p.r.agents, a)
 }
 
 func (p *parser) addRule(l *line) {
@@ -822,7 +978,9 @@ func (p *parser) addRule(l *line) {
 	}
 	x := p.newRule(l)
 	x.flags, x.p0, x.p1, x.n0, x.n1 = flags, l.v0, l.v1, n0, n1
-	if allow && s.indexHTML {
+	// (strings.Contains first: LastIndexByte is a byte loop, and few
+	// patterns have the name at all.)
+	if allow && s.indexHTML && strings.Contains(norm, "/index.htm") {
 		// Google: an allowed ".../index.htm(l)..." also allows ".../" exactly.
 		if i := strings.LastIndexByte(norm, '/'); i >= 0 && strings.HasPrefix(norm[i:], "/index.htm") {
 			e0 := int32(len(p.esc))
@@ -923,7 +1081,8 @@ func (p *parser) crawlDelay(l *line) {
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
 	gi := len(r.groups) - 1
-	for i := int(r.window(gi).a0); i < len(r.agents); i++ {
+	a0, _ := r.agentsOf(gi)
+	for i := int(a0); i < len(r.agents); i++ {
 		if a := &r.agents[i]; a.delayLine == 0 {
 			a.delay, a.delayLine = d, l.num
 		}

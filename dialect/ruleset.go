@@ -13,22 +13,57 @@ import (
 // fast checks, and the crawl delay. It is immutable and safe for concurrent
 // use.
 type Ruleset struct {
-	d     *Dialect
-	r     *Robots // what rules and agents point into (Robots.text)
-	rules []rule  // in file order
+	d *Dialect
+	r *Robots // what rules and agents point into (Robots.text)
+	// The rules, in file order: a window of the Robots' (one group) or a
+	// table of rs's own; a pointer and a count, not slices, so that a
+	// Ruleset fits in 96 bytes (see Robots.newRuleset).
+	rules  *rule
+	agents *agent // the user-agent entries, in file order, as rules
 	// idx is the index of rules, nil until built (see Ruleset.Check):
-	// published once, by once, and read without locks.
+	// published once, under one of indexLocks, and read without locks.
 	idx        atomic.Pointer[matcher]
-	once       sync.Once
-	checks     atomic.Int32 // checks answered without the index
-	usage      *usageIndex  // nil without usage rules
-	agents     []agent      // in file order
+	usage      *usageIndex // nil without usage rules
 	token      string
 	crawlDelay time.Duration
+	nrules     int32
+	nagents    int32
+	checks     atomic.Int32 // checks answered without the index
 	delayLine  int32
-	// sharesRules: rules is a window of the Robots' rules (one group).
-	sharesRules bool
+	flags      uint8 // rulesetShares, rulesetSpare
 }
+
+const (
+	rulesetShares = 1 << iota // rules and agents are windows of the Robots' (one group)
+	rulesetSpare              // rs is in the Robots' allocation (Robots.Footprint counts it)
+)
+
+// ruleTab returns rs's rules.
+func (rs *Ruleset) ruleTab() []rule { return unsafe.Slice(rs.rules, rs.nrules) }
+
+// agentTab returns rs's user-agent entries.
+func (rs *Ruleset) agentTab() []agent { return unsafe.Slice(rs.agents, rs.nagents) }
+
+// setRules and setAgents make xs rs's rules, or its user-agent entries.
+func (rs *Ruleset) setRules(xs []rule) {
+	rs.rules, rs.nrules = unsafe.SliceData(xs), int32(len(xs))
+	if len(xs) == 0 {
+		rs.rules = nil
+	}
+}
+
+func (rs *Ruleset) setAgents(xs []agent) {
+	rs.agents, rs.nagents = unsafe.SliceData(xs), int32(len(xs))
+	if len(xs) == 0 {
+		rs.agents = nil
+	}
+}
+
+// indexLocks serialise the building of an index (Ruleset.index), by a hash
+// of the Ruleset's address: a sync.Once per Ruleset would make it 16 bytes
+// larger; two Rulesets that share a lock only wait for each other while one
+// builds its index, once in its life.
+var indexLocks [64]sync.Mutex
 
 // usageIndex is a Ruleset's usage rules, in file order, and their index
 // (ranks: longer pattern first, then file order).
@@ -120,8 +155,10 @@ func itoa(n int) string {
 // Crawl-delay before any User-agent line, if there is one.
 //
 // For does not index the rules: it costs a pass over the groups' user-agent
-// lines, and an allocation of the rules only when several groups apply. The
-// returned Ruleset indexes its rules on its own, after its first checks (see
+// lines, an allocation of the Ruleset (none for the first For of a small
+// file: the Robots' own allocation has room for it) and, only when several
+// groups apply, one of their rules and user-agent entries. The returned
+// Ruleset indexes its rules on its own, after its first checks (see
 // [Ruleset.Check]); call For once per crawler and file and keep the result,
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
@@ -131,22 +168,27 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	token, best := "", -1
 	compared := ""
 	if len(r.groups) > 0 {
+		// (When no user-agent entry names a crawler, no token can select a
+		// group of its own: only the "*" groups can apply.)
 		for _, t := range tokens {
+			if r.flags.Load()&robotsNamed == 0 {
+				break
+			}
 			c, _ := r.d.AgentToken(t)
 			if c == "" {
 				continue
 			}
 			chosen, best = r.groupsFor(c, buf[:0])
 			if len(chosen) > 0 {
-				token, compared = strings.TrimSpace(t), c
+				token, compared = trimToken(t), c
 				break
 			}
 		}
 		if len(chosen) == 0 {
 			chosen = buf[:0]
 			for i := range r.groups {
-				g := r.window(i)
-				for j := g.a0; j < g.a1; j++ {
+				a0, a1 := r.agentsOf(i)
+				for j := a0; j < a1; j++ {
 					if r.agents[j].star {
 						chosen = append(chosen, int32(i))
 						break
@@ -155,37 +197,41 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	rs := &Ruleset{d: r.d, r: r, token: token}
+	rs := r.newRuleset()
+	rs.d, rs.r, rs.token = r.d, r, token
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
-		g := r.window(int(chosen[0]))
-		rs.agents = r.agents[g.a0:g.a1:g.a1]
-		rs.rules = r.rules[g.r0:g.r1:g.r1]
-		rs.sharesRules = true
+		a0, a1 := r.agentsOf(int(chosen[0]))
+		r0, r1 := r.rulesOf(int(chosen[0]))
+		rs.setAgents(r.agents[a0:a1:a1])
+		rs.setRules(r.rules[r0:r1:r1])
+		rs.flags |= rulesetShares
 	} else if len(chosen) > 1 {
 		nr, na := 0, 0
 		for _, gi := range chosen {
-			g := r.window(int(gi))
-			nr += int(g.r1 - g.r0)
-			na += int(g.a1 - g.a0)
+			a0, a1 := r.agentsOf(int(gi))
+			r0, r1 := r.rulesOf(int(gi))
+			nr += int(r1 - r0)
+			na += int(a1 - a0)
 		}
-		if na > 0 {
-			rs.agents = make([]agent, 0, na)
-		}
-		if nr > 0 {
-			rs.rules = make([]rule, 0, nr)
-		}
+		// Both tables in one allocation (neither holds pointers).
+		a := newArena(make([]uint64, words(na*int(unsafe.Sizeof(agent{})))+words(nr*int(unsafe.Sizeof(rule{})))))
+		agents := carve[agent](&a, na)
+		rules := carve[rule](&a, nr)
 		for _, gi := range chosen {
-			g := r.window(int(gi))
-			rs.agents = append(rs.agents, r.agents[g.a0:g.a1]...)
+			a0, a1 := r.agentsOf(int(gi))
+			r0, r1 := r.rulesOf(int(gi))
+			agents = append(agents, r.agents[a0:a1]...)
 			// Groups are in file order, so the rules stay in file order.
-			rs.rules = append(rs.rules, r.rules[g.r0:g.r1]...)
+			rules = append(rules, r.rules[r0:r1]...)
 		}
+		rs.setAgents(agents)
+		rs.setRules(rules)
 	}
 	for _, gi := range chosen {
-		g := r.window(int(gi))
-		for i := g.a0; i < g.a1; i++ {
+		a0, a1 := r.agentsOf(int(gi))
+		for i := a0; i < a1; i++ {
 			a := &r.agents[i]
 			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
 				continue
@@ -256,9 +302,9 @@ func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
 	best := -1
 	for i := range r.groups {
-		g := r.window(i)
+		a0, a1 := r.agentsOf(i)
 		m := -1
-		for j := g.a0; j < g.a1; j++ {
+		for j := a0; j < a1; j++ {
 			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
 		}
 		if m < 0 || m < best {
@@ -283,9 +329,12 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 // from the rules until it is), so that the figure does not change as the
 // Ruleset is used.
 func (rs *Ruleset) Footprint() int {
-	n := 192
-	if !rs.sharesRules {
-		n += int(unsafe.Sizeof(agent{})) * cap(rs.agents)
+	n := 0
+	if rs.flags&rulesetSpare == 0 {
+		n = 192
+	}
+	if rs.flags&rulesetShares == 0 {
+		n += int(unsafe.Sizeof(agent{})) * int(rs.nagents)
 	}
 	if m := rs.idx.Load(); m != nil {
 		n += 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
@@ -295,22 +344,22 @@ func (rs *Ruleset) Footprint() int {
 		}
 	} else {
 		t := rs.r.text()
-		n += indexEstimate(&rs.d.s, rs.rules, &t)
+		n += indexEstimate(&rs.d.s, rs.ruleTab(), &t)
 	}
 	if rs.usage != nil {
 		u := &rs.usage.m
 		n += int(unsafe.Sizeof(usageIndex{})) + int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage.rules) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
 			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
-	if len(rs.rules) > 0 && !rs.sharesRules {
-		n += int(unsafe.Sizeof(rule{})) * cap(rs.rules)
+	if rs.flags&rulesetShares == 0 {
+		n += int(unsafe.Sizeof(rule{})) * int(rs.nrules)
 	}
 	return n
 }
 
 // Agents returns the user-agent entries of the group(s) in force, in file
 // order and in a new slice; empty when no group applies.
-func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agents, rs.r.src) }
+func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agentTab(), rs.r.src) }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
 // when the "*" group(s) (or none) apply.
@@ -319,7 +368,7 @@ func (rs *Ruleset) Token() string { return rs.token }
 // Rules returns the rules in force in file order, in a new slice.
 func (rs *Ruleset) Rules() []Rule {
 	t := rs.r.text()
-	return t.rules(rs.rules)
+	return t.rules(rs.ruleTab())
 }
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
@@ -354,7 +403,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	}
 	m := rs.idx.Load()
 	if m == nil {
-		if len(rs.rules) == 0 {
+		if rs.nrules == 0 {
 			return Verdict{Allowed: true}
 		}
 		if rs.checks.Add(1) > indexAfter {
@@ -372,7 +421,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if ri < 0 {
 		return Verdict{Allowed: true}
 	}
-	x := &rs.rules[ri]
+	x := &rs.ruleTab()[ri]
 	t := rs.r.text()
 	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: t.rule(x)}
 }
@@ -388,17 +437,25 @@ const indexAfter = 32
 
 // index returns the index of rs's rules, building it on the first call.
 func (rs *Ruleset) index() *matcher {
-	rs.once.Do(func() {
-		m := new(matcher)
-		keys := make([]ruleKey, len(rs.rules))
-		t := rs.r.text()
-		for i := range rs.rules {
-			keys[i] = ruleKey{t.norm(&rs.rules[i]), rs.rules[i].allow()}
-		}
-		m.build(&rs.d.s, keys)
-		rs.idx.Store(m)
-	})
-	return rs.idx.Load()
+	if m := rs.idx.Load(); m != nil {
+		return m
+	}
+	mu := &indexLocks[uintptr(unsafe.Pointer(rs))/unsafe.Sizeof(Ruleset{})%uintptr(len(indexLocks))]
+	mu.Lock()
+	defer mu.Unlock()
+	if m := rs.idx.Load(); m != nil {
+		return m // built while this call waited
+	}
+	m := new(matcher)
+	rules := rs.ruleTab()
+	keys := make([]ruleKey, len(rules))
+	t := rs.r.text()
+	for i := range rules {
+		keys[i] = ruleKey{t.norm(&rules[i]), rules[i].allow()}
+	}
+	m.build(&rs.d.s, keys)
+	rs.idx.Store(m)
+	return m
 }
 
 // scan returns the index in rs.rules of the rule that decides the
@@ -409,8 +466,9 @@ func (rs *Ruleset) scan(p string) int {
 	s := &rs.d.s
 	t := rs.r.text()
 	best, bestLen, bestAllow := -1, -1, false
-	for i := range rs.rules {
-		x := &rs.rules[i]
+	rules := rs.ruleTab()
+	for i := range rules {
+		x := &rules[i]
 		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}

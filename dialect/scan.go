@@ -69,12 +69,14 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 const bom = "\xEF\xBB\xBF"
 
 // scan reads body once, line by line (lines end at CR, LF or CRLF), and
-// appends the lines that matter to recs. It returns the table, what it
-// counted, the number of bytes it considered, whether the body was cut at
-// MaxBodyBytes and the number of the last line it read. A line cut in the
+// appends the lines that matter to recs. It returns the table, the number
+// of bytes it considered, whether the body was cut at MaxBodyBytes and the
+// number of the last line it read, and adds what it counted to n (a
+// pointer, not a result: a struct result, stored field by field and then
+// copied whole by the caller, stalls the CPU on the copy). A line cut in the
 // middle by that limit is dropped, so that half a rule never applies; a
 // line that ends exactly at the limit is whole.
-func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, used int, cut bool, last int) {
+func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, used int, cut bool, last int) {
 	cut = len(body) > MaxBodyBytes
 	if len(body) > 1<<31-1 {
 		body = body[:MaxBodyBytes+1] // offsets are int32
@@ -114,7 +116,12 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 		}
 		num++
 		if !short {
-			need = s.readLine(body, pos, end, r)
+			if int(r.k0) < pos+shortLine && (s.maxLineBytes == 0 || end-pos <= s.maxLineBytes) {
+				need = s.readRest(body, pos, end, r)
+			} else {
+				*r = lineRec{}
+				need = s.readLine(body, pos, end, r)
+			}
 		}
 		if need {
 			if r.k1 > r.k0 {
@@ -150,7 +157,9 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 			case keySitemap:
 				n.sitemaps++
 			case keyUnknown:
-				n.warnings++
+				if r.k1 > r.k0 {
+					n.warnings++ // an unknown key (not a line without one)
+				}
 			}
 			if r.prob != problemNone {
 				// A run of lines with the same problem is one warning.
@@ -162,7 +171,7 @@ func (s *spec) scan(body string, recs []lineRec) (out []lineRec, n lineCounts, u
 		}
 		pos = next
 	}
-	return recs, n, used, cut, num
+	return recs, used, cut, num
 }
 
 // lineEnd returns the end of the line that starts at pos (the index of its
@@ -298,16 +307,21 @@ func (s *spec) readLine(body string, pos, end int, r *lineRec) bool {
 // its end (a CR or LF, or the end of the body) is within shortLine bytes,
 // in one loop over the bytes that also finds the end: it returns the
 // line's end and where the next line starts, whether the parser needs the
-// line, and whether the line was short enough to be read so (else r is
-// left for readLine).
+// line, and whether the line was short enough to be read so. When it was
+// not, r holds what the loop found in the line's first shortLine bytes, for
+// readRest: where the content starts (k0), the index of the '#' or NUL that
+// ends it (k1, -1 if none yet) and of its first ':' (v0, -1 if none yet),
+// and whether a '#' ended it (blank).
 func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need, ok bool) {
 	stop := &s.lineStop
 	lim := min(len(body), pos+shortLine)
 	i := pos
 	// Indentation (an HTML page read as robots.txt has much of it): eight
 	// spaces at a time.
-	for i+8 <= lim && load64(body[i:]) == 0x2020202020202020 {
-		i += 8
+	if i < lim && body[i] == ' ' {
+		for i+8 <= lim && load64(body[i:]) == 0x2020202020202020 {
+			i += 8
+		}
 	}
 	for i < lim && stop[body[i]]&stopSpace != 0 {
 		i++
@@ -338,7 +352,9 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	}
 	i = start + j
 	if i == lim && lim < len(body) {
-		return 0, 0, false, false // longer than shortLine
+		// Longer than shortLine.
+		r.k0, r.k1, r.v0, r.blank = int32(start), int32(cend), int32(colon), commented
+		return 0, 0, false, false
 	}
 	end, next = i, i+1
 	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
@@ -349,6 +365,37 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 	}
 	r.plain = !esc
 	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+}
+
+// readRest reads the line that starts at pos and ends at end (no line
+// break before it, no longer than the dialect reads) into r, as readLine
+// does, when readShort has read its first shortLine bytes and left in r
+// what it found there: the rest of the line is searched with
+// strings.IndexByte (assembly), not read again from its start. It must not
+// be used when the line's first shortLine bytes are all white space.
+func (s *spec) readRest(body string, pos, end int, r *lineRec) bool {
+	start, cend, colon, commented := int(r.k0), int(r.k1), int(r.v0), r.blank
+	*r = lineRec{}
+	if cend < 0 {
+		lim := pos + shortLine
+		rest := body[lim:end]
+		cend = end
+		if s.nulEndsLine {
+			if i := strings.IndexByte(rest, 0); i >= 0 {
+				cend, rest = lim+i, rest[:i]
+			}
+		}
+		if i := strings.IndexByte(rest, '#'); i >= 0 {
+			cend, commented, rest = lim+i, true, rest[:i]
+		}
+		if colon < 0 {
+			if i := strings.IndexByte(rest, ':'); i >= 0 {
+				colon = lim + i
+			}
+		}
+	}
+	// r.plain stays false, as readLine leaves it on a long line.
+	return s.splitLine(body, start, cend, colon, commented, r)
 }
 
 // splitLine reads the content body[pos:end] of a line (no white space at
@@ -438,11 +485,91 @@ func newKeyTable(s *spec) *keyTable {
 	return t
 }
 
+// fastKey is a key name that classify compares a key with directly, found
+// by keyHash: its length, and its first and last 8 bytes (4 when shorter
+// than 8) as foldEqual compares them.
+type fastKey struct {
+	w0, w1 uint64
+	n      uint8
+	kind   keyKind
+}
+
+// keyHash picks the slot of spec.keyFast for a key of 4 to 16 bytes.
+func keyHash(key string) int {
+	// (No two of user-agent, allow, disallow, sitemap, crawl-delay,
+	// content-usage and content-signal share a slot.)
+	return (len(key) + int(key[0]|0x20) + int(key[len(key)-1]|0x20)*4) & 31
+}
+
+// newKeyFast returns spec.keyFast for the keys of t: each name of 4 to 16
+// bytes that classify's loop would return for a key equal to it (no name
+// tried before it is a prefix of it), in its slot unless another name has
+// that slot (a key of that name then goes by the loop): the names that are
+// not typos first.
+func newKeyFast(t *keyTable) (f [32]fastKey) {
+	for pass := range 2 {
+		for _, list := range t {
+			for i, e := range list {
+				if e.typo != (pass == 1) {
+					continue
+				}
+				addFastKey(&f, list, i)
+			}
+		}
+	}
+	return f
+}
+
+// addFastKey gives list[i] its slot of f, if it may have one and the slot
+// is free.
+func addFastKey(f *[32]fastKey, list []keyEntry, i int) {
+	e := list[i]
+	n := len(e.name)
+	if n < 4 || n > 16 {
+		return
+	}
+	for _, prev := range list[:i] {
+		if prev.prefix && strings.HasPrefix(e.name, prev.name) {
+			return // the loop returns prev for a key equal to e.name
+		}
+	}
+	h := keyHash(e.name)
+	if f[h].n != 0 {
+		return
+	}
+	k := fastKey{n: uint8(n), kind: e.kind}
+	if n >= 8 {
+		k.w0, k.w1 = load64(e.name), load64(e.name[n-8:])
+	} else {
+		k.w0, k.w1 = uint64(load32(e.name)), uint64(load32(e.name[n-4:]))
+	}
+	f[h] = k
+}
+
 // classify returns what key (not empty) means in this dialect: the first of the
 // dialect's key prefixes that starts key, or the key equal to it, compared
 // case-insensitively (ASCII letters only, as strings.EqualFold does for an
 // ASCII name of the same byte length).
 func (s *spec) classify(key string) keyKind {
+	// A key written as one of the names (the usual case) is found by its
+	// hash and compared as foldEqual does, without going over the names.
+	if n := len(key); n >= 4 && n <= 16 {
+		if e := &s.keyFast[keyHash(key)]; int(e.n) == n {
+			if n >= 8 {
+				if load64(key)|0x2020202020202020 == e.w0 && load64(key[n-8:])|0x2020202020202020 == e.w1 {
+					return e.kind
+				}
+			} else if uint64(load32(key)|0x20202020) == e.w0 && uint64(load32(key[n-4:])|0x20202020) == e.w1 {
+				return e.kind
+			}
+		}
+	}
+	return s.classifyLoop(key)
+}
+
+// classifyLoop is classify going over the names that start with the key's
+// first letter, in order.
+func (s *spec) classifyLoop(key string) keyKind {
 	c := key[0] | 0x20
 	if c < 'a' || c > 'z' {
 		return keyUnknown
@@ -467,13 +594,26 @@ func foldEqual(s, name string) bool {
 	if len(s) != len(name) {
 		return false
 	}
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		if load64(s[i:])|0x2020202020202020 != load64(name[i:]) {
-			return false
+	n := len(s)
+	switch {
+	case n >= 8:
+		for i := 0; i+8 < n; i += 8 {
+			if load64(s[i:])|0x2020202020202020 != load64(name[i:]) {
+				return false
+			}
 		}
+		// The last eight bytes (overlapping the ones compared).
+		return load64(s[n-8:])|0x2020202020202020 == load64(name[n-8:])
+	case n >= 4:
+		return load32(s)|0x20202020 == load32(name) && load32(s[n-4:])|0x20202020 == load32(name[n-4:])
 	}
-	return ascii.EqualFold(s[i:], name[i:])
+	return ascii.EqualFold(s, name)
+}
+
+// load32 returns the first four bytes of s, little-endian.
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // load64 returns the first eight bytes of s, little-endian.
