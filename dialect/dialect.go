@@ -203,6 +203,9 @@ const MaxBodyBytes = 500 * 1024
 type Dialect struct {
 	s     spec
 	empty Robots // what an empty body parses to
+	// emptyRules is what For returns for empty: no rules, no delay
+	// (immutable, so one serves every caller).
+	emptyRules Ruleset
 }
 
 func newDialect(s spec) *Dialect {
@@ -211,6 +214,8 @@ func newDialect(s spec) *Dialect {
 	d.s.keyFast = newKeyFast(d.s.keyTab)
 	d.s.lineStop = newLineStop(&d.s)
 	d.empty.d = d
+	d.emptyRules.d, d.emptyRules.r = d, &d.empty
+	d.emptyRules.flags = rulesetSpare // not an allocation of its own (Ruleset.Footprint)
 	return d
 }
 

@@ -103,3 +103,23 @@ func TestSmallRobotsFillSizeClasses(t *testing.T) {
 		t.Errorf("Check: %s and %s, want line 2 disallowing", v1, v2)
 	}
 }
+
+// An empty file's Rulesets are one shared value: For allocates nothing,
+// and nothing applies (no rule, no delay), in every dialect.
+func TestEmptyFileFor(t *testing.T) {
+	for _, d := range []*Dialect{RFC9309, Google, CocCoc, Koster1994} {
+		if n := testing.AllocsPerRun(100, func() { d.Parse(nil).For("examplebot") }); n != 0 {
+			t.Errorf("%s: Parse and For of an empty file: %v allocations, want 0", d, n)
+		}
+		rs := d.ParseString("").For("examplebot", "*")
+		if rs != d.Parse([]byte{}).For("otherbot") || rs.Dialect() != d {
+			t.Errorf("%s: For of an empty file is not the dialect's shared Ruleset", d)
+		}
+		if v := rs.Check("/private"); !v.Allowed || v.Reason != ReasonNoRule {
+			t.Errorf("%s: Check of an empty file: %s, want allowed by no rule", d, v)
+		}
+		if delay, ok := rs.CrawlDelay(); ok || delay != 0 || rs.Footprint() != 0 {
+			t.Errorf("%s: empty file: delay %v %v, footprint %d; want none, 0", d, delay, ok, rs.Footprint())
+		}
+	}
+}

@@ -156,12 +156,17 @@ func itoa(n int) string {
 //
 // For does not index the rules: it costs a pass over the groups' user-agent
 // lines, an allocation of the Ruleset (none for the first For of a small
-// file: the Robots' own allocation has room for it) and, only when several
+// file: the Robots' own allocation has room for it; none for an empty file,
+// whose Rulesets are one shared value) and, only when several
 // groups apply, one of their rules and user-agent entries. The returned
 // Ruleset indexes its rules on its own, after its first checks (see
 // [Ruleset.Check]); call For once per crawler and file and keep the result,
 // so that the index is built once.
 func (r *Robots) For(tokens ...string) *Ruleset {
+	if r == &r.d.empty {
+		// An empty file: nothing applies, whoever asks.
+		return &r.d.emptyRules
+	}
 	s := &r.d.s
 	var buf [4]int32 // the chosen groups, when they are few
 	var chosen []int32
