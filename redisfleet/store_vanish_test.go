@@ -48,6 +48,11 @@ func TestStoreKeysVanish(t *testing.T) {
 			serve: func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/robots.txt" {
 					w.Header().Set("Cache-Control", "max-age=1")
+					// Each fetch holds its lock longer than the 20 ms between
+					// two deletion rounds, so that the rounds meet the locks
+					// (a policy read with the frontier's pop leaves few Gets,
+					// and so few fetches, to meet).
+					time.Sleep(50 * time.Millisecond)
 				}
 			},
 			onStart: func(fleets []*Fleet, _ []*Frontier) {
