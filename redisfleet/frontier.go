@@ -1228,11 +1228,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		b, host, err := q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
 		if s, ok := frAt(v, 11).(string); asked && err == nil && ok {
 			// The stored policy of the host, read by the pop ("": none).
-			var pol []byte
-			if s != "" {
-				pol = []byte(s)
-			}
-			q.fl.keepPolicy(pre+host, pol)
+			q.fl.keepPolicy(pre+host, s)
 		}
 		if frNum(frAt(v, 7)) == 1 {
 			// The pop granted a permit of the host's limiter with it.

@@ -78,7 +78,7 @@ const (
 
 // polRead is a stored policy's value as a pop read it (nil: none stored).
 type polRead struct {
-	v  []byte
+	v  string // copied into a []byte only if a Get takes it
 	at time.Time
 }
 
@@ -101,9 +101,9 @@ func (f *Fleet) policyPrefix() (string, bool) {
 	return "", false
 }
 
-// keepPolicy keeps v, the value a pop read for store key k (nil: none
+// keepPolicy keeps v, the value a pop read for store key k ("": none
 // stored), for the next Get of k.
-func (f *Fleet) keepPolicy(k string, v []byte) {
+func (f *Fleet) keepPolicy(k, v string) {
 	now := time.Now()
 	f.polMu.Lock()
 	defer f.polMu.Unlock()
@@ -133,7 +133,11 @@ func (f *Fleet) takePolicy(k string) ([]byte, bool) {
 		return nil, false
 	}
 	delete(f.pols, k)
-	return r.v, time.Since(r.at) < policyFresh
+	var v []byte
+	if r.v != "" {
+		v = []byte(r.v)
+	}
+	return v, time.Since(r.at) < policyFresh
 }
 
 // Put implements [policy.Store]: one SET with the TTL in milliseconds (at

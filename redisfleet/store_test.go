@@ -292,7 +292,7 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 			q.Done(lease)
 		}
 		// A value a pop read more than policyFresh ago is not used.
-		f.keepPolicy(key("http://a.example"), []byte("robots-policy/v2\nstale"))
+		f.keepPolicy(key("http://a.example"), "robots-policy/v2\nstale")
 		f.polMu.Lock()
 		r := f.pols[key("http://a.example")]
 		r.at = r.at.Add(-policyFresh)
