@@ -214,8 +214,7 @@ func newDialect(s spec) *Dialect {
 	d.s.keyFast = newKeyFast(d.s.keyTab)
 	d.s.lineStop = newLineStop(&d.s)
 	d.empty.d = d
-	d.emptyRules.d, d.emptyRules.r = d, &d.empty
-	d.emptyRules.flags = rulesetSpare // not an allocation of its own (Ruleset.Footprint)
+	d.emptyRules.r = &d.empty
 	return d
 }
 

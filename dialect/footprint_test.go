@@ -96,8 +96,8 @@ func TestSmallRobotsFillSizeClasses(t *testing.T) {
 	}
 	r := Google.Parse(body)
 	first, second := r.For("examplebot"), r.For("examplebot")
-	if first.flags&rulesetSpare == 0 || second.flags&rulesetSpare != 0 {
-		t.Errorf("first For in the Robots' room: %v, second: %v", first.flags&rulesetSpare != 0, second.flags&rulesetSpare != 0)
+	if !first.spare() || second.spare() {
+		t.Errorf("first For in the Robots' room: %v, second: %v", first.spare(), second.spare())
 	}
 	if v1, v2 := first.Check("/private/x"), second.Check("/private/x"); v1.Allowed || v2.Allowed || v1.Rule.Line != 2 || v2.Rule.Line != 2 {
 		t.Errorf("Check: %s and %s, want line 2 disallowing", v1, v2)

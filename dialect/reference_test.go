@@ -31,7 +31,7 @@ func refNorms(rs *Ruleset) []string {
 	rules := rs.Rules()
 	norms := make([]string, len(rules))
 	for i := range rules {
-		norms[i] = refNorm(&rs.d.s, &rules[i])
+		norms[i] = refNorm(&rs.r.d.s, &rules[i])
 	}
 	return norms
 }
@@ -39,7 +39,7 @@ func refNorms(rs *Ruleset) []string {
 // refCheckNorms is refCheck with the rules' patterns given by norms
 // (refNorms(rs)).
 func refCheckNorms(rs *Ruleset, norms []string, path string) refVerdict {
-	s := &rs.d.s
+	s := &rs.r.d.s
 	if path == "" {
 		path = "/"
 	}

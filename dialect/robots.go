@@ -597,9 +597,7 @@ func newRobots(n int, more bool) (*Robots, arena) {
 func (r *Robots) newRuleset() *Ruleset {
 	if f := r.flags.Load(); f&(robotsSpare|robotsSpareTaken) == robotsSpare && r.flags.CompareAndSwap(f, f|robotsSpareTaken) {
 		// r is the first field of a type that starts as robotsSpareRoom.
-		rs := &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
-		rs.flags = rulesetSpare
-		return rs
+		return &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
 	}
 	return new(Ruleset)
 }

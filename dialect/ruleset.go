@@ -13,11 +13,12 @@ import (
 // fast checks, and the crawl delay. It is immutable and safe for concurrent
 // use.
 type Ruleset struct {
-	d *Dialect
-	r *Robots // what rules and agents point into (Robots.text)
+	r *Robots // the file (its dialect, and what rules and agents point into: Robots.text)
 	// The rules, in file order: a window of the Robots' (one group) or a
 	// table of rs's own; a pointer and a count, not slices, so that a
-	// Ruleset fits in 96 bytes (see Robots.newRuleset).
+	// Ruleset fits in 80 bytes (see Robots.newRuleset). Whether they are a
+	// window (shares) and whether rs is in the Robots' allocation (spare)
+	// are told by the addresses, not kept.
 	rules  *rule
 	agents *agent // the user-agent entries, in file order, as rules
 	// idx is the index of rules, nil until built (see Ruleset.Check):
@@ -30,13 +31,28 @@ type Ruleset struct {
 	nagents    int32
 	checks     atomic.Int32 // checks answered without the index
 	delayLine  int32
-	flags      uint8 // rulesetShares, rulesetSpare
 }
 
-const (
-	rulesetShares = 1 << iota // rules and agents are windows of the Robots' (one group)
-	rulesetSpare              // rs is in the Robots' allocation (Robots.Footprint counts it)
-)
+// shares reports whether rs's rules and user-agent entries are windows of
+// its Robots' tables (one group), not tables of its own.
+func (rs *Ruleset) shares() bool {
+	r := rs.r
+	return within(unsafe.Pointer(rs.agents), unsafe.Pointer(unsafe.SliceData(r.agents)), len(r.agents)*int(unsafe.Sizeof(agent{}))) ||
+		within(unsafe.Pointer(rs.rules), unsafe.Pointer(unsafe.SliceData(r.rules)), len(r.rules)*int(unsafe.Sizeof(rule{})))
+}
+
+// spare reports whether rs is no allocation of its own: the room in its
+// Robots' allocation (Robots.Footprint counts it), or its dialect's shared
+// Ruleset of the empty file.
+func (rs *Ruleset) spare() bool {
+	r := rs.r
+	return rs == &r.d.emptyRules || r.flags.Load()&robotsSpare != 0 && rs == &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
+}
+
+// within reports whether p is one of the n bytes at base.
+func within(p, base unsafe.Pointer, n int) bool {
+	return p != nil && uintptr(p) >= uintptr(base) && uintptr(p) < uintptr(base)+uintptr(n)
+}
 
 // ruleTab returns rs's rules.
 func (rs *Ruleset) ruleTab() []rule { return unsafe.Slice(rs.rules, rs.nrules) }
@@ -203,7 +219,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		}
 	}
 	rs := r.newRuleset()
-	rs.d, rs.r, rs.token = r.d, r, token
+	rs.r, rs.token = r, token
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
@@ -211,7 +227,6 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		r0, r1 := r.rulesOf(int(chosen[0]))
 		rs.setAgents(r.agents[a0:a1:a1])
 		rs.setRules(r.rules[r0:r1:r1])
-		rs.flags |= rulesetShares
 	} else if len(chosen) > 1 {
 		nr, na := 0, 0
 		for _, gi := range chosen {
@@ -324,7 +339,7 @@ func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 }
 
 // Dialect returns the dialect the rules were read with.
-func (rs *Ruleset) Dialect() *Dialect { return rs.d }
+func (rs *Ruleset) Dialect() *Dialect { return rs.r.d }
 
 // Footprint returns about how many bytes of memory rs holds beyond the
 // [Robots] it was made from (its index, and its rules when several groups
@@ -335,10 +350,11 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.d }
 // Ruleset is used.
 func (rs *Ruleset) Footprint() int {
 	n := 0
-	if rs.flags&rulesetSpare == 0 {
+	if !rs.spare() {
 		n = 192
 	}
-	if rs.flags&rulesetShares == 0 {
+	shares := rs.shares()
+	if !shares {
 		n += int(unsafe.Sizeof(agent{})) * int(rs.nagents)
 	}
 	if m := rs.idx.Load(); m != nil {
@@ -349,14 +365,14 @@ func (rs *Ruleset) Footprint() int {
 		}
 	} else {
 		t := rs.r.text()
-		n += indexEstimate(&rs.d.s, rs.ruleTab(), &t)
+		n += indexEstimate(&rs.r.d.s, rs.ruleTab(), &t)
 	}
 	if rs.usage != nil {
 		u := &rs.usage.m
 		n += int(unsafe.Sizeof(usageIndex{})) + int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage.rules) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
 			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
 	}
-	if rs.flags&rulesetShares == 0 {
+	if !shares {
 		n += int(unsafe.Sizeof(rule{})) * int(rs.nrules)
 	}
 	return n
@@ -403,7 +419,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if path == "" {
 		path = "/"
 	}
-	if rs.d.s.robotsTxtFree && IsRobotsTxt(path) {
+	if rs.r.d.s.robotsTxtFree && IsRobotsTxt(path) {
 		return Verdict{Allowed: true, Reason: ReasonRobotsTxt}
 	}
 	m := rs.idx.Load()
@@ -458,7 +474,7 @@ func (rs *Ruleset) index() *matcher {
 	for i := range rules {
 		keys[i] = ruleKey{t.norm(&rules[i]), rules[i].allow()}
 	}
-	m.build(&rs.d.s, keys)
+	m.build(&rs.r.d.s, keys)
 	rs.idx.Store(m)
 	return m
 }
@@ -468,7 +484,7 @@ func (rs *Ruleset) index() *matcher {
 // ranks first (longest pattern, then allow before disallow, then file
 // order) among those that match, as the index would give.
 func (rs *Ruleset) scan(p string) int {
-	s := &rs.d.s
+	s := &rs.r.d.s
 	t := rs.r.text()
 	best, bestLen, bestAllow := -1, -1, false
 	rules := rs.ruleTab()
@@ -523,7 +539,7 @@ const (
 // lookup returns the index in rs.rules of the rule that decides path, or
 // -1: through the index m, or going over the rules when m is nil.
 func (rs *Ruleset) lookup(m *matcher, path string) int {
-	if rs.d.s.encoding != encRFC3986 {
+	if rs.r.d.s.encoding != encRFC3986 {
 		return rs.ruleAt(m, path)
 	}
 	i := rfcURLSpecial(path)

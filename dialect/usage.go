@@ -364,7 +364,7 @@ func (rs *Ruleset) Usage(path string) UsageVerdict {
 	}
 	p := path
 	var buf [maxStackPath]byte
-	if rs.d.s.encoding == encRFC3986 {
+	if rs.r.d.s.encoding == encRFC3986 {
 		if i := rfcURLSpecial(path); i >= 0 {
 			b := buf[:0]
 			if n := rfcURLLen(path, i); n > maxStackPath {
@@ -397,7 +397,7 @@ func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
 		if len(r.norm) != n {
 			break
 		}
-		if k != int(rank) && r.norm != first.norm && !rs.d.s.matchNorm(r.norm, p) {
+		if k != int(rank) && r.norm != first.norm && !rs.r.d.s.matchNorm(r.norm, p) {
 			continue
 		}
 		for c := range Category(numCategories) {
