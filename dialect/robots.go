@@ -18,29 +18,43 @@ import (
 // patterns it had to write (esc); the exported values (Group, Agent, Rule)
 // are made from them when they are asked for.
 type Robots struct {
-	d      *Dialect
-	src    string // the text the tables point into
-	esc    string // the normalised patterns that are not in src
-	rules  []rule // all rules; each group holds a window of them
-	groups []group
-	agents []agent
+	d   *Dialect
+	src string // the text the tables point into
+	esc string // the normalised patterns that are not in src
+	// The tables, each a pointer and a count (ruleTab, groupTab, agentTab),
+	// not slices, so that a small file's Robots takes a smaller size class:
+	// all rules (each group holds a window of them), groups and user-agent
+	// entries.
+	rules  *rule
+	groups *group
+	agents *agent
 	more   *robotsMore // nil when the file has none of it
 	// pub is what Groups returns, built on its first call.
-	pub   atomic.Pointer[[]Group]
-	held  int32 // bytes of the body this Robots holds (Footprint)
-	bytes int32
+	pub                      atomic.Pointer[[]Group]
+	nrules, ngroups, nagents int32
+	bytes                    int32
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
 	// none): for the crawlers whose user-agent lines give them none.
-	delay     time.Duration
 	delayLine int32
-	flags     atomic.Uint32 // robotsCut, robotsSpare, robotsSpareTaken
+	flags     atomic.Uint32 // robotsCut, robotsSpare, robotsSpareTaken, robotsNamed, robotsOwnsText
+	delay     time.Duration
 }
+
+// ruleTab returns r's rules.
+func (r *Robots) ruleTab() []rule { return unsafe.Slice(r.rules, r.nrules) }
+
+// groupTab returns r's groups.
+func (r *Robots) groupTab() []group { return unsafe.Slice(r.groups, r.ngroups) }
+
+// agentTab returns r's user-agent entries.
+func (r *Robots) agentTab() []agent { return unsafe.Slice(r.agents, r.nagents) }
 
 const (
 	robotsCut        = 1 << iota // the body was cut at MaxBodyBytes
 	robotsSpare                  // the allocation has room for a Ruleset (robotsSpareRoom)
 	robotsSpareTaken             // For has used that room
 	robotsNamed                  // some user-agent entry names a crawler (not "*", not empty)
+	robotsOwnsText               // src is a copy of the body's parts, not the body (Footprint)
 )
 
 // robotsMore is what fewer files have: kept apart so that a Robots
@@ -67,11 +81,12 @@ type window struct{ a0, a1, r0, r1, u0, u1 int32 }
 
 // window returns group i's window.
 func (r *Robots) window(i int) (w window) {
+	groups := r.groupTab()
 	if i > 0 {
-		p := &r.groups[i-1]
+		p := &groups[i-1]
 		w.a0, w.r0, w.u0 = p.a1, p.r1, p.u1
 	}
-	g := &r.groups[i]
+	g := &groups[i]
 	w.a1, w.r1, w.u1 = g.a1, g.r1, g.u1
 	return w
 }
@@ -79,19 +94,23 @@ func (r *Robots) window(i int) (w window) {
 // agentsOf returns where group i's user-agent entries are: agents[a0:a1].
 // (window's fields one by one: a window built field by field and then
 // copied as a whole stalls the CPU on the copy.)
-func (r *Robots) agentsOf(i int) (a0, a1 int32) {
+func (r *Robots) agentsOf(i int) (a0, a1 int32) { return agentsOf(r.groupTab(), i) }
+
+// agentsOf returns where group i of groups has its user-agent entries.
+func agentsOf(groups []group, i int) (a0, a1 int32) {
 	if i > 0 {
-		a0 = r.groups[i-1].a1
+		a0 = groups[i-1].a1
 	}
-	return a0, r.groups[i].a1
+	return a0, groups[i].a1
 }
 
 // rulesOf returns where group i's rules are: rules[r0:r1].
 func (r *Robots) rulesOf(i int) (r0, r1 int32) {
+	groups := r.groupTab()
 	if i > 0 {
-		r0 = r.groups[i-1].r1
+		r0 = groups[i-1].r1
 	}
-	return r0, r.groups[i].r1
+	return r0, groups[i].r1
 }
 
 // usage returns the usage rules of the file.
@@ -322,14 +341,32 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	n := int(unsafe.Sizeof(Robots{})) + int(r.held) + int(unsafe.Sizeof(rule{}))*cap(r.rules) + len(r.esc) +
-		int(unsafe.Sizeof(group{}))*cap(r.groups) + int(unsafe.Sizeof(agent{}))*cap(r.agents)
-	if r.flags.Load()&robotsSpare != 0 {
-		n += int(unsafe.Sizeof(Ruleset{})) // the room for a Ruleset, used or not
+	f := r.flags.Load()
+	n := len(r.esc)
+	if f&robotsOwnsText == 0 {
+		n += int(r.bytes) // the body, which src is
 	}
-	if m := r.more; m != nil {
-		n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(Sitemap{}))*cap(m.sitemaps) +
-			int(unsafe.Sizeof(warning{}))*cap(m.warnings) + int(unsafe.Sizeof(UsageRule{}))*cap(m.usage)
+	m := r.more
+	if size := int(f>>robotsClassShift) * robotsClassUnit; f&robotsSpare != 0 {
+		// One allocation of size bytes holds the Robots, the room for a
+		// Ruleset (used or not), the tables, the text kept and the
+		// robotsMore.
+		n += size
+	} else {
+		n += int(unsafe.Sizeof(Robots{})) + int(unsafe.Sizeof(rule{}))*int(r.nrules) +
+			int(unsafe.Sizeof(group{}))*int(r.ngroups) + int(unsafe.Sizeof(agent{}))*int(r.nagents)
+		if f&robotsOwnsText != 0 {
+			n += len(r.src)
+		}
+		if m != nil {
+			n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(warning{}))*cap(m.warnings)
+		}
+	}
+	if m != nil {
+		if cap(m.sitemaps) > len(m.sitemap2) {
+			n += int(unsafe.Sizeof(Sitemap{})) * cap(m.sitemaps)
+		}
+		n += int(unsafe.Sizeof(UsageRule{})) * cap(m.usage)
 	}
 	return n
 }
@@ -343,15 +380,16 @@ func (r *Robots) Groups() []Group {
 	if p := r.pub.Load(); p != nil {
 		return *p
 	}
-	if len(r.groups) == 0 {
+	if r.ngroups == 0 {
 		return nil
 	}
-	pub := make([]Group, len(r.groups))
-	agents := publicAgents(r.agents, r.src)
+	groups := r.groupTab()
+	pub := make([]Group, len(groups))
+	agents := publicAgents(r.agentTab(), r.src)
 	t := r.text()
-	rules := t.rules(r.rules)
+	rules := t.rules(r.ruleTab())
 	for i := range pub {
-		g, x, w := &pub[i], &r.groups[i], r.window(i)
+		g, x, w := &pub[i], &groups[i], r.window(i)
 		g.Agents = agents[w.a0:w.a1:w.a1]
 		if w.r1 > w.r0 {
 			g.Rules = rules[w.r0:w.r1:w.r1]
@@ -463,12 +501,16 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 
 // A small file's tables and the text it keeps share one allocation with its
 // Robots and with room for the Ruleset of its first For (which then
-// allocates nothing): the first of robots352, robots384, robots448,
-// robots512 and robots640 that they fit in, each as large as a size class
-// of the allocator (352 to 640 bytes) holds.
+// allocates nothing): the first of the robotsN types (N from 256 to 640
+// bytes, each as large as the allocator's size class of N bytes) that they
+// fit in; robotsMN are the same with the file's robotsMore (sitemaps,
+// warnings, usage rules), from 352 to 768 bytes. The allocation costs about
+// in proportion to its size (most of a tiny file's Parse): hence the many
+// classes, and the small Robots and Ruleset.
 const (
 	robotsSize = int(unsafe.Sizeof(Robots{}))
 	spareSize  = int(unsafe.Sizeof(robotsSpareRoom{}))
+	moreSize   = int(unsafe.Sizeof(robotsMore{}))
 )
 
 type (
@@ -476,6 +518,18 @@ type (
 	robotsSpareRoom struct {
 		r  Robots
 		rs Ruleset
+	}
+	robots256 struct {
+		robotsSpareRoom
+		a [(256 - spareSize) / 8]uint64
+	}
+	robots288 struct {
+		robotsSpareRoom
+		a [(288 - spareSize) / 8]uint64
+	}
+	robots320 struct {
+		robotsSpareRoom
+		a [(320 - spareSize) / 8]uint64
 	}
 	robots352 struct {
 		robotsSpareRoom
@@ -497,8 +551,16 @@ type (
 		robotsSpareRoom
 		a [(640 - spareSize) / 8]uint64
 	}
-	// The same with the file's robotsMore (sitemaps, warnings, usage
-	// rules), from 448 to 768 bytes.
+	robotsM352 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(352 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM384 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(384 - spareSize - moreSize) / 8]uint64
+	}
 	robotsM448 struct {
 		robotsSpareRoom
 		m robotsMore
@@ -536,7 +598,6 @@ type (
 const (
 	maxSmall     = len(robots640{}.a)
 	maxSmallMore = len(robotsM768{}.a)
-	moreSize     = int(unsafe.Sizeof(robotsMore{}))
 )
 
 // newRobots returns a new Robots, with its robotsMore if more is set, and
@@ -544,53 +605,99 @@ const (
 // room for a Ruleset, when n is small, else in one of its own.
 func newRobots(n int, more bool) (*Robots, arena) {
 	var r *Robots
-	var a arena
-	switch {
-	case more && n <= maxSmallMore:
-		var m *robotsMore
+	var a []uint64
+	var size int
+	if more {
 		switch {
+		case n <= len(robotsM352{}.a):
+			x := new(robotsM352)
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 352
+		case n <= len(robotsM384{}.a):
+			x := new(robotsM384)
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 384
 		case n <= len(robotsM448{}.a):
 			x := new(robotsM448)
-			r, m, a = &x.r, &x.m, newArena(x.a[:])
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 448
 		case n <= len(robotsM512{}.a):
 			x := new(robotsM512)
-			r, m, a = &x.r, &x.m, newArena(x.a[:])
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 512
 		case n <= len(robotsM576{}.a):
 			x := new(robotsM576)
-			r, m, a = &x.r, &x.m, newArena(x.a[:])
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 576
 		case n <= len(robotsM640{}.a):
 			x := new(robotsM640)
-			r, m, a = &x.r, &x.m, newArena(x.a[:])
-		default:
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 640
+		case n <= maxSmallMore:
 			x := new(robotsM768)
-			r, m, a = &x.r, &x.m, newArena(x.a[:])
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 768
+		default:
+			x := new(robotsBig)
+			x.r.more = &x.m
+			return &x.r, newArena(make([]uint64, n))
 		}
-		r.more = m
-	case more:
-		x := new(robotsBig)
-		x.r.more = &x.m
-		return &x.r, newArena(make([]uint64, n))
-	case n <= len(robots352{}.a):
-		x := new(robots352)
-		r, a = &x.r, newArena(x.a[:])
-	case n <= len(robots384{}.a):
-		x := new(robots384)
-		r, a = &x.r, newArena(x.a[:])
-	case n <= len(robots448{}.a):
-		x := new(robots448)
-		r, a = &x.r, newArena(x.a[:])
-	case n <= len(robots512{}.a):
-		x := new(robots512)
-		r, a = &x.r, newArena(x.a[:])
-	case n <= maxSmall:
-		x := new(robots640)
-		r, a = &x.r, newArena(x.a[:])
-	default:
-		return new(Robots), newArena(make([]uint64, n))
+	} else {
+		switch {
+		case n <= len(robots256{}.a):
+			x := new(robots256)
+			r, a = &x.r, x.a[:]
+			size = 256
+		case n <= len(robots288{}.a):
+			x := new(robots288)
+			r, a = &x.r, x.a[:]
+			size = 288
+		case n <= len(robots320{}.a):
+			x := new(robots320)
+			r, a = &x.r, x.a[:]
+			size = 320
+		case n <= len(robots352{}.a):
+			x := new(robots352)
+			r, a = &x.r, x.a[:]
+			size = 352
+		case n <= len(robots384{}.a):
+			x := new(robots384)
+			r, a = &x.r, x.a[:]
+			size = 384
+		case n <= len(robots448{}.a):
+			x := new(robots448)
+			r, a = &x.r, x.a[:]
+			size = 448
+		case n <= len(robots512{}.a):
+			x := new(robots512)
+			r, a = &x.r, x.a[:]
+			size = 512
+		case n <= maxSmall:
+			x := new(robots640)
+			r, a = &x.r, x.a[:]
+			size = 640
+		default:
+			return new(Robots), newArena(make([]uint64, n))
+		}
 	}
-	r.flags.Store(robotsSpare)
-	return r, a
+	// (parseLines adds to the flags: r is not yet shared.)
+	r.flags.Store(robotsSpare | uint32(size/robotsClassUnit)<<robotsClassShift)
+	return r, newArena(a)
 }
+
+// A small Robots' flags hold the size of its allocation, in units of
+// robotsClassUnit bytes from bit robotsClassShift (Footprint).
+const (
+	robotsClassShift = 8
+	robotsClassUnit  = 32
+)
 
 // newRuleset returns a zero Ruleset for r: the room in r's allocation the
 // first time it is asked for, else a new one.
@@ -669,17 +776,17 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	p := parser{s: &d.s, r: r}
 	p.tab = carve[rule](&a, n.rules)
 	p.tab = p.tab[:cap(p.tab)]
-	r.groups = carve[group](&a, n.groups)
-	r.agents = carve[agent](&a, n.agents)
+	p.groups = carve[group](&a, n.groups)
+	p.agents = carve[agent](&a, n.agents)
 	warnings := carve[warning](&a, nw)
-	r.held = int32(used)
+	flags := r.flags.Load()
 	if clone {
 		var buf []byte
 		if small && keepN > 0 {
 			buf = unsafe.Slice((*byte)(a.take(keepN)), keepN)[:0]
 		}
 		body = keep(body, recs, keepAll, keepN, buf)
-		r.held = int32(len(body))
+		flags |= robotsOwnsText
 	}
 	r.src = body
 	if more {
@@ -706,36 +813,35 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 		p.line(&l)
 	}
 	p.endGroup()
-	r.rules = p.tab[:p.nr]
-	if p.nr == 0 {
-		r.rules = nil
-	}
-	if cap(r.rules) > 2*len(r.rules)+16 {
+	rules := p.tab[:p.nr]
+	if cap(rules) > 2*len(rules)+16 {
 		// Many rule lines were not used: keep only what is.
-		r.rules = slices.Clone(r.rules)
+		rules = slices.Clone(rules)
+	}
+	if len(rules) > 0 {
+		r.rules, r.nrules = unsafe.SliceData(rules), int32(len(rules))
+	}
+	if len(p.groups) > 0 {
+		r.groups, r.ngroups = unsafe.SliceData(p.groups), int32(len(p.groups))
+	}
+	if len(p.agents) > 0 {
+		r.agents, r.nagents = unsafe.SliceData(p.agents), int32(len(p.agents))
 	}
 	if len(p.esc) > 0 {
 		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
 	}
 	r.bytes = int32(used)
 	if cut {
-		r.flags.Store(r.flags.Load() | robotsCut)
-	}
-	if cut {
+		flags |= robotsCut
 		r.warn(last+1, warnCut)
 	}
-	if len(r.groups) == 0 {
-		r.groups = nil
-	}
-	if len(r.agents) == 0 {
-		r.agents = nil
-	}
-	for i := range r.agents {
-		if a := &r.agents[i]; !a.star && a.t1 > a.v0 {
-			r.flags.Store(r.flags.Load() | robotsNamed)
+	for i := range p.agents {
+		if a := &p.agents[i]; !a.star && a.t1 > a.v0 {
+			flags |= robotsNamed
 			break
 		}
 	}
+	r.flags.Store(flags)
 	return r, recs
 }
 
@@ -835,12 +941,15 @@ type parser struct {
 	// tab[:nr] are the rules so far; tab is sized from the lines.
 	tab []rule
 	nr  int
-	esc []byte // the normalised patterns that are not in the body
+	// The groups and user-agent entries so far (sized from the lines).
+	groups []group
+	agents []agent
+	esc    []byte // the normalised patterns that are not in the body
 }
 
 func (p *parser) startGroup() {
 	p.endGroup()
-	p.r.groups = append(p.r.groups, group{})
+	p.groups = append(p.groups, group{})
 	p.open, p.rules = true, false
 }
 
@@ -848,8 +957,8 @@ func (p *parser) endGroup() {
 	if !p.open {
 		return
 	}
-	g := &p.r.groups[len(p.r.groups)-1]
-	g.a1, g.r1, g.u1 = int32(len(p.r.agents)), int32(p.nr), int32(len(p.r.usage()))
+	g := &p.groups[len(p.groups)-1]
+	g.a1, g.r1, g.u1 = int32(len(p.agents)), int32(p.nr), int32(len(p.r.usage()))
 	p.open = false
 }
 
@@ -920,20 +1029,20 @@ func (p *parser) addAgents(l *line) {
 			// name is a part of v, which starts at l.v0.
 			v0 := l.v0 + int32(uintptr(unsafe.Pointer(unsafe.StringData(name)))-uintptr(unsafe.Pointer(unsafe.StringData(v))))
 			v1 := v0 + int32(len(name))
-			p.r.agents = append(p.r.agents, agent{line: l.num, v0: v0, v1: v1, t1: v1, star: name == "*"})
+			p.agents = append(p.agents, agent{line: l.num, v0: v0, v1: v1, t1: v1, star: name == "*"})
 		}
 		return
 	}
 	v := l.value
 	// Filled in place (the table has room for each user-agent line): an
 	// entry built apart and copied in would wait for its stores.
-	as := p.r.agents
+	as := p.agents
 	if len(as) == cap(as) {
 		as = append(as, agent{})
 	} else {
 		as = as[:len(as)+1]
 	}
-	p.r.agents = as
+	p.agents = as
 	a := &as[len(as)-1]
 	a.line, a.v0, a.v1, a.t1 = l.num, l.v0, l.v1, l.v0
 	a.delayLine, a.delay, a.star = 0, 0, false
@@ -1020,7 +1129,7 @@ func (p *parser) normalize(v string) (n0, n1 int32, esc bool) {
 // A Content-Usage value that starts with '/' starts with a path, which ends
 // at the first space or tab; the rest is the preference.
 func (p *parser) addUsage(l *line) {
-	u := UsageRule{Key: l.key, Value: l.value, Line: int(l.num), Group: len(p.r.groups) - 1, norm: "/"}
+	u := UsageRule{Key: l.key, Value: l.value, Line: int(l.num), Group: len(p.groups) - 1, norm: "/"}
 	if l.kind == keyContentSignal {
 		u.Usage = parseSignal(l.value)
 	} else {
@@ -1050,7 +1159,7 @@ func (p *parser) newRule(l *line) *rule {
 	}
 	x := &p.tab[p.nr]
 	p.nr++
-	*x = rule{line: l.num, group: int32(len(p.r.groups) - 1), k0: l.k0, k1: l.k1}
+	*x = rule{line: l.num, group: int32(len(p.groups) - 1), k0: l.k0, k1: l.k1}
 	return x
 }
 
@@ -1064,7 +1173,7 @@ func (p *parser) crawlDelay(l *line) {
 		r.warnValue(l, warnBadCrawlDelay)
 		return
 	}
-	if len(r.groups) == 0 && !p.skip {
+	if len(p.groups) == 0 && !p.skip {
 		// Before the first User-agent line: the file's, for the crawlers
 		// whose user-agent lines give them none.
 		if r.delayLine == 0 {
@@ -1078,14 +1187,14 @@ func (p *parser) crawlDelay(l *line) {
 	}
 	// The delay belongs to the user-agent lines above it in the group that
 	// have none yet: the group's user-agent lines may go on after it.
-	gi := len(r.groups) - 1
-	a0, _ := r.agentsOf(gi)
-	for i := int(a0); i < len(r.agents); i++ {
-		if a := &r.agents[i]; a.delayLine == 0 {
+	gi := len(p.groups) - 1
+	a0, _ := agentsOf(p.groups, gi)
+	for i := int(a0); i < len(p.agents); i++ {
+		if a := &p.agents[i]; a.delayLine == 0 {
 			a.delay, a.delayLine = d, l.num
 		}
 	}
-	if g := &r.groups[gi]; g.delayLine == 0 {
+	if g := &p.groups[gi]; g.delayLine == 0 {
 		g.delay, g.delayLine = d, l.num
 	}
 }

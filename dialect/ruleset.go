@@ -37,8 +37,8 @@ type Ruleset struct {
 // its Robots' tables (one group), not tables of its own.
 func (rs *Ruleset) shares() bool {
 	r := rs.r
-	return within(unsafe.Pointer(rs.agents), unsafe.Pointer(unsafe.SliceData(r.agents)), len(r.agents)*int(unsafe.Sizeof(agent{}))) ||
-		within(unsafe.Pointer(rs.rules), unsafe.Pointer(unsafe.SliceData(r.rules)), len(r.rules)*int(unsafe.Sizeof(rule{})))
+	return within(unsafe.Pointer(rs.agents), unsafe.Pointer(r.agents), int(r.nagents)*int(unsafe.Sizeof(agent{}))) ||
+		within(unsafe.Pointer(rs.rules), unsafe.Pointer(r.rules), int(r.nrules)*int(unsafe.Sizeof(rule{})))
 }
 
 // spare reports whether rs is no allocation of its own: the room in its
@@ -184,11 +184,12 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		return &r.d.emptyRules
 	}
 	s := &r.d.s
+	groups, allAgents, allRules := r.groupTab(), r.agentTab(), r.ruleTab()
 	var buf [4]int32 // the chosen groups, when they are few
 	var chosen []int32
 	token, best := "", -1
 	compared := ""
-	if len(r.groups) > 0 {
+	if len(groups) > 0 {
 		// (When no user-agent entry names a crawler, no token can select a
 		// group of its own: only the "*" groups can apply.)
 		for _, t := range tokens {
@@ -207,10 +208,10 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		}
 		if len(chosen) == 0 {
 			chosen = buf[:0]
-			for i := range r.groups {
+			for i := range groups {
 				a0, a1 := r.agentsOf(i)
 				for j := a0; j < a1; j++ {
-					if r.agents[j].star {
+					if allAgents[j].star {
 						chosen = append(chosen, int32(i))
 						break
 					}
@@ -225,8 +226,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		// (they are immutable).
 		a0, a1 := r.agentsOf(int(chosen[0]))
 		r0, r1 := r.rulesOf(int(chosen[0]))
-		rs.setAgents(r.agents[a0:a1:a1])
-		rs.setRules(r.rules[r0:r1:r1])
+		rs.setAgents(allAgents[a0:a1:a1])
+		rs.setRules(allRules[r0:r1:r1])
 	} else if len(chosen) > 1 {
 		nr, na := 0, 0
 		for _, gi := range chosen {
@@ -242,9 +243,9 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		for _, gi := range chosen {
 			a0, a1 := r.agentsOf(int(gi))
 			r0, r1 := r.rulesOf(int(gi))
-			agents = append(agents, r.agents[a0:a1]...)
+			agents = append(agents, allAgents[a0:a1]...)
 			// Groups are in file order, so the rules stay in file order.
-			rules = append(rules, r.rules[r0:r1]...)
+			rules = append(rules, allRules[r0:r1]...)
 		}
 		rs.setAgents(agents)
 		rs.setRules(rules)
@@ -252,7 +253,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	for _, gi := range chosen {
 		a0, a1 := r.agentsOf(int(gi))
 		for i := a0; i < a1; i++ {
-			a := &r.agents[i]
+			a := &allAgents[i]
 			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
 				continue
 			}
@@ -320,12 +321,13 @@ func (s *spec) matchAgent(a *agent, src, t string) int {
 // best, and returns them and how closely they match (see matchAgent).
 func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
+	groups, agents := r.groupTab(), r.agentTab()
 	best := -1
-	for i := range r.groups {
-		a0, a1 := r.agentsOf(i)
+	for i := range groups {
+		a0, a1 := agentsOf(groups, i)
 		m := -1
 		for j := a0; j < a1; j++ {
-			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
+			m = max(m, s.matchAgent(&agents[j], r.src, t))
 		}
 		if m < 0 || m < best {
 			continue
@@ -358,7 +360,7 @@ func (rs *Ruleset) Footprint() int {
 		n += int(unsafe.Sizeof(agent{})) * int(rs.nagents)
 	}
 	if m := rs.idx.Load(); m != nil {
-		n += 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
+		n += int(unsafe.Sizeof(matcher{})) + 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
 			int(unsafe.Sizeof(wildRule{}))*len(m.wild) + 16*len(m.segs)
 		for i := range m.grams {
 			n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
@@ -514,8 +516,11 @@ func indexEstimate(s *spec, rules []rule, t *ruleText) int {
 	// Per rule: its rank, about 1.2 trie nodes (a leaf and some of the
 	// inner nodes) and half its pattern in labels; a wildcard rule also
 	// its segments. (Within a third on the corpus.)
+	if len(rules) == 0 {
+		return 0
+	}
 	const node = int(unsafe.Sizeof(tnode{})) + 1
-	n := len(rules) * (4 + node*6/5)
+	n := int(unsafe.Sizeof(matcher{})) + len(rules)*(4+node*6/5)
 	for i := range rules {
 		norm := t.norm(&rules[i])
 		n += len(norm) / 2
