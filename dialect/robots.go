@@ -36,7 +36,12 @@ type Robots struct {
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
 	// none): for the crawlers whose user-agent lines give them none.
 	delayLine int32
-	flags     atomic.Uint32 // robotsCut, robotsSpare, robotsSpareTaken, robotsNamed, robotsOwnsText
+	// flags are set by the parse and not changed after it (robotsCut,
+	// robotsSpare, robotsNamed, robotsOwnsText, the size class): no
+	// atomic store while the parse writes them.
+	flags uint32
+	// spareTaken is 1 once For has used the room for a Ruleset.
+	spareTaken atomic.Uint32
 	delay     time.Duration
 }
 
@@ -52,7 +57,6 @@ func (r *Robots) agentTab() []agent { return unsafe.Slice(r.agents, r.nagents) }
 const (
 	robotsCut        = 1 << iota // the body was cut at MaxBodyBytes
 	robotsSpare                  // the allocation has room for a Ruleset (robotsSpareRoom)
-	robotsSpareTaken             // For has used that room
 	robotsNamed                  // some user-agent entry names a crawler (not "*", not empty)
 	robotsOwnsText               // src is a copy of the body's parts, not the body (Footprint)
 )
@@ -341,7 +345,7 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 // read included: for caches that budget bytes. It is an estimate (within
 // about a quarter on real files), not a measurement.
 func (r *Robots) Footprint() int {
-	f := r.flags.Load()
+	f := r.flags
 	n := len(r.esc)
 	if f&robotsOwnsText == 0 {
 		n += int(r.bytes) // the body, which src is
@@ -440,7 +444,7 @@ func (r *Robots) Warnings() []Warning {
 
 // Size returns how many bytes of the body were read, and whether the body
 // was cut at MaxBodyBytes.
-func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.flags.Load()&robotsCut != 0 }
+func (r *Robots) Size() (bytes int, cut bool) { return int(r.bytes), r.flags&robotsCut != 0 }
 
 // Parse reads a robots.txt body. It never fails: lines it cannot read are
 // reported by [Robots.Warnings] and the rest is used. body may be any bytes;
@@ -688,7 +692,7 @@ func newRobots(n int, more bool) (*Robots, arena) {
 		}
 	}
 	// (parseLines adds to the flags: r is not yet shared.)
-	r.flags.Store(robotsSpare | uint32(size/robotsClassUnit)<<robotsClassShift)
+	r.flags = robotsSpare | uint32(size/robotsClassUnit)<<robotsClassShift
 	return r, newArena(a)
 }
 
@@ -702,7 +706,7 @@ const (
 // newRuleset returns a zero Ruleset for r: the room in r's allocation the
 // first time it is asked for, else a new one.
 func (r *Robots) newRuleset() *Ruleset {
-	if f := r.flags.Load(); f&(robotsSpare|robotsSpareTaken) == robotsSpare && r.flags.CompareAndSwap(f, f|robotsSpareTaken) {
+	if r.flags&robotsSpare != 0 && r.spareTaken.Load() == 0 && r.spareTaken.CompareAndSwap(0, 1) {
 		// r is the first field of a type that starts as robotsSpareRoom.
 		return &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
 	}
@@ -779,7 +783,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	p.groups = carve[group](&a, n.groups)
 	p.agents = carve[agent](&a, n.agents)
 	warnings := carve[warning](&a, nw)
-	flags := r.flags.Load()
+	flags := r.flags
 	if clone {
 		var buf []byte
 		if small && keepN > 0 {
@@ -841,7 +845,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 			break
 		}
 	}
-	r.flags.Store(flags)
+	r.flags = flags
 	return r, recs
 }
 

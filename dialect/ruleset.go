@@ -46,7 +46,7 @@ func (rs *Ruleset) shares() bool {
 // Ruleset of the empty file.
 func (rs *Ruleset) spare() bool {
 	r := rs.r
-	return rs == &r.d.emptyRules || r.flags.Load()&robotsSpare != 0 && rs == &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
+	return rs == &r.d.emptyRules || r.flags&robotsSpare != 0 && rs == &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
 }
 
 // within reports whether p is one of the n bytes at base.
@@ -193,7 +193,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		// (When no user-agent entry names a crawler, no token can select a
 		// group of its own: only the "*" groups can apply.)
 		for _, t := range tokens {
-			if r.flags.Load()&robotsNamed == 0 {
+			if r.flags&robotsNamed == 0 {
 				break
 			}
 			c, _ := r.d.AgentToken(t)
