@@ -25,24 +25,18 @@ type Robots struct {
 	// not slices, so that a small file's Robots takes a smaller size class:
 	// all rules (each group holds a window of them), groups and user-agent
 	// entries.
-	rules  *rule
-	groups *group
-	agents *agent
-	more   *robotsMore // nil when the file has none of it
-	// pub is what Groups returns, built on its first call.
-	pub                      atomic.Pointer[[]Group]
+	rules                    *rule
+	groups                   *group
+	agents                   *agent
+	more                     *robotsMore // nil when the file has none of it
 	nrules, ngroups, nagents int32
 	bytes                    int32
-	// The first valid Crawl-delay before any User-agent line (delayLine 0:
-	// none): for the crawlers whose user-agent lines give them none.
-	delayLine int32
 	// flags are set by the parse and not changed after it (robotsCut,
 	// robotsSpare, robotsNamed, robotsOwnsText, the size class): no
 	// atomic store while the parse writes them.
 	flags uint32
 	// spareTaken is 1 once For has used the room for a Ruleset.
 	spareTaken atomic.Uint32
-	delay     time.Duration
 }
 
 // ruleTab returns r's rules.
@@ -55,10 +49,10 @@ func (r *Robots) groupTab() []group { return unsafe.Slice(r.groups, r.ngroups) }
 func (r *Robots) agentTab() []agent { return unsafe.Slice(r.agents, r.nagents) }
 
 const (
-	robotsCut        = 1 << iota // the body was cut at MaxBodyBytes
-	robotsSpare                  // the allocation has room for a Ruleset (robotsSpareRoom)
-	robotsNamed                  // some user-agent entry names a crawler (not "*", not empty)
-	robotsOwnsText               // src is a copy of the body's parts, not the body (Footprint)
+	robotsCut      = 1 << iota // the body was cut at MaxBodyBytes
+	robotsSpare                // the allocation has room for a Ruleset (robotsSpareRoom)
+	robotsNamed                // some user-agent entry names a crawler (not "*", not empty)
+	robotsOwnsText             // src is a copy of the body's parts, not the body (Footprint)
 )
 
 // robotsMore is what fewer files have: kept apart so that a Robots
@@ -68,6 +62,19 @@ type robotsMore struct {
 	sitemaps []Sitemap
 	warnings []warning  // written out by Warnings
 	sitemap2 [2]Sitemap // room for sitemaps when there are few
+	// The first valid Crawl-delay before any User-agent line (delayLine 0:
+	// none): for the crawlers whose user-agent lines give them none.
+	delay     time.Duration
+	delayLine int32
+}
+
+// fileDelay returns the file's Crawl-delay before any User-agent line,
+// and its line (0: none).
+func (r *Robots) fileDelay() (time.Duration, int32) {
+	if r.more == nil {
+		return 0, 0
+	}
+	return r.more.delay, r.more.delayLine
 }
 
 // group is a Group as the parser keeps it: the ends of its windows of
@@ -208,11 +215,11 @@ func (r *Rule) String() string {
 // garbage collector does not look into. Rule values are made from it when
 // they are asked for (ruleText.rule).
 type rule struct {
-	line, group int32
-	k0, k1      int32 // Key: src[k0:k1]
-	p0, p1      int32 // Pattern: src[p0:p1]
-	n0, n1      int32 // norm: src[n0:n1], or esc[n0:n1] when ruleEsc is set
-	flags       uint8
+	line   int32
+	gf     uint32 // the group's index << 4 | the flags (ruleAllow...): 32 bytes a rule
+	k0, k1 int32  // Key: src[k0:k1]
+	p0, p1 int32  // Pattern: src[p0:p1]
+	n0, n1 int32  // norm: src[n0:n1], or esc[n0:n1] when ruleEsc is set
 }
 
 const (
@@ -222,14 +229,20 @@ const (
 	ruleNoteIndex // Note: noteIndexHTML
 )
 
-func (x *rule) allow() bool { return x.flags&ruleAllow != 0 }
+func (x *rule) allow() bool { return x.gf&ruleAllow != 0 }
+
+// group returns the index of x's group.
+func (x *rule) group() int { return int(x.gf >> 4) }
+
+// setFlags sets x's flags (ruleAllow...) to f.
+func (x *rule) setFlags(f uint32) { x.gf = x.gf&^0xF | f }
 
 // ruleText is what the offsets of rules point into.
 type ruleText struct{ src, esc string }
 
 // norm returns x's pattern as compared.
 func (t *ruleText) norm(x *rule) string {
-	if x.flags&ruleEsc != 0 {
+	if x.gf&ruleEsc != 0 {
 		return t.esc[x.n0:x.n1]
 	}
 	return t.src[x.n0:x.n1]
@@ -238,12 +251,12 @@ func (t *ruleText) norm(x *rule) string {
 // rule returns x as a Rule.
 func (t *ruleText) rule(x *rule) Rule {
 	return Rule{
-		Allow:   x.flags&ruleAllow != 0,
+		Allow:   x.gf&ruleAllow != 0,
 		Key:     t.src[x.k0:x.k1],
 		Pattern: t.src[x.p0:x.p1],
 		Line:    int(x.line),
-		Group:   int(x.group),
-		Note:    ruleNotes[x.flags>>2&3],
+		Group:   x.group(),
+		Note:    ruleNotes[x.gf>>2&3],
 		norm:    t.norm(x),
 	}
 }
@@ -350,11 +363,12 @@ func (r *Robots) Footprint() int {
 	if f&robotsOwnsText == 0 {
 		n += int(r.bytes) // the body, which src is
 	}
-	m := r.more
-	if size := int(f>>robotsClassShift) * robotsClassUnit; f&robotsSpare != 0 {
+	size := 0 // of r's allocation, when small
+	if f&robotsSpare != 0 {
 		// One allocation of size bytes holds the Robots, the room for a
-		// Ruleset (used or not), the tables, the text kept and the
-		// robotsMore.
+		// Ruleset (used or not), the tables, the text kept and, in the
+		// types with one, the robotsMore.
+		size = int(f>>robotsClassShift) * robotsClassUnit
 		n += size
 	} else {
 		n += int(unsafe.Sizeof(Robots{})) + int(unsafe.Sizeof(rule{}))*int(r.nrules) +
@@ -362,11 +376,15 @@ func (r *Robots) Footprint() int {
 		if f&robotsOwnsText != 0 {
 			n += len(r.src)
 		}
-		if m != nil {
-			n += int(unsafe.Sizeof(robotsMore{})) + int(unsafe.Sizeof(warning{}))*cap(m.warnings)
-		}
 	}
-	if m != nil {
+	inside := func(p unsafe.Pointer) bool { return within(p, unsafe.Pointer(r), size) }
+	if m := r.more; m != nil {
+		if !inside(unsafe.Pointer(m)) {
+			n += int(unsafe.Sizeof(robotsMore{}))
+		}
+		if !inside(unsafe.Pointer(unsafe.SliceData(m.warnings))) {
+			n += int(unsafe.Sizeof(warning{})) * cap(m.warnings)
+		}
 		if cap(m.sitemaps) > len(m.sitemap2) {
 			n += int(unsafe.Sizeof(Sitemap{})) * cap(m.sitemaps)
 		}
@@ -375,15 +393,11 @@ func (r *Robots) Footprint() int {
 	return n
 }
 
-// Groups returns the groups in file order. The caller must not modify them.
-//
-// The parser keeps the groups in a compact form of its own: the first call
-// makes the [Group] values (a few allocations, which Footprint does not
-// count) and later calls return the same groups.
+// Groups returns the groups in file order, in a new slice. The parser keeps
+// the groups in a compact form of its own, from which each call makes the
+// [Group] values (a few allocations); their Usage slices are shared, and
+// the caller must not modify them.
 func (r *Robots) Groups() []Group {
-	if p := r.pub.Load(); p != nil {
-		return *p
-	}
 	if r.ngroups == 0 {
 		return nil
 	}
@@ -402,9 +416,6 @@ func (r *Robots) Groups() []Group {
 			g.Usage = r.more.usage[w.u0:w.u1:w.u1]
 		}
 		g.CrawlDelay, g.CrawlDelayLine = x.delay, int(x.delayLine)
-	}
-	if !r.pub.CompareAndSwap(nil, &pub) {
-		return *r.pub.Load() // another call made them first
 	}
 	return pub
 }
@@ -1069,12 +1080,12 @@ func (p *parser) addRule(l *line) {
 	if l.value == "" {
 		if !allow && s.emptyDisallow == emptyDisallowAllowsAll {
 			x := p.newRule(l)
-			x.flags = ruleAllow | ruleNoteEmpty
+			x.setFlags(ruleAllow | ruleNoteEmpty)
 			x.p0, x.p1, x.n0, x.n1 = l.v0, l.v0, l.v0, l.v0
 		}
 		return // an empty rule matches nothing
 	}
-	var flags uint8
+	var flags uint32
 	if allow {
 		flags = ruleAllow
 	}
@@ -1088,7 +1099,8 @@ func (p *parser) addRule(l *line) {
 		}
 	}
 	x := p.newRule(l)
-	x.flags, x.p0, x.p1, x.n0, x.n1 = flags, l.v0, l.v1, n0, n1
+	x.setFlags(flags)
+	x.p0, x.p1, x.n0, x.n1 = l.v0, l.v1, n0, n1
 	// (strings.Contains first: LastIndexByte is a byte loop, and few
 	// patterns have the name at all.)
 	if allow && s.indexHTML && strings.Contains(norm, "/index.htm") {
@@ -1098,7 +1110,8 @@ func (p *parser) addRule(l *line) {
 			p.esc = append(p.esc, norm[:i+1]...)
 			p.esc = append(p.esc, '$')
 			x := p.newRule(l)
-			x.flags, x.p0, x.p1, x.n0, x.n1 = ruleAllow|ruleEsc|ruleNoteIndex, l.v0, l.v1, e0, int32(len(p.esc))
+			x.setFlags(ruleAllow | ruleEsc | ruleNoteIndex)
+			x.p0, x.p1, x.n0, x.n1 = l.v0, l.v1, e0, int32(len(p.esc))
 		}
 	}
 }
@@ -1163,7 +1176,7 @@ func (p *parser) newRule(l *line) *rule {
 	}
 	x := &p.tab[p.nr]
 	p.nr++
-	*x = rule{line: l.num, group: int32(len(p.groups) - 1), k0: l.k0, k1: l.k1}
+	*x = rule{line: l.num, gf: uint32(len(p.groups)-1) << 4, k0: l.k0, k1: l.k1}
 	return x
 }
 
@@ -1180,8 +1193,8 @@ func (p *parser) crawlDelay(l *line) {
 	if len(p.groups) == 0 && !p.skip {
 		// Before the first User-agent line: the file's, for the crawlers
 		// whose user-agent lines give them none.
-		if r.delayLine == 0 {
-			r.delay, r.delayLine = d, l.num
+		if m := r.extra(); m.delayLine == 0 {
+			m.delay, m.delayLine = d, l.num
 		}
 		return
 	}

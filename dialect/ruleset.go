@@ -262,8 +262,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	if rs.delayLine == 0 && r.delayLine != 0 {
-		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
+	if d, line := r.fileDelay(); rs.delayLine == 0 && line != 0 {
+		rs.crawlDelay, rs.delayLine = d, line
 	}
 	if len(r.usage()) == 0 {
 		return rs
