@@ -116,8 +116,10 @@ func agentsOf(groups []group, i int) (a0, a1 int32) {
 }
 
 // rulesOf returns where group i's rules are: rules[r0:r1].
-func (r *Robots) rulesOf(i int) (r0, r1 int32) {
-	groups := r.groupTab()
+func (r *Robots) rulesOf(i int) (r0, r1 int32) { return rulesOf(r.groupTab(), i) }
+
+// rulesOf returns where group i of groups has its rules.
+func rulesOf(groups []group, i int) (r0, r1 int32) {
 	if i > 0 {
 		r0 = groups[i-1].r1
 	}
@@ -502,6 +504,12 @@ const (
 // parse parses body; when clone is set, body is memory the result must not
 // refer to, and parse copies the parts of it that the result keeps.
 func (d *Dialect) parse(body string, clone bool) *Robots {
+	if len(body) <= tinyBody/4 {
+		// (A smaller table on the stack: Go zeroes it first.)
+		var recs [tinyRecs / 2]lineRec
+		r, _ := d.parseLines(body, clone, recs[:0])
+		return r
+	}
 	if len(body) <= tinyBody {
 		var recs [tinyRecs]lineRec
 		r, _ := d.parseLines(body, clone, recs[:0])
@@ -824,7 +832,9 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 		rec := &recs[i]
 		l.num, l.kind, l.blank, l.prob, l.plain = rec.num, rec.kind, rec.blank, rec.prob, rec.plain
 		l.k0, l.k1, l.v0, l.v1 = rec.k0, rec.k1, rec.v0, rec.v1
-		l.key, l.value = body[l.k0:l.k1], body[l.v0:l.v1]
+		// (The scanner's offsets are within body: 0 <= k0 <= k1 <= len
+		// and v0 <= v1 <= len; made without bounds checks.)
+		l.key, l.value = substr(body, l.k0, l.k1), substr(body, l.v0, l.v1)
 		p.line(&l)
 	}
 	p.endGroup()
@@ -858,6 +868,15 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	}
 	r.flags = flags
 	return r, recs
+}
+
+// substr returns s[i:j] for 0 <= i <= j <= len(s), which the caller
+// guarantees, without the checks of the slice expression.
+func substr(s string, i, j int32) string {
+	if i == j {
+		return "" // (no pointer past the end of s)
+	}
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i)), j-i)
 }
 
 // keepSize returns how many bytes keep copies of body for the lines recs,

@@ -209,7 +209,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		if len(chosen) == 0 {
 			chosen = buf[:0]
 			for i := range groups {
-				a0, a1 := r.agentsOf(i)
+				a0, a1 := agentsOf(groups, i)
 				for j := a0; j < a1; j++ {
 					if allAgents[j].star {
 						chosen = append(chosen, int32(i))
@@ -224,15 +224,15 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
-		a0, a1 := r.agentsOf(int(chosen[0]))
-		r0, r1 := r.rulesOf(int(chosen[0]))
+		a0, a1 := agentsOf(groups, int(chosen[0]))
+		r0, r1 := rulesOf(groups, int(chosen[0]))
 		rs.setAgents(allAgents[a0:a1:a1])
 		rs.setRules(allRules[r0:r1:r1])
 	} else if len(chosen) > 1 {
 		nr, na := 0, 0
 		for _, gi := range chosen {
-			a0, a1 := r.agentsOf(int(gi))
-			r0, r1 := r.rulesOf(int(gi))
+			a0, a1 := agentsOf(groups, int(gi))
+			r0, r1 := rulesOf(groups, int(gi))
 			nr += int(r1 - r0)
 			na += int(a1 - a0)
 		}
@@ -241,8 +241,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		agents := carve[agent](&a, na)
 		rules := carve[rule](&a, nr)
 		for _, gi := range chosen {
-			a0, a1 := r.agentsOf(int(gi))
-			r0, r1 := r.rulesOf(int(gi))
+			a0, a1 := agentsOf(groups, int(gi))
+			r0, r1 := rulesOf(groups, int(gi))
 			agents = append(agents, allAgents[a0:a1]...)
 			// Groups are in file order, so the rules stay in file order.
 			rules = append(rules, allRules[r0:r1]...)
@@ -251,7 +251,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		rs.setRules(rules)
 	}
 	for _, gi := range chosen {
-		a0, a1 := r.agentsOf(int(gi))
+		a0, a1 := agentsOf(groups, int(gi))
 		for i := a0; i < a1; i++ {
 			a := &allAgents[i]
 			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
