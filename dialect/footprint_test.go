@@ -46,6 +46,8 @@ func TestFootprintTracksHeap(t *testing.T) {
 		body string
 	}{
 		{"tiny", "User-agent: *\nDisallow: /private\n"},
+		{"tiny with a sitemap", "User-agent: *\nDisallow: /private\nSitemap: https://example.com/sitemap.xml\n"},
+		{"tiny with a delay before the agents", "Crawl-delay: 5\nUser-agent: *\nDisallow: /private\n"},
 		{"plain 3,000 rules", gen(1, 3000, false)},
 		{"wildcards 3,000 rules", gen(1, 3000, true)},
 		{"200 groups of 10", gen(200, 10, true)},
