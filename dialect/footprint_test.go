@@ -86,7 +86,7 @@ func TestSmallRobotsFillSizeClasses(t *testing.T) {
 		{unsafe.Sizeof(robots256{}), 256}, {unsafe.Sizeof(robots288{}), 288}, {unsafe.Sizeof(robots320{}), 320},
 		{unsafe.Sizeof(robots352{}), 352}, {unsafe.Sizeof(robots384{}), 384}, {unsafe.Sizeof(robots448{}), 448},
 		{unsafe.Sizeof(robots512{}), 512}, {unsafe.Sizeof(robots640{}), 640},
-		{unsafe.Sizeof(robotsM352{}), 352}, {unsafe.Sizeof(robotsM384{}), 384}, {unsafe.Sizeof(robotsM448{}), 448},
+		{unsafe.Sizeof(robotsM288{}), 288}, {unsafe.Sizeof(robotsM320{}), 320}, {unsafe.Sizeof(robotsM352{}), 352}, {unsafe.Sizeof(robotsM384{}), 384}, {unsafe.Sizeof(robotsM448{}), 448},
 		{unsafe.Sizeof(robotsM512{}), 512}, {unsafe.Sizeof(robotsM576{}), 576},
 		{unsafe.Sizeof(robotsM640{}), 640}, {unsafe.Sizeof(robotsM768{}), 768},
 	} {

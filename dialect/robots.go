@@ -59,14 +59,20 @@ const (
 // without it is smaller.
 type robotsMore struct {
 	usage    []UsageRule // all usage rules; each group holds a window of them
-	sitemaps []Sitemap
-	warnings []warning  // written out by Warnings
-	sitemap2 [2]Sitemap // room for sitemaps when there are few
+	warnings []warning   // written out by Warnings
+	// The Sitemap lines (written out by Sitemaps): a pointer and a count
+	// into the tables' allocation.
+	sitemaps  *sitemapRec
+	nsitemaps int32
 	// The first valid Crawl-delay before any User-agent line (delayLine 0:
 	// none): for the crawlers whose user-agent lines give them none.
-	delay     time.Duration
 	delayLine int32
+	delay     time.Duration
 }
+
+// sitemapRec is a Sitemap as the parser keeps it: its line and its URL as
+// offsets into Robots.src, without pointers.
+type sitemapRec struct{ line, u0, u1 int32 }
 
 // fileDelay returns the file's Crawl-delay before any User-agent line,
 // and its line (0: none).
@@ -387,8 +393,8 @@ func (r *Robots) Footprint() int {
 		if !inside(unsafe.Pointer(unsafe.SliceData(m.warnings))) {
 			n += int(unsafe.Sizeof(warning{})) * cap(m.warnings)
 		}
-		if cap(m.sitemaps) > len(m.sitemap2) {
-			n += int(unsafe.Sizeof(Sitemap{})) * cap(m.sitemaps)
+		if !inside(unsafe.Pointer(m.sitemaps)) {
+			n += int(unsafe.Sizeof(sitemapRec{})) * int(m.nsitemaps)
 		}
 		n += int(unsafe.Sizeof(UsageRule{})) * cap(m.usage)
 	}
@@ -425,12 +431,18 @@ func (r *Robots) Groups() []Group {
 // text returns what r's rules point into.
 func (r *Robots) text() ruleText { return ruleText{r.src, r.esc} }
 
-// Sitemaps returns the Sitemap lines in file order (none in koster1994).
+// Sitemaps returns the Sitemap lines in file order (none in koster1994), in
+// a new slice.
 func (r *Robots) Sitemaps() []Sitemap {
-	if r.more == nil {
+	if r.more == nil || r.more.nsitemaps == 0 {
 		return nil
 	}
-	return r.more.sitemaps
+	recs := unsafe.Slice(r.more.sitemaps, r.more.nsitemaps)
+	out := make([]Sitemap, len(recs))
+	for i, x := range recs {
+		out[i] = Sitemap{URL: r.src[x.u0:x.u1], Line: int(x.line)}
+	}
+	return out
 }
 
 // Warnings returns what the parser could not use, in line order. The
@@ -527,7 +539,7 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 // allocates nothing): the first of the robotsN types (N from 256 to 640
 // bytes, each as large as the allocator's size class of N bytes) that they
 // fit in; robotsMN are the same with the file's robotsMore (sitemaps,
-// warnings, usage rules), from 352 to 768 bytes. The allocation costs about
+// warnings, usage rules), from 288 to 768 bytes. The allocation costs about
 // in proportion to its size (most of a tiny file's Parse): hence the many
 // classes, and the small Robots and Ruleset.
 const (
@@ -573,6 +585,16 @@ type (
 	robots640 struct {
 		robotsSpareRoom
 		a [(640 - spareSize) / 8]uint64
+	}
+	robotsM288 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(288 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM320 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(320 - spareSize - moreSize) / 8]uint64
 	}
 	robotsM352 struct {
 		robotsSpareRoom
@@ -632,6 +654,16 @@ func newRobots(n int, more bool) (*Robots, arena) {
 	var size int
 	if more {
 		switch {
+		case n <= len(robotsM288{}.a):
+			x := new(robotsM288)
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 288
+		case n <= len(robotsM320{}.a):
+			x := new(robotsM320)
+			x.r.more = &x.m
+			r, a = &x.r, x.a[:]
+			size = 320
 		case n <= len(robotsM352{}.a):
 			x := new(robotsM352)
 			x.r.more = &x.m
@@ -786,9 +818,14 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 		nw = n.warnings + 1 // and the cut
 	}
 	tw += words(nw * int(unsafe.Sizeof(warning{})))
+	ns := 0
+	if d.s.sitemaps {
+		ns = n.sitemaps
+		tw += words(ns * int(unsafe.Sizeof(sitemapRec{})))
+	}
 	// The text kept shares the Robots' allocation when all fits in one
 	// (else it is allocated on its own, without being zeroed first).
-	more := n.warnings > 0 || n.sitemaps > 0 && d.s.sitemaps || n.usage > 0 || cut
+	more := n.warnings > 0 || ns > 0 || n.usage > 0 || cut
 	small := tw+words(keepN) <= maxSmall || more && tw+words(keepN) <= maxSmallMore
 	aw := tw
 	if small {
@@ -802,6 +839,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	p.groups = carve[group](&a, n.groups)
 	p.agents = carve[agent](&a, n.agents)
 	warnings := carve[warning](&a, nw)
+	p.sitemaps = carve[sitemapRec](&a, ns)
 	flags := r.flags
 	if clone {
 		var buf []byte
@@ -815,12 +853,6 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if more {
 		m := r.extra()
 		m.warnings = warnings
-		if n.sitemaps > 0 && p.s.sitemaps {
-			m.sitemaps = m.sitemap2[:0]
-			if n.sitemaps > len(m.sitemap2) {
-				m.sitemaps = make([]Sitemap, 0, n.sitemaps)
-			}
-		}
 		if n.usage > 0 {
 			m.usage = make([]UsageRule, 0, n.usage)
 		}
@@ -854,6 +886,10 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	}
 	if len(p.esc) > 0 {
 		r.esc = unsafe.String(unsafe.SliceData(p.esc), len(p.esc))
+	}
+	if len(p.sitemaps) > 0 {
+		m := r.extra()
+		m.sitemaps, m.nsitemaps = unsafe.SliceData(p.sitemaps), int32(len(p.sitemaps))
 	}
 	r.bytes = int32(used)
 	if cut {
@@ -975,10 +1011,12 @@ type parser struct {
 	// tab[:nr] are the rules so far; tab is sized from the lines.
 	tab []rule
 	nr  int
-	// The groups and user-agent entries so far (sized from the lines).
-	groups []group
-	agents []agent
-	esc    []byte // the normalised patterns that are not in the body
+	// The groups, user-agent entries and sitemaps so far (sized from the
+	// lines).
+	groups   []group
+	agents   []agent
+	sitemaps []sitemapRec
+	esc      []byte // the normalised patterns that are not in the body
 }
 
 func (p *parser) startGroup() {
@@ -1046,8 +1084,7 @@ func (p *parser) line(l *line) {
 		p.crawlDelay(l)
 	case keySitemap:
 		if s.sitemaps && l.value != "" {
-			m := r.extra()
-			m.sitemaps = append(m.sitemaps, Sitemap{URL: l.value, Line: int(l.num)})
+			p.sitemaps = append(p.sitemaps, sitemapRec{line: l.num, u0: l.v0, u1: l.v1})
 		}
 	case keyUnused:
 		// Recognised, without effect in this dialect.
