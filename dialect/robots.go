@@ -108,12 +108,9 @@ func (r *Robots) window(i int) (w window) {
 	return w
 }
 
-// agentsOf returns where group i's user-agent entries are: agents[a0:a1].
-// (window's fields one by one: a window built field by field and then
-// copied as a whole stalls the CPU on the copy.)
-func (r *Robots) agentsOf(i int) (a0, a1 int32) { return agentsOf(r.groupTab(), i) }
-
-// agentsOf returns where group i of groups has its user-agent entries.
+// agentsOf returns where group i of groups has its user-agent entries:
+// agents[a0:a1]. (window's fields one by one: a window built field by field
+// and then copied as a whole stalls the CPU on the copy.)
 func agentsOf(groups []group, i int) (a0, a1 int32) {
 	if i > 0 {
 		a0 = groups[i-1].a1
@@ -121,10 +118,7 @@ func agentsOf(groups []group, i int) (a0, a1 int32) {
 	return a0, groups[i].a1
 }
 
-// rulesOf returns where group i's rules are: rules[r0:r1].
-func (r *Robots) rulesOf(i int) (r0, r1 int32) { return rulesOf(r.groupTab(), i) }
-
-// rulesOf returns where group i of groups has its rules.
+// rulesOf returns where group i of groups has its rules: rules[r0:r1].
 func rulesOf(groups []group, i int) (r0, r1 int32) {
 	if i > 0 {
 		r0 = groups[i-1].r1
