@@ -92,8 +92,7 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
-	lastKey, lastKind := "", keyUnknown
-	prevKey, prevKind := "", keyUnknown
+	var memo keyMemo
 	lastProb, lastProbNum := problemNone, 0
 	prevAgent := false // the last line kept was a user-agent line
 	for pos < len(body) {
@@ -124,20 +123,8 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 			}
 		}
 		if need {
-			if r.k1 > r.k0 {
-				// Keys repeat from line to line ("Disallow"), or alternate
-				// ("User-agent", "Disallow", "User-agent"...): the last two
-				// distinct ones' kinds are kept.
-				switch key := body[r.k0:r.k1]; key {
-				case lastKey:
-					r.kind = lastKind
-				case prevKey:
-					r.kind = prevKind
-					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
-				default:
-					r.kind = s.classify(key)
-					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
-				}
+			if r.kind == keyPending {
+				r.kind = memo.kind(s, body[r.k0:r.k1])
 			}
 			r.num = int32(num)
 			recs = recs[:len(recs)+1]
@@ -400,7 +387,8 @@ func (s *spec) readRest(body string, pos, end int, r *lineRec) bool {
 
 // splitLine reads the content body[pos:end] of a line (no white space at
 // pos; colon is the index of its first ':' or -1; commented: a '#' ended
-// it) into r, all but the kind of its key (scan finds it), and reports
+// it) into r, with the kind of its key as classifyFast finds it (scan
+// finds the kind of a key left keyPending), and reports
 // whether the parser needs the line: whether it has a key, a problem, or is
 // blank in a dialect of blank-line records.
 func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *lineRec) bool {
@@ -453,7 +441,8 @@ func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *li
 		return true
 	}
 	r.k0, r.k1, r.v0, r.v1 = int32(k0), int32(k1), int32(v0), int32(v1)
-	return true // scan classifies the key
+	r.kind = s.classifyFast(body[k0:k1])
+	return true
 }
 
 // keyEntry is a key a dialect recognises, for classify.
@@ -494,7 +483,8 @@ type fastKey struct {
 	kind   keyKind
 }
 
-// keyHash picks the slot of spec.keyFast for a key of 4 to 16 bytes.
+// keyHash picks the slot of spec.keyFast for a key of 4 to 16 bytes
+// (classifyFast computes it from the key's words).
 func keyHash(key string) int {
 	// (No two of user-agent, allow, disallow, sitemap, crawl-delay,
 	// content-usage and content-signal share a slot.)
@@ -546,6 +536,37 @@ func addFastKey(f *[32]fastKey, list []keyEntry, i int) {
 	f[h] = k
 }
 
+// keyPending is the kind of a line's key in a lineRec that classifyFast
+// did not find, until scan classifies the key.
+const keyPending keyKind = 0xff
+
+// classifyFast returns classify(key) for a key (not empty) written as one
+// of the names that keyFast holds (the usual case), found by its hash; for
+// any other key it returns keyPending.
+func (s *spec) classifyFast(key string) keyKind {
+	n := len(key)
+	if n < 4 || n > 16 {
+		return keyPending
+	}
+	// The key's words as fastKey holds them, loaded first, and keyHash
+	// computed from their first and last bytes (a byte loaded apart would
+	// keep the compiler from loading a word in one instruction).
+	var w0, w1 uint64
+	var last byte
+	if n >= 8 {
+		w0, w1 = load64(key)|0x2020202020202020, load64(key[n-8:])|0x2020202020202020
+		last = byte(w1 >> 56)
+	} else {
+		w0, w1 = uint64(load32(key)|0x20202020), uint64(load32(key[n-4:])|0x20202020)
+		last = byte(w1 >> 24)
+	}
+	e := &s.keyFast[(n+int(byte(w0))+int(last)*4)&31]
+	if int(e.n) == n && w0 == e.w0 && w1 == e.w1 {
+		return e.kind
+	}
+	return keyPending
+}
+
 // classify returns what key (not empty) means in this dialect: the first of the
 // dialect's key prefixes that starts key, or the key equal to it, compared
 // case-insensitively (ASCII letters only, as strings.EqualFold does for an
@@ -553,18 +574,34 @@ func addFastKey(f *[32]fastKey, list []keyEntry, i int) {
 func (s *spec) classify(key string) keyKind {
 	// A key written as one of the names (the usual case) is found by its
 	// hash and compared as foldEqual does, without going over the names.
-	if n := len(key); n >= 4 && n <= 16 {
-		if e := &s.keyFast[keyHash(key)]; int(e.n) == n {
-			if n >= 8 {
-				if load64(key)|0x2020202020202020 == e.w0 && load64(key[n-8:])|0x2020202020202020 == e.w1 {
-					return e.kind
-				}
-			} else if uint64(load32(key)|0x20202020) == e.w0 && uint64(load32(key[n-4:])|0x20202020) == e.w1 {
-				return e.kind
-			}
-		}
+	if k := s.classifyFast(key); k != keyPending {
+		return k
 	}
 	return s.classifyLoop(key)
+}
+
+// keyMemo is what scan remembers of the keys that classifyFast did not
+// find, which it classifies with classifyLoop: keys repeat from line to
+// line ("Disallow"), or alternate ("User-agent", "Disallow",
+// "User-agent"...), and the last two distinct ones are kept with their
+// kinds. (It is kept in memory, off the registers of scan's loop.)
+type keyMemo struct {
+	last, prev         string
+	lastKind, prevKind keyKind
+}
+
+// kind returns classify(key) for a key that classifyFast did not find.
+func (m *keyMemo) kind(s *spec, key string) keyKind {
+	switch key {
+	case m.last:
+		return m.lastKind
+	case m.prev:
+		m.last, m.lastKind, m.prev, m.prevKind = key, m.prevKind, m.last, m.lastKind
+	default:
+		k := s.classifyLoop(key)
+		m.last, m.lastKind, m.prev, m.prevKind = key, k, m.last, m.lastKind
+	}
+	return m.lastKind
 }
 
 // classifyLoop is classify going over the names that start with the key's
