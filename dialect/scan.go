@@ -69,13 +69,17 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 const bom = "\xEF\xBB\xBF"
 
 // scan reads body once, line by line (lines end at CR, LF or CRLF), and
-// appends the lines that matter to recs. It returns the table, the number
-// of bytes it considered, whether the body was cut at MaxBodyBytes and the
-// number of the last line it read, and adds what it counted to n (a
-// pointer, not a result: a struct result, stored field by field and then
-// copied whole by the caller, stalls the CPU on the copy). A line cut in the
-// middle by that limit is dropped, so that half a rule never applies; a
-// line that ends exactly at the limit is whole.
+// appends the lines that matter to recs (empty). It returns the table, the
+// number of bytes it considered, whether the body was cut at MaxBodyBytes
+// and the number of the last line it read, and adds what it counted to n
+// (a pointer, not a result: a struct result, stored field by field and
+// then copied whole by the caller, stalls the CPU on the copy). A line cut
+// in the middle by that limit is dropped, so that half a rule never
+// applies; a line that ends exactly at the limit is whole.
+//
+// (What the loop keeps from line to line is little, so that little of it
+// is spilled and reloaded around each call: the counts look back at the
+// line kept last, in the table, rather than keep their own state.)
 func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, used int, cut bool, last int) {
 	cut = len(body) > MaxBodyBytes
 	if len(body) > 1<<31-1 {
@@ -86,15 +90,10 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 	for pos < len(bom) && pos < len(body) && body[pos] == bom[pos] {
 		pos++
 	}
-	if !cut {
-		used = len(body)
-	}
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
 	var memo keyMemo
-	lastProb, lastProbNum := problemNone, 0
-	prevAgent := false // the last line kept was a user-agent line
 	for pos < len(body) {
 		if len(recs) == cap(recs) {
 			recs = slices.Grow(recs, 1)
@@ -107,11 +106,9 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 		if !short {
 			end, next = s.lineEnd(body, pos, &lf, &cr)
 		}
-		if cut {
-			if pos >= MaxBodyBytes || end > MaxBodyBytes {
-				break // past the limit, or cut by it
-			}
-			used = min(next, MaxBodyBytes)
+		// (Only a body cut at the limit has lines past it.)
+		if pos >= MaxBodyBytes || end > MaxBodyBytes {
+			break // past the limit, or cut by it
 		}
 		num++
 		if !short {
@@ -127,11 +124,12 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 				r.kind = memo.kind(s, body[r.k0:r.k1])
 			}
 			r.num = int32(num)
-			recs = recs[:len(recs)+1]
-			if r.kind == keyUserAgent && !prevAgent {
+			// recs[k-1] is the line kept before this one, if k > 0.
+			k := len(recs)
+			recs = recs[:k+1]
+			if r.kind == keyUserAgent && (k == 0 || recs[k-1].kind != keyUserAgent) {
 				n.groups++
 			}
-			prevAgent = r.kind == keyUserAgent
 			switch r.kind {
 			case keyUserAgent:
 				n.agents++
@@ -148,15 +146,21 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 					n.warnings++ // an unknown key (not a line without one)
 				}
 			}
-			if r.prob != problemNone {
-				// A run of lines with the same problem is one warning.
-				if r.prob != lastProb || num != lastProbNum+1 {
-					n.warnings++
-				}
-				lastProb, lastProbNum = r.prob, num
+			// A run of lines with the same problem is one warning (a
+			// line with a problem is always kept).
+			if r.prob != problemNone && (k == 0 || r.prob != recs[k-1].prob || r.num != recs[k-1].num+1) {
+				n.warnings++
 			}
 		}
 		pos = next
+	}
+	used = len(body)
+	if cut {
+		// The lines read end where the next would have started.
+		used = 0
+		if num > 0 {
+			used = min(pos, MaxBodyBytes)
+		}
 	}
 	return recs, used, cut, num
 }
