@@ -318,8 +318,34 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 		i++
 	}
 	start := i
-	cend, colon, commented, esc := -1, -1, false, false
-	text := body[i:lim]
+	i, cend, colon, commented, esc := s.shortText(body[i:lim], start)
+	if i == lim && lim < len(body) {
+		// Longer than shortLine.
+		r.k0, r.k1, r.v0, r.blank = int32(start), int32(cend), int32(colon), commented
+		return 0, 0, false, false
+	}
+	end, next = i, i+1
+	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
+		next++ // CRLF
+	}
+	if cend < 0 {
+		cend = end
+	}
+	r.plain = !esc
+	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+}
+
+// shortText is readShort's loop over the bytes of text, a line's content
+// from its first byte that is not white space, which starts at start in
+// the body: it returns the index in the body of the first CR or LF in text
+// (or of text's end), of the first '#' or NUL before it that ends the
+// content (cend, -1 if none), and of the first ':' before that (colon, -1
+// if none), whether a '#' ended the content, and whether a byte of the
+// content may need escaping in a rule. (A function of its own, so that
+// the loop has the registers to itself.)
+func (s *spec) shortText(text string, start int) (end, cend, colon int, commented, esc bool) {
+	stop := &s.lineStop
+	cend, colon = -1, -1
 	j := 0
 	for ; j < len(text); j++ {
 		f := stop[text[j]]
@@ -341,21 +367,7 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 		}
 		esc = esc || f&stopEscape != 0
 	}
-	i = start + j
-	if i == lim && lim < len(body) {
-		// Longer than shortLine.
-		r.k0, r.k1, r.v0, r.blank = int32(start), int32(cend), int32(colon), commented
-		return 0, 0, false, false
-	}
-	end, next = i, i+1
-	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
-		next++ // CRLF
-	}
-	if cend < 0 {
-		cend = end
-	}
-	r.plain = !esc
-	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+	return start + j, cend, colon, commented, esc
 }
 
 // readRest reads the line that starts at pos and ends at end (no line
