@@ -420,10 +420,10 @@ func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *li
 	switch {
 	case colon >= 0:
 		k0, k1, v0, v1 = pos, colon, colon+1, end
-		for k1 > k0 && isSpace(body[k1-1]) {
+		for k1 > k0 && stop[body[k1-1]]&stopSpace != 0 {
 			k1--
 		}
-		for v0 < v1 && isSpace(body[v0]) {
+		for v0 < v1 && stop[body[v0]]&stopSpace != 0 {
 			v0++
 		}
 	case s.colonlessTwoWord:
