@@ -69,13 +69,17 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 const bom = "\xEF\xBB\xBF"
 
 // scan reads body once, line by line (lines end at CR, LF or CRLF), and
-// appends the lines that matter to recs. It returns the table, the number
-// of bytes it considered, whether the body was cut at MaxBodyBytes and the
-// number of the last line it read, and adds what it counted to n (a
-// pointer, not a result: a struct result, stored field by field and then
-// copied whole by the caller, stalls the CPU on the copy). A line cut in the
-// middle by that limit is dropped, so that half a rule never applies; a
-// line that ends exactly at the limit is whole.
+// appends the lines that matter to recs (empty). It returns the table, the
+// number of bytes it considered, whether the body was cut at MaxBodyBytes
+// and the number of the last line it read, and adds what it counted to n
+// (a pointer, not a result: a struct result, stored field by field and
+// then copied whole by the caller, stalls the CPU on the copy). A line cut
+// in the middle by that limit is dropped, so that half a rule never
+// applies; a line that ends exactly at the limit is whole.
+//
+// (What the loop keeps from line to line is little, so that little of it
+// is spilled and reloaded around each call: the counts look back at the
+// line kept last, in the table, rather than keep their own state.)
 func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, used int, cut bool, last int) {
 	cut = len(body) > MaxBodyBytes
 	if len(body) > 1<<31-1 {
@@ -86,16 +90,10 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 	for pos < len(bom) && pos < len(body) && body[pos] == bom[pos] {
 		pos++
 	}
-	if !cut {
-		used = len(body)
-	}
 	num := 0
 	lf := -1 // index of the next '\n' at or after pos, or len(body)
 	cr := -1 // index of the next '\r' at or after pos, or len(body)
-	lastKey, lastKind := "", keyUnknown
-	prevKey, prevKind := "", keyUnknown
-	lastProb, lastProbNum := problemNone, 0
-	prevAgent := false // the last line kept was a user-agent line
+	var memo keyMemo
 	for pos < len(body) {
 		if len(recs) == cap(recs) {
 			recs = slices.Grow(recs, 1)
@@ -108,11 +106,9 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 		if !short {
 			end, next = s.lineEnd(body, pos, &lf, &cr)
 		}
-		if cut {
-			if pos >= MaxBodyBytes || end > MaxBodyBytes {
-				break // past the limit, or cut by it
-			}
-			used = min(next, MaxBodyBytes)
+		// (Only a body cut at the limit has lines past it.)
+		if pos >= MaxBodyBytes || end > MaxBodyBytes {
+			break // past the limit, or cut by it
 		}
 		num++
 		if !short {
@@ -124,27 +120,16 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 			}
 		}
 		if need {
-			if r.k1 > r.k0 {
-				// Keys repeat from line to line ("Disallow"), or alternate
-				// ("User-agent", "Disallow", "User-agent"...): the last two
-				// distinct ones' kinds are kept.
-				switch key := body[r.k0:r.k1]; key {
-				case lastKey:
-					r.kind = lastKind
-				case prevKey:
-					r.kind = prevKind
-					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
-				default:
-					r.kind = s.classify(key)
-					lastKey, lastKind, prevKey, prevKind = key, r.kind, lastKey, lastKind
-				}
+			if r.kind == keyPending {
+				r.kind = memo.kind(s, body[r.k0:r.k1])
 			}
 			r.num = int32(num)
-			recs = recs[:len(recs)+1]
-			if r.kind == keyUserAgent && !prevAgent {
+			// recs[k-1] is the line kept before this one, if k > 0.
+			k := len(recs)
+			recs = recs[:k+1]
+			if r.kind == keyUserAgent && (k == 0 || recs[k-1].kind != keyUserAgent) {
 				n.groups++
 			}
-			prevAgent = r.kind == keyUserAgent
 			switch r.kind {
 			case keyUserAgent:
 				n.agents++
@@ -161,15 +146,21 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 					n.warnings++ // an unknown key (not a line without one)
 				}
 			}
-			if r.prob != problemNone {
-				// A run of lines with the same problem is one warning.
-				if r.prob != lastProb || num != lastProbNum+1 {
-					n.warnings++
-				}
-				lastProb, lastProbNum = r.prob, num
+			// A run of lines with the same problem is one warning (a
+			// line with a problem is always kept).
+			if r.prob != problemNone && (k == 0 || r.prob != recs[k-1].prob || r.num != recs[k-1].num+1) {
+				n.warnings++
 			}
 		}
 		pos = next
+	}
+	used = len(body)
+	if cut {
+		// The lines read end where the next would have started.
+		used = 0
+		if num > 0 {
+			used = min(pos, MaxBodyBytes)
+		}
 	}
 	return recs, used, cut, num
 }
@@ -327,8 +318,34 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 		i++
 	}
 	start := i
-	cend, colon, commented, esc := -1, -1, false, false
-	text := body[i:lim]
+	i, cend, colon, commented, esc := s.shortText(body[i:lim], start)
+	if i == lim && lim < len(body) {
+		// Longer than shortLine.
+		r.k0, r.k1, r.v0, r.blank = int32(start), int32(cend), int32(colon), commented
+		return 0, 0, false, false
+	}
+	end, next = i, i+1
+	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
+		next++ // CRLF
+	}
+	if cend < 0 {
+		cend = end
+	}
+	r.plain = !esc
+	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+}
+
+// shortText is readShort's loop over the bytes of text, a line's content
+// from its first byte that is not white space, which starts at start in
+// the body: it returns the index in the body of the first CR or LF in text
+// (or of text's end), of the first '#' or NUL before it that ends the
+// content (cend, -1 if none), and of the first ':' before that (colon, -1
+// if none), whether a '#' ended the content, and whether a byte of the
+// content may need escaping in a rule. (A function of its own, so that
+// the loop has the registers to itself.)
+func (s *spec) shortText(text string, start int) (end, cend, colon int, commented, esc bool) {
+	stop := &s.lineStop
+	cend, colon = -1, -1
 	j := 0
 	for ; j < len(text); j++ {
 		f := stop[text[j]]
@@ -350,21 +367,7 @@ func (s *spec) readShort(body string, pos int, r *lineRec) (end, next int, need,
 		}
 		esc = esc || f&stopEscape != 0
 	}
-	i = start + j
-	if i == lim && lim < len(body) {
-		// Longer than shortLine.
-		r.k0, r.k1, r.v0, r.blank = int32(start), int32(cend), int32(colon), commented
-		return 0, 0, false, false
-	}
-	end, next = i, i+1
-	if i+1 < len(body) && body[i] == '\r' && body[i+1] == '\n' {
-		next++ // CRLF
-	}
-	if cend < 0 {
-		cend = end
-	}
-	r.plain = !esc
-	return end, next, s.splitLine(body, start, cend, colon, commented, r), true
+	return start + j, cend, colon, commented, esc
 }
 
 // readRest reads the line that starts at pos and ends at end (no line
@@ -400,7 +403,8 @@ func (s *spec) readRest(body string, pos, end int, r *lineRec) bool {
 
 // splitLine reads the content body[pos:end] of a line (no white space at
 // pos; colon is the index of its first ':' or -1; commented: a '#' ended
-// it) into r, all but the kind of its key (scan finds it), and reports
+// it) into r, with the kind of its key as classifyFast finds it (scan
+// finds the kind of a key left keyPending), and reports
 // whether the parser needs the line: whether it has a key, a problem, or is
 // blank in a dialect of blank-line records.
 func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *lineRec) bool {
@@ -416,10 +420,10 @@ func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *li
 	switch {
 	case colon >= 0:
 		k0, k1, v0, v1 = pos, colon, colon+1, end
-		for k1 > k0 && isSpace(body[k1-1]) {
+		for k1 > k0 && stop[body[k1-1]]&stopSpace != 0 {
 			k1--
 		}
-		for v0 < v1 && isSpace(body[v0]) {
+		for v0 < v1 && stop[body[v0]]&stopSpace != 0 {
 			v0++
 		}
 	case s.colonlessTwoWord:
@@ -453,7 +457,8 @@ func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *li
 		return true
 	}
 	r.k0, r.k1, r.v0, r.v1 = int32(k0), int32(k1), int32(v0), int32(v1)
-	return true // scan classifies the key
+	r.kind = s.classifyFast(body[k0:k1])
+	return true
 }
 
 // keyEntry is a key a dialect recognises, for classify.
@@ -494,7 +499,8 @@ type fastKey struct {
 	kind   keyKind
 }
 
-// keyHash picks the slot of spec.keyFast for a key of 4 to 16 bytes.
+// keyHash picks the slot of spec.keyFast for a key of 4 to 16 bytes
+// (classifyFast computes it from the key's words).
 func keyHash(key string) int {
 	// (No two of user-agent, allow, disallow, sitemap, crawl-delay,
 	// content-usage and content-signal share a slot.)
@@ -546,6 +552,37 @@ func addFastKey(f *[32]fastKey, list []keyEntry, i int) {
 	f[h] = k
 }
 
+// keyPending is the kind of a line's key in a lineRec that classifyFast
+// did not find, until scan classifies the key.
+const keyPending keyKind = 0xff
+
+// classifyFast returns classify(key) for a key (not empty) written as one
+// of the names that keyFast holds (the usual case), found by its hash; for
+// any other key it returns keyPending.
+func (s *spec) classifyFast(key string) keyKind {
+	n := len(key)
+	if n < 4 || n > 16 {
+		return keyPending
+	}
+	// The key's words as fastKey holds them, loaded first, and keyHash
+	// computed from their first and last bytes (a byte loaded apart would
+	// keep the compiler from loading a word in one instruction).
+	var w0, w1 uint64
+	var last byte
+	if n >= 8 {
+		w0, w1 = load64(key)|0x2020202020202020, load64(key[n-8:])|0x2020202020202020
+		last = byte(w1 >> 56)
+	} else {
+		w0, w1 = uint64(load32(key)|0x20202020), uint64(load32(key[n-4:])|0x20202020)
+		last = byte(w1 >> 24)
+	}
+	e := &s.keyFast[(n+int(byte(w0))+int(last)*4)&31]
+	if int(e.n) == n && w0 == e.w0 && w1 == e.w1 {
+		return e.kind
+	}
+	return keyPending
+}
+
 // classify returns what key (not empty) means in this dialect: the first of the
 // dialect's key prefixes that starts key, or the key equal to it, compared
 // case-insensitively (ASCII letters only, as strings.EqualFold does for an
@@ -553,18 +590,34 @@ func addFastKey(f *[32]fastKey, list []keyEntry, i int) {
 func (s *spec) classify(key string) keyKind {
 	// A key written as one of the names (the usual case) is found by its
 	// hash and compared as foldEqual does, without going over the names.
-	if n := len(key); n >= 4 && n <= 16 {
-		if e := &s.keyFast[keyHash(key)]; int(e.n) == n {
-			if n >= 8 {
-				if load64(key)|0x2020202020202020 == e.w0 && load64(key[n-8:])|0x2020202020202020 == e.w1 {
-					return e.kind
-				}
-			} else if uint64(load32(key)|0x20202020) == e.w0 && uint64(load32(key[n-4:])|0x20202020) == e.w1 {
-				return e.kind
-			}
-		}
+	if k := s.classifyFast(key); k != keyPending {
+		return k
 	}
 	return s.classifyLoop(key)
+}
+
+// keyMemo is what scan remembers of the keys that classifyFast did not
+// find, which it classifies with classifyLoop: keys repeat from line to
+// line ("Disallow"), or alternate ("User-agent", "Disallow",
+// "User-agent"...), and the last two distinct ones are kept with their
+// kinds. (It is kept in memory, off the registers of scan's loop.)
+type keyMemo struct {
+	last, prev         string
+	lastKind, prevKind keyKind
+}
+
+// kind returns classify(key) for a key that classifyFast did not find.
+func (m *keyMemo) kind(s *spec, key string) keyKind {
+	switch key {
+	case m.last:
+		return m.lastKind
+	case m.prev:
+		m.last, m.lastKind, m.prev, m.prevKind = key, m.prevKind, m.last, m.lastKind
+	default:
+		k := s.classifyLoop(key)
+		m.last, m.lastKind, m.prev, m.prevKind = key, k, m.last, m.lastKind
+	}
+	return m.lastKind
 }
 
 // classifyLoop is classify going over the names that start with the key's
