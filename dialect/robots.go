@@ -500,11 +500,11 @@ func (d *Dialect) ParseString(body string) *Robots {
 
 // tinyBody is the length up to which a body is parsed with its table of
 // lines on the stack (room for tinyRecs lines, grown on the heap past
-// them) rather than one from scratchPool, which costs more than it saves
-// on so short a body.
+// them: a line of 16 bytes on average) rather than one from scratchPool,
+// which costs more than it saves on so short a body.
 const (
 	tinyBody = 512
-	tinyRecs = 16
+	tinyRecs = 32
 )
 
 // parse parses body; when clone is set, body is memory the result must not
@@ -512,7 +512,7 @@ const (
 func (d *Dialect) parse(body string, clone bool) *Robots {
 	if len(body) <= tinyBody/4 {
 		// (A smaller table on the stack: Go zeroes it first.)
-		var recs [tinyRecs / 2]lineRec
+		var recs [tinyRecs / 4]lineRec
 		r, _ := d.parseLines(body, clone, recs[:0])
 		return r
 	}
@@ -530,10 +530,10 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 
 // A small file's tables and the text it keeps share one allocation with its
 // Robots and with room for the Ruleset of its first For (which then
-// allocates nothing): the first of the robotsN types (N from 256 to 640
+// allocates nothing): the first of the robotsN types (N from 256 to 1024
 // bytes, each as large as the allocator's size class of N bytes) that they
 // fit in; robotsMN are the same with the file's robotsMore (sitemaps,
-// warnings, usage rules), from 288 to 768 bytes. The allocation costs about
+// warnings, usage rules), from 288 to 1152 bytes. The allocation costs about
 // in proportion to its size (most of a tiny file's Parse): hence the many
 // classes, and the small Robots and Ruleset.
 const (
@@ -576,9 +576,29 @@ type (
 		robotsSpareRoom
 		a [(512 - spareSize) / 8]uint64
 	}
+	robots576 struct {
+		robotsSpareRoom
+		a [(576 - spareSize) / 8]uint64
+	}
 	robots640 struct {
 		robotsSpareRoom
 		a [(640 - spareSize) / 8]uint64
+	}
+	robots704 struct {
+		robotsSpareRoom
+		a [(704 - spareSize) / 8]uint64
+	}
+	robots768 struct {
+		robotsSpareRoom
+		a [(768 - spareSize) / 8]uint64
+	}
+	robots896 struct {
+		robotsSpareRoom
+		a [(896 - spareSize) / 8]uint64
+	}
+	robots1024 struct {
+		robotsSpareRoom
+		a [(1024 - spareSize) / 8]uint64
 	}
 	robotsM288 struct {
 		robotsSpareRoom
@@ -620,10 +640,30 @@ type (
 		m robotsMore
 		a [(640 - spareSize - moreSize) / 8]uint64
 	}
+	robotsM704 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(704 - spareSize - moreSize) / 8]uint64
+	}
 	robotsM768 struct {
 		robotsSpareRoom
 		m robotsMore
 		a [(768 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM896 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(896 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM1024 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(1024 - spareSize - moreSize) / 8]uint64
+	}
+	robotsM1152 struct {
+		robotsSpareRoom
+		m robotsMore
+		a [(1152 - spareSize - moreSize) / 8]uint64
 	}
 	// A larger file's Robots with its robotsMore.
 	robotsBig struct {
@@ -635,8 +675,8 @@ type (
 // maxSmall and maxSmallMore are the most words of tables and text a small
 // type holds, without and with a robotsMore.
 const (
-	maxSmall     = len(robots640{}.a)
-	maxSmallMore = len(robotsM768{}.a)
+	maxSmall     = len(robots1024{}.a)
+	maxSmallMore = len(robotsM1152{}.a)
 )
 
 // newRobots returns a new Robots, with its robotsMore if more is set, and
@@ -651,48 +691,55 @@ func newRobots(n int, more bool) (*Robots, arena) {
 		case n <= len(robotsM288{}.a):
 			x := new(robotsM288)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 288
+			r, a, size = &x.r, x.a[:], 288
 		case n <= len(robotsM320{}.a):
 			x := new(robotsM320)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 320
+			r, a, size = &x.r, x.a[:], 320
 		case n <= len(robotsM352{}.a):
 			x := new(robotsM352)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 352
+			r, a, size = &x.r, x.a[:], 352
 		case n <= len(robotsM384{}.a):
 			x := new(robotsM384)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 384
+			r, a, size = &x.r, x.a[:], 384
 		case n <= len(robotsM448{}.a):
 			x := new(robotsM448)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 448
+			r, a, size = &x.r, x.a[:], 448
 		case n <= len(robotsM512{}.a):
 			x := new(robotsM512)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 512
+			r, a, size = &x.r, x.a[:], 512
 		case n <= len(robotsM576{}.a):
 			x := new(robotsM576)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 576
+			r, a, size = &x.r, x.a[:], 576
 		case n <= len(robotsM640{}.a):
 			x := new(robotsM640)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 640
-		case n <= maxSmallMore:
+			r, a, size = &x.r, x.a[:], 640
+		case n <= len(robotsM704{}.a):
+			x := new(robotsM704)
+			x.r.more = &x.m
+			r, a, size = &x.r, x.a[:], 704
+		case n <= len(robotsM768{}.a):
 			x := new(robotsM768)
 			x.r.more = &x.m
-			r, a = &x.r, x.a[:]
-			size = 768
+			r, a, size = &x.r, x.a[:], 768
+		case n <= len(robotsM896{}.a):
+			x := new(robotsM896)
+			x.r.more = &x.m
+			r, a, size = &x.r, x.a[:], 896
+		case n <= len(robotsM1024{}.a):
+			x := new(robotsM1024)
+			x.r.more = &x.m
+			r, a, size = &x.r, x.a[:], 1024
+		case n <= maxSmallMore:
+			x := new(robotsM1152)
+			x.r.more = &x.m
+			r, a, size = &x.r, x.a[:], 1152
 		default:
 			x := new(robotsBig)
 			x.r.more = &x.m
@@ -702,36 +749,43 @@ func newRobots(n int, more bool) (*Robots, arena) {
 		switch {
 		case n <= len(robots256{}.a):
 			x := new(robots256)
-			r, a = &x.r, x.a[:]
-			size = 256
+			r, a, size = &x.r, x.a[:], 256
 		case n <= len(robots288{}.a):
 			x := new(robots288)
-			r, a = &x.r, x.a[:]
-			size = 288
+			r, a, size = &x.r, x.a[:], 288
 		case n <= len(robots320{}.a):
 			x := new(robots320)
-			r, a = &x.r, x.a[:]
-			size = 320
+			r, a, size = &x.r, x.a[:], 320
 		case n <= len(robots352{}.a):
 			x := new(robots352)
-			r, a = &x.r, x.a[:]
-			size = 352
+			r, a, size = &x.r, x.a[:], 352
 		case n <= len(robots384{}.a):
 			x := new(robots384)
-			r, a = &x.r, x.a[:]
-			size = 384
+			r, a, size = &x.r, x.a[:], 384
 		case n <= len(robots448{}.a):
 			x := new(robots448)
-			r, a = &x.r, x.a[:]
-			size = 448
+			r, a, size = &x.r, x.a[:], 448
 		case n <= len(robots512{}.a):
 			x := new(robots512)
-			r, a = &x.r, x.a[:]
-			size = 512
-		case n <= maxSmall:
+			r, a, size = &x.r, x.a[:], 512
+		case n <= len(robots576{}.a):
+			x := new(robots576)
+			r, a, size = &x.r, x.a[:], 576
+		case n <= len(robots640{}.a):
 			x := new(robots640)
-			r, a = &x.r, x.a[:]
-			size = 640
+			r, a, size = &x.r, x.a[:], 640
+		case n <= len(robots704{}.a):
+			x := new(robots704)
+			r, a, size = &x.r, x.a[:], 704
+		case n <= len(robots768{}.a):
+			x := new(robots768)
+			r, a, size = &x.r, x.a[:], 768
+		case n <= len(robots896{}.a):
+			x := new(robots896)
+			r, a, size = &x.r, x.a[:], 896
+		case n <= maxSmall:
+			x := new(robots1024)
+			r, a, size = &x.r, x.a[:], 1024
 		default:
 			return new(Robots), newArena(make([]uint64, n))
 		}
@@ -1176,12 +1230,14 @@ func (p *parser) normalize(v string) (n0, n1 int32, esc bool) {
 		if !needsRFCNormal(v, false) {
 			return 0, 0, false
 		}
-		p.esc = appendRFC3986(p.esc, v, false)
+		// (Room for the longest result first: a byte is at most "%XX", and
+		// the append of byte after byte would grow it several times.)
+		p.esc = appendRFC3986(slices.Grow(p.esc, 3*len(v)), v, false)
 	case encGoogle:
 		if !googleNeedsEscape(v) {
 			return 0, 0, false
 		}
-		p.esc = appendGoogleEscape(p.esc, v)
+		p.esc = appendGoogleEscape(slices.Grow(p.esc, 3*len(v)), v)
 	default:
 		return 0, 0, false
 	}
