@@ -1220,6 +1220,18 @@ func (p *parser) addRule(l *line) {
 	}
 }
 
+// escRoom returns p.esc, with room for the longest escaped form of v (a
+// byte is at most "%XX") when it has none yet: the append of byte after
+// byte would grow it several times for the one escaped pattern of a small
+// file. (Later patterns grow it as append does, so that a file of many
+// escaped patterns keeps little unused room.)
+func (p *parser) escRoom(v string) []byte {
+	if cap(p.esc) == 0 {
+		return make([]byte, 0, 3*len(v))
+	}
+	return p.esc
+}
+
 // normalize appends the pattern v as compared (normalizePattern) to p.esc,
 // with nothing allocated but p.esc's growth, and returns where it is; esc
 // is false (and p.esc unchanged) when v is compared as written.
@@ -1230,14 +1242,12 @@ func (p *parser) normalize(v string) (n0, n1 int32, esc bool) {
 		if !needsRFCNormal(v, false) {
 			return 0, 0, false
 		}
-		// (Room for the longest result first: a byte is at most "%XX", and
-		// the append of byte after byte would grow it several times.)
-		p.esc = appendRFC3986(slices.Grow(p.esc, 3*len(v)), v, false)
+		p.esc = appendRFC3986(p.escRoom(v), v, false)
 	case encGoogle:
 		if !googleNeedsEscape(v) {
 			return 0, 0, false
 		}
-		p.esc = appendGoogleEscape(slices.Grow(p.esc, 3*len(v)), v)
+		p.esc = appendGoogleEscape(p.escRoom(v), v)
 	default:
 		return 0, 0, false
 	}
