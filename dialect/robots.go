@@ -673,19 +673,34 @@ type (
 )
 
 // maxSmall and maxSmallMore are the most words of tables and text a small
-// type holds, without and with a robotsMore.
+// type holds, without and with a robotsMore; maxTables and maxTablesMore
+// the most words of tables alone (the text not in the allocation) that
+// parseLines puts in one: above 640 and 768 bytes, the size class's unused
+// room and the Ruleset room cost a cached policy more than separate
+// allocations do.
 const (
-	maxSmall     = len(robots1024{}.a)
-	maxSmallMore = len(robotsM1152{}.a)
+	maxSmall      = len(robots1024{}.a)
+	maxSmallMore  = len(robotsM1152{}.a)
+	maxTables     = len(robots640{}.a)
+	maxTablesMore = len(robotsM768{}.a)
 )
 
 // newRobots returns a new Robots, with its robotsMore if more is set, and
 // an arena of at least n words for its tables: in the same allocation, with
-// room for a Ruleset, when n is small, else in one of its own.
-func newRobots(n int, more bool) (*Robots, arena) {
+// room for a Ruleset, when n is small (at most most words), else in one of
+// its own.
+func newRobots(n int, more bool, most int) (*Robots, arena) {
 	var r *Robots
 	var a []uint64
 	var size int
+	switch {
+	case n > most && more:
+		x := new(robotsBig)
+		x.r.more = &x.m
+		return &x.r, newArena(make([]uint64, n))
+	case n > most:
+		return new(Robots), newArena(make([]uint64, n))
+	}
 	if more {
 		switch {
 		case n <= len(robotsM288{}.a):
@@ -879,7 +894,17 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if small {
 		aw += words(keepN)
 	}
-	r, a := newRobots(aw, more)
+	most := maxTables
+	if more {
+		most = maxTablesMore
+	}
+	if small && keepN > 0 {
+		most = max(most, maxSmall)
+		if more {
+			most = maxSmallMore
+		}
+	}
+	r, a := newRobots(aw, more, most)
 	r.d = d
 	p := parser{s: &d.s, r: r}
 	p.tab = carve[rule](&a, n.rules)
