@@ -3,6 +3,7 @@ package dialect
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -80,14 +81,28 @@ func TestFootprintTracksHeap(t *testing.T) {
 // class), and the first For of a small file takes the room for its
 // Ruleset: Parse and For of a one-rule file cost one allocation.
 func TestSmallRobotsFillSizeClasses(t *testing.T) {
+	classes := []int{256, 288, 320, 352, 384, 448, 512, 576, 640, 704, 768, 896, 1024, 1152}
 	for _, c := range []struct {
-		size, class uintptr
-	}{
-		{unsafe.Sizeof(robots256{}), 256}, {unsafe.Sizeof(robots288{}), 288}, {unsafe.Sizeof(robots320{}), 320}, {unsafe.Sizeof(robots352{}), 352}, {unsafe.Sizeof(robots384{}), 384}, {unsafe.Sizeof(robots448{}), 448}, {unsafe.Sizeof(robots512{}), 512}, {unsafe.Sizeof(robots576{}), 576}, {unsafe.Sizeof(robots640{}), 640}, {unsafe.Sizeof(robots704{}), 704}, {unsafe.Sizeof(robots768{}), 768}, {unsafe.Sizeof(robots896{}), 896}, {unsafe.Sizeof(robots1024{}), 1024},
-		{unsafe.Sizeof(robotsM288{}), 288}, {unsafe.Sizeof(robotsM320{}), 320}, {unsafe.Sizeof(robotsM352{}), 352}, {unsafe.Sizeof(robotsM384{}), 384}, {unsafe.Sizeof(robotsM448{}), 448}, {unsafe.Sizeof(robotsM512{}), 512}, {unsafe.Sizeof(robotsM576{}), 576}, {unsafe.Sizeof(robotsM640{}), 640}, {unsafe.Sizeof(robotsM704{}), 704}, {unsafe.Sizeof(robotsM768{}), 768}, {unsafe.Sizeof(robotsM896{}), 896}, {unsafe.Sizeof(robotsM1024{}), 1024}, {unsafe.Sizeof(robotsM1152{}), 1152},
-	} {
-		if c.size != c.class {
-			t.Errorf("a small Robots type of %d bytes, size class %d", c.size, c.class)
+		types []smallType
+		more  bool
+	}{{smallTypes[:], false}, {smallMoreTypes[:], true}} {
+		for i, st := range c.types {
+			if !slices.Contains(classes, st.size) {
+				t.Errorf("a small Robots type of %d bytes, not a size class", st.size)
+			}
+			if i > 0 && st.words <= c.types[i-1].words {
+				t.Errorf("small types of %d and %d bytes: not in order", c.types[i-1].size, st.size)
+			}
+			// The Robots starts the allocation, its robotsMore (if any)
+			// follows the room for a Ruleset, and its words end it.
+			r, a := st.alloc()
+			start, end := uintptr(unsafe.Pointer(r)), uintptr(unsafe.Pointer(&a[len(a)-1]))+8
+			if end-start != uintptr(st.size) || len(a) != st.words {
+				t.Errorf("small type of %d bytes: %d words ending %d bytes from its Robots", st.size, len(a), end-start)
+			}
+			if want := start + uintptr(spareSize); c.more != (r.more != nil) || c.more && uintptr(unsafe.Pointer(r.more)) != want {
+				t.Errorf("small type of %d bytes: robotsMore at %#x, want it (%v) at %#x", st.size, unsafe.Pointer(r.more), c.more, want)
+			}
 		}
 	}
 	body := []byte("User-agent: *\nDisallow: /private\n")

@@ -530,16 +530,15 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 
 // A small file's tables and the text it keeps share one allocation with its
 // Robots and with room for the Ruleset of its first For (which then
-// allocates nothing): the first of the robotsN types (N from 256 to 1024
-// bytes, each as large as the allocator's size class of N bytes) that they
-// fit in; robotsMN are the same with the file's robotsMore (sitemaps,
-// warnings, usage rules), from 288 to 1152 bytes. The allocation costs about
+// allocates nothing): the first of smallTypes (from 256 to 1,024 bytes,
+// each as large as a size class of the allocator) that they fit in;
+// smallMoreTypes are the same with the file's robotsMore (sitemaps,
+// warnings, usage rules), from 288 to 1,152 bytes. The allocation costs about
 // in proportion to its size (most of a tiny file's Parse): hence the many
 // classes, and the small Robots and Ruleset.
 const (
-	robotsSize = int(unsafe.Sizeof(Robots{}))
-	spareSize  = int(unsafe.Sizeof(robotsSpareRoom{}))
-	moreSize   = int(unsafe.Sizeof(robotsMore{}))
+	spareSize = int(unsafe.Sizeof(robotsSpareRoom{}))
+	moreSize  = int(unsafe.Sizeof(robotsMore{}))
 )
 
 type (
@@ -548,127 +547,93 @@ type (
 		r  Robots
 		rs Ruleset
 	}
-	robots256 struct {
+	// smallRoom is a small type: A is an array of words for tables and
+	// text that makes it as large as a size class of the allocator.
+	smallRoom[A any] struct {
 		robotsSpareRoom
-		a [(256 - spareSize) / 8]uint64
+		a A
 	}
-	robots288 struct {
-		robotsSpareRoom
-		a [(288 - spareSize) / 8]uint64
-	}
-	robots320 struct {
-		robotsSpareRoom
-		a [(320 - spareSize) / 8]uint64
-	}
-	robots352 struct {
-		robotsSpareRoom
-		a [(352 - spareSize) / 8]uint64
-	}
-	robots384 struct {
-		robotsSpareRoom
-		a [(384 - spareSize) / 8]uint64
-	}
-	robots448 struct {
-		robotsSpareRoom
-		a [(448 - spareSize) / 8]uint64
-	}
-	robots512 struct {
-		robotsSpareRoom
-		a [(512 - spareSize) / 8]uint64
-	}
-	robots576 struct {
-		robotsSpareRoom
-		a [(576 - spareSize) / 8]uint64
-	}
-	robots640 struct {
-		robotsSpareRoom
-		a [(640 - spareSize) / 8]uint64
-	}
-	robots704 struct {
-		robotsSpareRoom
-		a [(704 - spareSize) / 8]uint64
-	}
-	robots768 struct {
-		robotsSpareRoom
-		a [(768 - spareSize) / 8]uint64
-	}
-	robots896 struct {
-		robotsSpareRoom
-		a [(896 - spareSize) / 8]uint64
-	}
-	robots1024 struct {
-		robotsSpareRoom
-		a [(1024 - spareSize) / 8]uint64
-	}
-	robotsM288 struct {
+	// smallMoreRoom is a small type with the file's robotsMore.
+	smallMoreRoom[A any] struct {
 		robotsSpareRoom
 		m robotsMore
-		a [(288 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM320 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(320 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM352 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(352 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM384 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(384 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM448 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(448 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM512 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(512 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM576 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(576 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM640 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(640 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM704 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(704 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM768 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(768 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM896 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(896 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM1024 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(1024 - spareSize - moreSize) / 8]uint64
-	}
-	robotsM1152 struct {
-		robotsSpareRoom
-		m robotsMore
-		a [(1152 - spareSize - moreSize) / 8]uint64
+		a A
 	}
 	// A larger file's Robots with its robotsMore.
 	robotsBig struct {
 		r Robots
 		m robotsMore
+	}
+)
+
+// spareWords and moreWords are the words a small type takes before its
+// words for tables and text, without and with a robotsMore: one of N bytes
+// has N/8 - spareWords (N/8 - moreWords) of them.
+const (
+	spareWords = spareSize / 8
+	moreWords  = (spareSize + moreSize) / 8
+)
+
+// smallType is one of the small types: its size (a size class of the
+// allocator), the words of tables and text it holds, and alloc, which
+// allocates one and returns its Robots (with its robotsMore in the types
+// that have one) and those words.
+type smallType struct {
+	size, words int
+	alloc       func() (*Robots, []uint64)
+}
+
+// small returns the smallType of smallRoom[A].
+func small[A any]() smallType {
+	var z smallRoom[A]
+	return smallType{size: int(unsafe.Sizeof(z)), words: int(unsafe.Sizeof(z.a)) / 8, alloc: func() (*Robots, []uint64) {
+		x := new(smallRoom[A])
+		return &x.r, unsafe.Slice((*uint64)(unsafe.Pointer(&x.a)), unsafe.Sizeof(x.a)/8)
+	}}
+}
+
+// smallMore returns the smallType of smallMoreRoom[A].
+func smallMore[A any]() smallType {
+	var z smallMoreRoom[A]
+	return smallType{size: int(unsafe.Sizeof(z)), words: int(unsafe.Sizeof(z.a)) / 8, alloc: func() (*Robots, []uint64) {
+		x := new(smallMoreRoom[A])
+		x.r.more = &x.m
+		return &x.r, unsafe.Slice((*uint64)(unsafe.Pointer(&x.a)), unsafe.Sizeof(x.a)/8)
+	}}
+}
+
+// smallTypes and smallMoreTypes are the small types without and with a
+// robotsMore, smallest first.
+var (
+	smallTypes = [...]smallType{
+		small[[256/8 - spareWords]uint64](),
+		small[[288/8 - spareWords]uint64](),
+		small[[320/8 - spareWords]uint64](),
+		small[[352/8 - spareWords]uint64](),
+		small[[384/8 - spareWords]uint64](),
+		small[[448/8 - spareWords]uint64](),
+		small[[512/8 - spareWords]uint64](),
+		small[[576/8 - spareWords]uint64](),
+		small[[640/8 - spareWords]uint64](),
+		small[[704/8 - spareWords]uint64](),
+		small[[768/8 - spareWords]uint64](),
+		small[[896/8 - spareWords]uint64](),
+		small[[1024/8 - spareWords]uint64](),
+	}
+	smallMoreTypes = [...]smallType{
+		smallMore[[288/8 - moreWords]uint64](),
+		smallMore[[320/8 - moreWords]uint64](),
+		smallMore[[352/8 - moreWords]uint64](),
+		smallMore[[384/8 - moreWords]uint64](),
+		smallMore[[448/8 - moreWords]uint64](),
+		smallMore[[512/8 - moreWords]uint64](),
+		smallMore[[576/8 - moreWords]uint64](),
+		smallMore[[640/8 - moreWords]uint64](),
+		smallMore[[704/8 - moreWords]uint64](),
+		smallMore[[768/8 - moreWords]uint64](),
+		smallMore[[896/8 - moreWords]uint64](),
+		smallMore[[1024/8 - moreWords]uint64](),
+		smallMore[[1152/8 - moreWords]uint64](),
 	}
 )
 
@@ -679,135 +644,37 @@ type (
 // room and the Ruleset room cost a cached policy more than separate
 // allocations do.
 const (
-	maxSmall      = len(robots1024{}.a)
-	maxSmallMore  = len(robotsM1152{}.a)
-	maxTables     = len(robots640{}.a)
-	maxTablesMore = len(robotsM768{}.a)
+	maxSmall      = 1024/8 - spareWords
+	maxSmallMore  = 1152/8 - moreWords
+	maxTables     = 640/8 - spareWords
+	maxTablesMore = 768/8 - moreWords
 )
 
 // newRobots returns a new Robots, with its robotsMore if more is set, and
 // an arena of at least n words for its tables: in the same allocation, with
-// room for a Ruleset, when n is small (at most most words), else in one of
-// its own.
+// room for a Ruleset, when n is small (at most most words, which is at most
+// maxSmall or maxSmallMore), else in one of its own.
 func newRobots(n int, more bool, most int) (*Robots, arena) {
-	var r *Robots
-	var a []uint64
-	var size int
-	switch {
-	case n > most && more:
+	types := smallTypes[:]
+	if more {
+		types = smallMoreTypes[:]
+	}
+	if n <= most {
+		for i := range types {
+			if t := &types[i]; n <= t.words {
+				r, a := t.alloc()
+				// (parseLines adds to the flags: r is not yet shared.)
+				r.flags = robotsSpare | uint32(t.size/robotsClassUnit)<<robotsClassShift
+				return r, newArena(a)
+			}
+		}
+	}
+	if more {
 		x := new(robotsBig)
 		x.r.more = &x.m
 		return &x.r, newArena(make([]uint64, n))
-	case n > most:
-		return new(Robots), newArena(make([]uint64, n))
 	}
-	if more {
-		switch {
-		case n <= len(robotsM288{}.a):
-			x := new(robotsM288)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 288
-		case n <= len(robotsM320{}.a):
-			x := new(robotsM320)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 320
-		case n <= len(robotsM352{}.a):
-			x := new(robotsM352)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 352
-		case n <= len(robotsM384{}.a):
-			x := new(robotsM384)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 384
-		case n <= len(robotsM448{}.a):
-			x := new(robotsM448)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 448
-		case n <= len(robotsM512{}.a):
-			x := new(robotsM512)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 512
-		case n <= len(robotsM576{}.a):
-			x := new(robotsM576)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 576
-		case n <= len(robotsM640{}.a):
-			x := new(robotsM640)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 640
-		case n <= len(robotsM704{}.a):
-			x := new(robotsM704)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 704
-		case n <= len(robotsM768{}.a):
-			x := new(robotsM768)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 768
-		case n <= len(robotsM896{}.a):
-			x := new(robotsM896)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 896
-		case n <= len(robotsM1024{}.a):
-			x := new(robotsM1024)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 1024
-		case n <= maxSmallMore:
-			x := new(robotsM1152)
-			x.r.more = &x.m
-			r, a, size = &x.r, x.a[:], 1152
-		default:
-			x := new(robotsBig)
-			x.r.more = &x.m
-			return &x.r, newArena(make([]uint64, n))
-		}
-	} else {
-		switch {
-		case n <= len(robots256{}.a):
-			x := new(robots256)
-			r, a, size = &x.r, x.a[:], 256
-		case n <= len(robots288{}.a):
-			x := new(robots288)
-			r, a, size = &x.r, x.a[:], 288
-		case n <= len(robots320{}.a):
-			x := new(robots320)
-			r, a, size = &x.r, x.a[:], 320
-		case n <= len(robots352{}.a):
-			x := new(robots352)
-			r, a, size = &x.r, x.a[:], 352
-		case n <= len(robots384{}.a):
-			x := new(robots384)
-			r, a, size = &x.r, x.a[:], 384
-		case n <= len(robots448{}.a):
-			x := new(robots448)
-			r, a, size = &x.r, x.a[:], 448
-		case n <= len(robots512{}.a):
-			x := new(robots512)
-			r, a, size = &x.r, x.a[:], 512
-		case n <= len(robots576{}.a):
-			x := new(robots576)
-			r, a, size = &x.r, x.a[:], 576
-		case n <= len(robots640{}.a):
-			x := new(robots640)
-			r, a, size = &x.r, x.a[:], 640
-		case n <= len(robots704{}.a):
-			x := new(robots704)
-			r, a, size = &x.r, x.a[:], 704
-		case n <= len(robots768{}.a):
-			x := new(robots768)
-			r, a, size = &x.r, x.a[:], 768
-		case n <= len(robots896{}.a):
-			x := new(robots896)
-			r, a, size = &x.r, x.a[:], 896
-		case n <= maxSmall:
-			x := new(robots1024)
-			r, a, size = &x.r, x.a[:], 1024
-		default:
-			return new(Robots), newArena(make([]uint64, n))
-		}
-	}
-	// (parseLines adds to the flags: r is not yet shared.)
-	r.flags = robotsSpare | uint32(size/robotsClassUnit)<<robotsClassShift
-	return r, newArena(a)
+	return new(Robots), newArena(make([]uint64, n))
 }
 
 // A small Robots' flags hold the size of its allocation, in units of
