@@ -243,8 +243,11 @@ func (r *Reader) All() iter.Seq2[Entry, error] {
 func (r *Reader) start() error {
 	br := bufio.NewReaderSize(r.src, 4096)
 	for layer := 0; ; layer++ {
-		magic, _ := br.Peek(2)
+		magic, err := br.Peek(2)
 		if len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+			if len(magic) < 2 && err != nil && err != io.EOF {
+				return fmt.Errorf("sitemap: %w", err)
+			}
 			break
 		}
 		if layer == maxGzipLayers {
@@ -306,6 +309,18 @@ func (r *Reader) start() error {
 		return r.startXML(sr)
 	}
 	return r.startText(sr, size)
+}
+
+// readErr is the error that stopped the reading of the document's bytes
+// (the source's, or a broken gzip stream's), or nil when none did: at the
+// end of the bytes or at Limits.MaxBytes, what was read is all there is to
+// judge the document by. After a failure it is not: a document cut by one
+// is never ErrNotSitemap.
+func (r *Reader) readErr() error {
+	if r.count == nil || r.count.err == io.EOF || errors.Is(r.count.err, ErrLimit) {
+		return nil
+	}
+	return r.count.err
 }
 
 func isSpace(c byte) bool {

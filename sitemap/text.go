@@ -15,6 +15,8 @@ func (r *Reader) startText(sr *bufio.Reader, size int) error {
 	line := head
 	if i := bytes.IndexAny(head, "\r\n"); i >= 0 {
 		line = head[:i]
+	} else if err := r.readErr(); err != nil {
+		return fmt.Errorf("sitemap: %w", err) // the first line is cut: nothing to judge by
 	}
 	line = bytes.TrimRightFunc(line, func(c rune) bool { return c < 0x80 && isSpace(byte(c)) }) // not empty: line[0] is not a space
 	if !looksLikeURL(line) {

@@ -216,6 +216,19 @@ type Report struct {
 type Walker struct {
 	cfg    Config
 	client *http.Client
+	budget func(total time.Duration, cancel func()) docBudget // starts a document's DocTimeout
+}
+
+// docBudget is the time budget of one document: a *gatewait.Budget, or a
+// test's stand-in spent on an event rather than after a time.
+type docBudget interface {
+	gatewait.Hook
+	Stop()
+	Spent() bool
+}
+
+func newDocBudget(total time.Duration, cancel func()) docBudget {
+	return gatewait.NewBudget(total, cancel)
 }
 
 // NewWalker returns a walker configured by cfg.
@@ -259,7 +272,7 @@ func NewWalker(cfg Config) *Walker {
 		}
 		return nil
 	}
-	return &Walker{cfg: cfg, client: &cl}
+	return &Walker{cfg: cfg, client: &cl, budget: newDocBudget}
 }
 
 // Walk reads the sitemaps at roots, announced by the robots.txt of scope
@@ -358,7 +371,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 	ws.fetched++
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	budget := gatewait.NewBudget(cfg.DocTimeout, cancel)
+	budget := ws.w.budget(cfg.DocTimeout, cancel)
 	defer budget.Stop()
 	dctx = gatewait.With(dctx, budget)
 	body, status, err := ws.w.fetch(dctx, loc)
@@ -476,7 +489,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 // document's content decided (a limit, not a sitemap, a DOCTYPE) is
 // reported as it is, and any other (what the timeout's cancel made of the
 // fetch or read) is wrapped with ErrDocTimeout: both match errors.Is.
-func (ws *walkState) timedOut(ctx context.Context, b *gatewait.Budget, loc, what string, err error) error {
+func (ws *walkState) timedOut(ctx context.Context, b docBudget, loc, what string, err error) error {
 	if !b.Spent() || ctx.Err() != nil || errors.Is(err, ErrLimit) || errors.Is(err, ErrNotSitemap) || errors.Is(err, ErrDoctype) {
 		return err
 	}

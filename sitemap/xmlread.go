@@ -102,7 +102,7 @@ func (r *Reader) xmlError(err error) error {
 		}
 		return fmt.Errorf("sitemap: document truncated inside <%s>: %w", r.stack[len(r.stack)-1], io.ErrUnexpectedEOF)
 	}
-	if r.spec == nil {
+	if rerr := r.readErr(); r.spec == nil && (rerr == nil || !errors.Is(err, rerr)) {
 		return fmt.Errorf("%w: XML broken before the root element: %w", ErrNotSitemap, err)
 	}
 	if se := (*xml.SyntaxError)(nil); errors.As(err, &se) && se.Msg == "unexpected EOF" {
