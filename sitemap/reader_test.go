@@ -411,3 +411,42 @@ func TestReadErrorBeforeRoot(t *testing.T) {
 		}
 	}
 }
+
+// A text sitemap whose bytes stop with an error (a read failure, or
+// MaxBytes) in the middle of a line does not hand that line over: it may
+// be a URL cut short. At the clean end of the bytes a last line without
+// its line end is whole.
+func TestTextLastLineCut(t *testing.T) {
+	errRead := errors.New("connection reset")
+	const doc = "http://example.com/a\nhttp://example.com/b"
+	for _, tc := range []struct {
+		name string
+		src  io.Reader
+		lim  Limits
+		want error
+	}{
+		{"read error", io.MultiReader(strings.NewReader(doc), iotest.ErrReader(errRead)), Limits{}, errRead},
+		{"MaxBytes", strings.NewReader(doc + "ig/page\n"), Limits{MaxBytes: int64(len(doc))}, ErrLimit},
+	} {
+		es, err := readEntries(NewReader(tc.src, docURL, tc.lim))
+		if got := locs(es); !errors.Is(err, tc.want) || len(got) != 1 || got[0] != "http://example.com/a" {
+			t.Errorf("%s: %q, %v; want only the first URL, then %v", tc.name, got, err, tc.want)
+		}
+	}
+	es, err := readEntries(NewReader(strings.NewReader(doc), docURL, Limits{}))
+	if got := locs(es); err != io.EOF || len(got) != 2 || got[1] != "http://example.com/b" {
+		t.Errorf("clean end: %q, %v; want both URLs", got, err)
+	}
+}
+
+// readEntries calls Next until it fails, and returns the entries and the error.
+func readEntries(r *Reader) ([]Entry, error) {
+	var es []Entry
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return es, err
+		}
+		es = append(es, e)
+	}
+}

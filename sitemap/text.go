@@ -38,7 +38,7 @@ func (r *Reader) startText(sr *bufio.Reader, size int) error {
 	r.format = FormatText
 	sc := bufio.NewScanner(sr)
 	sc.Buffer(make([]byte, 0, min(4096, r.lim.MaxTextRun+1)), r.lim.MaxTextRun+1)
-	sc.Split(scanLines)
+	sc.Split(r.splitLines)
 	r.lines = sc
 	return nil
 }
@@ -54,6 +54,16 @@ func looksLikeURL(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// splitLines is scanLines, except that a last line without its line end is
+// withheld when the bytes stopped with an error (a read failure, MaxBytes)
+// rather than at their end: it may be a URL cut short.
+func (r *Reader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
+	if err := r.count.err; atEOF && err != nil && err != io.EOF && bytes.IndexAny(data, "\r\n") < 0 {
+		return 0, nil, err
+	}
+	return scanLines(data, atEOF)
 }
 
 // scanLines splits on \n, \r\n and a lone \r.
