@@ -49,7 +49,7 @@ func runMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return code
 }
 
-// A command is one of check, inspect and diff.
+// A command is one of check, inspect, diff and sitemaps.
 type command struct {
 	name     string
 	synopsis string // the arguments, after "robotstxt NAME"
