@@ -60,7 +60,7 @@ func looksLikeURL(b []byte) bool {
 // withheld when the bytes stopped with an error (a read failure, MaxBytes)
 // rather than at their end: it may be a URL cut short.
 func (r *Reader) splitLines(data []byte, atEOF bool) (int, []byte, error) {
-	if err := r.count.err; atEOF && err != nil && err != io.EOF && bytes.IndexAny(data, "\r\n") < 0 {
+	if err := r.count.err; atEOF && err != nil && err != io.EOF && !bytes.ContainsAny(data, "\r\n") {
 		return 0, nil, err
 	}
 	return scanLines(data, atEOF)
