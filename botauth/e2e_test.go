@@ -53,9 +53,11 @@ func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSe
 
 // seen is one request a site received, as the verifier judged it.
 type seen struct {
-	path string
-	c    check
-	err  error
+	path  string
+	input string // the Signature-Input field as received
+	body  string
+	c     check
+	err   error
 }
 
 // site is a server that verifies every request it receives.
@@ -66,7 +68,8 @@ type site struct {
 
 func (s *site) record(v *verifier, r *http.Request) seen {
 	c, err := v.verify(r)
-	e := seen{r.URL.Path, c, err}
+	body, _ := io.ReadAll(r.Body)
+	e := seen{r.URL.Path, r.Header.Get("Signature-Input"), string(body), c, err}
 	s.mu.Lock()
 	s.seen = append(s.seen, e)
 	s.mu.Unlock()
