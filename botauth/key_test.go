@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,5 +193,22 @@ func TestNoKeyInForce(t *testing.T) {
 	}
 	if err := s.Sign(httptest.NewRequest("GET", "http://a.example/", nil), time.Now()); !errors.Is(err, ErrKey) {
 		t.Errorf("Sign: %v", err)
+	}
+}
+
+// TestSignBareRequest: a request built by hand without a header map is
+// signed; one without a URL is an error, not a panic.
+func TestSignBareRequest(t *testing.T) {
+	s, err := NewSigner("https://bot.example/", []Key{seedKey(t, 26)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("https://shop.example/")
+	req := &http.Request{Method: "GET", URL: u}
+	if err := s.Sign(req, time.Now()); err != nil || req.Header.Get("Signature") == "" {
+		t.Errorf("no header map: %v %v", err, req.Header)
+	}
+	if err := s.Sign(&http.Request{}, time.Now()); err == nil {
+		t.Error("no URL: signed")
 	}
 }

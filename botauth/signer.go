@@ -142,6 +142,12 @@ func (sp *spec) keyID() string {
 
 // sign signs req as sp says, at now, and returns the signature base.
 func (s *Signer) sign(req *http.Request, now time.Time, sp *spec) (string, error) {
+	if req.URL == nil {
+		return "", errors.New("botauth: a request without a URL")
+	}
+	if req.Header == nil {
+		req.Header = make(http.Header)
+	}
 	key, err := current(s.keys, now, sp.keyID())
 	if err != nil {
 		return "", err
