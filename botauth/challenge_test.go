@@ -72,7 +72,7 @@ func TestChallengeAnswered(t *testing.T) {
 		{"429 signed always", 429, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 7))
+			cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 7))
 			kid := cs.keys[0].Thumbprint()
 			var st site
 			srv := challengeSite(t, cs, &st, tc.status, fmt.Sprintf(askFor, kid), false)
@@ -98,7 +98,7 @@ func TestChallengeAnswered(t *testing.T) {
 // as it came, after one request; with OnlyWhenChallenged and no Answering
 // nothing is signed.
 func TestChallengeOff(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 8))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 8))
 	var st site
 	srv := challengeSite(t, cs, &st, 403, fmt.Sprintf(askFor, cs.keys[0].Thumbprint()), false)
 	code, body := get(t, newChallengeTransport(t, cs, OnlyWhenChallenged()), srv.URL+"/")
@@ -110,7 +110,7 @@ func TestChallengeOff(t *testing.T) {
 // TestChallengeAnsweredOnce: a site that challenges the answer too gets
 // two requests, and its second challenge goes back to the caller.
 func TestChallengeAnsweredOnce(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 9))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 9))
 	var st site
 	srv := challengeSite(t, cs, &st, 403, fmt.Sprintf(askFor, cs.keys[0].Thumbprint()), true)
 	tr := newChallengeTransport(t, cs)
@@ -124,7 +124,7 @@ func TestChallengeAnsweredOnce(t *testing.T) {
 // answered, for the reason readChallenge gives; the caller gets the
 // challenge itself, its body unread.
 func TestChallengeDeclined(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 10))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 10))
 	for _, tc := range []struct{ name, challenge, reason string }{
 		{"no authority", `s=("@method" "signature-agent";key="s");created`, "neither"},
 		{"derived unknown", `s=("@authority" "@status")`, `"@status"`},
@@ -161,7 +161,7 @@ func TestChallengeDeclined(t *testing.T) {
 // TestChallengeBody: the answer to a POST carries its body again; a body
 // that cannot be sent again (no GetBody) declines the challenge.
 func TestChallengeBody(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 11))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 11))
 	var st site
 	srv := challengeSite(t, cs, &st, 403, fmt.Sprintf(askFor, cs.keys[0].Thumbprint()), false)
 	tr := newChallengeTransport(t, cs)
@@ -230,7 +230,7 @@ func (b *releaseBody) Close() error {
 // answer through the gate again (two passes), which it can only do once
 // the challenge's response is released.
 func TestChallengeThroughGate(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 12))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 12))
 	var st site
 	srv := challengeSite(t, cs, &st, 403, fmt.Sprintf(askFor, cs.keys[0].Thumbprint()), false)
 	tr := newChallengeTransport(t, cs, OnlyWhenChallenged())

@@ -17,17 +17,18 @@ const (
 	DirectoryPath = "/.well-known/http-message-signatures-directory"
 	// DirectoryMediaType is the media type of a key directory.
 	DirectoryMediaType = "application/http-message-signatures-directory+json"
-	// DirectoryTag is the tag parameter of a directory response's signatures.
-	DirectoryTag = "http-message-signatures-directory"
 )
+
+// directoryTag is the tag parameter of a directory response's signatures.
+const directoryTag = "http-message-signatures-directory"
 
 // A Directory is the http.Handler of a crawler's key directory: at
 // [DirectoryPath] it answers GET and HEAD with the JWK Set of its keys not
 // yet expired (public members only, kid the thumbprint, nbf and exp from
 // the key's bounds), as [DirectoryMediaType], with a Content-Digest, a
-// Cache-Control max-age, and one signature per published key
-// (labels binding, binding2, ...) over "@authority";req and
-// content-digest, tagged [DirectoryTag], as the Web Bot Auth draft
+// Cache-Control max-age, and one signature per published key (labels
+// binding, binding2, ...) over "@authority";req and content-digest, tagged
+// "http-message-signatures-directory", as the Web Bot Auth draft
 // recommends and verifiers such as Cloudflare's require at registration.
 // Other paths are 404, other methods 405. Serve it over HTTPS: verifiers
 // fetch the directory only from an https URL.
@@ -75,6 +76,7 @@ func (d *Directory) jwks(now time.Time) ([]byte, []Key, error) {
 	return body, keys, err
 }
 
+// ServeHTTP answers a request for the directory (see [Directory]).
 func (d *Directory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != DirectoryPath {
 		http.NotFound(w, r)
@@ -127,7 +129,7 @@ func (d *Directory) response(r *http.Request, now time.Time) (http.Header, []byt
 		params.Add("created", now.Unix())
 		params.Add("expires", now.Add(d.maxAge).Unix())
 		params.Add("keyid", k.kid)
-		params.Add("tag", DirectoryTag)
+		params.Add("tag", directoryTag)
 		label := "binding"
 		if i > 0 {
 			label += strconv.Itoa(i + 1)

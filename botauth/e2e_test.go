@@ -89,8 +89,8 @@ func TestSignedRedirectHops(t *testing.T) {
 		window time.Duration
 		comps  string
 	}{
-		{"default", nil, DefaultWindow, `"@authority" "signature-agent";key="sig1"`},
-		{"cover", []Option{Cover("@method", "@path", "@query")}, DefaultWindow,
+		{"default", nil, defaultWindow, `"@authority" "signature-agent";key="sig1"`},
+		{"cover", []Option{Cover("@method", "@path", "@query")}, defaultWindow,
 			`"@authority" "signature-agent";key="sig1" "@method" "@path" "@query"`},
 		{"legacy", []Option{LegacyAgentString(), WithWindow(10 * time.Minute)}, 10 * time.Minute,
 			`"@authority" "signature-agent"`},
@@ -156,7 +156,7 @@ func TestSignedRedirectHops(t *testing.T) {
 // layer does) is signed afresh each time, and the caller's request keeps
 // its header as it was.
 func TestRetrySignedAgain(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 2))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 2))
 	s, err := NewSigner(cs.agent, cs.keys, WithClock(cs.clock.Now))
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +194,7 @@ func TestRetrySignedAgain(t *testing.T) {
 // the same request replayed to another host, after expiry, with another
 // Signature-Agent, without it, and signed by a key the directory lacks.
 func TestVerifierRejects(t *testing.T) {
-	cs := newCrawlerSetup(t, DefaultWindow, seedKey(t, 3))
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 3))
 	sign := func(keys []Key) http.Header {
 		s, err := NewSigner(cs.agent, keys)
 		if err != nil {
@@ -229,7 +229,7 @@ func TestVerifierRejects(t *testing.T) {
 			t.Errorf("%s: verified", name)
 		}
 	}
-	cs.clock.Advance(DefaultWindow)
+	cs.clock.Advance(defaultWindow)
 	if _, err := cs.v.verify(at("shop.example", good)); err == nil {
 		t.Error("expired: verified")
 	}
@@ -244,7 +244,7 @@ func TestRotation(t *testing.T) {
 	old, next := seedKey(t, 5), seedKey(t, 6)
 	old.Expires = start.Add(2 * time.Hour)
 	next.NotBefore = start.Add(time.Hour)
-	cs := newCrawlerSetup(t, DefaultWindow, old, next)
+	cs := newCrawlerSetup(t, defaultWindow, old, next)
 	if len(cs.v.keys) != 2 {
 		t.Fatalf("directory lists %d keys, want 2", len(cs.v.keys))
 	}

@@ -10,13 +10,13 @@ import (
 // Auth draft recommends that expires be at most 24 hours after created.
 const MaxWindow = 24 * time.Hour
 
-// DefaultWindow is a request signature's lifetime unless [WithWindow] says
+// defaultWindow is a request signature's lifetime unless [WithWindow] says
 // otherwise: about a minute, as verifiers advise.
-const DefaultWindow = time.Minute
+const defaultWindow = time.Minute
 
-// DefaultMaxAge is how long the directory's response may be cached unless
+// defaultMaxAge is how long the directory's response may be cached unless
 // [WithMaxAge] says otherwise.
-const DefaultMaxAge = 24 * time.Hour
+const defaultMaxAge = 24 * time.Hour
 
 // ErrOption is wrapped by the error of an option value out of range or an
 // option given to a constructor it cannot act on.
@@ -49,7 +49,7 @@ type config struct {
 }
 
 func newConfig(who string, kind uint8, opts []Option) (config, error) {
-	c := config{now: time.Now, window: DefaultWindow, maxAge: DefaultMaxAge}
+	c := config{now: time.Now, window: defaultWindow, maxAge: defaultMaxAge}
 	var errs []error
 	for _, o := range opts {
 		switch {
@@ -80,7 +80,7 @@ func WithClock(now func() time.Time) Option {
 
 // WithWindow sets a request signature's lifetime: expires is created plus
 // d. d must be above zero and at most [MaxWindow]; the default is
-// [DefaultWindow].
+// a minute.
 func WithWindow(d time.Duration) Option {
 	return Option{fmt.Sprintf("WithWindow(%v)", d), forSigner, func(c *config) error {
 		if d <= 0 || d > MaxWindow {
@@ -141,7 +141,7 @@ func AllowTestKey() Option {
 // WithMaxAge sets how long a [Directory]'s response may be cached
 // (Cache-Control max-age) and so how long its response signatures last; d
 // must be at least a second and at most [MaxWindow]. The default is
-// [DefaultMaxAge]. Publish a new key at least this long before it starts
+// a day. Publish a new key at least this long before it starts
 // to sign, so that every verifier's cached copy holds it by then.
 func WithMaxAge(d time.Duration) Option {
 	return Option{fmt.Sprintf("WithMaxAge(%v)", d), forDirectory, func(c *config) error {

@@ -16,8 +16,8 @@ import (
 	"github.com/politecrawl/robots/internal/authority"
 )
 
-// Tag is the tag parameter of a Web Bot Auth request signature.
-const Tag = "web-bot-auth"
+// webBotAuthTag is the tag parameter of a Web Bot Auth request signature.
+const webBotAuthTag = "web-bot-auth"
 
 // label is the label of the signatures a Signer makes unasked, and the key
 // of its Signature-Agent member.
@@ -192,7 +192,7 @@ func (s *Signer) sign(req *http.Request, now time.Time, sp *spec) (string, error
 			case "nonce":
 				v = newNonce()
 			case "tag":
-				v = Tag
+				v = webBotAuthTag
 			default:
 				return "", fmt.Errorf("botauth: no value for parameter %q", p.name)
 			}
