@@ -3,6 +3,8 @@ package robots
 import (
 	"errors"
 	"log/slog"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,15 +22,29 @@ type deferredList struct {
 	until time.Time // the latest retry time (robots.txt's, or a pause's end) of the requests kept
 }
 
-// onError completes a stop's error with its Colly request, and keeps for
-// [Plugin.RetryDeferred] the Colly request behind a request deferred at the
-// transport (a redirect hop to an authority whose
-// robots.txt is unreachable for now, or a policy that expired between
-// OnRequest and the send), so that it is not lost: Colly has marked its URL
-// visited.
-func (p *Plugin) onError(r *colly.Response, err error) {
+// onError is the OnError hook of the collector of slot cs: it reports a
+// stop the transport held for it (see stopAt) with its Colly request,
+// completes a stop's error with its Colly request, and keeps for
+// [Plugin.RetryDeferred] the Colly request behind a request deferred at
+// the transport (its host paused past WithDeferWait, a redirect hop to an
+// authority whose robots.txt is unreachable for now, a policy that expired
+// between OnRequest and the send), so that it is not lost: Colly has
+// marked its URL visited.
+func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
+	if r == nil || r.Request == nil {
+		return
+	}
 	var be *BlockedError
-	if r == nil || r.Request == nil || !errors.As(err, &be) {
+	if v, ok := p.held.LoadAndDelete(ticket{cs, r.Request.ID}); ok {
+		// Let through in OnRequest, stopped at the transport: counted
+		// under its stop instead, and reported with its request. The
+		// error may not be err's (net/http replaces the error of a
+		// request that ran out of Colly's request timeout).
+		be = v.(*BlockedError)
+		be.Block.Request = r.Request
+		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
+		p.report(be.Block)
+	} else if !errors.As(err, &be) {
 		return
 	}
 	if be.Block.Request == nil {
@@ -36,14 +52,10 @@ func (p *Plugin) onError(r *colly.Response, err error) {
 		// here, and a sync Visit returns this same error.
 		be.Block.Request = r.Request
 	}
-	if be.unreported {
-		// Let through in OnRequest, stopped at the transport: counted
-		// under its stop instead, and reported with its request.
-		be.unreported = false
-		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
-		p.report(be.Block)
-	}
 	if be.Block.Kind == Deferred {
+		if be.answers > 0 && r.Request.Headers != nil {
+			(*r.Request.Headers)[answersHeader] = []string{strconv.Itoa(be.answers)}
+		}
 		p.keepDeferred(r.Request, be.Block.Until)
 	}
 }
@@ -104,10 +116,26 @@ func (p *Plugin) DeferredUntil() (time.Time, bool) {
 // requests are done.
 func (p *Plugin) RetryDeferred() int {
 	reqs := p.Deferred()
+	// The requests that had no answer go first: those whose own answers
+	// paused their host would otherwise pause it again ahead of them.
+	slices.SortStableFunc(reqs, func(a, b *colly.Request) int { return answered(a) - answered(b) })
 	for _, r := range reqs {
-		if err := r.Retry(); err != nil && !errors.Is(err, ErrBlocked) { // a stop again is reported already
-			p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+		// A stop again is reported already, and a sync request's own
+		// error (its answer) went to OnError: only a refusal by Colly is news.
+		if err := r.Retry(); err != nil {
+			if _, refused := visitRefusal(err, false); refused || errors.Is(err, colly.ErrRetryBodyUnseekable) {
+				p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+			}
 		}
 	}
 	return len(reqs)
+}
+
+// answered is 1 when r was handed back after answers asking to back off
+// (answersHeader), else 0.
+func answered(r *colly.Request) int {
+	if r.Headers != nil && r.Headers.Get(answersHeader) != "" {
+		return 1
+	}
+	return 0
 }

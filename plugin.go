@@ -55,6 +55,8 @@ type Plugin struct {
 	slots slots // of the attached collectors: their contexts, for the transport (clienttimeout.go)
 
 	postponers sync.Map // *colly.Collector → frontier.Postponer: AttachFrontier's frontier, if it postpones
+
+	held sync.Map // ticket → *BlockedError: stops at the transport, for the OnError hook to report
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
@@ -222,8 +224,9 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	cs := p.slots.add()
+	cs.visits = wrapVisits(c)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
-	c.OnError(p.onError)
+	c.OnError(func(r *colly.Response, err error) { p.onError(cs, r, err) })
 	c.OnResponse(p.onResponse)
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
@@ -362,6 +365,9 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 	}
 	if b, stop := nofollowStop(r); stop {
 		p.stopRequest(r, b, nil)
+		if !c.AllowURLRevisit {
+			cs.visits.forget(r)
+		}
 		return
 	}
 	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
@@ -520,12 +526,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // gets there (another callback aborted it).
 const stopHeader = "X-Politecrawl-Robots-Stop"
 
-// passHeader marks a request OnRequest let through, for the transport: a
-// stop there (its context ended at the gate, a 429 pause past
-// WithDeferWait) is then reported by the OnError hook, which knows the
-// Colly request and takes the request out of Allowed. The transport
-// removes the mark before anything is sent.
+// passHeader marks a request OnRequest let through, for the transport,
+// with its ticket ("SLOT ID"): a stop there (its context ended at the
+// gate, a 429 pause past WithDeferWait) is then held for the OnError hook,
+// which knows the Colly request, reports it and takes the request out of
+// Allowed. The transport removes the mark before anything is sent.
 const passHeader = "X-Politecrawl-Robots-Pass"
+
+// answersHeader carries, on a request handed back as Deferred, how many
+// answers asking to back off it has had: its next round at the transport
+// starts counting WithRetries from there. The transport removes it before
+// anything is sent.
+const answersHeader = "X-Politecrawl-Robots-Answers"
 
 // pass counts r, let through after waiting w, and marks it for the
 // transport (see passHeader) with its collector's slot, which learns ctx,
@@ -534,7 +546,7 @@ func (p *Plugin) pass(r *colly.Request, cs *collectorSlot, ctx context.Context, 
 	p.stats.record(authority, HostStats{Allowed: 1, Waited: w})
 	if clientOffsets.ok && r.Headers != nil {
 		cs.see(ctx)
-		(*r.Headers)[passHeader] = cs.pass
+		(*r.Headers)[passHeader] = cs.passValue(r.ID)
 	}
 }
 

@@ -356,24 +356,37 @@ func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error
 
 // sitemapTransport is the transport of sitemap fetches: the host's turn is
 // waited for first, as OnRequest does for a page, telling the walker's
-// document timeout to stop meanwhile (gatewait); then the collectors'
-// transport checks robots.txt and passes the gate, at once.
+// document timeout to stop meanwhile (gatewait), but never a 429/5xx pause
+// longer than WithDeferWait (the fetch is then stopped as Deferred, in the
+// request-less form: Block.Sitemap); then the collectors' transport checks
+// robots.txt and passes the gate, at once, and sends the document once
+// (the walker retries it: sitemap.Config.Retries).
 type sitemapTransport struct{ p *Plugin }
+
+// sitemapFetch marks the context of a sitemap fetch (isSitemapFetch).
+type sitemapFetch struct{}
+
+// isSitemapFetch reports whether req is a sitemap document's fetch.
+func isSitemapFetch(req *http.Request) bool { return req.Context().Value(sitemapFetch{}) != nil }
 
 func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
+	req = req.WithContext(context.WithValue(req.Context(), sitemapFetch{}, true))
 	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
 		if d, skip := p.delayOf(pol); !skip {
 			hook := gatewait.From(req.Context())
 			if hook != nil {
 				hook.Pause()
 			}
-			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, -1)
+			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, p.maxPause())
 			if hook != nil {
 				hook.Resume()
 			}
 			if err != nil {
 				closeBody(req)
+				if b, ok := pausedStop(req, err, ""); ok {
+					return nil, p.stopAt(req, b, pol, nil, ticket{})
+				}
 				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
 			}
 		}

@@ -90,12 +90,20 @@ type Block struct {
 	// reaches OnError and Visit it is filled in by the plugin's OnError
 	// hook (a hook registered before the plugin's may see it nil). A
 	// request stopped at the transport after OnRequest let it through (its
-	// context ended while it waited for a LimitRule slot or the host's
-	// turn) is reported to WithOnBlocked from that hook, with its request.
-	// A redirect hop's report carries the request redirected. Request
-	// stays nil in the report of a request of a cloned collector the
-	// plugin was not attached to.
+	// context ended while it waited for a LimitRule slot, a token of
+	// WithMaxRate or the host's turn; its host paused) is reported to
+	// WithOnBlocked from that hook, with its request, whatever ended the
+	// wait (the collector's Context, its deadline, Colly's request
+	// timeout). A redirect hop's report carries the request redirected.
+	// Request is nil in two cases only: a request of a cloned collector
+	// the plugin was not attached to, and a sitemap document (Sitemap).
 	Request *colly.Request
+	// Sitemap is true when the stop is of a sitemap document the plugin
+	// fetched for [WithSitemaps] (URL is the document's): no Colly request
+	// is behind it, so Request is nil and nothing reaches OnError; the
+	// sitemap's report ([SitemapWalk]'s OnReport, [Plugin.SitemapTotals])
+	// counts it as failed.
+	Sitemap bool
 	// Reason is the explanation in words.
 	Reason string
 }
@@ -114,9 +122,12 @@ var ErrBlocked = errors.New("robots: request stopped")
 // that code written for that check recognises it; a request canceled while
 // the plugin held it also wraps the cause (the context's error).
 type BlockedError struct {
-	Block      Block
-	cause      error
-	unreported bool // for the OnError hook to report (see stopAt)
+	Block Block
+	cause error
+	// answers is how many answers asking to back off the request got
+	// before it was stopped: a hand-back carries them to its next round,
+	// so that WithRetries counts over deferrals.
+	answers int
 }
 
 // Error says why, without the URL, which the error that wraps it names
@@ -155,15 +166,17 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, p.stoppedError(req, v[0])
 	}
 	// A request OnRequest let through, or a redirect hop of one (net/http
-	// copies the mark to each hop): a stop is reported with its Colly
-	// request by the OnError hook.
-	var cs *collectorSlot
-	pv, passed := req.Header[passHeader]
-	if passed {
-		if len(pv) > 0 {
-			cs = p.slots.get(pv[0])
-		}
+	// copies the mark to each hop): a stop is held for the OnError hook,
+	// which reports it with its Colly request.
+	var tk ticket
+	if pv := req.Header[passHeader]; len(pv) > 0 {
+		tk = p.slots.ticket(pv[0])
 		delete(req.Header, passHeader) // never sent
+	}
+	answers := 0
+	if v := req.Header[answersHeader]; len(v) > 0 {
+		answers, _ = strconv.Atoi(v[0])
+		delete(req.Header, answersHeader) // never sent
 	}
 	if p.broken != nil {
 		// A collector guarded only through the transport (an unattached clone).
@@ -179,14 +192,14 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
-		return nil, p.canceled(req, err, nil, passed)
+		return nil, p.canceled(req, err, nil, tk)
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
 	ub, refused := p.usageStop(pol, req.URL, v)
 	if v.Allowed && !skip && !refused {
 		p.checkUserAgent(req)
-		return p.send(base, req, pol, d, passed, cs)
+		return p.send(base, req, pol, d, tk, answers)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -203,38 +216,47 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	b.Reason = hopReason(req, b.Reason)
 	closeBody(req)
-	return nil, p.stopAt(b, pol, nil, passed)
+	return nil, p.stopAt(req, b, pol, nil, tk)
 }
 
 // send passes req through the crawler-wide rate and its host's gate to
 // base. An answer whose status asks to back off (hostlimit.BackoffStatus:
 // 429, every 5xx but 501 and 505) pauses the host (the limiter's Observe);
-// the request is then sent again once the pause is over, up to WithRetries
-// times, unless its body cannot be sent again. A pause that ends later than
-// WithDeferWait (at least a second) hands the request back as Deferred; the
-// last answer of a request out of retries goes to Colly as it is.
-func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, passed bool, cs *collectorSlot) (*http.Response, error) {
+// the request is then sent again once the pause is over, until it has had
+// 1 + WithRetries such answers (answers counts those of its earlier
+// rounds, before a hand-back), unless its body cannot be sent again. A
+// pause that ends later than WithDeferWait (at least a second) hands the
+// request back as Deferred; the last answer of a request out of retries
+// goes to Colly as it is. A sitemap document is sent once: the walker
+// retries it.
+func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, answers int) (*http.Response, error) {
 	host := pol.Authority()
+	retries := p.cfg.retries
+	if isSitemapFetch(req) {
+		retries = 0
+	}
 	prefix := "" // what the previous answer was, on a retry
-	gate, fresh, budget := gateContext(req, cs)
-	for attempt := 0; ; attempt++ {
+	gate, fresh, budget := gateContext(req, tk.slot)
+	for attempt := answers; ; attempt++ {
 		entry := time.Now()
 		if err := p.takeToken(gate); err != nil {
-			return nil, p.canceled(req, err, pol, passed)
+			return nil, p.canceled(req, err, pol, tk)
 		}
 		permit, err := p.lim.AcquireMax(gate, host, d, p.maxPause())
 		if err != nil {
 			if b, ok := pausedStop(req, err, prefix); ok {
 				closeBody(req)
-				return nil, p.stopAt(b, pol, nil, passed)
+				be := p.stopAt(req, b, pol, nil, tk)
+				be.answers = attempt
+				return nil, be
 			}
-			return nil, p.canceled(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, passed)
+			return nil, p.canceled(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, tk)
 		}
 		if attempt > 0 {
 			p.stats.record(host, HostStats{Retried: 1})
 			p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("retry", attempt))
 		}
-		sreq, cancel := freshDeadline(req, fresh, budget, entry, attempt > 0)
+		sreq, cancel := freshDeadline(req, fresh, budget, entry, attempt > answers)
 		resp, err := hostlimit.RoundTrip(base, sreq, permit)
 		if cancel != nil {
 			if err != nil || resp.Body == nil {
@@ -244,7 +266,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 			}
 		}
 		if err != nil || !hostlimit.BackoffStatus(resp.StatusCode) ||
-			attempt >= p.cfg.retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+			attempt >= retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 			return resp, err
 		}
 		status := resp.StatusCode
@@ -327,32 +349,32 @@ func (p *Plugin) takeToken(ctx context.Context) error {
 	return nil
 }
 
-// canceled reports req, whose context ended while the transport held it
+// canceled stops req, whose context ended while the transport held it
 // (err says where), and returns its error.
-func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy, passed bool) error {
+func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy, tk ticket) error {
 	closeBody(req)
-	return p.stopAt(canceledHop(req, err), pol, err, passed)
+	return p.stopAt(req, canceledHop(req, err), pol, err, tk)
 }
 
-// stopAt is the error of a request the transport stops with b (cause: the
-// context's error of a cancellation, else nil). b is reported now, unless
-// OnRequest let the request through (passed): the plugin's OnError hook
-// reports it then, with its Colly request (see [Plugin.onError]).
-//
-// A request whose deadline ended is reported now all the same, without its
-// Colly request: net/http replaces the error of a request that ran out of
-// the client's Timeout (Colly sets one) with one of its own that wraps
-// nothing, so the OnError hook would never see the stop.
-func (p *Plugin) stopAt(b Block, pol *policy.Policy, cause error, passed bool) *BlockedError {
+// stopAt is the error of req, which the transport stops with b (cause:
+// the context's error of a cancellation, else nil). A request OnRequest
+// let through (its ticket names its collector and Colly request) is held
+// for the OnError hook of its collector, which reports it with its Colly
+// request (see [Plugin.onError]): Colly calls OnError for every request
+// whose round trip failed, even when net/http replaced the error with its
+// own (Colly's request timeout). Any other request (of a collector the
+// plugin guards only through its transport, or a sitemap document) is
+// reported now.
+func (p *Plugin) stopAt(req *http.Request, b Block, pol *policy.Policy, cause error, tk ticket) *BlockedError {
+	b.Sitemap = isSitemapFetch(req)
 	b = p.complete(b, pol, nil)
-	if passed && errors.Is(cause, context.DeadlineExceeded) {
-		p.stats.record(b.Authority, HostStats{Allowed: -1})
-		passed = false
+	be := &BlockedError{Block: b, cause: cause}
+	if tk.slot != nil {
+		p.held.Store(tk, be)
+		return be
 	}
-	if !passed {
-		p.report(b)
-	}
-	return &BlockedError{Block: b, cause: cause, unreported: passed}
+	p.report(b)
+	return be
 }
 
 // canceledHop is the report of a request whose context ended while the
