@@ -11,22 +11,6 @@ import (
 	"time"
 )
 
-// Colly's request timeout is net/http's Client.Timeout: a deadline on the
-// request's context that covers the whole round trip, the plugin's
-// transport included. The time a request waits there for its host's turn
-// (a Crawl-delay, a 429 pause before a retry, a fleet's shared gate) must
-// not count against it, or a polite wait becomes a timeout.
-//
-// A request let through by OnRequest carries the collector's slot number
-// in passHeader. The slot holds the context Colly built the request from
-// (the collector's Context), whose cancellation and deadline are the
-// user's. When the request's deadline is earlier than that context's, it is
-// the client's timeout: the transport waits at the gate on the collector's
-// context alone, and if the wait took a millisecond or more, sends the
-// request with a deadline of its own, the timeout's whole length from the
-// moment the gate let it through. A request whose deadline is the user's
-// keeps it.
-
 // collectorSlot is what the transport knows of one attached collector.
 type collectorSlot struct {
 	name   string                 // its number, in passHeader
@@ -57,8 +41,8 @@ func (s *slots) add() *collectorSlot {
 // ticket names a request OnRequest let through: its collector's slot and
 // its Colly request's ID. The zero ticket names none.
 type ticket struct {
-	slot *collectorSlot
-	id   uint32
+	cs *collectorSlot
+	id uint32
 }
 
 // passValue is the passHeader value of the request id of cs.
@@ -143,4 +127,10 @@ func (b *cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 }

@@ -1,14 +1,17 @@
 package robots
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
 )
 
 // maxDeferred bounds the requests kept for RetryDeferred.
@@ -20,44 +23,6 @@ type deferredList struct {
 	mu    sync.Mutex
 	reqs  []*colly.Request
 	until time.Time // the latest retry time (robots.txt's, or a pause's end) of the requests kept
-}
-
-// onError is the OnError hook of the collector of slot cs: it reports a
-// stop the transport held for it (see stopAt) with its Colly request,
-// completes a stop's error with its Colly request, and keeps for
-// [Plugin.RetryDeferred] the Colly request behind a request deferred at
-// the transport (its host paused past WithDeferWait, a redirect hop to an
-// authority whose robots.txt is unreachable for now, a policy that expired
-// between OnRequest and the send), so that it is not lost: Colly has
-// marked its URL visited.
-func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
-	if r == nil || r.Request == nil {
-		return
-	}
-	var be *BlockedError
-	if v, ok := p.held.LoadAndDelete(ticket{cs, r.Request.ID}); ok {
-		// Let through in OnRequest, stopped at the transport: counted
-		// under its stop instead, and reported with its request. The
-		// error may not be err's (net/http replaces the error of a
-		// request that ran out of Colly's request timeout).
-		be = v.(*BlockedError)
-		be.Block.Request = r.Request
-		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
-		p.report(be.Block)
-	} else if !errors.As(err, &be) {
-		return
-	}
-	if be.Block.Request == nil {
-		// The transport does not know the Colly request; Colly gives it
-		// here, and a sync Visit returns this same error.
-		be.Block.Request = r.Request
-	}
-	if be.Block.Kind == Deferred {
-		if be.answers > 0 && r.Request.Headers != nil {
-			(*r.Request.Headers)[answersHeader] = []string{strconv.Itoa(be.answers)}
-		}
-		p.keepDeferred(r.Request, be.Block.Until)
-	}
 }
 
 // keepDeferred adds r, deferred until the given time, to the requests
@@ -138,4 +103,61 @@ func answered(r *colly.Request) int {
 		return 1
 	}
 	return 0
+}
+
+// deferPoll is how often a deferred request looks at the policy again.
+const deferPoll = 200 * time.Millisecond
+
+// temporary reports whether a fetch-outcome action ends at a retry time.
+func temporary(a dialect.Action) bool {
+	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// loadPolicy loads the host's policy. While robots.txt is unreachable for
+// now (a fetch outcome that ends at a retry time) it waits for the retry,
+// within WithDeferWait, else hands the request back as Deferred. A URL
+// that is not http(s) needs nothing of the plugin.
+func (f *flow) loadPolicy() bool {
+	p := f.p
+	res := p.resolver()
+	var start time.Time // of the first wait
+	for {
+		pol, err := res.Policy(f.ctx, f.r.URL)
+		if errors.Is(err, policy.ErrUnsupportedURL) {
+			return false // not http(s): no robots.txt applies
+		}
+		if err != nil {
+			return f.stop(Block{Kind: Canceled, Reason: err.Error()})
+		}
+		f.pol, f.v = pol, pol.Check(f.r.URL)
+		if f.v.Allowed || f.v.Reason != dialect.ReasonFetch || !temporary(pol.Action()) {
+			break
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		wait := pol.Expires().Sub(res.Now())
+		if time.Since(start)+wait > p.cfg.deferWait {
+			return f.stop(Block{Kind: Deferred, Verdict: f.v, Until: pol.Expires(), Reason: f.v.String()})
+		}
+		// Sleep in short steps: the resolver's clock may not be the wall clock.
+		if !sleep(f.ctx, min(max(wait, time.Millisecond), deferPoll)) {
+			return f.stop(Block{Kind: Canceled, Verdict: f.v, Reason: f.ctx.Err().Error()})
+		}
+	}
+	if !start.IsZero() {
+		f.waited = time.Since(start)
+	}
+	return true
 }

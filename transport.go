@@ -19,139 +19,6 @@ import (
 	"github.com/politecrawl/robots/policy"
 )
 
-// BlockKind says why the plugin stopped a request.
-type BlockKind uint8
-
-const (
-	// Disallowed: robots.txt disallows the URL for the crawler, by a rule or
-	// by its fetch outcome (e.g. "complete disallow" under rfc9309 after a
-	// 5xx that lasts).
-	Disallowed BlockKind = iota
-	// Deferred: the request was handed back (see [Plugin.RetryDeferred])
-	// because robots.txt is temporarily unreachable and the dialect says to
-	// wait, or because its host is paused (after a 429 or 5xx answer) for
-	// longer than WithDeferWait.
-	Deferred
-	// Skipped: the host's Crawl-delay is above the largest honoured and the
-	// plugin is set to skip such hosts ([SkipHost]).
-	Skipped
-	// Canceled: the collector's context ended while the request waited,
-	// or the plugin was given an invalid configuration ([WithRobots]
-	// fails closed).
-	Canceled
-	// UsageDisallowed: robots.txt says the content of the URL may not be
-	// used for a purpose the crawler declared ([WithPurposes]), so it is
-	// not fetched.
-	UsageDisallowed
-	// Nofollow: the page the request was made from (with Colly's
-	// Request.Visit, which keeps the page's Context) says nofollow or none
-	// for the crawler, in its X-Robots-Tag header or a robots meta element.
-	Nofollow
-)
-
-// String names the kind: "disallowed", "deferred", "skipped", "canceled",
-// "usage-disallowed", "nofollow", or "BlockKind(n)" for a value that is
-// none of them.
-func (k BlockKind) String() string {
-	switch k {
-	case Disallowed:
-		return "disallowed"
-	case Deferred:
-		return "deferred"
-	case Skipped:
-		return "skipped"
-	case Canceled:
-		return "canceled"
-	case UsageDisallowed:
-		return "usage-disallowed"
-	case Nofollow:
-		return "nofollow"
-	}
-	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
-}
-
-// Block reports one request the plugin stopped.
-type Block struct {
-	Kind      BlockKind
-	URL       string
-	Authority string
-	Dialect   string
-	// Verdict says which rule (and line) or which fetch outcome decided, for
-	// Disallowed and Deferred.
-	Verdict policy.Verdict
-	// Until is, for Deferred, when retrying can help: the retry time of
-	// robots.txt (by the resolver's clock, see WithClock), or the end of
-	// the host's pause after a 429 or 5xx answer.
-	Until time.Time
-	// Redirect is true when the URL is a redirect target: the redirect was
-	// not followed.
-	Redirect bool
-	// Request is the Colly request that was stopped. In the error that
-	// reaches OnError and Visit it is filled in by the plugin's OnError
-	// hook (a hook registered before the plugin's may see it nil). A
-	// request stopped at the transport after OnRequest let it through (its
-	// context ended while it waited for a LimitRule slot, a token of
-	// WithMaxRate or the host's turn; its host paused) is reported to
-	// WithOnBlocked from that hook, with its request, whatever ended the
-	// wait (the collector's Context, its deadline, Colly's request
-	// timeout). A redirect hop's report carries the request redirected.
-	// Request is nil in two cases only: a request of a cloned collector
-	// the plugin was not attached to, and a sitemap document (Sitemap).
-	Request *colly.Request
-	// Sitemap is true when the stop is of a sitemap document the plugin
-	// fetched for [WithSitemaps] (URL is the document's): no Colly request
-	// is behind it, so Request is nil and nothing reaches OnError; the
-	// sitemap's report ([SitemapWalk]'s OnReport, [Plugin.SitemapTotals])
-	// counts it as failed.
-	Sitemap bool
-	// Reason is the explanation in words.
-	Reason string
-}
-
-func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b.Reason }
-
-// ErrBlocked is wrapped by the error a stopped redirect hop (or a request of
-// a collector the plugin guards only through its transport) fails with;
-// Colly passes it to OnError. Use errors.As with *BlockedError for details.
-var ErrBlocked = errors.New("robots: request stopped")
-
-// BlockedError is the error of a request the plugin stopped, as OnError
-// and a sync Visit see it. It wraps [ErrBlocked]; a [Disallowed] stop, and a
-// [Deferred] one while robots.txt is unreachable, also wrap
-// colly.ErrRobotsTxtBlocked, as Colly's own robots.txt check does, so
-// that code written for that check recognises it; a request canceled while
-// the plugin held it also wraps the cause (the context's error).
-type BlockedError struct {
-	Block Block
-	cause error
-	// answers is how many answers asking to back off the request got
-	// before it was stopped: a hand-back carries them to its next round,
-	// so that WithRetries counts over deferrals.
-	answers int
-}
-
-// Error says why, without the URL, which the error that wraps it names
-// already (Colly's client: Get "URL": ...; for a redirect hop, the hop's
-// URL, and the reason names the URL redirected from).
-func (e *BlockedError) Error() string {
-	return "robots: " + e.Block.Kind.String() + ": " + e.Block.Reason
-}
-
-// Unwrap returns ErrBlocked, colly.ErrRobotsTxtBlocked for a Disallowed
-// stop and for a Deferred one that robots.txt's fetch outcome decided
-// (Colly's check disallows on a 5xx robots.txt), and the cause of a
-// cancellation if any.
-func (e *BlockedError) Unwrap() []error {
-	switch {
-	case e.cause != nil:
-		return []error{ErrBlocked, e.cause}
-	case e.Block.Kind == Disallowed,
-		e.Block.Kind == Deferred && !e.Block.Verdict.Allowed && e.Block.Verdict.Reason == dialect.ReasonFetch:
-		return []error{ErrBlocked, colly.ErrRobotsTxtBlocked}
-	}
-	return []error{ErrBlocked}
-}
-
 // checkTransport is the collectors' transport: it checks every request
 // against robots.txt (redirect hops, which no Colly callback sees, and the
 // requests of collectors guarded only through the transport), then passes
@@ -192,7 +59,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
-		return nil, p.canceled(req, err, nil, tk)
+		return nil, p.cancelStop(req, err, nil, tk)
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
@@ -236,13 +103,13 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 		retries = 0
 	}
 	prefix := "" // what the previous answer was, on a retry
-	gate, fresh, budget := gateContext(req, tk.slot)
+	gate, fresh, budget := gateContext(req, tk.cs)
 	for attempt := answers; ; attempt++ {
 		entry := time.Now()
 		if err := p.takeToken(gate); err != nil {
-			return nil, p.canceled(req, err, pol, tk)
+			return nil, p.cancelStop(req, err, pol, tk)
 		}
-		permit, err := p.lim.AcquireMax(gate, host, d, p.maxPause())
+		permit, err := p.lim.AcquireMax(gate, host, d, p.pauseBound())
 		if err != nil {
 			if b, ok := pausedStop(req, err, prefix); ok {
 				closeBody(req)
@@ -250,7 +117,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 				be.answers = attempt
 				return nil, be
 			}
-			return nil, p.canceled(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, tk)
+			return nil, p.cancelStop(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, tk)
 		}
 		if attempt > 0 {
 			p.stats.record(host, HostStats{Retried: 1})
@@ -289,10 +156,6 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 	}
 }
 
-// maxPause is the longest 429/5xx pause a request waits out at the host's
-// gate (WithDeferWait, at least a second).
-func (p *Plugin) maxPause() time.Duration { return max(p.cfg.deferWait, time.Second) }
-
 // pausedStop is the Deferred stop of req when err says its host is paused
 // past maxPause; prefix says what came before (a 429 answer).
 func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
@@ -304,54 +167,9 @@ func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
 		Reason: hopReason(req, prefix+"the host is paused until "+pe.Until.UTC().Format(time.RFC3339)+", longer than WithDeferWait")}, true
 }
 
-// robotsTransport is the transport of the plugin's robots.txt fetches: the
-// host's gate (with the delay of the policy in memory), with the fetch's
-// timeout stopped while it waits there, then the base transport.
-type robotsTransport struct{ p *Plugin }
-
-func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	p := t.p
-	base := p.base.Load().RoundTripper
-	var buf [128]byte
-	key, err := policy.AppendAuthority(buf[:0], req.URL)
-	if err != nil {
-		return base.RoundTrip(req)
-	}
-	host := string(key)
-	hook := gatewait.From(req.Context())
-	if hook != nil {
-		hook.Pause()
-	}
-	err = p.takeToken(req.Context())
-	var permit hostlimit.Permit
-	if err == nil {
-		permit, err = p.lim.AcquireMax(req.Context(), host, p.cachedDelay(host), -1)
-	}
-	if hook != nil {
-		hook.Resume()
-	}
-	if err != nil {
-		closeBody(req)
-		return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
-	}
-	return hostlimit.RoundTrip(base, req, permit)
-}
-
-// takeToken waits for a token of the crawler-wide cap (WithMaxRate), if
-// there is one.
-func (p *Plugin) takeToken(ctx context.Context) error {
-	if p.cfg.maxRate == nil {
-		return nil
-	}
-	if err := p.cfg.maxRate.Wait(ctx); err != nil {
-		return fmt.Errorf("robots: gave up waiting for the crawler-wide rate: %w", err)
-	}
-	return nil
-}
-
-// canceled stops req, whose context ended while the transport held it
+// cancelStop stops req, whose context ended while the transport held it
 // (err says where), and returns its error.
-func (p *Plugin) canceled(req *http.Request, err error, pol *policy.Policy, tk ticket) error {
+func (p *Plugin) cancelStop(req *http.Request, err error, pol *policy.Policy, tk ticket) error {
 	closeBody(req)
 	return p.stopAt(req, canceledHop(req, err), pol, err, tk)
 }
@@ -369,7 +187,7 @@ func (p *Plugin) stopAt(req *http.Request, b Block, pol *policy.Policy, cause er
 	b.Sitemap = isSitemapFetch(req)
 	b = p.complete(b, pol, nil)
 	be := &BlockedError{Block: b, cause: cause}
-	if tk.slot != nil {
+	if tk.cs != nil {
 		p.held.Store(tk, be)
 		return be
 	}
@@ -399,8 +217,51 @@ func redact(u *url.URL) string {
 	return u.Redacted()
 }
 
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		req.Body.Close()
+// sitemapTransport is the transport of sitemap fetches: the host's turn is
+// waited for first, as OnRequest does for a page, telling the walker's
+// document timeout to stop meanwhile (gatewait), but never a 429/5xx pause
+// longer than WithDeferWait (the fetch is then stopped as Deferred, in the
+// request-less form: Block.Sitemap); then the collectors' transport checks
+// robots.txt and passes the gate, at once, and sends the document once
+// (the walker retries it: sitemap.Config.Retries).
+type sitemapTransport struct{ p *Plugin }
+
+// sitemapFetch marks the context of a sitemap fetch (isSitemapFetch).
+type sitemapFetch struct{}
+
+// isSitemapFetch reports whether req is a sitemap document's fetch.
+func isSitemapFetch(req *http.Request) bool { return req.Context().Value(sitemapFetch{}) != nil }
+
+func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.p
+	req = req.WithContext(context.WithValue(req.Context(), sitemapFetch{}, true))
+	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
+		if d, skip := p.delayOf(pol); !skip {
+			hook := gatewait.From(req.Context())
+			if hook != nil {
+				hook.Pause()
+			}
+			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, p.pauseBound())
+			if hook != nil {
+				hook.Resume()
+			}
+			if err != nil {
+				closeBody(req)
+				if b, ok := pausedStop(req, err, ""); ok {
+					return nil, p.stopAt(req, b, pol, nil, ticket{})
+				}
+				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
+			}
+		}
 	}
+	return p.coll.RoundTrip(req)
+}
+
+// pluginOf returns the plugin whose transport c uses, or nil.
+func pluginOf(c *colly.Collector) *Plugin {
+	tr, _ := collyTransport(c)
+	if ct, ok := tr.(*checkTransport); ok {
+		return ct.p
+	}
+	return nil
 }
