@@ -187,8 +187,8 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 
 // A request OnRequest let through, waiting for a Colly LimitRule slot when
 // the collector's context ends, is stopped at the transport: reported once
-// to WithOnBlocked with its Colly request, counted Canceled and not Allowed
-// (issue 18 item 4), and never sent.
+// to WithOnBlocked with its Colly request, counted Canceled and not Allowed,
+// and never sent.
 func TestPluginCanceledWaitingForLimitRuleSlot(t *testing.T) {
 	holding := make(chan struct{})
 	f := testutil.NewFarm(t, map[string]*testutil.Site{
