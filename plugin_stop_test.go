@@ -187,8 +187,8 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 
 // A request OnRequest let through, waiting for a Colly LimitRule slot when
 // the collector's context ends, is stopped at the transport: reported once
-// to WithOnBlocked with its Colly request, counted Canceled and not Allowed
-// (issue 18 item 4), and never sent.
+// to WithOnBlocked with its Colly request, counted Canceled and not Allowed,
+// and never sent.
 func TestPluginCanceledWaitingForLimitRuleSlot(t *testing.T) {
 	holding := make(chan struct{})
 	f := testutil.NewFarm(t, map[string]*testutil.Site{
@@ -452,8 +452,9 @@ func TestPluginLongPauseWhileWaiting(t *testing.T) {
 // client's Timeout (Colly's request timeout, 1 s) ended before, while the
 // request waited: it does not stop the wait (see
 // TestPluginGateWaitOutsideClientTimeout), but net/http then hands OnError
-// an error of its own that wraps nothing, so the plugin's OnError hook
-// cannot be the one to report the stop. CacheDir skips the early wait, so
+// an error of its own that wraps nothing: the plugin's OnError hook finds
+// the stop the transport held for the request all the same, and reports it
+// with its request. CacheDir skips the early wait, so
 // both requests wait at the gate, 5 s behind the robots.txt fetch
 // (Crawl-delay).
 func TestPluginDeadlineAtGateIsReported(t *testing.T) {
@@ -485,8 +486,8 @@ func TestPluginDeadlineAtGateIsReported(t *testing.T) {
 		t.Fatalf("reports %v (OnError: %q), want two canceled", bs, errs)
 	}
 	for _, b := range bs {
-		if b.Kind != Canceled || !strings.Contains(b.Reason, "deadline exceeded") {
-			t.Errorf("report %v", b)
+		if b.Kind != Canceled || !strings.Contains(b.Reason, "deadline exceeded") || b.Request == nil {
+			t.Errorf("report %v (request %v)", b, b.Request)
 		}
 	}
 	if tot := p.Totals(); tot.Canceled != 2 || tot.Allowed != 0 {

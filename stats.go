@@ -13,7 +13,7 @@ import (
 type HostStats struct {
 	Allowed    int64 // requests let through in OnRequest and not stopped at the transport after (such a stop counts under its kind)
 	Disallowed int64 // stopped by robots.txt (rules or fetch outcome), redirect hops included
-	Deferred   int64 // handed back: robots.txt unreachable, or the host paused past WithDeferWait
+	Deferred   int64 // hand-backs (robots.txt unreachable, or the host paused past WithDeferWait): a request handed back in n rounds counts n
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
 	Canceled   int64 // stopped because the request's context ended while the plugin held it
 	Retried    int64 // sent again after a 429 or 5xx answer and the host's pause (WithRetries)

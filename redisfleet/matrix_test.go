@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots"
-	"github.com/politecrawl/robots/internal/matrix"
+	matrix "github.com/politecrawl/robots/internal/crawltest"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"

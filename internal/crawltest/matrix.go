@@ -1,5 +1,6 @@
-// Package matrix crawls one small mixed site under every pair of the
-// plugin's features and checks, from the servers' own logs, the promises
+// Package crawltest is test support for the plugin and the fleet: it
+// crawls one small mixed site under every pair of the plugin's features
+// and checks, from the servers' own logs, the promises
 // that hold whatever the pair: no disallowed URL reaches a server, per-host
 // gaps are at least the delay, every request Colly starts ends exactly once
 // (fetched; stopped, seen once in OnError and once in WithOnBlocked with
@@ -9,7 +10,7 @@
 // The features are one table, [Features]; [Pairs] generates the pairs from
 // it. The fleet's feature lives with the fleet's tests (its own module),
 // which append it to the table.
-package matrix
+package crawltest
 
 import (
 	"errors"
