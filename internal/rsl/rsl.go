@@ -55,6 +55,20 @@
 //     cannot (an unrecognised reporting profile, a server token it will
 //     not fetch) treats the use as unlicensed.
 //
+//   - Pointers: robots.txt License lines apply by group ([RobotsLicenses]:
+//     the crawler's group's lines if it has any, else the lines before the
+//     first group); Link header fields ([LicenseLinks]) and <link> elements
+//     of the HTML head ([HTMLLicenses]) count when rel holds "license" and
+//     the type is absent or application/rsl+xml. Every pointer is a
+//     candidate licence; fetching them and combining their verdicts (the
+//     specification asks for the most restrictive combination, a
+//     page-level pointer before a site-wide one) is the caller's. Not read
+//     here: documents embedded in <script type="application/rsl+xml">,
+//     RSS feeds, and file metadata (XMP, ID3, EPUB, PNG).
+//   - A content url with a host matches that exact host (port included, as
+//     written): "https://example.com/" does not cover
+//     "https://example.com:443/".
+//
 // Limits: a document is read up to [MaxDocSize] bytes and holds at most
 // [MaxContents] content elements; text values are cut at [MaxText] bytes.
 package rsl
