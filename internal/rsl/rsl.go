@@ -21,11 +21,13 @@
 //     second <permits> or <prohibits> of one type in a licence, or a
 //     second <payment>, is an error. A document that fails to parse
 //     licenses nothing: "no fallback to permitted".
+//
 //   - Token lists are split at white space and commas (1.0 uses spaces,
 //     0.9 commas). Usage and user tokens compare case-insensitively; geo
 //     tokens are ISO 3166-1 alpha-2 codes or "EU", which stands for each
 //     member state. A <permits> or <prohibits> without a type is "usage";
 //     one of a type this package does not know is kept but not applied.
+//
 //   - Scope ("narrower scope wins", order irrelevant): a url is an
 //     absolute URL (its scheme and host must equal the target's, its path
 //     and query are the pattern), a robots.txt path pattern starting with
@@ -35,6 +37,7 @@
 //     specificity (octets of the normalised pattern, "$" counted); content
 //     elements tied at that length all apply, and the use is licensed only
 //     if each of them licenses it (the most restrictive combination).
+//
 //   - Usage tokens onto purposes: a purpose is covered by its own token and
 //     by the tokens that are supersets of it:
 //     train-ai by ai-train, ai-all, all; ai-input by ai-input, ai-all, all;
@@ -42,6 +45,7 @@
 //     not cover search ("search" excludes AI summaries; "ai-all" is AI use
 //     only), and ai-input does not imply ai-index nor the reverse: each
 //     names its own use.
+//
 //   - Within a content element, each licence is an alternative offer: the
 //     use is licensed if one licence grants it. A licence grants it when
 //     no prohibits list names a covering token (or the user or region),
@@ -49,6 +53,7 @@
 //     the user or region): a permits list is closed, and permitted and
 //     prohibited at once is not licensed. An unknown user or region does
 //     not satisfy a permits list of that type.
+//
 //   - [Verdict.License] is the granting licence, a free one (no payment or
 //     payment type "free") preferred. Its payment and reporting terms, and
 //     its content's server, remain for the caller to meet; a caller that
@@ -65,6 +70,7 @@
 //     page-level pointer before a site-wide one) is the caller's. Not read
 //     here: documents embedded in <script type="application/rsl+xml">,
 //     RSS feeds, and file metadata (XMP, ID3, EPUB, PNG).
+//
 //   - A content url with a host matches that exact host (port included, as
 //     written): "https://example.com/" does not cover
 //     "https://example.com:443/".
