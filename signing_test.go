@@ -262,3 +262,37 @@ func TestSignerSignsAfterTheGate(t *testing.T) {
 		t.Errorf("pages signed at %v, want 10 s apart at least", received)
 	}
 }
+
+// TestSignerAnswersRobotsChallenge: a robots.txt fetch answered with a
+// challenge is answered too, through the gate: the site gives its rules
+// only to the signed answer, and they stop the page.
+func TestSignerAnswersRobotsChallenge(t *testing.T) {
+	s, v := testSigner(t, 5)
+	ask := `chal=("@authority" "signature-agent";key="chal");created;expires;keyid;nonce="srv-2";tag="web-bot-auth"`
+	log := &botauthtest.Log{V: v}
+	srv := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, err := v.Verify(r); err == nil && c.Label == "chal" && c.Nonce == "srv-2" {
+			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+			return
+		}
+		w.Header().Set("Accept-Signature", ask)
+		w.WriteHeader(http.StatusForbidden)
+	})))
+	defer srv.Close()
+	lim := &countingLimiter{Limiter: hostlimit.New(hostlimit.Config{Clock: jumpingClock(t)})}
+	var blocked []Block
+	c := colly.NewCollector(colly.UserAgent("Mozilla/5.0 (compatible; TestBot/0.1; +https://bot.example/about)"))
+	p := mustAttach(t, c, WithLimiter(lim), WithSigner(s, botauth.OnlyWhenChallenged()),
+		WithOnBlocked(func(b Block) { blocked = append(blocked, b) }))
+	defer p.Close()
+	if err := c.Visit(srv.URL + "/private/x"); !errors.Is(err, ErrBlocked) {
+		t.Errorf("Visit: %v", err)
+	}
+	seen := log.Seen()
+	if len(blocked) != 1 || blocked[0].Kind != Disallowed || len(seen) != 2 || seen[0].Signed || seen[1].Err != nil {
+		t.Errorf("blocked %+v; the site saw %+v", blocked, seen)
+	}
+	if n := lim.acquired.Load(); n != 2 {
+		t.Errorf("%d permits, want 2 (robots.txt and its answer)", n)
+	}
+}
