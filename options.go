@@ -236,7 +236,8 @@ func WithTransport(rt http.RoundTripper) Option {
 // ([botauth.Transport.Answering]): the request is sent again, signed as
 // asked, through the host's gate like any other request, its first answer
 // read (at most 64 KiB) and closed. A 429 carrying Accept-Signature is
-// answered that way instead of being retried unsigned. opts are
+// answered that way instead of being retried unsigned (a challenge that
+// cannot be signed honestly goes back to Colly as it came). opts are
 // [botauth.NewTransport]'s: [botauth.OnlyWhenChallenged] signs nothing
 // but those answers. Without WithSigner nothing is signed.
 //
