@@ -296,3 +296,32 @@ func TestSignerAnswersRobotsChallenge(t *testing.T) {
 		t.Errorf("%d permits, want 2 (robots.txt and its answer)", n)
 	}
 }
+
+// TestFreshDeadlineKeepsValues: the copy of a request that waited at the
+// gate past the start of its client timeout keeps its context's values
+// (a challenge's answer is marked there for the signer), gets a deadline
+// budget from now, and ends when the collector's context ends.
+func TestFreshDeadlineKeepsValues(t *testing.T) {
+	type mark struct{}
+	base, cancelBase := context.WithCancel(context.Background())
+	reqCtx, cancelReq := context.WithTimeout(context.WithValue(base, mark{}, "answer"), time.Minute)
+	defer cancelReq()
+	req := httptest.NewRequest("GET", "http://a.test/", nil).WithContext(reqCtx)
+	r, cancel := freshDeadline(req, base, time.Hour, time.Now().Add(-time.Second), false)
+	if cancel == nil {
+		t.Fatal("no fresh deadline after a second's wait")
+	}
+	defer cancel()
+	if r.Context().Value(mark{}) != "answer" {
+		t.Error("the request context's value was dropped")
+	}
+	if dl, ok := r.Context().Deadline(); !ok || time.Until(dl) < 59*time.Minute {
+		t.Errorf("deadline %v, want an hour from now", dl)
+	}
+	cancelBase()
+	select {
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Error("the copy outlived the collector's context")
+	}
+}
