@@ -106,15 +106,22 @@ func gateContext(req *http.Request, cs *collectorSlot) (gate, base context.Conte
 // waiting since entry: req itself if it waited less than a millisecond or
 // its deadline is the user's (base nil), else a copy whose deadline is
 // budget from now, with the cancel to call once the response's body is
-// closed (nil when req is returned).
+// closed (nil when req is returned). The copy's context ends with base's
+// and keeps the values of req's (a challenge's answer is marked there for
+// the signer, WithSigner).
 func freshDeadline(req *http.Request, base context.Context, budget time.Duration, entry time.Time, retry bool) (*http.Request, context.CancelFunc) {
 	if base == nil || !retry && time.Since(entry) < time.Millisecond {
 		return req, nil
 	}
-	ctx, cancel := context.WithDeadline(base, time.Now().Add(budget))
+	dl := time.Now().Add(budget)
+	if bdl, ok := base.Deadline(); ok && bdl.Before(dl) {
+		dl = bdl
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(req.Context()), dl)
+	stop := context.AfterFunc(base, cancel)
 	r := req.WithContext(ctx)
 	r.Cancel = nil //lint:ignore SA1019 net/http sets it, and closes it at the client's deadline
-	return r, cancel
+	return r, func() { stop(); cancel() }
 }
 
 // cancelOnClose wraps body so that cancel is called once it is closed.

@@ -14,6 +14,7 @@ import (
 	"github.com/gocolly/colly/v2"
 	"golang.org/x/time/rate"
 
+	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
@@ -87,6 +88,8 @@ type config struct {
 	purposes      []dialect.Category
 	strictUsage   bool
 	onUsage       func(*colly.Response, ResponseUsage)
+	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
+	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New
 }
 
@@ -219,6 +222,39 @@ func WithTransport(rt http.RoundTripper) Option {
 			return
 		}
 		c.transport = rt
+	}
+}
+
+// WithSigner signs every request the plugin's collectors send with s (Web
+// Bot Auth, package [botauth]): pages, each redirect hop, robots.txt and
+// sitemap fetches, each retry after a 429 or 5xx ([WithRetries]). Each is
+// signed when it leaves, once its host's gate let it through, so that a
+// signature's created is the send time: the signing transport sits
+// beneath the gate, in front of the base transport ([WithTransport], or
+// the collector's). A 401, 403 or 429 whose Accept-Signature asks for a
+// signature s can make honestly is answered once
+// ([botauth.Transport.Answering]): the request is sent again, signed as
+// asked, through the host's gate like any other request, its first answer
+// read (at most 64 KiB) and closed. A 429 carrying Accept-Signature is
+// answered that way instead of being retried unsigned (a challenge that
+// cannot be signed honestly goes back to Colly as it came). opts are
+// [botauth.NewTransport]'s: [botauth.OnlyWhenChallenged] signs nothing
+// but those answers. Without WithSigner nothing is signed.
+//
+// A nil s or an option botauth.NewTransport refuses is an error of [New],
+// and so is WithTransport given a *botauth.Transport along with
+// WithSigner (each request would be signed twice): give the transport
+// under it to WithTransport. A [policy.WithHTTPClient] given with
+// [WithPolicy] takes robots.txt fetches off the plugin's transport, and so
+// off its signer. Each process of a fleet gives its own collector's plugin
+// WithSigner with the keys it is given.
+func WithSigner(s *botauth.Signer, opts ...botauth.Option) Option {
+	return func(c *config) {
+		if _, err := botauth.NewTransport(nil, s, opts...); err != nil {
+			c.fail("WithSigner: %w", err)
+			return
+		}
+		c.signer, c.signOpts = s, opts
 	}
 }
 

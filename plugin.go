@@ -15,6 +15,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/robotstag"
 	"github.com/politecrawl/robots/policy"
@@ -29,7 +30,10 @@ type Plugin struct {
 	lim  Limiter
 	base atomic.Pointer[roundTripper] // the transport behind the gate
 	coll *checkTransport              // the collectors' transport: robots check, gate, base
-	log  *slog.Logger
+	// signing signs each request past the gate, in front of base, and
+	// answers challenges above the gate (WithSigner); nil: nothing signed.
+	signing *botauth.Transport
+	log     *slog.Logger
 
 	once sync.Once
 	res  atomic.Pointer[policy.Resolver]
@@ -76,6 +80,9 @@ func New(opts ...Option) (*Plugin, error) {
 	} else if len(p.cfg.purposes) > 0 && !r.Dialect().ReadsUsage() {
 		p.cfg.fail("WithPurposes: the %s dialect reads no usage preferences", r.Dialect())
 	}
+	if _, ok := p.cfg.transport.(*botauth.Transport); ok && p.cfg.signer != nil {
+		p.cfg.fail("WithSigner and WithTransport(*botauth.Transport): each request would be signed twice; give WithTransport the transport beneath the signer")
+	}
 	if len(p.cfg.purposes) == 0 && (p.cfg.strictUsage || p.cfg.onUsage != nil) {
 		p.cfg.fail("WithStrictPurposes and WithOnUsageRefused need WithPurposes")
 	}
@@ -91,6 +98,9 @@ func New(opts ...Option) (*Plugin, error) {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	p.base.Store(&roundTripper{base})
+	if p.cfg.signer != nil {
+		p.signing, _ = botauth.NewTransport(baseTransport{p}, p.cfg.signer, p.cfg.signOpts...) // checked by WithSigner
+	}
 	p.attached = map[*colly.Collector]bool{}
 	p.lim = p.cfg.limiter
 	if p.lim == nil {

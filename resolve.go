@@ -29,7 +29,7 @@ func (p *Plugin) resolver() *policy.Resolver {
 		// The plugin's defaults first: the user's policy options override them.
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
-			policy.WithHTTPClient(&http.Client{Transport: &robotsTransport{p: p}}),
+			policy.WithHTTPClient(&http.Client{Transport: p.robotsFetches()}),
 			policy.WithLogger(p.log),
 		}
 		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
@@ -63,7 +63,7 @@ type robotsTransport struct{ p *Plugin }
 
 func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
-	base := p.base.Load().RoundTripper
+	base := p.sender()
 	var buf [128]byte
 	key, err := policy.AppendAuthority(buf[:0], req.URL)
 	if err != nil {

@@ -51,7 +51,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, &BlockedError{Block: b}
 	}
-	base := p.base.Load().RoundTripper
+	base := p.sender()
 	res := p.resolver()
 	pol, err := res.Policy(req.Context(), req.URL)
 	if errors.Is(err, policy.ErrUnsupportedURL) {
@@ -66,7 +66,13 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ub, refused := p.usageStop(pol, req.URL, v)
 	if v.Allowed && !skip && !refused {
 		p.checkUserAgent(req)
-		return p.send(base, req, pol, d, tk, answers)
+		if p.signing == nil {
+			return p.send(base, req, pol, d, tk, answers, false)
+		}
+		round := &challengeRound{send: func(r *http.Request, first bool) (*http.Response, error) {
+			return p.send(base, r, pol, d, tk, answers, first)
+		}}
+		return p.signing.Answering(round).RoundTrip(req)
 	}
 	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
 	switch {
@@ -95,8 +101,10 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // pause that ends later than WithDeferWait (at least a second) hands the
 // request back as Deferred; the last answer of a request out of retries
 // goes to Colly as it is. A sitemap document is sent once: the walker
-// retries it.
-func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, answers int) (*http.Response, error) {
+// retries it. With keepChallenge, a 429 carrying Accept-Signature is
+// returned at once, for the challenge's answer (WithSigner) to be sent
+// instead of an unsigned retry.
+func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, answers int, keepChallenge bool) (*http.Response, error) {
 	host := pol.Authority()
 	retries := p.cfg.retries
 	if isSitemapFetch(req) {
@@ -133,7 +141,8 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 			}
 		}
 		if err != nil || !hostlimit.BackoffStatus(resp.StatusCode) ||
-			attempt >= retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+			attempt >= retries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil ||
+			keepChallenge && resp.Header.Get("Accept-Signature") != "" {
 			return resp, err
 		}
 		status := resp.StatusCode

@@ -19,7 +19,7 @@ import (
 func challengeSite(t *testing.T, cs *crawlerSetup, st *site, status int, challenge string, always bool) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e := st.record(cs.v, r)
-		if !always && e.err == nil && e.c.label == "chal" && e.c.nonce == "srv-nonce-1" {
+		if !always && e.err == nil && e.c.Label == "chal" && e.c.Nonce == "srv-nonce-1" {
 			fmt.Fprint(w, "welcome")
 			return
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/internal/botauthtest"
 )
 
 // TestDirectoryServes: over TLS the directory passes the verifier's checks
@@ -21,7 +23,7 @@ func TestDirectoryServes(t *testing.T) {
 	}
 	srv := httptest.NewTLSServer(d)
 	defer srv.Close()
-	got, err := fetchDirectory(srv.Client(), srv.URL+DirectoryPath, clock)
+	got, err := botauthtest.FetchDirectory(srv.Client(), srv.URL+DirectoryPath, clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/internal/botauthtest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
@@ -30,7 +31,7 @@ type crawlerSetup struct {
 	clock *testutil.StepClock
 	keys  []Key
 	agent string
-	v     *verifier
+	v     *botauthtest.Verifier
 }
 
 func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSetup {
@@ -43,12 +44,12 @@ func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSe
 	srv := httptest.NewTLSServer(dir)
 	t.Cleanup(srv.Close)
 	agent := srv.URL + DirectoryPath
-	pubs, err := fetchDirectory(srv.Client(), agent, clock.Now())
+	pubs, err := botauthtest.FetchDirectory(srv.Client(), agent, clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &crawlerSetup{clock: clock, keys: keys, agent: agent,
-		v: &verifier{keys: pubs, agent: agent, now: clock.Now, window: window}}
+		v: &botauthtest.Verifier{Keys: pubs, Agent: agent, Now: clock.Now, Window: window}}
 }
 
 // seen is one request a site received, as the verifier judged it.
@@ -56,7 +57,7 @@ type seen struct {
 	path  string
 	input string // the Signature-Input field as received
 	body  string
-	c     check
+	c     botauthtest.Check
 	err   error
 }
 
@@ -66,8 +67,8 @@ type site struct {
 	seen []seen
 }
 
-func (s *site) record(v *verifier, r *http.Request) seen {
-	c, err := v.verify(r)
+func (s *site) record(v *botauthtest.Verifier, r *http.Request) seen {
+	c, err := v.Verify(r)
 	body, _ := io.ReadAll(r.Body)
 	e := seen{r.URL.Path, r.Header.Get("Signature-Input"), string(body), c, err}
 	s.mu.Lock()
@@ -137,15 +138,15 @@ func TestSignedRedirectHops(t *testing.T) {
 				if got.err != nil {
 					t.Fatalf("hop %d (%s): %v", i, got.path, got.err)
 				}
-				if got.path != want.path || got.c.authority != want.authority || got.c.created != want.created ||
-					got.c.expires != want.created+int64(tc.window/time.Second) || got.c.keyid != cs.keys[0].Thumbprint() {
+				if got.path != want.path || got.c.Authority != want.authority || got.c.Created != want.created ||
+					got.c.Expires != want.created+int64(tc.window/time.Second) || got.c.KeyID != cs.keys[0].Thumbprint() {
 					t.Errorf("hop %d: %s %+v; want %s at %s created %d", i, got.path, got.c, want.path, want.authority, want.created)
 				}
-				if comps := strings.Join(got.c.components, " "); comps != tc.comps {
+				if comps := strings.Join(got.c.Components, " "); comps != tc.comps {
 					t.Errorf("hop %d covers %s, want %s", i, comps, tc.comps)
 				}
 			}
-			if st.seen[0].c.nonce == st.seen[1].c.nonce {
+			if st.seen[0].c.Nonce == st.seen[1].c.Nonce {
 				t.Error("both hops carry the same nonce")
 			}
 		})
@@ -185,7 +186,7 @@ func TestRetrySignedAgain(t *testing.T) {
 	if len(st.seen) != 2 || st.seen[0].err != nil || st.seen[1].err != nil {
 		t.Fatalf("seen %+v", st.seen)
 	}
-	if st.seen[1].c.created-st.seen[0].c.created != 3 || st.seen[0].c.nonce == st.seen[1].c.nonce {
+	if st.seen[1].c.Created-st.seen[0].c.Created != 3 || st.seen[0].c.Nonce == st.seen[1].c.Nonce {
 		t.Errorf("the retry was not signed again: %+v then %+v", st.seen[0].c, st.seen[1].c)
 	}
 }
@@ -212,7 +213,7 @@ func TestVerifierRejects(t *testing.T) {
 		return r
 	}
 	good := sign(cs.keys)
-	if _, err := cs.v.verify(at("shop.example", good)); err != nil {
+	if _, err := cs.v.Verify(at("shop.example", good)); err != nil {
 		t.Fatalf("good signature: %v", err)
 	}
 	otherAgent := good.Clone()
@@ -225,12 +226,12 @@ func TestVerifierRejects(t *testing.T) {
 		"no agent":           at("shop.example", noAgent),
 		"unknown key":        at("shop.example", sign([]Key{seedKey(t, 4)})),
 	} {
-		if _, err := cs.v.verify(r); err == nil {
+		if _, err := cs.v.Verify(r); err == nil {
 			t.Errorf("%s: verified", name)
 		}
 	}
 	cs.clock.Advance(defaultWindow)
-	if _, err := cs.v.verify(at("shop.example", good)); err == nil {
+	if _, err := cs.v.Verify(at("shop.example", good)); err == nil {
 		t.Error("expired: verified")
 	}
 }
@@ -245,8 +246,8 @@ func TestRotation(t *testing.T) {
 	old.Expires = start.Add(2 * time.Hour)
 	next.NotBefore = start.Add(time.Hour)
 	cs := newCrawlerSetup(t, defaultWindow, old, next)
-	if len(cs.v.keys) != 2 {
-		t.Fatalf("directory lists %d keys, want 2", len(cs.v.keys))
+	if len(cs.v.Keys) != 2 {
+		t.Fatalf("directory lists %d keys, want 2", len(cs.v.Keys))
 	}
 	s, err := NewSigner(cs.agent, cs.keys, WithClock(cs.clock.Now))
 	if err != nil {
@@ -257,11 +258,11 @@ func TestRotation(t *testing.T) {
 		if err := s.Sign(req, cs.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		c, err := cs.v.verify(req)
+		c, err := cs.v.Verify(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c.keyid
+		return c.KeyID
 	}
 	if k := keyAt(); k != old.Thumbprint() {
 		t.Errorf("before the new key starts: signed with %s", k)
