@@ -252,6 +252,9 @@ type Resolver struct {
 	log    *slog.Logger
 	cache  *cache
 	flight singleflight.Group
+	// Usage documents: tdmrep.json per origin, RSL licences per URL.
+	tdm      *docCache[tdmState]
+	licenses *docCache[licenseState]
 }
 
 // NewResolver returns a resolver configured by opts, or an error and no
@@ -323,11 +326,13 @@ func NewResolver(opts ...Option) (*Resolver, error) {
 		}
 	}
 	return &Resolver{
-		cfg:    cfg,
-		client: noFollow(client),
-		clock:  cfg.clock,
-		log:    log,
-		cache:  newCache(cfg.capacity, cfg.cacheBytes),
+		cfg:      cfg,
+		client:   noFollow(client),
+		clock:    cfg.clock,
+		log:      log,
+		cache:    newCache(cfg.capacity, cfg.cacheBytes),
+		tdm:      newDocCache[tdmState](cfg.capacity),
+		licenses: newDocCache[licenseState](cfg.capacity),
 	}, nil
 }
 

@@ -1,0 +1,293 @@
+package policy
+
+import (
+	"context"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/robotstag"
+	"github.com/politecrawl/robots/internal/rsl"
+	"github.com/politecrawl/robots/internal/tdmrep"
+)
+
+// Signal is one statement a site makes about the use of a URL's content
+// for one purpose: what it says and where it says it, the evidence an
+// operator keeps for a fetched URL.
+type Signal struct {
+	Purpose dialect.Category
+	Pref    dialect.Pref
+	// Carrier names where the statement was made: "robots.txt",
+	// "tdmrep.json", a response header field ("Content-Usage",
+	// "tdm-reservation", "X-Robots-Tag", "Robots-Tag"), "meta" (an element
+	// of the HTML head) or "license" (an RSL licence).
+	Carrier string
+	// Where locates it in its carrier: "line 4", "rule 0 (location /a/)",
+	// `<meta name="tdm-reservation">`, the licence's URL and its content
+	// scope.
+	Where string
+	// Value is what was stated, as written ("Content-Usage: train-ai=n",
+	// "1", "noai"); for a licence "licensed" (with the terms it asks for,
+	// which are the operator's to meet), "not licensed" or "unobtainable"
+	// and why.
+	Value string
+}
+
+// String reads "train-ai=n: tdmrep.json rule 0 (location /) 1".
+func (s Signal) String() string {
+	return s.Purpose.String() + "=" + s.Pref.String() + ": " + s.Carrier + " " + s.Where + " " + s.Value
+}
+
+// UsageReport is what a site states about the use of a URL's content:
+// every signal seen, and per purpose the most restrictive of them.
+type UsageReport struct {
+	// Usage is the preference in force per purpose: n if any signal says
+	// n, else y if one says y, else unknown.
+	Usage dialect.Usage
+	// Signals are the statements, in the order their carriers are read:
+	// robots.txt, tdmrep.json (or the tdm-reservation header or meta
+	// element that replaced it), the response's headers, its meta
+	// elements, the licences.
+	Signals []Signal
+	// NoImageAI is true when the response's robots directives say
+	// noimageai for the crawler: the images a page shows may not be used
+	// for AI. It refuses the response itself only when it is an image.
+	NoImageAI bool
+}
+
+// Refusal returns the signal that refuses one of purposes, the first
+// purpose first, and false when none is refused. With strict, a purpose
+// nothing states a preference for is refused too, by a Signal whose
+// Carrier is "" and whose Value says so.
+func (r UsageReport) Refusal(purposes []dialect.Category, strict bool) (Signal, bool) {
+	for _, c := range purposes {
+		switch r.Usage.Pref(c) {
+		case dialect.PrefDisallow:
+			for _, s := range r.Signals {
+				if s.Purpose == c && s.Pref == dialect.PrefDisallow {
+					return s, true
+				}
+			}
+		case dialect.PrefUnknown:
+			if strict {
+				return Signal{Purpose: c, Value: "nothing stated"}, true
+			}
+		}
+	}
+	return Signal{}, false
+}
+
+func (r *UsageReport) add(s Signal) {
+	if s.Pref == dialect.PrefUnknown {
+		return
+	}
+	r.Signals = append(r.Signals, s)
+	r.Usage = r.Usage.Combine(dialect.Usage(0).With(s.Purpose, s.Pref))
+}
+
+// addUsage adds a signal per category u states.
+func (r *UsageReport) addUsage(u dialect.Usage, carrier, where, value string) {
+	for _, c := range dialect.Categories() {
+		r.add(Signal{Purpose: c, Pref: u.Pref(c), Carrier: carrier, Where: where, Value: value})
+	}
+}
+
+// tdmRefused are the purposes a TDM reservation refuses: AI training and
+// AI input are text and data mining; a search index is not refused.
+var tdmRefused = []dialect.Category{dialect.TrainAI, dialect.AIInput}
+
+// Usage returns what the site states, before the fetch, about the use of
+// u for each of purposes: robots.txt's usage lines, and when a purpose is
+// declared the origin's /.well-known/tdmrep.json (fetched once per
+// origin) and the RSL licences robots.txt points to (each fetched once).
+// With no purpose, nothing is fetched but robots.txt. Errors are those of
+// [Resolver.Policy] and ctx's.
+func (r *Resolver) Usage(ctx context.Context, u *url.URL, purposes ...dialect.Category) (UsageReport, error) {
+	return r.usage(ctx, u, nil, nil, purposes)
+}
+
+// ResponseUsage is [Resolver.Usage] after the fetch of u, with what the
+// response states: its Content-Usage, tdm-reservation and tdm-policy, Link
+// rel="license", X-Robots-Tag and Robots-Tag header fields, and, when its
+// Content-Type is HTML, the meta and link elements of body's head
+// (<meta name="robots"> or the crawler's token, tdm-reservation,
+// tdm-policy, <link rel="license">). A tdm-reservation header or meta
+// element replaces what tdmrep.json states for u; the other carriers add
+// to what was known (noai refuses train-ai and ai-input). Licences the
+// response points to are fetched only when a purpose is declared.
+func (r *Resolver) ResponseUsage(ctx context.Context, u *url.URL, h http.Header, body []byte, purposes ...dialect.Category) (UsageReport, error) {
+	if h == nil {
+		h = http.Header{}
+	}
+	if !isHTML(h) {
+		body = nil
+	}
+	return r.usage(ctx, u, h, body, purposes)
+}
+
+// usage builds the report; h is nil before the fetch.
+func (r *Resolver) usage(ctx context.Context, u *url.URL, h http.Header, doc []byte, purposes []dialect.Category) (UsageReport, error) {
+	var rep UsageReport
+	pol, err := r.Policy(ctx, u)
+	if err != nil {
+		return rep, err
+	}
+	uv := pol.Usage(u)
+	for _, c := range dialect.Categories() {
+		if rule := uv.Rule(c); rule != nil {
+			rep.add(Signal{Purpose: c, Pref: uv.Usage.Pref(c), Carrier: "robots.txt",
+				Where: "line " + strconv.Itoa(rule.Line), Value: rule.Key + ": " + rule.Value})
+		}
+	}
+	var file tdmrep.Terms
+	if len(purposes) > 0 {
+		st, err := r.tdmFile(ctx, pol.Authority())
+		if err != nil {
+			return rep, err
+		}
+		file = st.file.Match(u.RequestURI())
+	}
+	var licenses []string
+	if h != nil {
+		file = tdmrep.Combine(file, tdmrep.Header(h), tdmrep.Meta(doc))
+		if v := h.Values("Content-Usage"); len(v) > 0 {
+			val := strings.Join(v, ", ")
+			rep.addUsage(dialect.ParseUsage(val), "Content-Usage", "header", val)
+		}
+		rep.addTags(h, doc, r.cfg.tokens)
+		licenses = append(rsl.LicenseLinks(h.Values("Link"), u), rsl.HTMLLicenses(doc, u)...)
+	}
+	rep.addTDM(file)
+	if len(purposes) > 0 {
+		if err := rep.addLicenses(ctx, r, u, licenses, purposes); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// addTDM adds the signals of the TDM terms t.
+func (r *UsageReport) addTDM(t tdmrep.Terms) {
+	var pref dialect.Pref
+	switch t.Reservation {
+	case tdmrep.Reserved:
+		pref = dialect.PrefDisallow
+	case tdmrep.NotReserved:
+		pref = dialect.PrefAllow
+	default:
+		return
+	}
+	s := Signal{Pref: pref, Value: t.Reservation.String()}
+	if t.Reservation == tdmrep.Reserved && t.Policy != "" {
+		s.Value += ", tdm-policy " + t.Policy
+	}
+	switch ev := t.ReservationFrom; ev.Carrier {
+	case tdmrep.FileCarrier:
+		s.Carrier, s.Where = "tdmrep.json", "rule "+strconv.Itoa(ev.Rule)+" (location "+ev.Location+")"
+	case tdmrep.HeaderCarrier:
+		s.Carrier, s.Where = "tdm-reservation", "header"
+	default:
+		s.Carrier, s.Where = "meta", `<meta name="tdm-reservation">`
+	}
+	for _, c := range tdmRefused {
+		s.Purpose = c
+		r.add(s)
+	}
+}
+
+// addTags adds the noai (and, on an image, noimageai) signals of the
+// response's robots directives for the crawler known by agents.
+func (r *UsageReport) addTags(h http.Header, doc []byte, agents []string) {
+	rules, dirs := robotstag.Rules(h.Values("Robots-Tag"), h.Values("X-Robots-Tag"), doc, agents)
+	r.NoImageAI = dirs&robotstag.NoImageAI != 0
+	image := isImage(h)
+	for _, rule := range rules {
+		if rule.Name != "noai" && (rule.Name != "noimageai" || !image) {
+			continue
+		}
+		where := "header"
+		switch {
+		case rule.Source == robotstag.MetaElement:
+			where = `<meta name="` + rule.Scope + `">`
+		case rule.Scope != "":
+			where = "header, for " + rule.Scope
+		}
+		for _, c := range tdmRefused {
+			r.add(Signal{Purpose: c, Pref: dialect.PrefDisallow, Carrier: rule.Source.String(), Where: where, Value: rule.Name})
+		}
+	}
+}
+
+// addLicenses adds, per purpose, the verdict of each RSL licence: those
+// robots.txt points to, then urls (the response's), each fetched once.
+func (r *UsageReport) addLicenses(ctx context.Context, res *Resolver, u *url.URL, urls []string, purposes []dialect.Category) error {
+	seen := map[string]bool{}
+	for _, lu := range urls {
+		if seen[lu] {
+			continue
+		}
+		seen[lu] = true
+		st, err := res.licenseDoc(ctx, lu)
+		if err != nil {
+			return err
+		}
+		for _, c := range purposes {
+			r.add(licenseSignal(st, lu, u, c))
+		}
+	}
+	return nil
+}
+
+// licenseSignal is what the licence at lu (state st) says of purpose c
+// for u. A licence that cannot be obtained licenses nothing (RSL: no
+// fallback to permitted), so it refuses, with a Value that says so.
+func licenseSignal(st licenseState, lu string, u *url.URL, c dialect.Category) Signal {
+	s := Signal{Purpose: c, Pref: dialect.PrefDisallow, Carrier: "license", Where: lu}
+	if st.doc == nil {
+		s.Value = "unobtainable: " + st.why
+		return s
+	}
+	v, err := st.doc.Decide(u, rsl.Use{Purpose: c.String()})
+	if err != nil {
+		return Signal{} // a purpose RSL has no token for: no statement
+	}
+	if v.Content == nil {
+		s.Value = "not licensed: no content element matches"
+		return s
+	}
+	s.Where += ", content " + strconv.Quote(v.Content.URL)
+	if !v.Licensed {
+		s.Value = "not licensed"
+		return s
+	}
+	s.Pref, s.Value = dialect.PrefAllow, "licensed"
+	var terms []string
+	if p := v.License.Payment; p != nil && p.Type != "free" {
+		terms = append(terms, "payment "+p.Type)
+	}
+	for _, rp := range v.License.Reporting {
+		terms = append(terms, "reporting "+rp.Type)
+	}
+	if v.Content.Server != "" {
+		terms = append(terms, "server "+v.Content.Server)
+	}
+	if len(terms) > 0 {
+		s.Value += " (" + strings.Join(slices.Compact(terms), "; ") + ")"
+	}
+	return s
+}
+
+// isHTML reports whether h's Content-Type holds "html" in any case.
+func isHTML(h http.Header) bool {
+	return strings.Contains(strings.ToLower(h.Get("Content-Type")), "html")
+}
+
+// isImage reports whether h's Content-Type is image/*.
+func isImage(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && strings.HasPrefix(mt, "image/")
+}

@@ -1,0 +1,263 @@
+package policy
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// usageSite serves fixed bodies per path and counts the requests of each.
+type usageSite struct {
+	*httptest.Server
+	mu    sync.Mutex
+	files map[string]string // path → body ("" : 404); a "status N\n" prefix sets the status
+	hits  map[string]int
+}
+
+func newUsageSite(t testing.TB, files map[string]string) *usageSite {
+	s := &usageSite{files: files, hits: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		body, ok := s.files[r.URL.Path]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		status := 200
+		if rest, found := strings.CutPrefix(body, "status 5"); found {
+			status, body = 500, rest
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *usageSite) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+const tdmPath = "/.well-known/tdmrep.json"
+
+var (
+	trainAI = []dialect.Category{dialect.TrainAI}
+	aiAll   = []dialect.Category{dialect.TrainAI, dialect.AIInput, dialect.Search}
+)
+
+func usage(t *testing.T, r *Resolver, raw string, purposes []dialect.Category) UsageReport {
+	t.Helper()
+	rep, err := r.Usage(context.Background(), mustURL(t, raw), purposes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func refusal(rep UsageReport, purposes []dialect.Category) string {
+	s, ok := rep.Refusal(purposes, false)
+	if !ok {
+		return ""
+	}
+	return s.String()
+}
+
+// tdmrep.json: the first rule in array order decides, a reservation
+// refuses train-ai and ai-input but not search, the file is fetched once
+// per origin, and not at all without a declared purpose.
+func TestUsageTDMRepFile(t *testing.T) {
+	site := newUsageSite(t, map[string]string{
+		"/robots.txt": "User-agent: *\nAllow: /\n",
+		tdmPath: `[{"location": "/open/*.html$", "tdm-reservation": 0},
+			{"location": "/open/", "tdm-reservation": 1, "tdm-policy": "https://example.com/p.json"},
+			{"location": "/", "tdm-reservation": 1}]`,
+	})
+	r := newResolver(t)
+	if rep := usage(t, r, site.URL+"/open/a.html", nil); len(rep.Signals) != 0 || site.count(tdmPath) != 0 {
+		t.Fatalf("no purpose: %v signals, %d tdmrep.json fetches, want none", rep.Signals, site.count(tdmPath))
+	}
+	cases := []struct{ path, want string }{
+		{"/open/a.html", ""},
+		{"/open/a.html?x", "train-ai=n: tdmrep.json rule 1 (location /open/) 1, tdm-policy https://example.com/p.json"},
+		{"/other", "train-ai=n: tdmrep.json rule 2 (location /) 1"},
+	}
+	for _, c := range cases {
+		rep := usage(t, r, site.URL+c.path, aiAll)
+		if got := refusal(rep, aiAll); got != c.want {
+			t.Errorf("%s: %q, want %q", c.path, got, c.want)
+		}
+		if rep.Usage.Pref(dialect.Search) != dialect.PrefUnknown {
+			t.Errorf("%s: search %v, want unknown (a reservation is not about search)", c.path, rep.Usage.Pref(dialect.Search))
+		}
+	}
+	if rep := usage(t, r, site.URL+"/x", aiAll); rep.Usage.Pref(dialect.AIInput) != dialect.PrefDisallow {
+		t.Errorf("ai-input: %v, want n", rep.Usage)
+	}
+	if n := site.count(tdmPath); n != 1 {
+		t.Errorf("tdmrep.json fetched %d times, want once", n)
+	}
+}
+
+// A missing, broken or unreachable tdmrep.json is an origin that does not
+// implement the protocol: no signal.
+func TestUsageTDMRepMissing(t *testing.T) {
+	for name, body := range map[string]string{"broken": `{"location": "/"}`, "5xx": "status 5", "too large": "[" + strings.Repeat(" ", 600<<10) + "]"} {
+		site := newUsageSite(t, map[string]string{"/robots.txt": "User-agent: *\nAllow: /\n", tdmPath: body})
+		r := newResolver(t)
+		rep := usage(t, r, site.URL+"/a", trainAI)
+		if len(rep.Signals) != 0 {
+			t.Errorf("%s: %v, want no signal", name, rep.Signals)
+		}
+		st, _ := r.tdmFile(context.Background(), site.URL)
+		if st.file != nil || st.why == "" {
+			t.Errorf("%s: state %+v, want not implemented with a reason", name, st)
+		}
+	}
+}
+
+// Two resolvers sharing a Store (a fleet) fetch tdmrep.json once between
+// them, under a key of its own beside the policy's.
+func TestUsageTDMRepStore(t *testing.T) {
+	site := newUsageSite(t, map[string]string{"/robots.txt": "User-agent: *\nAllow: /\n", tdmPath: `[{"location": "/", "tdm-reservation": 1}]`})
+	store := NewMemoryStore(nil)
+	for i := range 2 {
+		r := newResolver(t, WithStore(store))
+		if got := refusal(usage(t, r, site.URL+"/a", trainAI), trainAI); !strings.Contains(got, "tdmrep.json rule 0") {
+			t.Errorf("resolver %d: %q, want the file's rule", i, got)
+		}
+	}
+	if n := site.count(tdmPath); n != 1 {
+		t.Errorf("tdmrep.json fetched %d times by two resolvers sharing a Store, want once", n)
+	}
+	if _, ok, _ := store.Get(context.Background(), tdmStoreKey(site.URL)); !ok {
+		t.Errorf("no Store entry under %q", tdmStoreKey(site.URL))
+	}
+}
+
+// Concurrent asks of one origin share one fetch.
+func TestUsageTDMRepSingleFlight(t *testing.T) {
+	site := newUsageSite(t, map[string]string{"/robots.txt": "User-agent: *\nAllow: /\n", tdmPath: `[]`})
+	r := newResolver(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = r.Usage(context.Background(), mustURL(t, site.URL+"/a"), dialect.TrainAI)
+		}()
+	}
+	wg.Wait()
+	if n := site.count(tdmPath); n != 1 {
+		t.Errorf("tdmrep.json fetched %d times, want once", n)
+	}
+}
+
+const licenseXML = `<?xml version="1.0"?>
+<rsl xmlns="https://rslstandard.org/rsl">
+  <content url="/"><license><permits type="usage">all</permits></license></content>
+  <content url="/articles/"><license>
+    <permits type="usage">search ai-input</permits><prohibits type="usage">ai-train</prohibits>
+    <payment type="attribution"/>
+  </license></content>
+</rsl>`
+
+// After the fetch: headers and meta of the response. A tdm-reservation
+// header replaces the file's value; Content-Usage and noai add to it; a
+// licence a Link header points to decides per purpose, the narrower
+// content scope winning; it is fetched once however many responses point
+// to it; one that cannot be obtained refuses, saying so.
+func TestResponseUsage(t *testing.T) {
+	site := newUsageSite(t, map[string]string{
+		"/robots.txt":  "User-agent: *\nAllow: /\nContent-Usage: search=y\n",
+		tdmPath:        `[{"location": "/", "tdm-reservation": 1}]`,
+		"/license.xml": licenseXML,
+	})
+	r := newResolver(t, WithUserAgent("examplebot/1.0"))
+	resp := func(path string, kv ...string) UsageReport {
+		t.Helper()
+		h := http.Header{}
+		var body []byte
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == "body" {
+				body = []byte(kv[i+1])
+				h.Set("Content-Type", "text/html")
+				continue
+			}
+			h.Add(kv[i], kv[i+1])
+		}
+		rep, err := r.ResponseUsage(context.Background(), mustURL(t, site.URL+path), h, body, aiAll...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	link := "<" + site.URL + "/license.xml>; rel=\"license\""
+	cases := []struct {
+		name string
+		rep  UsageReport
+		want string // the refusal
+	}{
+		{"file", resp("/a"), "train-ai=n: tdmrep.json rule 0 (location /) 1"},
+		{"header lifts", resp("/a", "tdm-reservation", "0"), ""},
+		{"meta lifts", resp("/a", "body", `<meta name="tdm-reservation" content="0">`), ""},
+		{"content-usage", resp("/a", "tdm-reservation", "0", "Content-Usage", "train-ai=n"), "train-ai=n: Content-Usage header train-ai=n"},
+		{"noai", resp("/a", "tdm-reservation", "0", "X-Robots-Tag", "noai"), "train-ai=n: X-Robots-Tag header noai"},
+		{"robots-tag", resp("/a", "tdm-reservation", "0", "Robots-Tag", "examplebot;noai"), "train-ai=n: Robots-Tag header, for examplebot noai"},
+		{"meta noai", resp("/a", "tdm-reservation", "0", "body", `<meta name="robots" content="noai">`), `train-ai=n: meta <meta name="robots"> noai`},
+		{"license all", resp("/a", "tdm-reservation", "0", "Link", link), ""},
+		{"license narrower", resp("/articles/x", "tdm-reservation", "0", "Link", link), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/" not licensed`},
+		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/" not licensed`},
+		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license"), "train-ai=n: license " + site.URL + "/nope.xml unobtainable: 404 Not Found"},
+	}
+	for _, c := range cases {
+		if got := refusal(c.rep, aiAll); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	art := resp("/articles/x", "tdm-reservation", "0", "Link", link)
+	var search Signal
+	for _, s := range art.Signals {
+		if s.Purpose == dialect.Search && s.Carrier == "license" {
+			search = s
+		}
+	}
+	if search.Pref != dialect.PrefAllow || search.Value != "licensed (payment attribution)" {
+		t.Errorf("search under /articles/: %v, want licensed with its payment term", search)
+	}
+	if art.Usage.Pref(dialect.Search) != dialect.PrefAllow || len(art.Signals) < 4 {
+		t.Errorf("signals %v: want robots.txt's search=y among every carrier's", art.Signals)
+	}
+	if n := site.count("/license.xml"); n != 1 {
+		t.Errorf("licence fetched %d times, want once", n)
+	}
+	if n := site.count(tdmPath); n != 1 {
+		t.Errorf("tdmrep.json fetched %d times, want once", n)
+	}
+}
+
+// Without a declared purpose nothing is fetched for usage, the response's
+// licences included, and its headers still count.
+func TestResponseUsageNoPurpose(t *testing.T) {
+	site := newUsageSite(t, map[string]string{"/robots.txt": "User-agent: *\nAllow: /\n", tdmPath: `[]`, "/license.xml": licenseXML})
+	r := newResolver(t)
+	h := http.Header{"Link": {"</license.xml>; rel=license"}, "Content-Usage": {"train-ai=n"}}
+	rep, err := r.ResponseUsage(context.Background(), mustURL(t, site.URL+"/a"), h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if site.count(tdmPath)+site.count("/license.xml") != 0 {
+		t.Errorf("fetched tdmrep.json %d, licence %d times without a purpose", site.count(tdmPath), site.count("/license.xml"))
+	}
+	if rep.Usage.Pref(dialect.TrainAI) != dialect.PrefDisallow {
+		t.Errorf("usage %v, want the header's train-ai=n", rep.Usage)
+	}
+}
