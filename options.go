@@ -366,23 +366,30 @@ func WithLimiter(l Limiter) Option {
 
 // WithPurposes declares what the crawler uses the content it fetches for:
 // usage categories of draft-ietf-aipref-vocab-08 ("train-ai", "search") and
-// Cloudflare's Content-Signal ("ai-input"). A site states its preferences in
-// robots.txt (Content-Usage, Content-Signal) and in a response's
-// Content-Usage header; the plugin honours them for these purposes:
+// Cloudflare's Content-Signal ("ai-input"). A site states its preferences
+// in several places, each read as a carrier of signals (see
+// docs/usage.md): robots.txt (Content-Usage, Content-Signal, License),
+// /.well-known/tdmrep.json, RSL licences, and a response's headers and
+// meta elements. The plugin honours them for these purposes:
 //
-//   - Before the fetch, a URL whose robots.txt preference for a declared
-//     purpose is n is not fetched: it is stopped as [UsageDisallowed], the
-//     deciding line in the reason, reported like every stop (OnError,
-//     [WithOnBlocked], [HostStats].UsageDisallowed). Redirect hops too.
+//   - Before the fetch, a URL whose robots.txt, tdmrep.json (fetched once
+//     per origin, through the host's gate) or robots.txt licence refuses a
+//     declared purpose is not fetched: it is stopped as [UsageDisallowed],
+//     the deciding signal in the reason, reported like every stop
+//     (OnError, [WithOnBlocked], [HostStats].UsageDisallowed). Redirect
+//     hops too.
 //   - After the fetch, a response cannot be unfetched: the plugin puts its
-//     preference, robots.txt's combined with the response's Content-Usage
-//     header and its noai and noimageai directives (X-Robots-Tag, meta
-//     robots; the most restrictive wins), in the request's Context under
-//     [UsageKey] for every response, and calls [WithOnUsageRefused]'s
-//     function when a declared purpose is refused. The plugin's OnResponse
-//     hook is registered when it is attached: OnHTML, OnXML and OnScraped
+//     [ResponseUsage] (what was known before, combined with the response's
+//     headers and meta elements, the most restrictive per purpose, with
+//     every signal seen) in the request's Context under [UsageKey] for
+//     every response, and calls [WithOnUsageRefused]'s function when a
+//     declared purpose is refused. The plugin's OnResponse hook is
+//     registered when it is attached: OnHTML, OnXML and OnScraped
 //     callbacks always see the mark, OnResponse callbacks registered after
 //     the plugin do. Drop the content there (see [UsageOf]).
+//
+// Without WithPurposes nothing is fetched for usage: no tdmrep.json, no
+// licence.
 //
 // An unknown preference (nothing stated) allows by default: the drafts leave
 // its meaning to the crawler; [WithStrictPurposes] refuses it instead. An

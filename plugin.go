@@ -371,7 +371,7 @@ func (p *Plugin) onResponse(r *colly.Response) {
 		markNofollow(r, source)
 	}
 	if len(p.cfg.purposes) > 0 {
-		p.markUsage(r, tags, header)
+		p.markUsage(r)
 	}
 }
 

@@ -17,12 +17,12 @@ import (
 const nofollowKey = "robots.nofollow"
 
 // responseTags returns the directives r states for the crawler, and which
-// of them its X-Robots-Tag header states (the others come from meta
-// elements of an HTML body).
+// of them its Robots-Tag and X-Robots-Tag headers state (the others come
+// from meta elements of an HTML body).
 func (p *Plugin) responseTags(r *colly.Response) (all, header robotstag.Directives) {
 	agents := p.agents()
 	if r.Headers != nil {
-		header = robotstag.Header(r.Headers.Values("X-Robots-Tag"), agents)
+		header = robotstag.Header(r.Headers.Values("X-Robots-Tag"), agents) | robotstag.RobotsTag(r.Headers.Values("Robots-Tag"), agents)
 	}
 	all = header
 	if len(r.Body) > 0 && isHTML(r.Headers) {

@@ -204,12 +204,12 @@ func TestPluginRobotsTagsUsage(t *testing.T) {
 	}
 	want := map[string]mark{
 		"/":               {"", dialect.PrefUnknown, false},
-		"/noai":           {"train-ai=n: X-Robots-Tag noai", dialect.PrefDisallow, false},
-		"/meta-noai":      {"train-ai=n: meta robots noai", dialect.PrefDisallow, false},
-		"/img.png":        {"train-ai=n: X-Robots-Tag noimageai", dialect.PrefDisallow, true},
+		"/noai":           {"train-ai=n: X-Robots-Tag header: noai", dialect.PrefDisallow, false},
+		"/meta-noai":      {`train-ai=n: meta <meta name="ExampleBot">: noai`, dialect.PrefDisallow, false},
+		"/img.png":        {"train-ai=n: X-Robots-Tag header: noimageai", dialect.PrefDisallow, true},
 		"/page-noimageai": {"", dialect.PrefUnknown, true},
 		"/other-noai":     {"", dialect.PrefUnknown, false},
-		"/both":           {"train-ai=n: Content-Usage header", dialect.PrefDisallow, false},
+		"/both":           {"train-ai=n: Content-Usage header: train-ai=n", dialect.PrefDisallow, false},
 	}
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {

@@ -63,7 +63,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	v := pol.Check(req.URL)
 	d, skip := p.delayOf(pol)
-	ub, refused := p.usageStop(pol, req.URL, v)
+	ub, refused := p.usageStop(req.Context(), req.URL, v)
 	if v.Allowed && !skip && !refused {
 		p.checkUserAgent(req)
 		if p.signing == nil {

@@ -2,16 +2,14 @@ package robots
 
 import (
 	"context"
-	"mime"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/robotstag"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -23,25 +21,30 @@ const UsageKey = "robots.usage#"
 
 func usageKey(r *colly.Request) string { return UsageKey + strconv.FormatUint(uint64(r.ID), 10) }
 
-// ResponseUsage is the usage preference of a fetched response.
+// ResponseUsage is what a site states about the use of a fetched
+// response's content, for the purposes declared with [WithPurposes].
 type ResponseUsage struct {
-	// Usage is robots.txt's preference for the URL combined with the
-	// response's Content-Usage header, per category the most restrictive,
-	// and with what a noai directive implies: train-ai=n and ai-input=n.
-	// noai counts from the response's X-Robots-Tag header and from a
-	// robots meta element of its HTML (<meta name="robots"> or the
-	// crawler's product token), for the crawler; noimageai counts as noai
-	// on an image response.
+	// Usage is the preference in force per purpose, the most restrictive
+	// of the Signals: robots.txt's for the URL, tdmrep.json's (replaced by
+	// a tdm-reservation header or meta element of the response), the RSL
+	// licences robots.txt and the response point to, the response's
+	// Content-Usage header, and what a noai directive implies (train-ai=n
+	// and ai-input=n) from its Robots-Tag or X-Robots-Tag header or a
+	// robots meta element of its HTML for the crawler; noimageai counts as
+	// noai on an image response.
 	Usage dialect.Usage
-	// Refused says why the content may not be used for a declared purpose
-	// ("train-ai=n: Content-Usage header"), "" when no declared purpose is
-	// refused.
+	// Refused says why the content may not be used for a declared purpose,
+	// the deciding signal ("train-ai=n: Content-Usage header: train-ai=n"),
+	// "" when no declared purpose is refused.
 	Refused string
-	// NoImageAI is true when the response's X-Robots-Tag, or a robots meta
-	// element of its HTML for the crawler, says noimageai: the images the
-	// page shows may not be used for AI. It refuses the response itself
-	// (as noai does) only when the response is an image.
+	// NoImageAI is true when the response's robots directives for the
+	// crawler say noimageai: the images the page shows may not be used for
+	// AI. It refuses the response itself (as noai does) only when the
+	// response is an image.
 	NoImageAI bool
+	// Signals are every statement seen, each with its carrier and value:
+	// the record an operator keeps per fetched URL.
+	Signals []policy.Signal
 }
 
 // UsageOf returns the [ResponseUsage] the plugin put in r's Context, and
@@ -55,84 +58,50 @@ func UsageOf(r *colly.Response) (ResponseUsage, bool) {
 	return u, ok
 }
 
-// refuses returns the first declared purpose p refuses, and false when it
-// refuses none.
-func (p *Plugin) refuses(u dialect.Usage) (dialect.Category, bool) {
-	for _, c := range p.cfg.purposes {
-		switch u.Pref(c) {
-		case dialect.PrefDisallow:
-			return c, true
-		case dialect.PrefUnknown:
-			if p.cfg.strictUsage {
-				return c, true
-			}
-		}
+// refusal returns why rep refuses a declared purpose, "" when it refuses
+// none.
+func (p *Plugin) refusal(rep policy.UsageReport) string {
+	s, refused := rep.Refusal(p.cfg.purposes, p.cfg.strictUsage)
+	switch {
+	case !refused:
+		return ""
+	case s.Carrier == "":
+		return s.String() + " (WithStrictPurposes)"
 	}
-	return 0, false
+	return s.String()
 }
 
-// usageStop returns the stop of u when robots.txt refuses a declared
-// purpose for it (v, u's crawl verdict, allows it).
-func (p *Plugin) usageStop(pol *policy.Policy, u *url.URL, v policy.Verdict) (Block, bool) {
+// usageStop returns the stop of u when what its site states before the
+// fetch (robots.txt, tdmrep.json, robots.txt's licences) refuses a
+// declared purpose (v, u's crawl verdict, allows it).
+func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
 	if len(p.cfg.purposes) == 0 || !v.Allowed {
 		return Block{}, false
 	}
-	uv := pol.Usage(u)
-	c, refused := p.refuses(uv.Usage)
-	if !refused {
-		return Block{}, false
+	rep, err := p.resolver().Usage(ctx, u, p.cfg.purposes...)
+	if err != nil {
+		return Block{Kind: Canceled, Verdict: v, Reason: "usage terms: " + err.Error()}, true
 	}
-	reason := c.String() + "=" + uv.Usage.Pref(c).String()
-	if uv.Usage.Pref(c) == dialect.PrefUnknown {
-		reason += " (WithStrictPurposes)"
+	if why := p.refusal(rep); why != "" {
+		return Block{Kind: UsageDisallowed, Verdict: v, Reason: why}, true
 	}
-	return Block{Kind: UsageDisallowed, Verdict: v, Reason: reason + ": " + uv.Explain(c)}, true
+	return Block{}, false
 }
 
-// aiRefused is the usage preference noai states: no AI use, neither
-// training nor input at answer time.
-var aiRefused = dialect.Usage(0).With(dialect.TrainAI, dialect.PrefDisallow).With(dialect.AIInput, dialect.PrefDisallow)
-
 // markUsage, from the OnResponse hook with WithPurposes, puts the
-// response's usage preference in its Context, counts a refused one and
-// calls the WithOnUsageRefused function. tags are the response's robots
-// directives, header those of its X-Robots-Tag.
-func (p *Plugin) markUsage(r *colly.Response, tags, header robotstag.Directives) {
+// response's usage report in its Context, counts a refused one and calls
+// the WithOnUsageRefused function.
+func (p *Plugin) markUsage(r *colly.Response) {
 	u := r.Request.URL
-	var uv policy.UsageVerdict
-	pol, err := p.resolver().Policy(context.Background(), u)
-	if err == nil {
-		uv = pol.Usage(u)
-	}
-	ru := ResponseUsage{Usage: uv.Usage, NoImageAI: tags&robotstag.NoImageAI != 0}
-	var fromHeader dialect.Usage // the Content-Usage header's alone
+	var h http.Header
 	if r.Headers != nil {
-		fromHeader = policy.UsageVerdict{}.WithHeader(*r.Headers)
-		ru.Usage = uv.Usage.Combine(fromHeader)
+		h = *r.Headers
 	}
-	noAI := tags & robotstag.NoAI
-	if noAI == 0 && ru.NoImageAI && isImage(r.Headers) {
-		noAI = robotstag.NoImageAI
+	rep, err := p.resolver().ResponseUsage(context.Background(), u, h, r.Body, p.cfg.purposes...)
+	if err != nil {
+		p.log.Warn("robots: the response's usage terms could not be read", slog.String("url", u.String()), slog.Any("error", err))
 	}
-	if noAI != 0 {
-		ru.Usage = ru.Usage.Combine(aiRefused)
-	}
-	if c, refused := p.refuses(ru.Usage); refused {
-		pref := ru.Usage.Pref(c)
-		ru.Refused = c.String() + "=" + pref.String() + ": "
-		switch {
-		case pref == dialect.PrefUnknown:
-			ru.Refused += "nothing stated (WithStrictPurposes)"
-		case uv.Usage.Pref(c) == pref:
-			ru.Refused += "robots.txt, " + uv.Explain(c)
-		case fromHeader.Pref(c) == pref:
-			ru.Refused += "Content-Usage header"
-		case header&noAI != 0:
-			ru.Refused += "X-Robots-Tag " + noAI.String()
-		default:
-			ru.Refused += "meta robots " + noAI.String()
-		}
-	}
+	ru := ResponseUsage{Usage: rep.Usage, Refused: p.refusal(rep), NoImageAI: rep.NoImageAI, Signals: rep.Signals}
 	r.Ctx.Put(usageKey(r.Request), ru)
 	if ru.Refused == "" {
 		return
@@ -144,18 +113,10 @@ func (p *Plugin) markUsage(r *colly.Response, tags, header robotstag.Directives)
 	}
 }
 
-// isImage reports whether h's Content-Type is image/*.
-func isImage(h *http.Header) bool {
-	if h == nil {
-		return false
-	}
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && strings.HasPrefix(mt, "image/")
-}
-
-// usage stops a URL whose robots.txt refuses a declared purpose.
+// usage stops a URL whose robots.txt, tdmrep.json or licence refuses a
+// declared purpose.
 func (f *flow) usage() bool {
-	if b, refused := f.p.usageStop(f.pol, f.r.URL, f.v); refused {
+	if b, refused := f.p.usageStop(f.ctx, f.r.URL, f.v); refused {
 		return f.stop(b)
 	}
 	return true

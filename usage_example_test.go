@@ -45,7 +45,7 @@ func ExampleWithPurposes() {
 	c.Visit(site.URL + "/open/private-notes")
 	c.Wait()
 	// Output:
-	// not fetched: usage-disallowed train-ai=n: line 2: Content-Signal: search=yes, ai-train=no
+	// not fetched: usage-disallowed train-ai=n: robots.txt line 2: Content-Signal: search=yes, ai-train=no
 	// kept for training: /open/dataset
-	// dropped: /open/private-notes - train-ai=n: Content-Usage header
+	// dropped: /open/private-notes - train-ai=n: Content-Usage header: train-ai=n
 }

@@ -104,7 +104,7 @@ func TestPluginPurposes(t *testing.T) {
 				"/ai-ok/":    "",
 				"/ai-ok/a":   "",
 				"/ai-ok/sig": "",
-				"/ai-ok/hdr": "train-ai=n: Content-Usage header",
+				"/ai-ok/hdr": "train-ai=n: Content-Usage header: search=y, train-ai=n",
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -116,13 +116,13 @@ func TestPluginPurposes(t *testing.T) {
 			if len(scraped) != len(want) {
 				t.Errorf("scraped %v, want %v", scraped, want)
 			}
-			if !slices.Equal(called, []string{"/ai-ok/hdr train-ai=n: Content-Usage header"}) {
+			if !slices.Equal(called, []string{"/ai-ok/hdr train-ai=n: Content-Usage header: search=y, train-ai=n"}) {
 				t.Errorf("WithOnUsageRefused called with %q", called)
 			}
 			// Stopped, each once, with its reason and line.
 			wantErr := map[string]string{
-				"/test":     "robots: usage-disallowed: train-ai=n: line 4: Content-Usage: train-ai=n",
-				"/ai-ok/go": `Get "http://ai.test/other": robots: usage-disallowed: redirect from http://ai.test/ai-ok/go not followed: train-ai=n: line 4: Content-Usage: train-ai=n`,
+				"/test":     "robots: usage-disallowed: train-ai=n: robots.txt line 4: Content-Usage: train-ai=n",
+				"/ai-ok/go": `Get "http://ai.test/other": robots: usage-disallowed: redirect from http://ai.test/ai-ok/go not followed: train-ai=n: robots.txt line 4: Content-Usage: train-ai=n`,
 				"/never/x":  "robots: disallowed: line 3: Disallow: /never/",
 			}
 			for path, w := range wantErr {
@@ -173,7 +173,7 @@ func TestPluginStrictPurposes(t *testing.T) {
 		t.Errorf("server saw %v", got)
 	}
 	bs := blocks.all()
-	if len(bs) != 2 || bs[0].Reason != "train-ai=unknown (WithStrictPurposes): no usage rule" {
+	if len(bs) != 2 || bs[0].Reason != "train-ai=unknown: nothing stated (WithStrictPurposes)" {
 		t.Errorf("blocks %v", bs)
 	}
 	if m := marks["/open/a"]; m.Refused != "" || m.Usage.Pref(dialect.TrainAI) != dialect.PrefAllow {

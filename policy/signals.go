@@ -37,9 +37,13 @@ type Signal struct {
 	Value string
 }
 
-// String reads "train-ai=n: tdmrep.json rule 0 (location /) 1".
+// String reads "train-ai=n: tdmrep.json rule 0 (location /): 1", "train-ai=n:
+// robots.txt line 4: Content-Usage: train-ai=n".
 func (s Signal) String() string {
-	return s.Purpose.String() + "=" + s.Pref.String() + ": " + s.Carrier + " " + s.Where + " " + s.Value
+	if s.Carrier == "" {
+		return s.Purpose.String() + "=" + s.Pref.String() + ": " + s.Value
+	}
+	return s.Purpose.String() + "=" + s.Pref.String() + ": " + s.Carrier + " " + s.Where + ": " + s.Value
 }
 
 // UsageReport is what a site states about the use of a URL's content:

@@ -87,8 +87,8 @@ func TestUsageTDMRepFile(t *testing.T) {
 	}
 	cases := []struct{ path, want string }{
 		{"/open/a.html", ""},
-		{"/open/a.html?x", "train-ai=n: tdmrep.json rule 1 (location /open/) 1, tdm-policy https://example.com/p.json"},
-		{"/other", "train-ai=n: tdmrep.json rule 2 (location /) 1"},
+		{"/open/a.html?x", "train-ai=n: tdmrep.json rule 1 (location /open/): 1, tdm-policy https://example.com/p.json"},
+		{"/other", "train-ai=n: tdmrep.json rule 2 (location /): 1"},
 	}
 	for _, c := range cases {
 		rep := usage(t, r, site.URL+c.path, aiAll)
@@ -206,17 +206,17 @@ func TestResponseUsage(t *testing.T) {
 		rep  UsageReport
 		want string // the refusal
 	}{
-		{"file", resp("/a"), "train-ai=n: tdmrep.json rule 0 (location /) 1"},
+		{"file", resp("/a"), "train-ai=n: tdmrep.json rule 0 (location /): 1"},
 		{"header lifts", resp("/a", "tdm-reservation", "0"), ""},
 		{"meta lifts", resp("/a", "body", `<meta name="tdm-reservation" content="0">`), ""},
-		{"content-usage", resp("/a", "tdm-reservation", "0", "Content-Usage", "train-ai=n"), "train-ai=n: Content-Usage header train-ai=n"},
-		{"noai", resp("/a", "tdm-reservation", "0", "X-Robots-Tag", "noai"), "train-ai=n: X-Robots-Tag header noai"},
-		{"robots-tag", resp("/a", "tdm-reservation", "0", "Robots-Tag", "examplebot;noai"), "train-ai=n: Robots-Tag header, for examplebot noai"},
-		{"meta noai", resp("/a", "tdm-reservation", "0", "body", `<meta name="robots" content="noai">`), `train-ai=n: meta <meta name="robots"> noai`},
+		{"content-usage", resp("/a", "tdm-reservation", "0", "Content-Usage", "train-ai=n"), "train-ai=n: Content-Usage header: train-ai=n"},
+		{"noai", resp("/a", "tdm-reservation", "0", "X-Robots-Tag", "noai"), "train-ai=n: X-Robots-Tag header: noai"},
+		{"robots-tag", resp("/a", "tdm-reservation", "0", "Robots-Tag", "examplebot;noai"), "train-ai=n: Robots-Tag header, for examplebot: noai"},
+		{"meta noai", resp("/a", "tdm-reservation", "0", "body", `<meta name="robots" content="noai">`), `train-ai=n: meta <meta name="robots">: noai`},
 		{"license all", resp("/a", "tdm-reservation", "0", "Link", link), ""},
-		{"license narrower", resp("/articles/x", "tdm-reservation", "0", "Link", link), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/" not licensed`},
-		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/" not licensed`},
-		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license"), "train-ai=n: license " + site.URL + "/nope.xml unobtainable: 404 Not Found"},
+		{"license narrower", resp("/articles/x", "tdm-reservation", "0", "Link", link), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/": not licensed`},
+		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/": not licensed`},
+		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license"), "train-ai=n: license " + site.URL + "/nope.xml: unobtainable: 404 Not Found"},
 	}
 	for _, c := range cases {
 		if got := refusal(c.rep, aiAll); got != c.want {
