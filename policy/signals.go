@@ -144,7 +144,7 @@ func (r *Resolver) usage(ctx context.Context, u *url.URL, h http.Header, doc []b
 	for _, c := range dialect.Categories() {
 		if rule := uv.Rule(c); rule != nil {
 			rep.add(Signal{Purpose: c, Pref: uv.Usage.Pref(c), Carrier: "robots.txt",
-				Where: "line " + strconv.Itoa(rule.Line), Value: rule.Key + ": " + rule.Value})
+				Where: "line " + strconv.Itoa(rule.Line), Value: rule.String()})
 		}
 	}
 	var file tdmrep.Terms

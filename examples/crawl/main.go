@@ -33,11 +33,24 @@
 //	                 the https URL of the crawler's key directory, sent in
 //	                 each signed request. Needs -sign-key. Without the two
 //	                 nothing is signed.
+//	-purpose P[,P...]
+//	                 what the content is used for: train-ai, search, ai-input.
+//	                 A page whose robots.txt, tdmrep.json or licence refuses
+//	                 one is not fetched; a fetched page whose headers or meta
+//	                 elements refuse one is reported as refused. Without it,
+//	                 nothing is fetched for usage.
 //	-v               log robots.txt fetches on standard error.
 //
 // Standard output has one line per page: "fetched  STATUS URL", "stopped  URL:
-// REASON" (robots.txt disallows it, or it waited too long) or "error    URL:
-// ERROR". Standard error has, at most once a second, a progress line from the
+// REASON" (robots.txt disallows it, a declared purpose is refused before the
+// fetch, or it waited too long), "refused  URL: REASON" (fetched, then refused
+// for a declared purpose) or "error    URL: ERROR". A usage REASON names the
+// purpose, its preference and the signal that decided, with its carrier:
+// "train-ai=n: robots.txt line 4: Content-Usage: train-ai=n", "train-ai=n:
+// tdmrep.json rule 0 (location /): 1", "train-ai=n: Content-Usage header:
+// train-ai=n", "train-ai=n: meta <meta name=\"robots\">: noai", "train-ai=n:
+// license https://example.com/license.xml, content \"/\": not licensed".
+// Standard error has, at most once a second, a progress line from the
 // plugin's Totals and Stats:
 //
 //	crawl: 12s: 31 fetched (1.0/s), 4 stopped, 0 errors; hosts: 1, 1 waiting
@@ -72,7 +85,7 @@ import (
 	"github.com/politecrawl/robots/dialect"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-v] URL"
+const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-purpose P[,P...]] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -139,7 +152,7 @@ func agentTokens(s string) (tokens, warnings []string) {
 // totals is what the crawl has done so far.
 type totals struct {
 	fetched, errors int64
-	stopped         int64 // Totals: disallowed, deferred, skipped, canceled
+	stopped         int64 // Totals: disallowed, deferred, skipped, canceled, usage-disallowed
 	hosts, waiting  int
 }
 
@@ -148,7 +161,7 @@ func snapshot(p *robots.Plugin, fetched, errs *atomic.Int64, now time.Time) tota
 	s := totals{
 		fetched: fetched.Load(),
 		errors:  errs.Load(),
-		stopped: t.Disallowed + t.Deferred + t.Skipped + t.Canceled,
+		stopped: t.Disallowed + t.Deferred + t.Skipped + t.Canceled + t.UsageDisallowed,
 	}
 	for _, h := range p.Stats() {
 		s.hosts++
@@ -191,6 +204,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	minDelay := fs.Duration("min-delay", time.Second, "least time `D` between two requests to one host")
 	showProgress := fs.Bool("progress", true, "a progress line on standard error at most once a second")
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
+	purposes := fs.String("purpose", "", "what the content is used for, `P[,P...]`: train-ai, search, ai-input")
 	signKey := fs.String("sign-key", "", "sign every request with the Ed25519 key in `FILE` (PEM or JWK); needs -signature-agent")
 	signAgent := fs.String("signature-agent", "", "the https `URL` of the crawler's key directory; needs -sign-key")
 	if err := fs.Parse(args); err != nil {
@@ -238,6 +252,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		opts = append(opts, robots.WithSigner(signer))
 	}
+	var declared []string
+	for _, p := range strings.Split(*purposes, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			declared = append(declared, p)
+		}
+	}
+	if len(declared) > 0 {
+		opts = append(opts, robots.WithPurposes(declared...))
+	}
 	domains := []string{start.Hostname()}
 	for _, h := range strings.Split(*allow, ",") {
 		if h = strings.TrimSpace(h); h != "" {
@@ -266,6 +289,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var links, fetched, errs atomic.Int64
 	c.OnResponse(func(r *colly.Response) {
 		fetched.Add(1)
+		if u, _ := robots.UsageOf(r); u.Refused != "" {
+			out.printf("refused  %s: %s\n", r.Request.URL, u.Refused)
+			return
+		}
 		out.printf("fetched  %d %s\n", r.StatusCode, r.Request.URL)
 	})
 	c.OnError(func(r *colly.Response, err error) {
@@ -326,6 +353,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	errOut.printf("crawl: %s in %s: %d fetched (%.1f/s), %d stopped (%d disallowed, %d deferred, %d skipped, %d canceled), %d errors; requests waited %s in all\n",
 		how, elapsed.Round(time.Millisecond), s.fetched, float64(s.fetched)/elapsed.Seconds(),
 		s.stopped, t.Disallowed, t.Deferred, t.Skipped, t.Canceled, s.errors, t.Waited.Round(time.Millisecond))
+	if len(declared) > 0 {
+		errOut.printf("crawl: usage: %d stopped before the fetch, %d refused after it\n", t.UsageDisallowed, t.UsageMarked)
+	}
 	stats := p.Stats()
 	hosts := make([]string, 0, len(stats))
 	for a := range stats {
