@@ -17,7 +17,6 @@ import (
 
 	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/robotstag"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -362,12 +361,7 @@ func (p *Plugin) onResponse(r *colly.Response) {
 	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
 		return
 	}
-	tags, header := p.responseTags(r)
-	if tags&robotstag.NoFollow != 0 {
-		source := "meta-robots"
-		if header&robotstag.NoFollow != 0 {
-			source = "X-Robots-Tag"
-		}
+	if source := p.nofollowSource(r); source != "" {
 		markNofollow(r, source)
 	}
 	if len(p.cfg.purposes) > 0 {

@@ -16,19 +16,23 @@ import (
 // storage's serialisation of the Context.
 const nofollowKey = "robots.nofollow"
 
-// responseTags returns the directives r states for the crawler, and which
-// of them its Robots-Tag and X-Robots-Tag headers state (the others come
-// from meta elements of an HTML body).
-func (p *Plugin) responseTags(r *colly.Response) (all, header robotstag.Directives) {
+// nofollowSource returns the carrier of the nofollow (or none) r states
+// for the crawler: "Robots-Tag", "X-Robots-Tag" or "meta-robots" (a meta
+// element of an HTML body), "" when it states none.
+func (p *Plugin) nofollowSource(r *colly.Response) string {
 	agents := p.agents()
 	if r.Headers != nil {
-		header = robotstag.Header(r.Headers.Values("X-Robots-Tag"), agents) | robotstag.RobotsTag(r.Headers.Values("Robots-Tag"), agents)
+		if robotstag.RobotsTag(r.Headers.Values("Robots-Tag"), agents)&robotstag.NoFollow != 0 {
+			return "Robots-Tag"
+		}
+		if robotstag.Header(r.Headers.Values("X-Robots-Tag"), agents)&robotstag.NoFollow != 0 {
+			return "X-Robots-Tag"
+		}
 	}
-	all = header
-	if len(r.Body) > 0 && isHTML(r.Headers) {
-		all |= robotstag.Meta(r.Body, agents)
+	if len(r.Body) > 0 && isHTML(r.Headers) && robotstag.Meta(r.Body, agents)&robotstag.NoFollow != 0 {
+		return "meta-robots"
 	}
-	return all, header
+	return ""
 }
 
 // isHTML reports whether h's Content-Type holds "html" in any case, the

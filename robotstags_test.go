@@ -32,7 +32,10 @@ func nofollowSite() map[string]*testutil.Site {
 		Handle: func(w http.ResponseWriter, r *http.Request) bool {
 			switch r.URL.Path {
 			case "/":
-				html(w, "", "/xrt/", "/meta/", "/other/", "/mine/", "/ok/", "/json")
+				html(w, "", "/xrt/", "/rt/", "/meta/", "/other/", "/mine/", "/ok/", "/json")
+			case "/rt/":
+				w.Header().Set("Robots-Tag", "otherbot;noindex, ExampleBot;nofollow")
+				html(w, "", "/rt/a")
 			case "/xrt/":
 				w.Header().Set("X-Robots-Tag", "nofollow")
 				html(w, "", "/xrt/a", "/xrt/b")
@@ -70,10 +73,11 @@ func TestPluginNofollow(t *testing.T) {
 		"/xrt/a":  "a link of http://nf.test/xrt/, whose X-Robots-Tag says nofollow",
 		"/xrt/b":  "a link of http://nf.test/xrt/, whose X-Robots-Tag says nofollow",
 		"/meta/a": "a link of http://nf.test/meta/, whose meta-robots says nofollow",
+		"/rt/a":   "a link of http://nf.test/rt/, whose Robots-Tag says nofollow",
 		"/mine/a": "a link of http://nf.test/mine/, whose X-Robots-Tag says nofollow",
 		"/json/a": "a link of http://nf.test/json, whose X-Robots-Tag says nofollow",
 	}
-	fetched := []string{"/", "/json", "/meta/", "/mine/", "/ok/", "/ok/a", "/other/", "/other/a", "/xrt/", "/xrt/by-collector"}
+	fetched := []string{"/", "/json", "/meta/", "/mine/", "/ok/", "/ok/a", "/other/", "/other/a", "/rt/", "/xrt/", "/xrt/by-collector"}
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			f := testutil.NewFarm(t, nofollowSite())

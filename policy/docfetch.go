@@ -100,22 +100,26 @@ func (r *Resolver) docHop(ctx context.Context, target string, limit int64, accep
 }
 
 // docCache keeps usage documents in memory until they expire, at most
-// capacity of them: when it is full, an expired entry goes, else the
-// oldest one.
+// capacity of them holding at most maxBytes (by the size of their bodies):
+// while it holds more, an expired entry goes, else the oldest one. The
+// entry just put is always kept.
 type docCache[V any] struct {
 	mu       sync.Mutex
 	capacity int
+	maxBytes int64
+	bytes    int64
 	m        map[string]docEntry[V]
 }
 
 type docEntry[V any] struct {
 	val     V
+	size    int64
 	added   time.Time
 	expires time.Time
 }
 
-func newDocCache[V any](capacity int) *docCache[V] {
-	return &docCache[V]{capacity: capacity, m: make(map[string]docEntry[V])}
+func newDocCache[V any](capacity int, maxBytes int64) *docCache[V] {
+	return &docCache[V]{capacity: capacity, maxBytes: maxBytes, m: make(map[string]docEntry[V])}
 }
 
 // get returns the value of key if it is current at now.
@@ -130,23 +134,29 @@ func (c *docCache[V]) get(key string, now time.Time) (V, bool) {
 	return e.val, true
 }
 
-// put keeps val under key until expires.
-func (c *docCache[V]) put(key string, val V, now, expires time.Time) {
+// put keeps val, read from a body of size bytes, under key until expires.
+func (c *docCache[V]) put(key string, val V, size int, now, expires time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[key]; !ok && len(c.m) >= c.capacity {
-		var oldest string
+	if old, ok := c.m[key]; ok {
+		c.bytes -= old.size
+		delete(c.m, key)
+	}
+	for len(c.m) > 0 && (len(c.m) >= c.capacity || c.bytes+int64(size) > c.maxBytes) {
+		var victim string
 		var at time.Time
 		for k, e := range c.m {
 			if !now.Before(e.expires) {
-				oldest = k
+				victim = k
 				break
 			}
-			if oldest == "" || e.added.Before(at) {
-				oldest, at = k, e.added
+			if victim == "" || e.added.Before(at) {
+				victim, at = k, e.added
 			}
 		}
-		delete(c.m, oldest)
+		c.bytes -= c.m[victim].size
+		delete(c.m, victim)
 	}
-	c.m[key] = docEntry[V]{val: val, added: now, expires: expires}
+	c.m[key] = docEntry[V]{val: val, size: int64(size), added: now, expires: expires}
+	c.bytes += int64(size)
 }

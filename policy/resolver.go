@@ -331,8 +331,8 @@ func NewResolver(opts ...Option) (*Resolver, error) {
 		clock:    cfg.clock,
 		log:      log,
 		cache:    newCache(cfg.capacity, cfg.cacheBytes),
-		tdm:      newDocCache[tdmState](cfg.capacity),
-		licenses: newDocCache[licenseState](cfg.capacity),
+		tdm:      newDocCache[tdmState](cfg.capacity, cfg.cacheBytes/8),
+		licenses: newDocCache[licenseState](cfg.capacity, cfg.cacheBytes/8),
 	}, nil
 }
 

@@ -226,6 +226,11 @@ func (r *UsageReport) addTags(h http.Header, doc []byte, agents []string) {
 	}
 }
 
+// MaxLicenses is how many distinct RSL licences are fetched for one URL;
+// a licence pointed to beyond them is not fetched and counts as one that
+// cannot be obtained.
+const MaxLicenses = 8
+
 // addLicenses adds, per purpose, the verdict of each RSL licence: those
 // robots.txt points to, then urls (the response's), each fetched once.
 func (r *UsageReport) addLicenses(ctx context.Context, res *Resolver, u *url.URL, urls []string, purposes []dialect.Category) error {
@@ -235,6 +240,12 @@ func (r *UsageReport) addLicenses(ctx context.Context, res *Resolver, u *url.URL
 			continue
 		}
 		seen[lu] = true
+		if len(seen) > MaxLicenses {
+			for _, c := range purposes {
+				r.add(licenseSignal(licenseState{why: "more than " + strconv.Itoa(MaxLicenses) + " licences for one URL"}, lu, u, c))
+			}
+			continue
+		}
 		st, err := res.licenseDoc(ctx, lu)
 		if err != nil {
 			return err

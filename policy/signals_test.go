@@ -4,9 +4,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -259,5 +261,60 @@ func TestResponseUsageNoPurpose(t *testing.T) {
 	}
 	if rep.Usage.Pref(dialect.TrainAI) != dialect.PrefDisallow {
 		t.Errorf("usage %v, want the header's train-ai=n", rep.Usage)
+	}
+}
+
+// The usage document cache holds at most its count and its bytes,
+// dropping an expired entry first, else the oldest; the entry just put
+// stays even when it alone is over the bytes.
+func TestDocCacheBounds(t *testing.T) {
+	c := newDocCache[string](3, 100)
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	c.put("a", "A", 10, at(0), at(100))
+	c.put("b", "B", 10, at(1), at(5)) // expires first
+	c.put("c", "C", 10, at(2), at(100))
+	c.put("d", "D", 10, at(10), at(100)) // full: b has expired, it goes
+	if _, ok := c.get("a", at(10)); !ok {
+		t.Error("a dropped while b had expired")
+	}
+	c.put("e", "E", 10, at(11), at(100)) // full: the oldest, a, goes
+	if _, ok := c.get("a", at(11)); ok {
+		t.Error("a kept past the count")
+	}
+	c.put("f", "F", 95, at(12), at(100)) // over the bytes: all the others go
+	if len(c.m) != 1 || c.bytes != 95 {
+		t.Errorf("%d entries, %d bytes, want f alone", len(c.m), c.bytes)
+	}
+	c.put("g", "G", 500, at(13), at(100))
+	if v, ok := c.get("g", at(13)); !ok || v != "G" || len(c.m) != 1 {
+		t.Errorf("g: %q %v, %d entries", v, ok, len(c.m))
+	}
+}
+
+// A response pointing to more licences than MaxLicenses gets the first
+// ones fetched, and the others count as licences that cannot be
+// obtained.
+func TestResponseUsageManyLicenses(t *testing.T) {
+	files := map[string]string{"/robots.txt": "User-agent: *\nAllow: /\n", tdmPath: `[]`}
+	h := http.Header{}
+	for i := range MaxLicenses + 2 {
+		p := "/l" + strconv.Itoa(i) + ".xml"
+		files[p] = licenseXML
+		h.Add("Link", "<"+p+">; rel=license")
+	}
+	site := newUsageSite(t, files)
+	r := newResolver(t)
+	rep, err := r.ResponseUsage(context.Background(), mustURL(t, site.URL+"/a"), h, nil, dialect.TrainAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := 0
+	for i := range MaxLicenses + 2 {
+		fetched += site.count("/l" + strconv.Itoa(i) + ".xml")
+	}
+	s, refused := rep.Refusal(trainAI, false)
+	if fetched != MaxLicenses || !refused || !strings.HasSuffix(s.Value, "more than 8 licences for one URL") {
+		t.Errorf("%d licences fetched, refusal %v %v", fetched, s, refused)
 	}
 }

@@ -91,7 +91,7 @@ func (r *Resolver) loadTDM(ctx context.Context, authority string) tdmState {
 	if res.body == nil && (res.status == 0 || res.status >= 500) {
 		expires = now.Add(r.cfg.minAge) // unreachable for now: asked again sooner
 	}
-	r.tdm.put(key, s, now, expires)
+	r.tdm.put(key, s, len(res.body), now, expires)
 	r.log.LogAttrs(ctx, slog.LevelDebug, "tdmrep.json fetched", slog.String("authority", authority),
 		slog.Bool("implemented", s.file != nil), slog.String("why", s.why), slog.Time("expires", expires))
 	if r.cfg.store != nil {
@@ -137,7 +137,7 @@ func (r *Resolver) storedTDM(ctx context.Context, key string) (tdmState, bool) {
 		return tdmState{}, false
 	}
 	s := readTDM(sd.Body, sd.Why)
-	r.tdm.put(key, s, now, expires)
+	r.tdm.put(key, s, len(sd.Body), now, expires)
 	return s, true
 }
 
@@ -189,7 +189,7 @@ func (r *Resolver) licenseDoc(ctx context.Context, licenseURL string) (licenseSt
 				s, life = licenseState{doc: doc}, min(doc.MaxAge, maxLicenseAge)
 			}
 		}
-		r.licenses.put("license "+licenseURL, s, now, now.Add(life))
+		r.licenses.put("license "+licenseURL, s, len(res.body), now, now.Add(life))
 		r.log.LogAttrs(ctx, slog.LevelDebug, "licence fetched", slog.String("url", licenseURL),
 			slog.Bool("obtained", s.doc != nil), slog.String("why", s.why))
 		return s
