@@ -14,18 +14,18 @@ func TestUsage(t *testing.T) {
 
   fetched, kept     http://notes.demo/open-data/               train-ai=y
   fetched, kept     http://notes.demo/open-data/weather        train-ai=y
-  fetched, dropped  http://notes.demo/open-data/photos         train-ai=n: Content-Usage header
-  fetched, dropped  http://notes.demo/open-data/satellite      train-ai=n: X-Robots-Tag noai
+  fetched, dropped  http://notes.demo/open-data/photos         train-ai=n: Content-Usage header: train-ai=n
+  fetched, dropped  http://notes.demo/open-data/satellite      train-ai=n: X-Robots-Tag header: noai
 
 never fetched (4):
-  usage-disallowed http://notes.demo/                         train-ai=n: line 4: Content-Signal: search=yes, ai-train=no
-  usage-disallowed http://notes.demo/blog/hello               train-ai=n: line 4: Content-Signal: search=yes, ai-train=no
+  usage-disallowed http://notes.demo/                         train-ai=n: robots.txt line 4: Content-Signal: search=yes, ai-train=no
+  usage-disallowed http://notes.demo/blog/hello               train-ai=n: robots.txt line 4: Content-Signal: search=yes, ai-train=no
   disallowed       http://notes.demo/drafts/census-2027       line 3: Disallow: /drafts/
-  usage-disallowed http://notes.demo/open-data/partners/maps  train-ai=n: line 6: Content-Usage: /open-data/partners/ train-ai=n
+  usage-disallowed http://notes.demo/open-data/partners/maps  train-ai=n: robots.txt line 6: Content-Usage: /open-data/partners/ train-ai=n
 
 kept for training: 2; dropped after the fetch: 2 (WithOnUsageRefused saw 2, Totals().UsageMarked 2)
 never fetched: 3 for the purpose (Totals().UsageDisallowed), 1 by a crawl rule (Totals().Disallowed)
-the server saw: /robots.txt /open-data/ /open-data/weather /open-data/photos /open-data/satellite
+the server saw: /robots.txt /.well-known/tdmrep.json /open-data/ /open-data/weather /open-data/photos /open-data/satellite
 `
 	var out strings.Builder
 	run(&out)
