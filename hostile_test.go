@@ -219,10 +219,11 @@ func TestHostileConcurrentFirstCrawl(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	const pages = 1000
 	var robotsFetches, pageHits atomic.Int64
+	visited := make(chan struct{}) // closed once every page was visited
 	srv, tr := hostileServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			robotsFetches.Add(1)
-			time.Sleep(200 * time.Millisecond) // the pages pile up behind it
+			<-visited // the pages pile up behind it
 			_, _ = io.WriteString(w, "User-agent: *\nDisallow: /private\n")
 			return
 		}
@@ -243,6 +244,7 @@ func TestHostileConcurrentFirstCrawl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	close(visited)
 	c.Wait()
 	t.Logf("%d pages crawled in %s; robots.txt fetched %d time(s)", pages, time.Since(start).Round(time.Millisecond), robotsFetches.Load())
 	if n := robotsFetches.Load(); n != 1 {
