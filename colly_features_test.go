@@ -247,7 +247,7 @@ func TestFeatureAsyncParallelism(t *testing.T) {
 		n := inFlight.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the site's service time: requests to the four hosts overlap
 		inFlight.Add(-1)
 		return false
 	})
@@ -458,6 +458,7 @@ func TestFeatureClone(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			t.Parallel() // each waits out its own site's Crawl-delay
 			rules := map[string]hostRules{"cl.test": {100 * time.Millisecond, []string{"/private"}}}
 			f := rulesFarm(t, rules, nil)
 			var blocks blockLog
@@ -537,6 +538,7 @@ func TestFeatureRandomUserAgent(t *testing.T) {
 	for _, order := range []string{"extension after the plugin", "extension before Attach"} {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", order, async), func(t *testing.T) {
+				t.Parallel() // each waits out its own site's Crawl-delay
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"ua.test": {Robots: robotsTxt}})
 				var (
 					mu  sync.Mutex

@@ -382,6 +382,7 @@ func TestLongPauseDefersRequests(t *testing.T) {
 // WithMaxRate caps the crawl over all hosts (pages and robots.txt alike),
 // and each host's own spacing still holds under it.
 func TestMaxRate(t *testing.T) {
+	t.Parallel() // real time: the rate's token bucket runs on the wall clock
 	sites := map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 0.3\n"}}
 	for _, h := range []string{"a.test", "b.test", "c.test"} {
 		sites[h] = &testutil.Site{}

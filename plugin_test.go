@@ -243,6 +243,7 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 }
 
 func TestPluginHostsProceedSideBySide(t *testing.T) {
+	t.Parallel() // real time: it waits out 20 hosts' Crawl-delays
 	sites := map[string]*testutil.Site{}
 	for i := 0; i < 20; i++ {
 		sites[fmt.Sprintf("h%d.test", i)] = &testutil.Site{Robots: "User-agent: *\nCrawl-delay: 0.2\n"}
@@ -533,6 +534,7 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 func TestPluginMinDelayNeverLowered(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			t.Parallel()
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"m.test": {Robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
 			p := mustNew(t, WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
 			c := newCollector(async, p.opt(t))
