@@ -321,13 +321,13 @@ func TestFeatureLimitRuleRandomDelay(t *testing.T) {
 		randomShowsAbove time.Duration // least sum of page gaps when RandomDelay is added
 	}{
 		// The Crawl-delay is larger than Delay+RandomDelay can ever be.
-		{"crawl-delay larger", 300 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 0},
+		{"crawl-delay larger", 150 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 0},
 		// Delay is larger than the Crawl-delay: it holds, and the random
-		// part comes on top (the pages' 7 gaps draw 7 times from [0, 150ms):
-		// their sum falls under 105 ms with a chance below 1 in 50,000).
-		{"rule delay larger", 50 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond, (pages - 1) * (150 + 15) * time.Millisecond},
+		// part comes on top (the pages' 7 gaps draw 7 times from [0, 80ms):
+		// their sum falls under 56 ms with a chance below 1 in 50,000).
+		{"rule delay larger", 25 * time.Millisecond, 80 * time.Millisecond, 80 * time.Millisecond, (pages - 1) * (80 + 8) * time.Millisecond},
 		// RandomDelay alone, with a Crawl-delay: the Crawl-delay holds.
-		{"random delay only", 200 * time.Millisecond, 0, 150 * time.Millisecond, 0},
+		{"random delay only", 100 * time.Millisecond, 0, 80 * time.Millisecond, 0},
 	}
 	for _, tc := range cases {
 		for _, async := range []bool{false, true} {

@@ -24,7 +24,7 @@ import (
 // into it: what the plugin must keep enforcing whatever the transport.
 func proxyFarm(t *testing.T) *testutil.Farm {
 	return testutil.NewFarm(t, map[string]*testutil.Site{"px.test": {
-		Robots: "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n",
+		Robots: "User-agent: *\nDisallow: /private\nCrawl-delay: 0.05\n",
 		Handle: func(w http.ResponseWriter, r *http.Request) bool {
 			if r.URL.Path == "/old" {
 				http.Redirect(w, r, "/private/moved", http.StatusFound)
@@ -47,7 +47,7 @@ func crawlThroughProxy(t *testing.T, c *colly.Collector, f *testutil.Farm, px *t
 	if got := strings.Join(f.Paths("px.test"), " "); got != "/a /b /c /old" {
 		t.Errorf("site saw %q, want /a /b /c /old (nothing under /private)", got)
 	}
-	if g := testutil.MinGap(f.Pages("px.test", true)); g < 100*time.Millisecond {
+	if g := testutil.MinGap(f.Pages("px.test", true)); g < 50*time.Millisecond {
 		t.Errorf("gap %s below the Crawl-delay", g)
 	}
 	if n := px.Seen.Load(); n != int64(len(f.Pages("px.test", true))) {

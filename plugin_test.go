@@ -561,8 +561,8 @@ func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
 		plugin     time.Duration // the Crawl-delay
 		rule       time.Duration // the LimitRule's Delay
 	}{
-		{"0.1", 100 * time.Millisecond, 300 * time.Millisecond},
-		{"0.3", 300 * time.Millisecond, 100 * time.Millisecond},
+		{"0.05", 50 * time.Millisecond, 150 * time.Millisecond},
+		{"0.15", 150 * time.Millisecond, 50 * time.Millisecond},
 	}
 	const n = 4
 	for _, tc := range cases {
