@@ -1,6 +1,6 @@
 package robots_test
 
-// Hostile servers against a real Colly collector (issue "Hardening"): a host
+// Hostile servers against a real Colly collector: a host
 // that answers 429 forever, and a thousand first requests to one host at
 // once. Time bounds are lower bounds, or generous upper bounds: other tests
 // and fuzzers share the machine.
