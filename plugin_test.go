@@ -114,8 +114,11 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 					t.Skip("slow")
 				}
 				t.Parallel()
+				clock := jumpingClock(t)
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"d.test": {Robots: tc.robots}})
-				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d)))
+				f.Now = clock.Now // gaps on the gate's clock
+				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d),
+					WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock}))))
 				c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: tc.workers})
 				for i := 0; i < tc.n; i++ {
 					c.Visit(fmt.Sprintf("http://d.test/p%d", i))
@@ -198,17 +201,18 @@ func TestPluginFirstPageWaitsCrawlDelay(t *testing.T) {
 	}
 }
 
-// sendLog is a RoundTripper that timestamps each send right before it goes
-// to the network.
+// sendLog is a RoundTripper that timestamps each send, on the clock now,
+// right before it goes to the network.
 type sendLog struct {
 	next http.RoundTripper
+	now  func() time.Time
 	mu   sync.Mutex
 	at   map[string][]time.Time
 }
 
 func (s *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.mu.Lock()
-	s.at[r.URL.Hostname()] = append(s.at[r.URL.Hostname()], time.Now())
+	s.at[r.URL.Hostname()] = append(s.at[r.URL.Hostname()], s.now())
 	s.mu.Unlock()
 	return s.next.RoundTrip(r)
 }
@@ -221,9 +225,11 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 		goroutines := tc.goroutines
 		t.Run(fmt.Sprintf("async=%v/%d", tc.async, goroutines), func(t *testing.T) {
 			t.Parallel()
+			clock := jumpingClock(t) // gaps on the gate's clock
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
-			sl := &sendLog{next: f.Transport(), at: map[string][]time.Time{}}
-			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithDefaultDelay(0), withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart})))
+			sl := &sendLog{next: f.Transport(), now: clock.Now, at: map[string][]time.Time{}}
+			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithDefaultDelay(0),
+				withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart, Clock: clock})))
 			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: goroutines})
 			for i := 0; i < 12; i++ {
 				c.Visit(fmt.Sprintf("http://s.test/p%d", i))
