@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -426,7 +425,7 @@ func (q *Frontier) Init() error {
 					case hint := <-w:
 						// hint: the µs until the partition is worth a look
 						// (0: now), or -1: the partition emptied, nothing
-						// queued or out (frontier_script.go's wakeAll), as a
+						// queued or out (wakeAll, lua/include/frontier_head.lua), as a
 						// pop would say; the next request queued there
 						// wakes one process.
 						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
@@ -666,7 +665,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		q.mu.Unlock()
 		return nil
 	}
-	if n, _ := frAt(v, 1).(int64); n != 1 {
+	if queued := decodeFlags(v); len(queued) != 1 || !queued[0] {
 		q.mu.Lock()
 		q.stats.Seen++
 		q.mu.Unlock()
@@ -702,25 +701,6 @@ func (q *Frontier) forget(key string) {
 	if q.full && len(q.journal) < q.cfg.journalCap {
 		q.full = false
 	}
-}
-
-// frAt returns v[i], or nil.
-func frAt(v []any, i int) any {
-	if i < len(v) {
-		return v[i]
-	}
-	return nil
-}
-
-func frNum(x any) int64 {
-	switch n := x.(type) {
-	case int64:
-		return n
-	case string:
-		v, _ := strconv.ParseInt(n, 10, 64)
-		return v
-	}
-	return 0
 }
 
 // flush writes what is kept (queued requests and done reports, kept while
@@ -905,11 +885,12 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			continue
 		}
 		v, err := cmds[i].Slice()
+		done := decodeDone(v, len(c.ops))
 		for j, k := range c.ops {
 			// The reply of a limiter operation the done report carried,
 			// as hostScript's own: {1, generation}.
 			oc := redis.NewCmd(cctx)
-			if e, ok := frAt(v, 2+j).(int64); err == nil && ok && e != 0 {
+			if e := done.OpGens[j]; err == nil && e != 0 {
 				oc.SetVal([]any{int64(1), e})
 			} else if err != nil {
 				oc.SetErr(err)
@@ -930,9 +911,10 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		if c.s != frAddScript {
 			continue
 		}
+		queued := decodeFlags(v)
 		q.mu.Lock()
 		for j, it := range c.adds {
-			if frNum(frAt(v, j+1)) == 1 {
+			if j < len(queued) && queued[j] {
 				q.stats.Added++
 				q.remember(it)
 			} else {
@@ -1208,16 +1190,17 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	if err != nil {
 		return nil, err
 	}
-	if n := frNum(frAt(v, 3)); n > 0 {
+	r := decodePop(v)
+	if n := r.Reaped; n > 0 {
 		q.mu.Lock()
 		q.stats.Reaped += n
 		q.mu.Unlock()
 		q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
 	}
-	if frNum(frAt(v, 1)) == 1 {
+	if r.Handed {
 		// The partition is looked at again when the pop registered this
 		// process for (an earlier event wakes it), unless woken meanwhile.
-		look := after(frNum(frAt(v, 6)) - frNum(frAt(v, 4)))
+		look := after(r.Look - r.Now)
 		q.mu.Lock()
 		pt.empty = false
 		if pt.wakes != wakes {
@@ -1225,14 +1208,14 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		}
 		pt.look = look
 		q.mu.Unlock()
-		b, host, err := q.hand(p, id, frAt(v, 2), frNum(frAt(v, 5)) == 1)
-		if s, ok := frAt(v, 11).(string); asked && err == nil && ok {
+		b, host, err := q.hand(p, id, r.Payload, r.Early)
+		if asked && err == nil && r.PolicyRead {
 			// The stored policy of the host, read by the pop ("": none).
-			q.fl.keepPolicy(pre+host, s)
+			q.fl.keepPolicy(pre+host, r.Policy)
 		}
-		if frNum(frAt(v, 7)) == 1 {
+		if r.Granted {
 			// The pop granted a permit of the host's limiter with it.
-			g := &pregrant{host: host, p: p, id: id, d: frNum(frAt(v, 8)), fail: frNum(frAt(v, 9)), mode: int(frNum(frAt(v, 10)))}
+			g := &pregrant{host: host, p: p, id: id, d: r.Delay, fail: r.Fail, mode: r.Mode}
 			if err != nil {
 				q.fl.giveBack(g)
 			} else {
@@ -1241,9 +1224,9 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		}
 		return b, err
 	}
-	soonest, now := frNum(frAt(v, 5)), frNum(frAt(v, 4))
+	soonest, now := r.Soonest, r.Now
 	q.mu.Lock()
-	pt.leased = frNum(frAt(v, 6))
+	pt.leased = r.Leased
 	pt.empty = soonest < 0
 	switch {
 	case soonest < 0 && pt.leased == 0:
@@ -1274,8 +1257,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 
 // hand records a lease of this process on partition p and returns its
 // request with the lease id in its context, and its host.
-func (q *Frontier) hand(p int, id string, payload any, early bool) ([]byte, string, error) {
-	pl, _ := payload.(string)
+func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string, error) {
 	r, err := frontier.Decode([]byte(pl))
 	var b []byte
 	if err == nil {
@@ -1422,9 +1404,10 @@ func (q *Frontier) prune(ctx context.Context) {
 			if err != nil {
 				return
 			}
+			done := decodeFlags(v)
 			q.mu.Lock()
 			for i, k := range keys[:n] {
-				if frNum(frAt(v, i+1)) == 1 {
+				if i < len(done) && done[i] {
 					if _, ok := q.journal[k]; ok {
 						q.forget(k)
 						q.stats.Pruned++
@@ -1551,7 +1534,7 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	}
 	q.mu.Unlock()
 	// A partition emptied because one of its keys vanished (evicted,
-	// deleted: frontierLuaHead) says how many requests it held then.
+	// deleted: lua/include/frontier_head.lua) says how many requests it held then.
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	dropped, err := q.fl.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
 	cancel()

@@ -58,7 +58,7 @@ type hostOp struct {
 	extra []any
 }
 
-// hostScriptKeys returns the KEYS of hostScript for host (script.go).
+// hostScriptKeys returns the KEYS of hostScript for host (lua/limiter.lua).
 func (f *Fleet) hostScriptKeys(host string) []string {
 	hash, hold := f.hostKeys(host)
 	p := f.part(host)
@@ -77,22 +77,22 @@ func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any)
 // runHost runs one operation of the host script, bounded by the call
 // timeout, and returns its reply without the partition's generation
 // (which it records).
-func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) (limiterReply, error) {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
 	v, err := hostScript.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return limiterReply{}, ctx.Err()
 		}
-		return nil, f.callError("limiter "+op, err)
+		return limiterReply{}, f.callError("limiter "+op, err)
 	}
 	return f.hostReply(op, p, v)
 }
 
 // runHostAfter is runHost preceded, in the same pipeline, by ops (the
 // deferred releases of the host a grant would wait for).
-func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) (limiterReply, error) {
 	if len(ops) == 0 {
 		return f.runHost(ctx, p, keys, mode, op, tok, delay, extra...)
 	}
@@ -112,21 +112,21 @@ func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []st
 	v, err := cmd.Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return limiterReply{}, ctx.Err()
 		}
-		return nil, f.callError("limiter "+op, err)
+		return limiterReply{}, f.callError("limiter "+op, err)
 	}
 	return f.hostReply(op, p, v)
 }
 
-// hostReply checks a hostScript reply on partition p and records the
-// partition's generation, its last element.
-func (f *Fleet) hostReply(op string, p int, v []int64) ([]int64, error) {
+// hostReply checks a hostScript reply to op on partition p, records the
+// partition's generation (its last element) and decodes the rest.
+func (f *Fleet) hostReply(op string, p int, v []int64) (limiterReply, error) {
 	if len(v) < 2 {
-		return nil, fmt.Errorf("redisfleet: limiter %s: short reply", op)
+		return limiterReply{}, fmt.Errorf("redisfleet: limiter %s: short reply", op)
 	}
 	f.gens[p].Store(v[len(v)-1])
-	return v[:len(v)-1], nil
+	return decodeLimiter(op, v[:len(v)-1]), nil
 }
 
 // grantFresh is how long a pregrant waits for an AcquireMax: the early

@@ -233,7 +233,7 @@ func (l *Limiter) unref(h *lhost) {
 }
 
 // run runs one operation of the host script, bounded by the call timeout.
-func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.Duration, extra ...any) ([]int64, error) {
+func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.Duration, extra ...any) (limiterReply, error) {
 	d := int64(-1)
 	if delay >= 0 {
 		d = delay.Microseconds()
@@ -424,22 +424,22 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 		l.f.recovered()
 		// Queued by this look, or by an earlier one the script has not
 		// dequeued (a pause found later): the deferred leave dequeues it.
-		queued = v[0] == 0 || v[0] == -1 && queued
-		switch v[0] {
+		queued = v.Status == 0 || v.Status == -1 && queued
+		switch v.Status {
 		case 1:
 			if blocked {
 				h.waited(start)
 			}
 			return time.Since(start), nil
 		case -1:
-			until := time.Now().Add(time.Duration(at(v, 1)) * time.Microsecond)
+			until := time.Now().Add(v.Wait)
 			h.mu.Lock()
 			h.pausedUntil = until
 			h.mu.Unlock()
 			return time.Since(start), &hostlimit.PausedError{Host: host, Until: until}
 		}
 		blocked = true
-		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
+		if !sleep(ctx, &t, min(v.Wait, maxSleep), wake) {
 			h.waited(start)
 			return time.Since(start), ctx.Err()
 		}
@@ -481,13 +481,6 @@ func (l *Limiter) leave(ctx context.Context, h *lhost, tok string, down bool) {
 // second.
 func (l *Limiter) stale() int64 {
 	return (maxSleep + 2*l.f.cfg.callTimeout + time.Second).Microseconds()
-}
-
-func at(v []int64, i int) int64 {
-	if i < len(v) {
-		return v[i]
-	}
-	return 0
 }
 
 // Acquire implements robots.Limiter: it blocks until the host admits the
@@ -633,21 +626,21 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		}
 		backoff, down = 0, false
 		l.f.recovered()
-		if v[0] == 1 {
+		if v.Status == 1 {
 			queued = false
 			if blocked {
 				h.waited(start)
 			}
-			p := l.grant(h, tok, at(v, 1), at(v, 2), 0)
+			p := l.grant(h, tok, v.Fail, v.Delay, 0)
 			if lp != nil {
 				return &bothPermit{p, lp}, nil
 			}
 			return p, nil
 		}
-		if v[0] == -1 {
+		if v.Status == -1 {
 			// Paused past maxPause; queued by an earlier look, the
 			// deferred leave dequeues it.
-			until := time.Now().Add(time.Duration(at(v, 1)) * time.Microsecond)
+			until := time.Now().Add(v.Wait)
 			h.mu.Lock()
 			h.pausedUntil = until
 			h.mu.Unlock()
@@ -655,7 +648,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		}
 		queued = true
 		blocked = true
-		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
+		if !sleep(ctx, &t, min(v.Wait, maxSleep), wake) {
 			h.waited(start)
 			return nil, ctx.Err()
 		}
@@ -764,7 +757,7 @@ func (p *permit) Observe(status int, header http.Header) time.Duration {
 		p.l.f.outage("observe", err)
 		return 0
 	}
-	d := time.Duration(v[0]) * time.Microsecond
+	d := v.Pause
 	if d > 0 {
 		p.h.mu.Lock()
 		p.h.pauses++

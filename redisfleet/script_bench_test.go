@@ -27,7 +27,7 @@ func BenchmarkScriptCost(b *testing.B) {
 	q := f.Frontier()
 	ctx := context.Background()
 	trivial := redis.NewScript("return 1")
-	head := redis.NewScript(frontierLuaHead + "return {gen}")
+	head := redis.NewScript(luaSource("lua/include/frontier_head.lua") + "return {gen}")
 	run := func(name string, call func() error) {
 		b.Run(name, func(b *testing.B) {
 			if err := call(); err != nil { // the script loaded

@@ -156,23 +156,11 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	return nil
 }
 
-// unlockScript deletes a fetch lock held by ARGV[1] and publishes its key
-// on ARGV[2], the wake channel of its partition, with the command ARGV[3]
-// (PUBLISH, SPUBLISH).
-var unlockScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call(ARGV[3], ARGV[2], KEYS[1])
-  return 1
-end
-return 0`)
-
-// renewScript extends a fetch lock held by ARGV[1] to ARGV[2] ms.
-var renewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0`)
+// The fetch lock's scripts: lua/fetch_unlock.lua, lua/fetch_renew.lua.
+var (
+	unlockScript = luaScript("fetch_unlock")
+	renewScript  = luaScript("fetch_renew")
+)
 
 // LockFetch implements [policy.FetchLocker]: SET NX with the lease (one
 // round trip). While the lock is held, a timer renews it every third of the
