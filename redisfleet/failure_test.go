@@ -600,7 +600,8 @@ type pausable interface {
 // handed out within a few call timeouts (the lease is 10 s), each to one
 // process once, none lost, and no lease is reaped.
 func TestFrontierRedisHang(t *testing.T) {
-	forBackends(t, func(t *testing.T, be backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, be backend) {
 		srv := be.(pausable)
 		const (
 			callTimeout = time.Second
@@ -732,7 +733,8 @@ func TestFrontierRedisHang(t *testing.T) {
 // behind either: the host is free again within a few call timeouts, not
 // a lease, and no two permits overlap.
 func TestLimiterRedisHang(t *testing.T) {
-	forBackends(t, func(t *testing.T, be backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, be backend) {
 		srv := be.(pausable)
 		const (
 			callTimeout = time.Second

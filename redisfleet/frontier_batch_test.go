@@ -24,7 +24,7 @@ import (
 // kept by a process that reports nothing done.
 func TestFrontierBatching(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond), WithBatching(time.Hour))
 		p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 		if err := p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
@@ -232,7 +232,7 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 // hear nothing.
 func TestFrontierWakesOne(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		var fs []*Fleet
 		for range 3 {
 			f := frFleet(t, srv)
@@ -294,7 +294,7 @@ func (c *callCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // a second early wait asks Redis, and Acquire always does.
 func TestFrontierReadyAnswersWait(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		var calls callCount
 		c := client(t, srv, -1)
 		c.AddHook(&calls)

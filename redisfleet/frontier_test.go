@@ -80,7 +80,7 @@ func frSize(t testing.TB, q *Frontier) int {
 // is out anywhere.
 func TestFrontierSharedQueue(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 		p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
@@ -181,7 +181,8 @@ func TestFrontierReadsLimiter(t *testing.T) {
 // request of its own out it hands out the soonest instead (a queue thread
 // may be waiting to hand it a new request).
 func TestFrontierNotReady(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		fl := frFleet(t, srv)
 		q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
 		if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
@@ -241,7 +242,8 @@ func TestFrontierDeadProcess(t *testing.T) {
 // TestFrontierLeaseRenewed: a live process keeps its request past the
 // lease.
 func TestFrontierLeaseRenewed(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		// The lease is renewed every lease/3: p2 waits out two leases, so a
 		// missed renewal would hand it the request.
 		const lease = 3 * time.Second
@@ -302,7 +304,8 @@ func TestFrontierRedisDown(t *testing.T) {
 // TestFrontierColly runs real Colly queues in two processes' worth of
 // Fleets over one Redis: every URL once, and both runs end.
 func TestFrontierColly(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		var fetched = make(chan string, 100)
 		run := func(q *Frontier) error {
 			c := colly.NewCollector()
@@ -397,7 +400,8 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 // queued, and a request put back (here: its pop abandoned, as after a
 // Redis hang) comes out first again, on both backends.
 func TestFrontierFIFOAndPutBack(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		q := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
 		for i := 1; i <= 3; i++ {
 			if err := q.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://a.example/%d", i))); err != nil {
@@ -437,7 +441,8 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 // delay of an hour; GetRequest learns that none is ready in one pop (looking at them would
 // take one pop per 32 hosts). A host whose delay ends is handed out then.
 func TestFrontierDoneScoresReadyTime(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		fl := frFleet(t, srv, WithPartitions(1))
 		var pops popCounter
 		fl.rdb.AddHook(&pops)
@@ -490,7 +495,8 @@ func TestFrontierDoneScoresReadyTime(t *testing.T) {
 // it; process B, which registered behind A, hands the request out at its
 // MaxWait.
 func TestFrontierLookerDies(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		flA, flB := frFleet(t, srv, WithPartitions(1)), frFleet(t, srv, WithPartitions(1))
 		var popsA popCounter
 		flA.rdb.AddHook(&popsA)

@@ -243,7 +243,7 @@ func TestPregrantTaken(t *testing.T) {
 // the latest release.
 func TestPregrantLargerDelay(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const host, small, large = "http://a.example", 50 * time.Millisecond, 400 * time.Millisecond
 		grantSetup(t, lim, q, host, host+"/1", small)
@@ -280,7 +280,7 @@ func TestPregrantLargerDelay(t *testing.T) {
 // grantFresh if none comes.
 func TestPregrantUnused(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const d = 50 * time.Millisecond
 		a, b := "http://a.example", "http://b.example"
@@ -330,7 +330,7 @@ func TestPregrantUnused(t *testing.T) {
 // host ended, and most grants came with their pop.
 func TestPregrantGaps(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		const d, pages = 150 * time.Millisecond, 5
 		hosts := []string{"http://a.example", "http://b.example", "http://c.example"}
 		type span struct{ start, end int64 }

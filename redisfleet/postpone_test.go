@@ -25,7 +25,7 @@ import (
 // no host sees two requests (robots.txt included) closer than the delay.
 func TestPostponeAfterRobots(t *testing.T) {
 	t.Parallel()
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		const hosts, delay = 4, 2 * time.Second
 		sites := map[string]*testutil.Site{}
 		var names []string

@@ -114,7 +114,8 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // TestStoreOneFetchForTheFleet: eight resolvers on eight fleet handles fetch
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
 		fleets := make([]*Fleet, 8)
 		for i := range fleets {
@@ -140,7 +141,8 @@ func TestStoreOneFetchForTheFleet(t *testing.T) {
 // never renewed) holds the others until its lease ends, not longer; then
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 		fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
 		u, _ := url.Parse(site.URL + "/")

@@ -116,7 +116,7 @@ func TestLimiterKeyVanishes(t *testing.T) {
 		{keys: all, released: true},
 	}
 	const d = 300 * time.Millisecond
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		for i, tc := range cases {
 			name := strings.Join(tc.keys, "+") + map[bool]string{true: " released", false: " inflight"}[tc.released]
 			t.Run(name, func(t *testing.T) {
@@ -477,7 +477,7 @@ func TestFrontierKeyVanishes(t *testing.T) {
 	}
 	const delay = 200 * time.Millisecond
 	kinds := append(append([]string{}, frontierKinds...), "limiter")
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		for i, kind := range kinds {
 			t.Run(kind, func(t *testing.T) {
 				t.Parallel()
@@ -552,8 +552,7 @@ func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
 // TestFleetEviction: a Redis with allkeys-lru whose maxmemory is set,
 // at the crawl's 100th page, to the memory it uses then, so that the
 // fleet's keys are evicted as the crawl's memory goes up and down
-// (WithEviction): on one redis-server, and on a 3-node Cluster (every
-// node's maxmemory set to its own use at the 100th page). Two processes
+// (WithEviction). Two processes
 // (8 threads each) crawl 20 hosts × 151 pages (Crawl-delay 0.01). No host
 // ever sees a gap under the delay, and the crawl ends within the bound,
 // one of two ways: every page fetched (pages fetched twice are logged),
@@ -566,11 +565,12 @@ func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
 // (in the journal of a process that reported the loss): none is lost
 // silently.
 func TestFleetEviction(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	const outage = 10 * time.Second
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		res, _, setAt := evictionCrawl(t, srv, WithOutageLimit(outage))
 		res.rec.checkGaps(t, 10*time.Millisecond)
 		failed := lossReported(t, res.errs, "lost the frontier's keys", "Redis has refused writes")
