@@ -381,7 +381,10 @@ func WithOnRedisDown(o OnRedisDown) Option {
 }
 
 // WithLogger sets where warnings go (Redis lost and back, fallback to the
-// local gate); default: slog.Default().
+// local gate); default: slog.Default(). An incident (Redis unreachable,
+// restarted empty, refusing writes, keys evicted) gives one warning per
+// process; what the process notices later in the same incident is logged
+// at Info (docs/fleet.md, "Logs").
 //
 // go-redis has one logger per process, which prints a line to stderr on
 // every failed dial: during an outage, dozens beside the fleet's one
@@ -407,20 +410,22 @@ type Fleet struct {
 	seq     atomic.Uint64
 	gens    []atomic.Int64 // per partition: the epoch's generation this process saw last (0: none)
 
-	shMu    sync.Mutex
-	shards  map[int]*shard    // per partition: its wake-up subscription, made when first waited on
-	byChan  map[string]*shard // the same, by channel
-	single  *redis.PubSub     // one server: every partition's channel on one connection
-	shWG    sync.WaitGroup
-	closed  atomic.Bool
-	subMu   sync.Mutex
-	subs    map[string]map[*waiter]struct{}
-	down    atomic.Bool  // an outage is being reported (one warning per outage)
-	oom     oomRun       // Redis refusing writes with OOM
-	outLim  atomic.Int64 // the largest WithOutageLimit of the Fleet's frontiers (ns); 0: none made
-	closeMu sync.Once
-	lost    atomic.Int64 // releases, send marks, unlocks that never reached Redis
-	heard   atomic.Int64 // wake-up messages received
+	shMu     sync.Mutex
+	shards   map[int]*shard    // per partition: its wake-up subscription, made when first waited on
+	byChan   map[string]*shard // the same, by channel
+	single   *redis.PubSub     // one server: every partition's channel on one connection
+	shWG     sync.WaitGroup
+	closed   atomic.Bool
+	subMu    sync.Mutex
+	subs     map[string]map[*waiter]struct{}
+	down     atomic.Bool // an outage is being reported (one warning per outage)
+	incMu    sync.Mutex
+	incident eventRun     // trouble events: one warning per incident (incident.go)
+	oom      oomRun       // Redis refusing writes with OOM
+	outLim   atomic.Int64 // the largest WithOutageLimit of the Fleet's frontiers (ns); 0: none made
+	closeMu  sync.Once
+	lost     atomic.Int64 // releases, send marks, unlocks that never reached Redis
+	heard    atomic.Int64 // wake-up messages received
 
 	readyMu sync.Mutex
 	ready   map[string]time.Time // host -> when this process's frontier found it ready (markReady)
@@ -1093,6 +1098,8 @@ func (redisLogger) Printf(ctx context.Context, format string, v ...any) {
 // outage logs the start of an outage once; recovered logs its end. A run
 // of OOM replies (Redis answers reads, refuses writes) is logged once, as
 // such, naming maxmemory: reads that succeed meanwhile do not end it.
+// The line is a warning if it starts an incident (incidentLevel), else
+// Info.
 func (f *Fleet) outage(op string, err error) {
 	if isOOM(err) {
 		o := &f.oom
@@ -1102,19 +1109,26 @@ func (f *Fleet) outage(op string, err error) {
 		mem := o.mem
 		o.mu.Unlock()
 		if log {
-			f.log.Warn("redisfleet: Redis refuses writes: out of memory (OOM); raise its maxmemory, or free memory", slog.String("op", op),
+			f.log.Log(context.Background(), f.incidentLevel(time.Now()), "redisfleet: Redis refuses writes: out of memory (OOM); raise its maxmemory, or free memory", slog.String("op", op),
 				slog.String("memory", mem), slog.Any("error", err), slog.String("on_redis_down", f.cfg.onDown.String()))
+		} else {
+			f.incidentGoesOn(time.Now())
 		}
 		return
 	}
 	if f.down.CompareAndSwap(false, true) {
-		f.log.Warn("redisfleet: Redis is unavailable", slog.String("op", op), slog.Any("error", err),
+		f.log.Log(context.Background(), f.incidentLevel(time.Now()), "redisfleet: Redis is unavailable", slog.String("op", op), slog.Any("error", err),
 			slog.String("on_redis_down", f.cfg.onDown.String()))
+		return
 	}
+	f.incidentGoesOn(time.Now())
 }
 
+// recovered ends an outage: Redis answered a call. The incident goes on
+// until then, so that a data loss found next is part of it.
 func (f *Fleet) recovered() {
 	if f.down.Load() && f.down.CompareAndSwap(true, false) {
+		f.incidentGoesOn(time.Now())
 		f.log.Info("redisfleet: Redis answers again")
 	}
 }

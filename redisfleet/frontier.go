@@ -272,8 +272,9 @@ type FrontierStats struct {
 // its counters require exist: the partition is then emptied as if Redis
 // had lost it, keeping the request keys it saw and those done, and every
 // process recovers it as above (queuing again from its journal only what
-// is not done); each logs a warning with the requests the partition held
-// (dropped=N). So no host is stranded and no URL is lost but those no
+// is not done); each logs the loss once per recovery, partitions summed,
+// with the requests the emptied partitions held (dropped=N; docs/fleet.md
+// explains every field). So no host is stranded and no URL is lost but those no
 // live process journaled, which that warning reports.
 //
 // A pop that timed out on the client while Redis hung may still run when
@@ -314,12 +315,9 @@ type Frontier struct {
 	next        int           // the partition GetRequest looks at first (rotates)
 	woken       chan struct{} // closed and replaced on every wake-up
 	lost        map[int]bool  // partitions whose data Redis lost, to recover
-	lossFirst   time.Time     // recoveries, each within a lease of the previous: the first
-	lossLast    time.Time     // and the latest
-	losses      int64         // recoveries since lossFirst
-	lossWindow  time.Time     // recovery warnings: at most one per partition a second, from here
-	lossLogs    int           // warnings in the window
-	lossQuiet   int           // recoveries not logged since the latest warning
+	losses      eventRun      // recoveries, each within a lease of the previous (lossError)
+	lossLogged  time.Time     // the latest recovery's log line
+	lossQuiet   int           // recoveries not logged since it
 	batchTimer  *time.Timer   // WithBatching: writes the kept requests
 	doneTimer   *time.Timer   // WithBatching: writes the kept done reports (frontierDoneLinger)
 	askSize     bool          // WithBatching: the next QueueSize asks Redis
@@ -1461,11 +1459,12 @@ func (q *Frontier) kept() int {
 func (q *Frontier) lossError() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.lossFirst.IsZero() || time.Since(q.lossLast) > q.fl.cfg.lease || q.lossLast.Sub(q.lossFirst) < q.cfg.outageLimit {
+	d, on := q.losses.lasting(time.Now(), q.fl.cfg.lease)
+	if !on || d < q.cfg.outageLimit {
 		return nil
 	}
 	return fmt.Errorf("redisfleet: frontier: Redis lost the frontier's keys %d times in %s (evicted? its maxmemory cannot hold the queue); %d requests known to this process not crawled",
-		q.losses, q.lossLast.Sub(q.lossFirst).Round(time.Second), len(q.pendingAdd)+len(q.journal))
+		q.losses.n, d.Round(time.Second), len(q.pendingAdd)+len(q.journal))
 }
 
 // recover queues again, after Redis lost the data of the partitions in
@@ -1474,6 +1473,8 @@ func (q *Frontier) lossError() error {
 // pipeline), so that the other partitions Redis lost are found too. A
 // recovery already running takes over the partitions found meanwhile.
 func (q *Frontier) recover(ctx context.Context) {
+	var sum lossSum
+	defer func() { q.logLoss(sum) }()
 	for {
 		if !q.recMu.TryLock() {
 			return // the running recovery sees q.lost
@@ -1496,7 +1497,7 @@ func (q *Frontier) recover(ctx context.Context) {
 			if p < 0 {
 				break
 			}
-			q.recoverPart(ctx, p)
+			sum.add(q.recoverPart(ctx, p))
 		}
 		q.recMu.Unlock()
 		q.mu.Lock()
@@ -1508,15 +1509,54 @@ func (q *Frontier) recover(ctx context.Context) {
 	}
 }
 
-// recoverPart queues again what this process knows of partition p.
-func (q *Frontier) recoverPart(ctx context.Context, p int) {
-	q.mu.Lock()
-	now := time.Now()
-	if q.lossLast.IsZero() || now.Sub(q.lossLast) > q.fl.cfg.lease {
-		q.lossFirst, q.losses = now, 0
+// lossSum is what one recovery found and did, summed over the partitions
+// it recovered: the fields of its log line (docs/fleet.md explains them).
+type lossSum struct {
+	partitions int   // partitions whose data Redis lost
+	emptied    int   // of which emptied because a key of theirs vanished
+	dropped    int64 // requests the emptied partitions held (queued or out)
+	requeued   int   // requests of this process's journal queued again
+	leases     int   // requests this process holds, registered again
+}
+
+func (s *lossSum) add(o lossSum) {
+	s.partitions += o.partitions
+	s.emptied += o.emptied
+	s.dropped += o.dropped
+	s.requeued += o.requeued
+	s.leases += o.leases
+}
+
+// logLoss logs one line for a recovery: a warning when the loss starts an
+// incident (a restart this process did not see as an outage, a key
+// evicted), else Info (the incident's warning is logged already). In a
+// storm of losses (see lossError) at most one line a second goes out; the
+// next one counts the recoveries not logged.
+func (q *Frontier) logLoss(s lossSum) {
+	if s.partitions == 0 {
+		return
 	}
-	q.lossLast = now
-	q.losses++
+	now := time.Now()
+	level := q.fl.incidentLevel(now)
+	q.mu.Lock()
+	if level == slog.LevelInfo && now.Sub(q.lossLogged) < time.Second {
+		q.lossQuiet++
+		q.mu.Unlock()
+		return
+	}
+	quiet := q.lossQuiet
+	q.lossLogged, q.lossQuiet = now, 0
+	q.mu.Unlock()
+	q.log.Log(context.Background(), level, "redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again; requests no process journaled are lost)",
+		slog.Int("partitions", s.partitions), slog.Int("emptied", s.emptied), slog.Int64("dropped", s.dropped),
+		slog.Int("requeued", s.requeued), slog.Int("leases", s.leases), slog.Int("recoveries_not_logged", quiet))
+}
+
+// recoverPart queues again what this process knows of partition p and
+// returns what it found and did.
+func (q *Frontier) recoverPart(ctx context.Context, p int) lossSum {
+	q.mu.Lock()
+	q.losses.add(time.Now(), q.fl.cfg.lease)
 	var leases []any
 	out := map[string]bool{}
 	for id, l := range q.own {
@@ -1533,30 +1573,15 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 		}
 	}
 	q.mu.Unlock()
+	sum := lossSum{partitions: 1, requeued: len(items), leases: len(leases) / 4}
 	// A partition emptied because one of its keys vanished (evicted,
-	// deleted: lua/include/frontier_head.lua) says how many requests it held then.
+	// deleted: lua/include/frontier_head.lua) says how many requests it
+	// held then; one Redis lost whole has no such count.
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	dropped, err := q.fl.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
 	cancel()
-	if err != nil {
-		dropped = -1 // Redis lost everything: unknown
-	}
-	q.mu.Lock()
-	if time.Since(q.lossWindow) >= time.Second {
-		q.lossWindow, q.lossLogs = time.Now(), 0
-	}
-	quiet := -1
-	if q.lossLogs < len(q.parts) {
-		q.lossLogs++
-		quiet, q.lossQuiet = q.lossQuiet, 0
-	} else {
-		q.lossQuiet++ // a storm (see lossError): counted in the next warning
-	}
-	q.mu.Unlock()
-	if quiet >= 0 {
-		q.log.Warn("redisfleet: frontier: Redis lost the frontier's data; queuing again what this process knows (pages fetched by other processes may be fetched again; requests no process journaled are lost)",
-			slog.Int("partition", p), slog.Int64("dropped", dropped), slog.Int("requests", len(items)), slog.Int("leases", len(leases)/4),
-			slog.Int("recoveries_not_logged", quiet))
+	if err == nil {
+		sum.emptied, sum.dropped = 1, dropped
 	}
 	if len(leases) > 0 {
 		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
@@ -1566,4 +1591,5 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) {
 	q.stats.Recovered += int64(len(items))
 	q.mu.Unlock()
 	q.flush(ctx)
+	return sum
 }
