@@ -198,22 +198,8 @@ type Fleet struct {
 	lost     atomic.Int64 // releases, send marks, unlocks that never reached Redis
 	heard    atomic.Int64 // wake-up messages received
 
-	readyMu sync.Mutex
-	ready   map[string]time.Time // host -> when this process's frontier found it ready (markReady)
-	fresh   time.Duration        // readyFresh (tests set more)
-
-	// Folding the limiter into the frontier's round trips (grant.go).
-	limiters atomic.Int64 // Limiters made: the frontier's pops grant permits
-	grantMu  sync.Mutex
-	grants   map[string]*pregrant // host -> the permit a pop granted, not yet taken
-	out      map[string]int       // host -> requests this process's frontier has out
-	deferred []hostOp             // releases waiting for the frontier's next pipeline
-	relTimer *time.Timer          // sends them after releaseDefer
-
-	// Policies read by the frontier's pops for the Store (store.go).
-	polPre atomic.Pointer[string] // the store keys' part before the authority, as the Store last saw it
-	polMu  sync.Mutex
-	pols   map[string]polRead // store key -> the value a pop read, for the next Get
+	desk permitDesk  // the limiter's permits and releases riding the frontier's calls (limiter_desk.go)
+	pols policyReads // policies read by the frontier's pops for the Store (store.go)
 }
 
 // shard is the subscription to one partition's wake-up channel.
@@ -222,43 +208,6 @@ type shard struct {
 	ready  chan struct{} // closed when Redis confirmed the subscription
 	once   sync.Once
 	waited atomic.Bool // a caller waited for ready already (only the first does)
-}
-
-// readyFresh is how long a frontier pop's finding that a host is ready
-// stands in for the limiter's early wait of the request it handed out (a
-// request may wait that long in Colly's loop for a free thread). The early
-// wait only keeps a request from waiting inside Colly's slots; Acquire
-// still decides.
-const readyFresh = time.Second
-
-// markReady records that this process's frontier just handed out a
-// request of host because the host was ready by its limiter state (read
-// in the pop's script).
-func (f *Fleet) markReady(host string) {
-	now := time.Now()
-	f.readyMu.Lock()
-	if f.ready == nil {
-		f.ready = map[string]time.Time{}
-	}
-	if len(f.ready) >= 1024 {
-		for h, t := range f.ready {
-			if now.Sub(t) >= f.fresh {
-				delete(f.ready, h)
-			}
-		}
-	}
-	f.ready[host] = now
-	f.readyMu.Unlock()
-}
-
-// takeReady reports whether the frontier found host ready less than
-// readyFresh ago, and forgets it (it answers one early wait).
-func (f *Fleet) takeReady(host string) bool {
-	f.readyMu.Lock()
-	t, ok := f.ready[host]
-	delete(f.ready, host)
-	f.readyMu.Unlock()
-	return ok && time.Since(t) < f.fresh
 }
 
 // WakeupsHeard returns the wake-up messages this process received on the
@@ -333,7 +282,6 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 		rdb:     client,
 		cluster: cluster,
 		pubCmd:  "PUBLISH",
-		fresh:   readyFresh,
 		cfg:     cfg,
 		log:     log,
 		prefix:  cfg.prefix + fmt.Sprintf("v%d:", formatVersion),
@@ -346,6 +294,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fl
 	if cluster {
 		f.pubCmd = "SPUBLISH"
 	}
+	f.desk.fresh, f.desk.lease, f.desk.send, f.desk.closed = readyFresh, cfg.lease, f.sendHostOps, f.closed.Load
 	cctx, cancel := context.WithTimeout(ctx, cfg.callTimeout)
 	defer cancel()
 	if err := client.Ping(cctx).Err(); err != nil {
@@ -464,7 +413,7 @@ func ParseClusterURL(url string) (*redis.ClusterOptions, error) {
 func (f *Fleet) Close() error {
 	var err error
 	f.closeMu.Do(func() {
-		f.flushGrants()
+		f.desk.flush()
 		f.shMu.Lock()
 		f.closed.Store(true)
 		for _, sh := range f.shards {

@@ -135,6 +135,7 @@ type FrontierStats struct {
 // process. Init starts one goroutine (lease renewal), which Close stops.
 type Frontier struct {
 	fl    *Fleet
+	rel   releaseCarrier // the limiter's releases riding the frontier's pipelines (the Fleet)
 	cfg   frontierConfig
 	log   *slog.Logger
 	parts []frPart
@@ -227,6 +228,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 	f.setOutageLimit(cfg.outageLimit)
 	q := &Frontier{
 		fl:      f,
+		rel:     f,
 		cfg:     cfg,
 		log:     f.log,
 		stop:    make(chan struct{}),

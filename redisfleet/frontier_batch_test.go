@@ -303,7 +303,7 @@ func TestFrontierReadyAnswersWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		f.fresh = time.Hour // the machine's load decides nothing
+		f.desk.fresh = time.Hour // the machine's load decides nothing
 		q := frOpen(t, f, WithMaxWait(100*time.Millisecond))
 		lim := f.Limiter(LimiterConfig{})
 		if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {

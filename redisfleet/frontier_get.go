@@ -153,9 +153,9 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
 		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
-		map[bool]int{true: 1}[q.fl.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
+		map[bool]int{true: 1}[q.fl.desk.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
 	// The policy of the host handed out, read for the Store's Get (store.go).
-	pre, asked := q.fl.policyPrefix()
+	pre, asked := q.fl.pols.prefix()
 	args = append(args, map[bool]int{true: policyReadMax}[asked], pre)
 	q.mu.Lock()
 	pt := &q.parts[p]
@@ -222,15 +222,15 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		b, host, err := q.hand(p, id, r.Payload, r.Early)
 		if asked && err == nil && r.PolicyRead {
 			// The stored policy of the host, read by the pop ("": none).
-			q.fl.keepPolicy(pre+host, r.Policy)
+			q.fl.pols.keep(pre+host, r.Policy)
 		}
 		if r.Granted {
 			// The pop granted a permit of the host's limiter with it.
 			g := &pregrant{host: host, p: p, id: id, d: r.Delay, fail: r.Fail, mode: r.Mode}
 			if err != nil {
-				q.fl.giveBack(g)
+				q.fl.desk.giveBack(g)
 			} else {
-				q.fl.addGrant(g)
+				q.fl.desk.addGrant(g)
 			}
 		}
 		return b, err
@@ -282,9 +282,9 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 	}
 	q.mu.Unlock()
 	if err == nil {
-		q.fl.leasing(r.Host, 1)
+		q.fl.desk.leasing(r.Host, 1)
 		if !early {
-			q.fl.markReady(r.Host)
+			q.fl.desk.markReady(r.Host)
 		}
 	}
 	if err != nil {
@@ -321,11 +321,11 @@ func (q *Frontier) Done(id string) {
 		q.doneTimer = time.AfterFunc(q.cfg.linger, func() { q.flush(context.Background()) })
 	}
 	q.mu.Unlock()
-	q.fl.leasing(l.host, -1)
-	if g := q.fl.takeGrant(l.host, id); g != nil {
+	q.fl.desk.leasing(l.host, -1)
+	if g := q.fl.desk.takeGrant(l.host, id); g != nil {
 		// The permit the pop granted with the request was never taken (the
 		// request stopped before the send): given back in the pipeline.
-		q.fl.deferRelease(g.leaveOp(), true)
+		q.fl.desk.deferRelease(g.leaveOp(), true)
 	}
 	if !linger {
 		q.flush(context.Background())

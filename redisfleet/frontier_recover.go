@@ -111,7 +111,7 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	q.journal = map[string]journalItem{}
 	q.pendingAdd, q.pendingDone = nil, nil
 	for _, l := range q.own {
-		q.fl.leasing(l.host, -1)
+		q.fl.desk.leasing(l.host, -1)
 	}
 	q.own = map[string]*ownLease{}
 	q.full = false

@@ -95,6 +95,15 @@ func (q *Frontier) forget(key string) {
 // by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) { q.flushWith(ctx, nil) }
 
+// releaseCarrier is the one seam between the frontier's pipelines and the
+// limiter (grant.go): a pipeline of the frontier takes the releases the
+// limiter keeps for it, runs each inside the done report of its partition
+// (or beside it), and hands back their replies.
+type releaseCarrier interface {
+	takeCarried() []hostOp
+	carriedDone(ops []hostOp, cmds []*redis.Cmd)
+}
+
 // frCall is a script call of the frontier on one partition, with the
 // partition's KEYS and ARGV q.argv(p, args...).
 type frCall struct {
@@ -130,7 +139,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	// the requests and before the done reports, whose wake-ups then see
 	// the hosts released: in the done report's script of their partition
 	// when there is one, else alone.
-	ops := q.fl.takeDeferred("")
+	ops := q.rel.takeCarried()
 	type call struct {
 		p     int
 		s     *redis.Script
@@ -316,7 +325,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		}
 		q.mu.Unlock()
 	}
-	q.fl.hostOpsDone(ops, opCmds)
+	q.rel.carriedDone(ops, opCmds)
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
 		q.pendingAdd = append(failedAdds, q.pendingAdd...)

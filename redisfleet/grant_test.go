@@ -122,7 +122,7 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 			t.Fatal(err)
 		}
 	}
-	f.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
+	f.desk.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
 	lim := f.Limiter(LimiterConfig{})
 	q := frOpen(t, f, WithMaxWait(5*time.Second))
 	return f, lim, q, calls
@@ -299,7 +299,7 @@ func TestPregrantUnused(t *testing.T) {
 			t.Fatalf("the give-back recorded a release (%d, was %d)", got, le)
 		}
 
-		f.fresh = 300 * time.Millisecond
+		f.desk.fresh = 300 * time.Millisecond
 		grantSetup(t, lim, q, b, b+"/1", d)
 		_, lease = grantGet(t, q)
 		if h := hostHold(t, f, b); !slices.Equal(h, []string{lease}) {

@@ -178,7 +178,7 @@ func (f *Fleet) Limiter(cfg LimiterConfig) *Limiter {
 	if cfg.Spacing == hostlimit.StartToStart {
 		l.spacing, l.mode = hostlimit.StartToStart, 1
 	}
-	f.limiters.Add(1)
+	f.desk.limiters.Add(1)
 	if f.cfg.onDown == FallBackLocal {
 		l.local = hostlimit.New(hostlimit.Config{
 			Spacing: l.spacing, MaxRetryAfter: cfg.MaxRetryAfter,
@@ -358,7 +358,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 	h := l.ref(host)
 	defer l.unref(h)
 	h.setDelay(delay)
-	if l.f.takeReady(host) {
+	if l.f.desk.takeReady(host) {
 		// The fleet's frontier handed out this process's request of the
 		// host a moment ago because the same state said it was ready:
 		// not paused, its delay passed, no permit holding it. The look
@@ -549,8 +549,8 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 	// A release of the host this process keeps for the frontier's next
 	// pipeline goes first, in the pipeline of the first call: this grant
 	// would wait for it.
-	before := l.f.takeDeferred(host)
-	if g := l.f.takeGrant(host, ""); g != nil {
+	before := l.f.desk.takeDeferred(host)
+	if g := l.f.desk.takeGrant(host, ""); g != nil {
 		// The frontier's pop granted a permit for the host with the
 		// request it handed out: it holds if the grant's delay covers this
 		// one; else it is given back and the grant asked anew.

@@ -137,7 +137,7 @@ func (p *permit) Release() {
 		}
 		// While this process's frontier has a request of the host out, the
 		// release goes with its done report (grant.go).
-		if !p.l.f.deferRelease(hostOp{host: p.h.host, p: p.h.p, mode: p.l.mode, op: opRelease, tok: p.tok, extra: []any{sent, p.delay}}, false) {
+		if !p.l.f.desk.deferRelease(hostOp{host: p.h.host, p: p.h.p, mode: p.l.mode, op: opRelease, tok: p.tok, extra: []any{sent, p.delay}}, false) {
 			p.l.callOrRetry(p.h, opRelease, p.tok, sent, p.delay)
 		}
 	}

@@ -33,7 +33,7 @@ func (q *Frontier) Postpone(id string, until time.Time) bool {
 	if l == nil || full {
 		return false
 	}
-	if !q.fl.sendHostOps(q.fl.takeDeferred(l.host)) {
+	if !q.fl.sendHostOps(q.fl.desk.takeDeferred(l.host)) {
 		return false
 	}
 	q.mu.Lock()
@@ -49,9 +49,9 @@ func (q *Frontier) Postpone(id string, until time.Time) bool {
 	close(q.woken) // a GetRequest waiting pops the partition now
 	q.woken = make(chan struct{})
 	q.mu.Unlock()
-	q.fl.leasing(l.host, -1)
+	q.fl.desk.leasing(l.host, -1)
 	// A permit granted with the request and not taken: the pop that ends
 	// the lease gives it back.
-	q.fl.takeGrant(l.host, id)
+	q.fl.desk.takeGrant(l.host, id)
 	return true
 }

@@ -79,7 +79,7 @@ func scriptCostPage(b *testing.B, withLimiter bool) {
 	if withLimiter {
 		lim = f.Limiter(LimiterConfig{})
 	}
-	f.fresh = time.Hour // every pregrant is taken
+	f.desk.fresh = time.Hour // every pregrant is taken
 	q := f.Frontier(WithMaxWait(time.Second))
 	q.Init()
 	defer q.Close()

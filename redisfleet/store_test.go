@@ -294,12 +294,12 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 			q.Done(lease)
 		}
 		// A value a pop read more than policyFresh ago is not used.
-		f.keepPolicy(key("http://a.example"), "robots-policy/v2\nstale")
-		f.polMu.Lock()
-		r := f.pols[key("http://a.example")]
+		f.pols.keep(key("http://a.example"), "robots-policy/v2\nstale")
+		f.pols.mu.Lock()
+		r := f.pols.m[key("http://a.example")]
 		r.at = r.at.Add(-policyFresh)
-		f.pols[key("http://a.example")] = r
-		f.polMu.Unlock()
+		f.pols.m[key("http://a.example")] = r
+		f.pols.mu.Unlock()
 		log.take()
 		if v, ok, err := s.Get(ctx, key("http://a.example")); !ok || err != nil || string(v) != "payload a" {
 			t.Fatalf("Get after a stale read = %q, %v, %v; want Redis's value", v, ok, err)
