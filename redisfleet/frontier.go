@@ -147,24 +147,18 @@ type Frontier struct {
 	recMu     sync.Mutex // one recovery at a time
 	wakeStop  func()     // ends the wake-up subscriptions
 
-	mu          sync.Mutex
-	own         map[string]*ownLease
-	journal     map[string]journalItem
-	pendingAdd  []journalItem
-	pendingDone []doneItem
-	stats       FrontierStats
-	downSince   time.Time
-	full        bool          // the journal is full (warned once until it has room)
-	touched     time.Time     // the TTL was last refreshed (renewLoop)
-	next        int           // the partition GetRequest looks at first (rotates)
-	woken       chan struct{} // closed and replaced on every wake-up
-	lost        map[int]bool  // partitions whose data Redis lost, to recover
-	losses      eventRun      // recoveries, each within a lease of the previous (lossError)
-	lossLogged  time.Time     // the latest recovery's log line
-	lossQuiet   int           // recoveries not logged since it
-	batchTimer  *time.Timer   // WithBatching: writes the kept requests
-	doneTimer   *time.Timer   // WithBatching: writes the kept done reports (frontierDoneLinger)
-	askSize     bool          // WithBatching: the next QueueSize asks Redis
+	mu         sync.Mutex
+	st         frState // the client state (frontier_state.go)
+	downSince  time.Time
+	touched    time.Time     // the TTL was last refreshed (renewLoop)
+	next       int           // the partition GetRequest looks at first (rotates)
+	woken      chan struct{} // closed and replaced on every wake-up
+	lost       map[int]bool  // partitions whose data Redis lost, to recover
+	lossLogged time.Time     // the latest recovery's log line
+	lossQuiet  int           // recoveries not logged since it
+	batchTimer *time.Timer   // WithBatching: writes the kept requests
+	doneTimer  *time.Timer   // WithBatching: writes the kept done reports (frontierDoneLinger)
+	askSize    bool          // WithBatching: the next QueueSize asks Redis
 }
 
 // frPart is one partition of a Frontier: its keys (all in one hash slot)
@@ -183,28 +177,6 @@ type frPart struct {
 	wakes     uint64    // wake-ups heard: a pop's reply does not undo a later one
 	empty     bool      // nothing queued at the latest look
 	leased    int64     // requests out fleet-wide at the latest look
-}
-
-// doneItem is a done report kept until Redis answers: the partition, the
-// lease id and the request key.
-type doneItem struct {
-	p       int
-	id, key string
-}
-
-type ownLease struct {
-	host, key, payload, url string
-	at                      time.Time
-}
-
-// journalItem is a request this process queued: its key, host and
-// payload; again: queued again from the journal after a loss; unsure: an
-// earlier write of it failed on the client (Redis unreachable, or a reply
-// that never came) and may have queued it, so that it is journaled even
-// if Redis then says it was seen.
-type journalItem struct {
-	key, host, payload string
-	again, unsure      bool
 }
 
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
@@ -233,8 +205,7 @@ func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
 		log:     f.log,
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
-		own:     map[string]*ownLease{},
-		journal: map[string]journalItem{},
+		st:      newFrState(cfg.journal, cfg.journalCap),
 		woken:   make(chan struct{}),
 		lost:    map[int]bool{},
 	}
@@ -333,11 +304,7 @@ func (q *Frontier) Requeues() bool { return true }
 func (q *Frontier) Stats() FrontierStats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	s := q.stats
-	s.Pending = len(q.pendingAdd)
-	s.Leased = len(q.own)
-	s.Journal = len(q.journal)
-	return s
+	return q.st.snapshot()
 }
 
 // argv returns the ARGV every script of partition p starts with.
@@ -479,7 +446,7 @@ func (q *Frontier) QueueSize() (int, error) {
 	q.Init()
 	if q.cfg.batch > 0 {
 		q.mu.Lock()
-		n, ask := len(q.own)+len(q.pendingAdd), q.askSize
+		n, ask := len(q.st.own)+len(q.st.pendingAdd), q.askSize
 		q.askSize = false
 		q.mu.Unlock()
 		if n > 0 && !ask {
@@ -506,7 +473,7 @@ func (q *Frontier) QueueSize() (int, error) {
 				continue
 			}
 			q.mu.Lock()
-			n += len(q.pendingAdd)
+			n += len(q.st.pendingAdd)
 			q.mu.Unlock()
 			return n, nil
 		}
@@ -515,7 +482,7 @@ func (q *Frontier) QueueSize() (int, error) {
 		}
 		if time.Since(start) >= q.cfg.outageLimit {
 			q.mu.Lock()
-			kept := len(q.pendingAdd) + len(q.journal)
+			kept := q.st.kept()
 			q.mu.Unlock()
 			return 0, fmt.Errorf("redisfleet: frontier: Redis unreachable for %s (%d requests known to this process not crawled): %w",
 				time.Since(start).Round(time.Second), kept, err)

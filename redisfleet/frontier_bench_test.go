@@ -60,7 +60,7 @@ func BenchmarkFrontier(b *testing.B) {
 		_ = p
 		q.mu.Lock()
 		var id string
-		for k := range q.own {
+		for k := range q.st.own {
 			id = k
 		}
 		q.mu.Unlock()
@@ -114,9 +114,9 @@ func BenchmarkFrontierNotReady(b *testing.B) {
 					return err
 				})
 				q.mu.Lock()
-				leases := make([]string, 0, len(q.own))
-				hosts := make([]string, 0, len(q.own))
-				for id, l := range q.own {
+				leases := make([]string, 0, len(q.st.own))
+				hosts := make([]string, 0, len(q.st.own))
+				for id, l := range q.st.own {
 					leases, hosts = append(leases, id), append(hosts, l.host)
 				}
 				q.mu.Unlock()

@@ -53,7 +53,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		// at once when nothing is out here (another process may be
 		// waiting for them), and a done report kept for a pop waits for
 		// one until its timer (Done).
-		flush := q.cfg.batch == 0 || len(q.own) == 0
+		flush := q.cfg.batch == 0 || len(q.st.own) == 0
 		for p := range q.parts {
 			if !q.parts[p].look.After(now) {
 				flush = false
@@ -105,7 +105,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 				}
 			}
 		}
-		own := len(q.own)
+		own := len(q.st.own)
 		woken := q.woken
 		q.mu.Unlock()
 		var wait time.Duration
@@ -204,7 +204,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	r := decodePop(v)
 	if n := r.Reaped; n > 0 {
 		q.mu.Lock()
-		q.stats.Reaped += n
+		q.st.stats.Reaped += n
 		q.mu.Unlock()
 		q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
 	}
@@ -275,11 +275,7 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 		b, err = frontier.SetLease([]byte(pl), id)
 	}
 	q.mu.Lock()
-	q.own[id] = &ownLease{host: r.Host, key: r.Key, payload: pl, url: r.URL, at: time.Now()}
-	q.stats.Handed++
-	if early {
-		q.stats.Early++
-	}
+	q.st.handed(id, &ownLease{p: p, host: r.Host, key: r.Key, payload: pl, url: r.URL, at: time.Now()}, early)
 	q.mu.Unlock()
 	if err == nil {
 		q.fl.desk.leasing(r.Host, 1)
@@ -292,7 +288,7 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 		// host is not held, and say so.
 		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
 		q.mu.Lock()
-		delete(q.own, id)
+		delete(q.st.own, id)
 		q.mu.Unlock()
 		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), 0, id, "")
 		return nil, r.Host, err
@@ -307,15 +303,11 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 // next pop and goes in its pipeline; otherwise it is sent at once.
 func (q *Frontier) Done(id string) {
 	q.mu.Lock()
-	l := q.own[id]
+	l := q.st.done(id)
 	if l == nil {
 		q.mu.Unlock()
 		return
 	}
-	delete(q.own, id)
-	q.forget(l.key)
-	q.stats.Done++
-	q.pendingDone = append(q.pendingDone, doneItem{q.fl.part(l.host), id, l.key})
 	linger := q.cfg.batch > 0 && !q.closing()
 	if linger && q.doneTimer == nil {
 		q.doneTimer = time.AfterFunc(q.cfg.linger, func() { q.flush(context.Background()) })

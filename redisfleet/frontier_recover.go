@@ -2,7 +2,6 @@ package redisfleet
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 )
@@ -22,22 +21,12 @@ func (q *Frontier) renewLoop() {
 		}
 		ctx := context.Background()
 		now := time.Now()
-		ids := map[int][]any{}
-		var expired []string
 		q.mu.Lock()
-		for id, l := range q.own {
-			if now.Sub(l.at) >= q.cfg.hold {
-				expired = append(expired, id)
-				q.log.Warn("redisfleet: frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see robots.AttachFrontier)",
-					slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
-				continue
-			}
-			p := q.fl.part(l.host)
-			ids[p] = append(ids[p], id)
-		}
-		q.stats.Expired += int64(len(expired))
+		expired, ids := q.st.overdue(now, q.cfg.hold)
 		q.mu.Unlock()
-		for _, id := range expired {
+		for id, l := range expired {
+			q.log.Warn("redisfleet: frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see robots.AttachFrontier)",
+				slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
 			q.Done(id)
 		}
 		q.flush(ctx)
@@ -58,16 +47,7 @@ func (q *Frontier) renewLoop() {
 // frontierBatch per partition.
 func (q *Frontier) prune(ctx context.Context) {
 	q.mu.Lock()
-	byPart := map[int][]string{}
-	n := 0
-	for k, it := range q.journal {
-		if n == frontierPruneMax {
-			break
-		}
-		p := q.fl.part(it.host)
-		byPart[p] = append(byPart[p], k)
-		n++
-	}
+	byPart := q.st.prunable(frontierPruneMax, q.fl.part)
 	q.mu.Unlock()
 	for p, keys := range byPart {
 		for len(keys) > 0 {
@@ -80,16 +60,8 @@ func (q *Frontier) prune(ctx context.Context) {
 			if err != nil {
 				return
 			}
-			done := decodeFlags(v)
 			q.mu.Lock()
-			for i, k := range keys[:n] {
-				if i < len(done) && done[i] {
-					if _, ok := q.journal[k]; ok {
-						q.forget(k)
-						q.stats.Pruned++
-					}
-				}
-			}
+			q.st.pruned(keys[:n], decodeFlags(v))
 			q.mu.Unlock()
 			keys = keys[n:]
 		}
@@ -108,17 +80,14 @@ func (q *Frontier) Drop(ctx context.Context) error {
 		return err
 	}
 	q.mu.Lock()
-	q.journal = map[string]journalItem{}
-	q.pendingAdd, q.pendingDone = nil, nil
-	for _, l := range q.own {
-		q.fl.desk.leasing(l.host, -1)
-	}
-	q.own = map[string]*ownLease{}
-	q.full = false
+	own := q.st.reset()
 	for p := range q.parts {
 		q.parts[p].gen = ""
 	}
 	q.mu.Unlock()
+	for _, l := range own {
+		q.fl.desk.leasing(l.host, -1)
+	}
 	return nil
 }
 
@@ -127,7 +96,7 @@ func (q *Frontier) Drop(ctx context.Context) error {
 func (q *Frontier) kept() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.pendingAdd) + len(q.journal)
+	return q.st.kept()
 }
 
 // lossError returns an error when Redis has kept losing the frontier's
@@ -137,12 +106,7 @@ func (q *Frontier) kept() int {
 func (q *Frontier) lossError() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	d, on := q.losses.lasting(time.Now(), q.fl.cfg.lease)
-	if !on || d < q.cfg.outageLimit {
-		return nil
-	}
-	return fmt.Errorf("redisfleet: frontier: Redis lost the frontier's keys %d times in %s (evicted? its maxmemory cannot hold the queue); %d requests known to this process not crawled",
-		q.losses.n, d.Round(time.Second), len(q.pendingAdd)+len(q.journal))
+	return q.st.lossError(time.Now(), q.fl.cfg.lease, q.cfg.outageLimit)
 }
 
 // recover queues again, after Redis lost the data of the partitions in
@@ -234,22 +198,7 @@ func (q *Frontier) logLoss(s lossSum) {
 // returns what it found and did.
 func (q *Frontier) recoverPart(ctx context.Context, p int) lossSum {
 	q.mu.Lock()
-	q.losses.add(time.Now(), q.fl.cfg.lease)
-	var leases []any
-	out := map[string]bool{}
-	for id, l := range q.own {
-		if q.fl.part(l.host) == p {
-			leases = append(leases, id, l.host, l.key, l.payload)
-			out[l.key] = true
-		}
-	}
-	var items []journalItem
-	for k, it := range q.journal {
-		if !out[k] && q.fl.part(it.host) == p {
-			it.again = true
-			items = append(items, it)
-		}
-	}
+	leases, items := q.st.lost(time.Now(), q.fl.cfg.lease, p, q.fl.part)
 	q.mu.Unlock()
 	sum := lossSum{partitions: 1, requeued: len(items), leases: len(leases) / 4}
 	// A partition emptied because one of its keys vanished (evicted,
@@ -264,10 +213,6 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) lossSum {
 	if len(leases) > 0 {
 		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
 	}
-	q.mu.Lock()
-	q.pendingAdd = append(q.pendingAdd, items...)
-	q.stats.Recovered += int64(len(items))
-	q.mu.Unlock()
 	q.flush(ctx)
 	return sum
 }

@@ -416,7 +416,7 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		// its request back at the head of the host's queue.
 		p := q.fl.part("http://a.example")
 		q.mu.Lock()
-		delete(q.own, l)
+		delete(q.st.own, l)
 		q.parts[p].abandoned[l] = time.Time{}
 		q.mu.Unlock()
 		var got []string

@@ -29,8 +29,8 @@ func (q *Frontier) AddRequest(b []byte) error {
 	ctx := context.Background()
 	if q.cfg.batch > 0 {
 		q.mu.Lock()
-		q.pendingAdd = append(q.pendingAdd, it)
-		n := len(q.pendingAdd)
+		q.st.pendingAdd = append(q.st.pendingAdd, it)
+		n := len(q.st.pendingAdd)
 		if q.batchTimer == nil {
 			q.batchTimer = time.AfterFunc(q.cfg.batch, func() { q.flush(context.Background()) })
 		}
@@ -48,45 +48,28 @@ func (q *Frontier) AddRequest(b []byte) error {
 		}
 		it.unsure = true // the call may have run (a reply that never came)
 		q.mu.Lock()
-		q.pendingAdd = append(q.pendingAdd, it)
+		q.st.pendingAdd = append(q.st.pendingAdd, it)
 		q.mu.Unlock()
 		return nil
 	}
-	if queued := decodeFlags(v); len(queued) != 1 || !queued[0] {
-		q.mu.Lock()
-		q.stats.Seen++
-		q.mu.Unlock()
+	queued := decodeFlags(v)
+	ok := len(queued) == 1 && queued[0]
+	q.mu.Lock()
+	filled := q.st.written(it, ok)
+	q.mu.Unlock()
+	q.warnFull(filled)
+	if !ok {
 		return frontier.ErrSeen
 	}
-	q.mu.Lock()
-	q.stats.Added++
-	q.remember(it)
-	q.mu.Unlock()
 	return nil
 }
 
-// remember puts it in the journal, if there is room. q.mu is held.
-func (q *Frontier) remember(it journalItem) {
-	if !q.cfg.journal {
-		return
-	}
-	if len(q.journal) >= q.cfg.journalCap {
-		q.stats.NotJournaled++
-		if !q.full {
-			q.full = true
-			q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see WithJournalCap)",
-				slog.Int("cap", q.cfg.journalCap))
-		}
-		return
-	}
-	q.journal[it.key] = it
-}
-
-// forget drops key from the journal. q.mu is held.
-func (q *Frontier) forget(key string) {
-	delete(q.journal, key)
-	if q.full && len(q.journal) < q.cfg.journalCap {
-		q.full = false
+// warnFull logs, once the journal filled, that the requests queued from
+// now on are not journaled.
+func (q *Frontier) warnFull(filled bool) {
+	if filled {
+		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see WithJournalCap)",
+			slog.Int("cap", q.cfg.journalCap))
 	}
 }
 
@@ -118,8 +101,7 @@ type frCall struct {
 // does. With nothing kept, then goes alone (run).
 func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	q.mu.Lock()
-	adds, dones := q.pendingAdd, q.pendingDone
-	q.pendingAdd, q.pendingDone = nil, nil
+	adds, dones := q.st.takePending()
 	if q.batchTimer != nil {
 		q.batchTimer.Stop()
 		q.batchTimer = nil
@@ -308,28 +290,18 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			continue
 		}
 		queued := decodeFlags(v)
+		filled := false
 		q.mu.Lock()
 		for j, it := range c.adds {
-			if j < len(queued) && queued[j] {
-				q.stats.Added++
-				q.remember(it)
-			} else {
-				q.stats.Seen++
-				if it.unsure {
-					// Seen, maybe because the write that failed here ran:
-					// then no other process journals it.
-					it.unsure = false
-					q.remember(it)
-				}
-			}
+			filled = q.st.written(it, j < len(queued) && queued[j]) || filled
 		}
 		q.mu.Unlock()
+		q.warnFull(filled)
 	}
 	q.rel.carriedDone(ops, opCmds)
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
-		q.pendingAdd = append(failedAdds, q.pendingAdd...)
-		q.pendingDone = append(failedDones, q.pendingDone...)
+		q.st.restore(failedAdds, failedDones)
 		q.mu.Unlock()
 	}
 	if then == nil {

@@ -27,7 +27,7 @@ import "time"
 // use.
 func (q *Frontier) Postpone(id string, until time.Time) bool {
 	q.mu.Lock()
-	l := q.own[id]
+	l := q.st.own[id]
 	full := l != nil && len(q.parts[q.fl.part(l.host)].abandoned) >= frontierAbandonMax
 	q.mu.Unlock()
 	if l == nil || full {
@@ -37,12 +37,10 @@ func (q *Frontier) Postpone(id string, until time.Time) bool {
 		return false
 	}
 	q.mu.Lock()
-	if q.own[id] != l {
+	if !q.st.postponed(id, l) {
 		q.mu.Unlock()
 		return false // reported done meanwhile
 	}
-	delete(q.own, id)
-	q.stats.Postponed++
 	pt := &q.parts[q.fl.part(l.host)]
 	pt.abandoned[id] = until
 	pt.look, pt.empty = time.Time{}, false

@@ -635,8 +635,8 @@ func (res crawlResult) counted(key string) bool {
 			continue
 		}
 		q.mu.Lock()
-		_, ok := q.journal[key]
-		for _, it := range q.pendingAdd {
+		_, ok := q.st.journal[key]
+		for _, it := range q.st.pendingAdd {
 			ok = ok || it.key == key
 		}
 		q.mu.Unlock()
