@@ -61,3 +61,13 @@ func forBackends(t *testing.T, test func(t *testing.T, srv backend)) {
 func onServer(t *testing.T, test func(t *testing.T, srv backend)) {
 	test(t, redistest.Start(t))
 }
+
+// first returns the first of v, or the zero value: the test helpers take
+// a configuration or none.
+func first[T any](v []T) T {
+	var z T
+	if len(v) > 0 {
+		return v[0]
+	}
+	return z
+}

@@ -9,14 +9,14 @@
 //
 //	rdbOpts, err := redisfleet.ParseURL(os.Getenv("REDIS_URL"))
 //	if err != nil { ... }
-//	fleet, err := redisfleet.New(ctx, redis.NewClient(rdbOpts)) // PING: errors.Is(err, redisfleet.ErrUnavailable)
+//	fleet, err := redisfleet.New(ctx, redis.NewClient(rdbOpts), redisfleet.Config{}) // PING: errors.Is(err, redisfleet.ErrUnavailable)
 //	if err != nil { ... }
 //	defer fleet.Close()
 //	c := colly.NewCollector(robots.WithRobots(
 //		robots.WithPolicy(policy.WithStore(fleet.Store())),         // one robots.txt fetch per host for the fleet
 //		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})), // one per-host pace for the fleet
 //	))
-//	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl")) // one queue for the fleet
+//	front := fleet.Frontier(redisfleet.FrontierConfig{Name: "mycrawl"}) // one queue for the fleet
 //	defer front.Close()
 //	robots.AttachFrontier(c, front)
 //	q, _ := queue.New(4, front)
@@ -81,9 +81,9 @@
 // request of its host out is released by that request's done report, in
 // the same script (at most 100 ms later, which only lengthens the gap
 // before the host's next grant), and the page's links go in the same
-// pipeline under [WithBatching]. A page whose host is known then costs
+// pipeline under [FrontierConfig.Batching]. A page whose host is known then costs
 // two script calls, its pop and its done report, and two round trips, or
-// one under [WithBatching]: there the done report waits (at most 5 ms)
+// one under [FrontierConfig.Batching]: there the done report waits (at most 5 ms)
 // for the process's next pop and goes first in its pipeline. (A pipeline
 // is counted as one round trip; on a Cluster, go-redis sends its calls to
 // their nodes at once, one request each.) The pop that hands out a request
@@ -101,7 +101,7 @@
 //
 // # Partitions, Redis Cluster and Pub/Sub
 //
-// The hosts are split into partitions ([WithPartitions], default 16): a
+// The hosts are split into partitions ([Config.Partitions], default 16): a
 // host's limiter state, its frontier queue and its wake-ups live in
 // partition fnv1a(host) mod n, whose keys share one hash tag. Every
 // script works inside one partition, so the fleet runs on one Redis
@@ -123,7 +123,7 @@
 //
 // # Keys and versions
 //
-// Every key starts with the prefix ([WithPrefix], default "robots:") and
+// Every key starts with the prefix ([Config.Prefix], default "robots:") and
 // the format version ("v2:"): two releases of this package that store
 // different formats use different keys and never read each other's state
 // (a fleet of format 1 and one of format 2 on one Redis are two fleets).
@@ -134,7 +134,7 @@
 //
 //   - Redis unreachable at start: [New] returns an error wrapping
 //     [ErrUnavailable] (it sends PING).
-//   - Redis slow: every call has a timeout ([WithCallTimeout], default 2 s).
+//   - Redis slow: every call has a timeout ([Config.CallTimeout], default 2 s).
 //     For the timeout to cut a call that is stuck on the network, the
 //     client must have ContextTimeoutEnabled (as [ParseURL] sets);
 //     otherwise the client's ReadTimeout and WriteTimeout bound it.
@@ -171,7 +171,7 @@
 //     made is undone by the process's next call (see [Fleet.Frontier] and
 //     the limiter's leave), so hosts are free again within about a call
 //     timeout of the resume, not a lease.
-//   - A key evicted (under [WithEviction]) or deleted: a host whose limiter
+//   - A key evicted (under [Config.Eviction]) or deleted: a host whose limiter
 //     hash vanished is paced by its partition's pace record (the earliest
 //     grant its state allowed, kept while in the future); one whose hold
 //     zset vanished while a permit was out is held by a phantom permit
@@ -185,7 +185,7 @@
 //     requests the partition dropped. A page may be fetched twice (the
 //     seen set vanished); a request no live process journaled is lost,
 //     with that warning. A Redis that keeps losing them (its maxmemory
-//     cannot hold the queue) ends the crawl: after WithOutageLimit of
+//     cannot hold the queue) ends the crawl: after FrontierConfig.OutageLimit of
 //     recoveries, QueueSize returns an error counting the requests not
 //     crawled. A stored policy or a fetch lock that vanishes costs a
 //     robots.txt fetch more: a process that needs the policy again
@@ -202,7 +202,7 @@
 //     reply and each server's maxmemory and used_memory (the setting to
 //     raise). A run of OOM replies (each within a lease, and at least
 //     5 s, of the previous) longer than the outage limit (the largest
-//     [WithOutageLimit] of the Fleet's frontiers; 1 minute without one)
+//     [FrontierConfig.OutageLimit] of the Fleet's frontiers; 1 minute without one)
 //     ends the crawl: the frontier's QueueSize returns an error wrapping
 //     [ErrUnavailable] that names the OOM reply and maxmemory and counts
 //     the requests known to this process not crawled, which ends
@@ -210,7 +210,7 @@
 //     returns such an error (its request is not sent). New on such a
 //     Redis returns an error naming the same cause.
 //   - A process killed while it holds a host: its permit has a lease
-//     ([WithLease], default 10 s), renewed every third of it while the
+//     ([Config.Lease], default 10 s), renewed every third of it while the
 //     request runs; once it is not renewed the lease ends, and the host is
 //     granted again no earlier than the delay after the lease's end.
 //
@@ -218,5 +218,5 @@
 // needs the effects replication that is the default since 5.0; tested with
 // 7.0), Redis 7.0 or later on a Cluster (sharded Pub/Sub). New refuses a
 // Redis whose maxmemory-policy evicts keys (allkeys-*, volatile-*: the
-// fleet's keys carry TTLs) unless [WithEviction] is given.
+// fleet's keys carry TTLs) unless [Config.Eviction] is set.
 package redisfleet

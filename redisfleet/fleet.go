@@ -1,6 +1,7 @@
 package redisfleet
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,7 +21,7 @@ import (
 // It is part of every key ("robots:v1:...") and of every stored value.
 const formatVersion = 2
 
-// Defaults of the options.
+// Defaults of the Config fields.
 const (
 	DefaultPrefix      = "robots:"
 	DefaultCallTimeout = 2 * time.Second
@@ -71,99 +72,101 @@ type config struct {
 	eviction    bool
 }
 
-// Option configures a [Fleet].
-type Option func(*config)
+// Config configures a [Fleet]. The zero Config is the default: every
+// field's zero value means its default. New refuses a negative duration,
+// a Partitions outside 0 to 16384 and an unknown OnRedisDown.
+type Config struct {
+	// Prefix starts every key (default "robots:"). Processes that share a
+	// fleet use the same prefix; fleets that must not share state (two
+	// crawls, two tests) use different ones on one Redis.
+	Prefix string
 
-// WithPrefix sets the prefix of every key (default "robots:"). Processes
-// that share a fleet must use the same prefix; fleets that must not share
-// state (two crawls, two tests) use different ones on one Redis.
-func WithPrefix(p string) Option {
-	return func(c *config) { c.prefix = p }
+	// Partitions is into how many partitions the fleet's hosts are split
+	// (0 means 16): a host's limiter state, its queue of the frontier and
+	// its wake-ups live in partition hash(host) mod n, whose keys share
+	// one Redis Cluster hash slot. On a Cluster, the partitions are what
+	// spreads the fleet over the masters: use several per master (16
+	// suits 3 to 5 masters; 64 or more for larger Clusters), and each
+	// partition a process waits on costs it one Pub/Sub connection (on
+	// one server, all share one). Every process of a fleet uses the same
+	// n: New refuses a different one (an error naming both) as long as
+	// the fleet's keys are in Redis.
+	Partitions int
+
+	// Eviction lets New accept a Redis whose maxmemory-policy evicts keys
+	// (allkeys-* or volatile-*), which it refuses otherwise. An evicted
+	// key of the fleet never shortens a host's gap below its delay, but
+	// costs pace and work: a host whose state is gone is held up to a
+	// lease, as after a restart; a frontier partition that lost a key is
+	// emptied and queued again from the processes' journals (pages may be
+	// fetched twice; a request no live process journaled is lost, with a
+	// warning). See "Failure behaviour" in the package doc. Use it only
+	// for a Redis whose maxmemory is rarely reached.
+	Eviction bool
+
+	// CallTimeout bounds every Redis call (0 means 2 s). A call that
+	// times out counts as Redis being unavailable.
+	CallTimeout time.Duration
+
+	// Lease is the lease of a limiter permit, of a robots.txt fetch lock
+	// and of a frontier request (0 means 10 s; under 100 ms counts as
+	// 100 ms). A live holder renews it every third of the lease, so the
+	// lease bounds only how long a dead process holds a host or a fetch.
+	// New raises a lease shorter than three call timeouts to three call
+	// timeouts, with a warning: a renewal that takes a whole call timeout
+	// must still land before the lease ends.
+	Lease time.Duration
+
+	// IdleTTL is how long the state of a host nobody uses is kept in
+	// Redis, counted from when its last pause or spacing ends (0 means
+	// 10 minutes; at least twice the lease).
+	IdleTTL time.Duration
+
+	// OnRedisDown is what the limiter does while Redis cannot be reached
+	// (the zero value is [WaitForRedis]).
+	OnRedisDown OnRedisDown
+
+	// Logger is where warnings go (Redis lost and back, fallback to the
+	// local gate); nil means slog.Default(). An incident (Redis
+	// unreachable, restarted empty, refusing writes, keys evicted) gives
+	// one warning per process; what the process notices later in the
+	// same incident is logged at Info (docs/fleet.md, "Logs").
+	//
+	// go-redis has one logger per process, which prints a line to stderr
+	// on every failed dial: during an outage, dozens beside the fleet's
+	// one warning. New routes it, at Debug level, to the logger of the
+	// most recent New. A program that wants go-redis's lines elsewhere
+	// calls [redis.SetLogger] after New.
+	Logger *slog.Logger
 }
 
-// WithPartitions sets into how many partitions the fleet's hosts are
-// split (default 16): a host's limiter state, its queue of the frontier
-// and its wake-ups live in partition hash(host) mod n, whose keys share
-// one Redis Cluster hash slot. On a Cluster, the partitions are what
-// spreads the fleet over the masters: use several per master (16 suits
-// 3 to 5 masters; 64 or more for larger Clusters). On a Cluster, each
-// partition a process waits on costs it one Pub/Sub connection (on one
-// server, all share one). Every process of a
-// fleet must use the same n: New refuses a different one (an error
-// naming both) as long as the fleet's keys are in Redis. n must be
-// 1 to 16384; New refuses other values.
-func WithPartitions(n int) Option {
-	return func(c *config) { c.partitions = n }
-}
-
-// WithEviction lets New accept a Redis whose maxmemory-policy evicts
-// keys (allkeys-* or volatile-*), which it refuses by default. An evicted
-// key of the fleet never shortens a host's gap below its delay, but costs
-// pace and work: a host whose state is gone is held up to a lease, as
-// after a restart; a frontier partition that lost a key is emptied and
-// queued again from the processes' journals (pages may be fetched twice;
-// a request no live process journaled is lost, with a warning). See
-// "Failure behaviour" in the package doc. Use it only for a Redis whose
-// maxmemory is rarely reached.
-func WithEviction() Option {
-	return func(c *config) { c.eviction = true }
-}
-
-// WithCallTimeout bounds every Redis call (default 2 s; d ≤ 0 keeps it).
-// A call that times out counts as Redis being unavailable.
-func WithCallTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.callTimeout = d
-		}
+// resolve returns the settings c gives, defaults filled in, or an error
+// naming the field New refuses.
+func (c Config) resolve() (config, error) {
+	cfg := config{
+		prefix:      cmp.Or(c.Prefix, DefaultPrefix),
+		callTimeout: cmp.Or(c.CallTimeout, DefaultCallTimeout),
+		lease:       cmp.Or(c.Lease, DefaultLease),
+		idleTTL:     cmp.Or(c.IdleTTL, DefaultIdleTTL),
+		partitions:  cmp.Or(c.Partitions, DefaultPartitions),
+		onDown:      c.OnRedisDown,
+		logger:      c.Logger,
+		eviction:    c.Eviction,
 	}
-}
-
-// WithLease sets the lease of a limiter permit, of a robots.txt fetch
-// lock and of a frontier request (default 10 s; d ≤ 0 keeps it, values
-// under 100 ms count as 100 ms). A live holder renews it every third of
-// the lease, so the lease bounds only how long a dead process holds a host
-// or a fetch. New raises a lease shorter than three call timeouts
-// ([WithCallTimeout]) to three call timeouts, with a warning: a renewal
-// that takes a whole call timeout must still land before the lease ends.
-func WithLease(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.lease = max(d, 100*time.Millisecond)
-		}
+	switch {
+	case c.CallTimeout < 0:
+		return cfg, fmt.Errorf("redisfleet: New: Config.CallTimeout %v: want 0 (2 s) or more", c.CallTimeout)
+	case c.Lease < 0:
+		return cfg, fmt.Errorf("redisfleet: New: Config.Lease %v: want 0 (10 s) or more", c.Lease)
+	case c.IdleTTL < 0:
+		return cfg, fmt.Errorf("redisfleet: New: Config.IdleTTL %v: want 0 (10 minutes) or more", c.IdleTTL)
+	case c.Partitions < 0 || c.Partitions > maxPartitions:
+		return cfg, fmt.Errorf("redisfleet: New: Config.Partitions %d: want 1 to %d (0: %d)", c.Partitions, maxPartitions, DefaultPartitions)
+	case c.OnRedisDown != WaitForRedis && c.OnRedisDown != FallBackLocal:
+		return cfg, fmt.Errorf("redisfleet: New: Config.OnRedisDown %d: want WaitForRedis or FallBackLocal", c.OnRedisDown)
 	}
-}
-
-// WithIdleTTL sets how long the state of a host nobody uses is kept in
-// Redis, counted from when its last pause or spacing ends (default
-// 10 minutes; d ≤ 0 keeps it; at least twice the lease).
-func WithIdleTTL(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.idleTTL = d
-		}
-	}
-}
-
-// WithOnRedisDown sets what the limiter does while Redis cannot be reached
-// (default [WaitForRedis]).
-func WithOnRedisDown(o OnRedisDown) Option {
-	return func(c *config) { c.onDown = o }
-}
-
-// WithLogger sets where warnings go (Redis lost and back, fallback to the
-// local gate); default: slog.Default(). An incident (Redis unreachable,
-// restarted empty, refusing writes, keys evicted) gives one warning per
-// process; what the process notices later in the same incident is logged
-// at Info (docs/fleet.md, "Logs").
-//
-// go-redis has one logger per process, which prints a line to stderr on
-// every failed dial: during an outage, dozens beside the fleet's one
-// warning. New routes it, at Debug level, to the logger of the most recent
-// New. A program that wants go-redis's lines elsewhere calls
-// [redis.SetLogger] after New.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+	cfg.lease = max(cfg.lease, 100*time.Millisecond)
+	return cfg, nil
 }
 
 // A Fleet is one process's handle on a fleet's shared state in Redis. It
@@ -193,7 +196,7 @@ type Fleet struct {
 	incMu    sync.Mutex
 	incident eventRun     // trouble events: one warning per incident (incident.go)
 	oom      oomRun       // Redis refusing writes with OOM
-	outLim   atomic.Int64 // the largest WithOutageLimit of the Fleet's frontiers (ns); 0: none made
+	outLim   atomic.Int64 // the largest FrontierConfig.OutageLimit of the Fleet's frontiers (ns); 0: none made
 	closeMu  sync.Once
 	lost     atomic.Int64 // releases, send marks, unlocks that never reached Redis
 	heard    atomic.Int64 // wake-up messages received
@@ -242,24 +245,15 @@ func (f *Fleet) lostRelease(op string, err error) {
 // pointed at a node of a Cluster is refused with an error saying so. See
 // [ParseURL] and [ParseClusterURL] for their options. New reads the
 // fleet's partition count from Redis, or writes it (see
-// [WithPartitions]); it writes nothing else: a fresh Redis is told from
+// [Config.Partitions]); it writes nothing else: a fresh Redis is told from
 // one that lost its data by the fleet's own keys (see the package doc).
-func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Fleet, error) {
+func New(ctx context.Context, client redis.UniversalClient, c Config) (*Fleet, error) {
 	if client == nil {
 		return nil, errors.New("redisfleet: New: nil client")
 	}
-	cfg := config{
-		prefix:      DefaultPrefix,
-		callTimeout: DefaultCallTimeout,
-		lease:       DefaultLease,
-		idleTTL:     DefaultIdleTTL,
-		partitions:  DefaultPartitions,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if cfg.partitions < 1 || cfg.partitions > maxPartitions {
-		return nil, fmt.Errorf("redisfleet: New: WithPartitions(%d): want 1 to %d", cfg.partitions, maxPartitions)
+	cfg, err := c.resolve()
+	if err != nil {
+		return nil, err
 	}
 	log := cfg.logger
 	if log == nil {
@@ -335,7 +329,7 @@ func (f *Fleet) checkEviction(ctx context.Context) error {
 			return f.callError("New: CONFIG GET maxmemory-policy", err)
 		}
 		if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
-			return fmt.Errorf("redisfleet: New: Redis at %s has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or pass WithEviction to accept it",
+			return fmt.Errorf("redisfleet: New: Redis at %s has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or set Config.Eviction to accept it",
 				c.Options().Addr, p)
 		}
 		return nil
@@ -356,7 +350,7 @@ func (f *Fleet) checkEviction(ctx context.Context) error {
 		return f.callError("New: CONFIG GET maxmemory-policy", err)
 	}
 	if p := v["maxmemory-policy"]; p != "" && p != "noeviction" {
-		return fmt.Errorf("redisfleet: New: Redis has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or pass WithEviction to accept it", p)
+		return fmt.Errorf("redisfleet: New: Redis has maxmemory-policy %s, which may evict the fleet's keys (a host's pace, its queue): set maxmemory-policy noeviction, or set Config.Eviction to accept it", p)
 	}
 	return nil
 }
@@ -374,7 +368,7 @@ func (f *Fleet) checkPartitions(ctx context.Context) error {
 		return f.callError("New: fleet config", err)
 	}
 	if err == nil && got != want {
-		return fmt.Errorf("redisfleet: New: the fleet under prefix %q runs with %s in Redis (key %s), this process with %s: every process of a fleet must use the same WithPartitions",
+		return fmt.Errorf("redisfleet: New: the fleet under prefix %q runs with %s in Redis (key %s), this process with %s: every process of a fleet must use the same Config.Partitions",
 			f.cfg.prefix, got, key, want)
 	}
 	return nil

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/politecrawl/robots/frontier"
 )
 
 // Defaults of the frontier's options.
@@ -30,14 +28,14 @@ const (
 	frontierRetryMax     = 2 * time.Second
 	frontierReapPoll     = time.Second          // a partition with requests out and none queued is looked at again after
 	frontierAbandonMax   = 4096                 // failed pops remembered (beyond, a late pop holds its host for the lease)
-	frontierDoneLinger   = 5 * time.Millisecond // WithBatching: longest a done report waits for the next pop's pipeline
+	frontierDoneLinger   = 5 * time.Millisecond // FrontierConfig.Batching: longest a done report waits for the next pop's pipeline
 )
 
 // FrontierStats counts what one process's frontier did.
 type FrontierStats struct {
 	Added     int64 // requests this process queued
 	Seen      int64 // refused as queued before (by any process)
-	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by WithBatching)
+	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by FrontierConfig.Batching)
 	Handed    int64 // requests handed out to this process
 	Early     int64 // of which before their host was ready (MaxWait passed)
 	Done      int64 // reported done by this process
@@ -49,7 +47,7 @@ type FrontierStats struct {
 
 	Journal      int   // requests in the journal now
 	Pruned       int64 // journal entries dropped because another process finished them
-	NotJournaled int64 // requests queued while the journal was full (WithJournalCap)
+	NotJournaled int64 // requests queued while the journal was full (FrontierConfig.JournalCap)
 }
 
 // A Frontier is the fleet's per-host queue frontier on Redis, implementing
@@ -86,31 +84,31 @@ type FrontierStats struct {
 // Completion: robots.AttachFrontier (OnError, OnScraped) reports each request
 // done, as in package frontier. A handed-out request is leased: the
 // process renews its leases every third of the fleet's lease
-// ([WithLease]); when a process dies its leases end and the next GetRequest
+// ([Config.Lease]); when a process dies its leases end and the next GetRequest
 // anywhere puts those requests back at the head of their host's queue.
 // Delivery is therefore at least once: a request that a dying process had
 // sent, or one whose renewal was late, can be fetched again.
 //
 // Partitions: the queue of a host lives in the host's partition of the
-// fleet ([WithPartitions]); GetRequest pops partition by partition (one
+// fleet ([Config.Partitions]); GetRequest pops partition by partition (one
 // round trip each) and QueueSize asks them all in one pipeline.
 //
 // Failure: while Redis is away AddRequest keeps the requests in memory and
 // writes them when it answers again (no URL is lost; QueueSize counts
 // them), Done is retried the same way, GetRequest returns an error after
 // MaxWait (Colly's loop then asks QueueSize), and QueueSize retries with
-// backoff for the outage limit ([WithOutageLimit]) and then returns an
+// backoff for the outage limit ([FrontierConfig.OutageLimit]) and then returns an
 // error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
 // back empty (restarted without persistence), every process notices (a
 // partition's generation changed; one lost partition makes it check all)
 // and queues again the requests of its
-// journal ([WithJournal]) and registers its leases again: nothing is lost
+// journal ([FrontierConfig.NoJournal]) and registers its leases again: nothing is lost
 // (but requests beyond the journal's cap), and a page another process had
 // fetched is fetched again only if it was done after this process last
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
 //
-// A key of a partition that vanishes alone (evicted under WithEviction,
+// A key of a partition that vanishes alone (evicted under Config.Eviction,
 // deleted) is found by the next script there, which checks that the keys
 // its counters require exist: the partition is then emptied as if Redis
 // had lost it, keeping the request keys it saw and those done, and every
@@ -128,7 +126,7 @@ type FrontierStats struct {
 //
 // Redis memory: the seen and done sets grow with the crawl (one request
 // key each per request); every key of the frontier expires
-// [WithFrontierTTL] after the crawl's last activity, and [Frontier.Drop]
+// [FrontierConfig.TTL] after the crawl's last activity, and [Frontier.Drop]
 // deletes them at once.
 //
 // A Frontier is safe for concurrent use; one queue should run on it per
@@ -156,9 +154,9 @@ type Frontier struct {
 	lost       map[int]bool  // partitions whose data Redis lost, to recover
 	lossLogged time.Time     // the latest recovery's log line
 	lossQuiet  int           // recoveries not logged since it
-	batchTimer *time.Timer   // WithBatching: writes the kept requests
-	doneTimer  *time.Timer   // WithBatching: writes the kept done reports (frontierDoneLinger)
-	askSize    bool          // WithBatching: the next QueueSize asks Redis
+	batchTimer *time.Timer   // FrontierConfig.Batching: writes the kept requests
+	doneTimer  *time.Timer   // FrontierConfig.Batching: writes the kept done reports (frontierDoneLinger)
+	askSize    bool          // FrontierConfig.Batching: the next QueueSize asks Redis
 }
 
 // frPart is one partition of a Frontier: its keys (all in one hash slot)
@@ -182,21 +180,8 @@ type frPart struct {
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
 // to colly's queue.New and call robots.AttachFrontier on the collector the
 // queue runs.
-func (f *Fleet) Frontier(opts ...FrontierOption) *Frontier {
-	cfg := frontierConfig{
-		name:        DefaultFrontierName,
-		perHost:     1,
-		maxWait:     frontier.DefaultMaxWait,
-		hold:        frontier.DefaultHold,
-		outageLimit: DefaultOutageLimit,
-		journal:     true,
-		journalCap:  DefaultJournalCap,
-		ttl:         DefaultFrontierTTL,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	cfg.linger = min(cfg.batch, frontierDoneLinger)
+func (f *Fleet) Frontier(c FrontierConfig) *Frontier {
+	cfg := c.resolve()
 	f.setOutageLimit(cfg.outageLimit)
 	q := &Frontier{
 		fl:      f,

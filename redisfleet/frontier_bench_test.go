@@ -31,12 +31,12 @@ func BenchmarkFrontier(b *testing.B) {
 	defer rdb.Close()
 	var calls callCounter
 	rdb.AddHook(&calls)
-	fl, err := New(context.Background(), rdb)
+	fl, err := New(context.Background(), rdb, Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer fl.Close()
-	q := fl.Frontier(WithFrontierName(fmt.Sprint(time.Now().UnixNano())))
+	q := fl.Frontier(FrontierConfig{Name: fmt.Sprint(time.Now().UnixNano())})
 	q.Init()
 	defer q.Close()
 	reqs := make([][]byte, b.N)
@@ -97,7 +97,7 @@ func BenchmarkFrontierNotReady(b *testing.B) {
 			var callsN, popNs float64
 			b.StopTimer()
 			for i := range b.N {
-				q := fl.Frontier(WithFrontierName(fmt.Sprintf("nr%d", i)), WithMaxWait(time.Second))
+				q := fl.Frontier(FrontierConfig{Name: fmt.Sprintf("nr%d", i), MaxWait: time.Second})
 				if err := q.Init(); err != nil {
 					b.Fatal(err)
 				}

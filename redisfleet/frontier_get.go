@@ -299,7 +299,7 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 // Done reports the request leased as id done: its lease ends and its host
 // may be handed out again (once the fleet limiter says so). Unknown ids
 // are ignored. While Redis is away the report is kept and sent later.
-// Under [WithBatching] the report waits (at most 5 ms) for this process's
+// Under [FrontierConfig.Batching] the report waits (at most 5 ms) for this process's
 // next pop and goes in its pipeline; otherwise it is sent at once.
 func (q *Frontier) Done(id string) {
 	q.mu.Lock()

@@ -68,13 +68,13 @@ func (q *Frontier) AddRequest(b []byte) error {
 // now on are not journaled.
 func (q *Frontier) warnFull(filled bool) {
 	if filled {
-		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see WithJournalCap)",
+		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see FrontierConfig.JournalCap)",
 			slog.Int("cap", q.cfg.journalCap))
 	}
 }
 
 // flush writes what is kept (queued requests and done reports, kept while
-// Redis was away or by WithBatching) in one pipeline: the requests first,
+// Redis was away or by FrontierConfig.Batching) in one pipeline: the requests first,
 // by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) { q.flushWith(ctx, nil) }
 

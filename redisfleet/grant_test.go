@@ -111,7 +111,7 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 	calls := &limiterCalls{}
 	c := client(t, srv, -1)
 	c.AddHook(calls)
-	f, err := New(context.Background(), c, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	f, err := New(context.Background(), c, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 	}
 	f.desk.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
 	lim := f.Limiter(LimiterConfig{})
-	q := frOpen(t, f, WithMaxWait(5*time.Second))
+	q := frOpen(t, f, FrontierConfig{MaxWait: 5 * time.Second})
 	return f, lim, q, calls
 }
 

@@ -56,8 +56,8 @@ func TestEventRun(t *testing.T) {
 func restartFleet(t *testing.T, srv *redistest.Server, logs *testutil.Buffer) *Frontier {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	f := frFleet(t, srv, WithLogger(log), WithCallTimeout(200*time.Millisecond), WithLease(time.Second))
-	q := frOpen(t, f, WithMaxWait(100*time.Millisecond))
+	f := frFleet(t, srv, Config{Logger: log, CallTimeout: 200 * time.Millisecond, Lease: time.Second})
+	q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})
 	covered := map[int]bool{}
 	for h := 0; len(covered) < f.cfg.partitions; h++ {
 		host := fmt.Sprintf("http://h%d.example", h)

@@ -10,7 +10,7 @@ import (
 // are microseconds of the Redis server's clock (TIME), as integers;
 // durations are microseconds unless the name says otherwise.
 //
-// The hosts are split into S partitions (WithPartitions, default 16): a
+// The hosts are split into S partitions (Config.Partitions, default 16): a
 // host h is in partition n = fnv1a32(h) mod S. T(n) is the partition's
 // key prefix, P "{" <user prefix> n "}:" (default "robots:v2:{robots:3}:"
 // for partition 3): every key of a partition shares one hash slot, so

@@ -58,7 +58,7 @@ const (
 // actual end and start: the response was read before its release was
 // sent, the next request is sent after its grant came back.
 //
-// A permit has a lease ([WithLease]); the holder renews it every third of
+// A permit has a lease ([Config.Lease]); the holder renews it every third of
 // the lease while the request runs, and a lease that ended (its process
 // died) counts as a release at its end. 429 and 503 responses pause the
 // host for the whole fleet (Retry-After, else exponential backoff counted
@@ -84,7 +84,7 @@ const (
 // one round trip), and the release goes with the request's done report
 // (see the package doc, Round trips per request).
 //
-// While Redis cannot be reached the limiter does what [WithOnRedisDown]
+// While Redis cannot be reached the limiter does what [Config.OnRedisDown]
 // says. It implements robots.Limiter, with WaitMax and Stats. Make one
 // with [Fleet.Limiter]. All methods are safe for concurrent use.
 type Limiter struct {

@@ -235,7 +235,7 @@ func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg Lim
 	lims := make([]*Limiter, procs)
 	for i := range lims {
 		c := newClient(t, srv)
-		f, err := New(context.Background(), c, WithLease(3*time.Second), WithCallTimeout(time.Second))
+		f, err := New(context.Background(), c, Config{Lease: 3 * time.Second, CallTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}

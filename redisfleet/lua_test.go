@@ -92,7 +92,7 @@ func TestLimiterReplyDecoded(t *testing.T) {
 // still out.
 func TestPopReplyDecoded(t *testing.T) {
 	f := newFleet(t, redistest.Start(t))
-	q := f.Frontier(WithMaxWait(time.Second))
+	q := f.Frontier(FrontierConfig{MaxWait: time.Second})
 	defer q.Close()
 	b := testutil.CollyRequest(t, "http://pop.example/a")
 	if err := q.AddRequest(b); err != nil {

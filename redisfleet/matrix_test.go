@@ -37,7 +37,7 @@ func TestFeatureMatrixFleet(t *testing.T) {
 		c.Slack = 5 * time.Millisecond // the fleet's gate runs on Redis's clock
 		c.Options = func(t testing.TB, _ int) ([]robots.Option, func()) {
 			rdb := connect()
-			f, err := redisfleet.New(context.Background(), rdb, redisfleet.WithPrefix(prefix))
+			f, err := redisfleet.New(context.Background(), rdb, redisfleet.Config{Prefix: prefix})
 			if err != nil {
 				t.Error(err)
 				rdb.Close()

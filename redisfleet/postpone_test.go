@@ -36,7 +36,7 @@ func TestPostponeAfterRobots(t *testing.T) {
 		}
 		farm := testutil.NewFarm(t, sites)
 		f := newFleet(t, srv)
-		q := f.Frontier()
+		q := f.Frontier(FrontierConfig{})
 		t.Cleanup(func() { q.Close() })
 		c := colly.NewCollector()
 		p, err := robots.Attach(c,

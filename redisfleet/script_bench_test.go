@@ -24,7 +24,7 @@ func BenchmarkScriptCost(b *testing.B) {
 	srv := redistest.Start(b)
 	var calls callCounter
 	f := benchFleet(b, srv, &calls)
-	q := f.Frontier()
+	q := f.Frontier(FrontierConfig{})
 	ctx := context.Background()
 	trivial := redis.NewScript("return 1")
 	head := redis.NewScript(luaSource("lua/include/frontier_head.lua") + "return {gen}")
@@ -80,7 +80,7 @@ func scriptCostPage(b *testing.B, withLimiter bool) {
 		lim = f.Limiter(LimiterConfig{})
 	}
 	f.desk.fresh = time.Hour // every pregrant is taken
-	q := f.Frontier(WithMaxWait(time.Second))
+	q := f.Frontier(FrontierConfig{MaxWait: time.Second})
 	q.Init()
 	defer q.Close()
 	const hosts = 16

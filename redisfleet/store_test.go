@@ -50,7 +50,7 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 		t.Fatalf("a value of version 1 read as %q, %v, %v; want a miss", v, ok, err)
 	}
 	// Another prefix is another fleet.
-	if _, ok, _ := newFleet(t, srv, WithPrefix("other:")).Store().Get(ctx, "rfc9309 https://a.example"); ok {
+	if _, ok, _ := newFleet(t, srv, Config{Prefix: "other:"}).Store().Get(ctx, "rfc9309 https://a.example"); ok {
 		t.Fatal("a fleet with another prefix read the value")
 	}
 	// The TTL is Redis's: set on the key (Redis expires it).
@@ -206,7 +206,7 @@ func TestStoreLockRenewed(t *testing.T) {
 func TestStoreRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(time.Second))
+	f := newFleet(t, srv, Config{CallTimeout: time.Second})
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 	srv.Stop()
 	ctx := context.Background()
@@ -240,11 +240,11 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	forBackends(t, func(t *testing.T, srv backend) {
 		ctx := context.Background()
-		f := frFleet(t, srv, WithLease(time.Hour)) // no renewal tick in the counts
+		f := frFleet(t, srv, Config{Lease: time.Hour}) // no renewal tick in the counts
 		var log tripLog
 		f.rdb.AddHook(&log)
 		s := f.Store()
-		q := frOpen(t, f, WithMaxWait(time.Second))
+		q := frOpen(t, f, FrontierConfig{MaxWait: time.Second})
 		key := func(host string) string { return dialect.RFC9309.Name() + " " + host }
 		// Before the Store has seen a key, the pops read no policy.
 		if _, ok, err := s.Get(ctx, key("http://z.example")); ok || err != nil {
