@@ -167,7 +167,9 @@ func (s *stats) foldTo(keep int) {
 }
 
 // Stats returns a snapshot of the statistics per authority: of the
-// [WithStatsCapacity] most recently updated ones at most.
+// [WithStatsCapacity] most recently updated ones at most. It copies every
+// entry and asks the limiter for each one's gate statistics; [Plugin.Totals]
+// sums without a copy.
 func (p *Plugin) Stats() map[string]HostStats {
 	out := map[string]HostStats{}
 	p.stats.m.Range(func(k, v any) bool {
