@@ -140,8 +140,9 @@ func TestUsageTDMRepStore(t *testing.T) {
 	if n := site.count(tdmPath); n != 1 {
 		t.Errorf("tdmrep.json fetched %d times by two resolvers sharing a Store, want once", n)
 	}
-	if _, ok, _ := store.Get(context.Background(), tdmStoreKey(site.URL)); !ok {
-		t.Errorf("no Store entry under %q", tdmStoreKey(site.URL))
+	key := "rfc9309 " + site.URL + tdmPath
+	if _, ok, _ := store.Get(context.Background(), key); !ok || store.Len() != 2 {
+		t.Errorf("Store: %d entries, none under %q", store.Len(), key)
 	}
 }
 

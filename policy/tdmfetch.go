@@ -26,10 +26,15 @@ type licenseState struct {
 	why string
 }
 
-// tdmStoreKey is the Store key of an origin's tdmrep.json: distinct from
-// the keys of policies ("dialect authority"), so that a Store shared by a
-// fleet holds both unchanged.
-func tdmStoreKey(authority string) string { return "tdmrep.json " + authority }
+// tdmStoreKey is the Store key of an origin's tdmrep.json, "dialect URL":
+// distinct from the key of the origin's policy ("dialect authority"), and
+// with the same part before the last space, so that a Store that reads
+// that part as the policies' prefix (the Redis fleet's) sees one prefix.
+func (r *Resolver) tdmStoreKey(authority string) string {
+	return storeKey(r.cfg.dialect, authority) + tdmrepPath
+}
+
+const tdmrepPath = "/.well-known/tdmrep.json"
 
 // once returns what load gives for key, from the cache when it is
 // current, else from one load however many goroutines ask (a caller whose
@@ -59,7 +64,7 @@ func once[V any](ctx context.Context, r *Resolver, c *docCache[V], key string, l
 // tdmFile returns the tdmrep.json state of authority: from memory, from
 // the Store, or fetched once.
 func (r *Resolver) tdmFile(ctx context.Context, authority string) (tdmState, error) {
-	return once(ctx, r, r.tdm, tdmStoreKey(authority), func(ctx context.Context) tdmState {
+	return once(ctx, r, r.tdm, r.tdmStoreKey(authority), func(ctx context.Context) tdmState {
 		return r.loadTDM(ctx, authority)
 	})
 }
@@ -72,7 +77,7 @@ type storedDoc struct {
 }
 
 func (r *Resolver) loadTDM(ctx context.Context, authority string) tdmState {
-	key := tdmStoreKey(authority)
+	key := r.tdmStoreKey(authority)
 	if r.cfg.store != nil {
 		if s, ok := r.storedTDM(ctx, key); ok {
 			return s
@@ -85,7 +90,7 @@ func (r *Resolver) loadTDM(ctx context.Context, authority string) tdmState {
 			defer unlock()
 		}
 	}
-	res := r.fetchDoc(ctx, authority+"/.well-known/tdmrep.json", tdmrep.MaxFileSize, "application/json")
+	res := r.fetchDoc(ctx, authority+tdmrepPath, tdmrep.MaxFileSize, "application/json")
 	now := r.clock.Now()
 	s, expires := readTDM(res.body, res.failed), now.Add(r.lifetime(res.maxAge))
 	if res.body == nil && (res.status == 0 || res.status >= 500) {
