@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -317,5 +318,33 @@ func TestResponseUsageManyLicenses(t *testing.T) {
 	s, refused := rep.Refusal(trainAI, false)
 	if fetched != MaxLicenses || !refused || !strings.HasSuffix(s.Value, "more than 8 licences for one URL") {
 		t.Errorf("%d licences fetched, refusal %v %v", fetched, s, refused)
+	}
+}
+
+// A tdmrep.json that redirects forever, or to a file, is followed up to
+// the dialect's redirect limit like robots.txt.
+func TestUsageTDMRepRedirects(t *testing.T) {
+	var hops atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			_, _ = w.Write([]byte("User-agent: *\nAllow: /\n"))
+		case tdmPath:
+			http.Redirect(w, r, "/moved.json", http.StatusMovedPermanently)
+		case "/moved.json":
+			_, _ = w.Write([]byte(`[{"location": "/", "tdm-reservation": 1}]`))
+		default:
+			hops.Add(1)
+			http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	r := newResolver(t)
+	if got := refusal(usage(t, r, srv.URL+"/a", trainAI), trainAI); got != "train-ai=n: tdmrep.json rule 0 (location /): 1" {
+		t.Errorf("redirected file: %q", got)
+	}
+	res := r.fetchDoc(context.Background(), srv.URL+"/loop", 100, "*/*")
+	if res.body != nil || res.failed != "more than 5 redirects" || hops.Load() != 6 {
+		t.Errorf("loop: %q after %d requests", res.failed, hops.Load())
 	}
 }
