@@ -28,6 +28,17 @@
 // matching) is package [github.com/politecrawl/robots/dialect]. The Colly
 // plugin, package [github.com/politecrawl/robots], drives a Resolver.
 //
+// # Usage terms
+//
+// [Resolver.Usage] and [Resolver.ResponseUsage] answer what a site lets a
+// crawler use a URL's content for, per purpose, before and after the
+// fetch, with every [Signal] seen and its carrier: robots.txt's usage
+// lines, the origin's /.well-known/tdmrep.json (TDMRep), RSL licences,
+// and the response's headers and meta elements (docs/usage.md has each
+// carrier's reading). tdmrep.json and licences are fetched, like
+// robots.txt, once each through the resolver's client, and only for a
+// declared purpose; tdmrep.json is also kept in the [Store].
+//
 // # Authorities
 //
 // A robots.txt applies to one authority: scheme, host and port ([Authority]).

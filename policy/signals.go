@@ -52,10 +52,11 @@ type UsageReport struct {
 	// Usage is the preference in force per purpose: n if any signal says
 	// n, else y if one says y, else unknown.
 	Usage dialect.Usage
-	// Signals are the statements, in the order their carriers are read:
-	// robots.txt, tdmrep.json (or the tdm-reservation header or meta
-	// element that replaced it), the response's headers, its meta
-	// elements, the licences.
+	// Signals are the statements that state y or n, in this order:
+	// robots.txt's, the response's Content-Usage header's, its robots
+	// directives' (Robots-Tag, X-Robots-Tag, meta), the TDM reservation
+	// (tdmrep.json's, or the tdm-reservation header or meta element that
+	// replaced it), the licences'.
 	Signals []Signal
 	// NoImageAI is true when the response's robots directives say
 	// noimageai for the crawler: the images a page shows may not be used
