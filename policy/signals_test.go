@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/testutil"
 )
 
 // usageSite serves fixed bodies per path and counts the requests of each.
@@ -346,5 +347,41 @@ func TestUsageTDMRepRedirects(t *testing.T) {
 	res := r.fetchDoc(context.Background(), srv.URL+"/loop", 100, "*/*")
 	if res.body != nil || res.failed != "more than 5 redirects" || hops.Load() != 6 {
 		t.Errorf("loop: %q after %d requests", res.failed, hops.Load())
+	}
+}
+
+// A licence is kept for its max-age, one that cannot be obtained for the
+// least cache lifetime; tdmrep.json for robots.txt's lifetime.
+func TestUsageDocumentsExpire(t *testing.T) {
+	site := newUsageSite(t, map[string]string{
+		"/robots.txt": "User-agent: *\nAllow: /\n",
+		tdmPath:       `[]`,
+		"/lic.xml":    strings.Replace(licenseXML, "<rsl ", `<rsl max-age="2" `, 1),
+	})
+	clock := testutil.NewStepClock()
+	r := newResolver(t, WithClock(clock), WithTTL(time.Hour))
+	h := http.Header{"Link": {"</lic.xml>; rel=license, </missing.xml>; rel=license"}}
+	ask := func() {
+		t.Helper()
+		if _, err := r.ResponseUsage(context.Background(), mustURL(t, site.URL+"/a"), h, nil, dialect.TrainAI); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func() [3]int { return [3]int{site.count(tdmPath), site.count("/lic.xml"), site.count("/missing.xml")} }
+	ask()
+	for _, step := range []struct {
+		advance time.Duration
+		want    [3]int // tdmrep.json, the licence, the missing licence
+	}{
+		{9 * time.Minute, [3]int{1, 1, 1}},
+		{2 * time.Minute, [3]int{1, 1, 2}},  // 11 min: the missing licence asked again
+		{50 * time.Minute, [3]int{2, 1, 3}}, // 61 min: robots.txt's TTL over for tdmrep.json
+		{47 * time.Hour, [3]int{3, 2, 4}},   // 48 h 1 min: the licence's 2 days over
+	} {
+		clock.Advance(step.advance)
+		ask()
+		if got := counts(); got != step.want {
+			t.Errorf("after %s: fetches %v, want %v", step.advance, got, step.want)
+		}
 	}
 }
