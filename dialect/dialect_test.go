@@ -280,6 +280,12 @@ func TestGoogleKeys(t *testing.T) {
 		{body: "user-agent: bot\ndissalow: /a\n", agents: "bot", url: "/a", allow: false},
 		{body: "user-agent bot\ndisallow /a\n", agents: "bot", url: "/a", allow: false},
 		{body: "user-agent bot\ndisallow /a b\n", agents: "bot", url: "/a", allow: true},
+		// Without a colon, the second word starts after spaces and tabs
+		// alone: a vertical tab or form feed there makes a third word, and
+		// the line is ignored; one that starts the value is trimmed.
+		{body: "user-agent: bot\ndisallow \v /a\n", agents: "bot", url: "/a", allow: true, line: -1},
+		{body: "user-agent: bot\ndisallow \f\t/a\n", agents: "bot", url: "/a", allow: true, line: -1},
+		{body: "user-agent: bot\ndisallow \v/a\n", agents: "bot", url: "/a", allow: false, line: 2},
 		// "*" followed by more text is still the global group.
 		{body: "user-agent: * foo\ndisallow: /a\n", agents: "bot", url: "/a", allow: false},
 		// The product token of the value is compared: googlebot/1.2 is googlebot.

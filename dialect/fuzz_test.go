@@ -29,6 +29,7 @@ func FuzzParseCheck(f *testing.F) {
 
 func fuzzOne(t *testing.T, body []byte, agent, path string) {
 	for _, d := range all {
+		sameScan(t, d, string(body[:min(len(body), MaxBodyBytes)]))
 		r1 := d.Parse(body)
 		r2 := d.ParseString(string(body))
 		tokens := strings.Split(agent, ",")

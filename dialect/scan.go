@@ -344,7 +344,7 @@ func (s *spec) splitLine(body string, pos, end, colon int, commented bool, r *li
 			return true
 		}
 		k1, v0 = w, w
-		for v0 < v1 && isSpace(body[v0]) {
+		for v0 < v1 && (body[v0] == ' ' || body[v0] == '\t') {
 			v0++
 		}
 		for i := v0; i < v1; i++ {
