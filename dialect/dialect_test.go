@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -555,7 +556,7 @@ func TestPeerCaseChoices(t *testing.T) {
 	for _, d := range []*Dialect{RFC9309, CocCoc, Google} {
 		var got []string
 		for _, sm := range d.ParseString(body).Sitemaps() {
-			got = append(got, sm.URL+"@"+itoa(sm.Line))
+			got = append(got, sm.URL+"@"+strconv.Itoa(sm.Line))
 		}
 		if want := "/rel.xml@1 http://h/s.xml@4 http://h/s.xml@5 A\xc2\xc3\xb1B@6"; strings.Join(got, " ") != want {
 			t.Errorf("%s: sitemaps %q, want %q", d, strings.Join(got, " "), want)

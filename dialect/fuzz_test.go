@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -95,7 +96,7 @@ func normOf(v Verdict) string {
 func dumpRules(rs *Ruleset) string {
 	var sb strings.Builder
 	for _, r := range rs.Rules() {
-		sb.WriteString("  line " + itoa(r.Line) + ": " + r.String() + " [norm " + strings.ReplaceAll(r.norm, "\n", `\n`) + "] " + r.Note + "\n")
+		sb.WriteString("  line " + strconv.Itoa(r.Line) + ": " + r.String() + " [norm " + strings.ReplaceAll(r.norm, "\n", `\n`) + "] " + r.Note + "\n")
 	}
 	return sb.String()
 }

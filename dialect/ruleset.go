@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +63,7 @@ func (r Reason) String() string {
 	case ReasonFetch:
 		return "fetch outcome"
 	}
-	return "Reason(" + itoa(int(r)) + ")"
+	return "Reason(" + strconv.Itoa(int(r)) + ")"
 }
 
 // Verdict is the answer to a check: whether the path may be fetched, and why.
@@ -79,7 +80,7 @@ type Verdict struct {
 func (v Verdict) String() string {
 	switch v.Reason {
 	case ReasonRule:
-		s := "line " + itoa(v.Rule.Line) + ": " + v.Rule.String()
+		s := "line " + strconv.Itoa(v.Rule.Line) + ": " + v.Rule.String()
 		if v.Rule.Note != "" {
 			s += " (" + v.Rule.Note + ")"
 		}
@@ -90,20 +91,6 @@ func (v Verdict) String() string {
 		return "fetch outcome"
 	}
 	return "no matching rule"
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // For returns the rules in force for a crawler that names itself with the
@@ -150,7 +137,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 			chosen, best = r.groupsFor(c, buf[:0])
 			if len(chosen) > 0 {
-				token, compared = trimToken(t), c
+				token, compared = strings.TrimSpace(t), c
 				break
 			}
 		}
