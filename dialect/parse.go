@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,8 +238,14 @@ func (p *parser) addUsage(l *line) {
 // (ruleAllow...), its pattern src[l.v0:p1] and its norm [n0:n1] (of src or
 // esc as the flags say).
 func (p *parser) addRuleOf(l *line, flags uint32, p1, n0, n1 int32) {
-	gf := uint32(len(p.groups)-1)<<4 | flags
-	p.rules = append(p.rules, rule{line: l.num, gf: gf, k0: l.k0, k1: l.k1, p0: l.v0, p1: p1, n0: n0, n1: n1})
+	n := len(p.rules)
+	if n == cap(p.rules) {
+		p.rules = slices.Grow(p.rules, 1) // an index.html rule is two
+	}
+	p.rules = p.rules[:n+1]
+	x := &p.rules[n] // filled in place
+	x.line, x.gf = l.num, uint32(len(p.groups)-1)<<4|flags
+	x.k0, x.k1, x.p0, x.p1, x.n0, x.n1 = l.k0, l.k1, l.v0, p1, n0, n1
 }
 
 func (p *parser) crawlDelay(l *line) {

@@ -387,8 +387,9 @@ func (rs *Ruleset) scan(p string) int {
 	s := &rs.r.d.s
 	t := rs.r.text()
 	best, bestLen, bestAllow := -1, -1, false
-	for i := range rs.rules {
-		x := &rs.rules[i]
+	rules := rs.rules
+	for i := range rules {
+		x := &rules[i]
 		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}

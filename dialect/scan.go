@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -87,8 +88,13 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 	lf, cr := -1, -1 // the next LF and CR found by lineEnd
 	var memo keyMemo
 	for pos < len(body) && pos < MaxBodyBytes {
-		var r lineRec
-		end, next, need := s.readLine(body, pos, &lf, &cr, &r)
+		// The line is read into the table's next slot, kept if needed.
+		if len(recs) == cap(recs) {
+			recs = slices.Grow(recs, 1)
+		}
+		r := &recs[:len(recs)+1][len(recs)]
+		*r = lineRec{}
+		end, next, need := s.readLine(body, pos, &lf, &cr, r)
 		if end > MaxBodyBytes {
 			break // cut by the limit
 		}
@@ -125,7 +131,7 @@ func (s *spec) scan(body string, recs []lineRec, n *lineCounts) (out []lineRec, 
 		if r.prob != problemNone && (k == 0 || r.prob != recs[k-1].prob || r.num != recs[k-1].num+1) {
 			n.warnings++
 		}
-		recs = append(recs, r)
+		recs = recs[:k+1]
 	}
 	used = len(body)
 	if cut {
@@ -244,8 +250,12 @@ func (s *spec) readLine(body string, pos int, lf, cr *int, r *lineRec) (end, nex
 		// A long line: the rest of it from where the loop stopped.
 		end, next = lineEnd(body, i, lf, cr)
 		esc = true // not looked at: the parser will
-		if cend < 0 {
-			rest := body[i:end]
+		stop := end // what the dialect reads of the line ends there
+		if s.maxLineBytes > 0 {
+			stop = min(end, pos+s.maxLineBytes)
+		}
+		if cend < 0 && i < stop {
+			rest := body[i:stop]
 			if s.nulEndsLine {
 				if k := strings.IndexByte(rest, 0); k >= 0 {
 					cend, rest = i+k, rest[:k]
