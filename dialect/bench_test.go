@@ -456,6 +456,19 @@ func BenchmarkParse(b *testing.B) {
 	})
 }
 
+// BenchmarkParseCorpus: one op is Google.Parse(body).For("Googlebot") and
+// one Check for every corpus file, the work a crawler does once per file.
+// Run it with -cpu 1, so that the collector's work is inside the time.
+func BenchmarkParseCorpus(b *testing.B) {
+	c := loadCorpus(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, f := range c.files {
+			sinkVerdict = Google.Parse(f.body).For("Googlebot").Check(f.urls[0])
+		}
+	}
+}
+
 // splitLines is the line-splitting baseline: it finds the lines of the
 // bytes a parse reads (the first MaxBodyBytes of body), one bytes.IndexByte
 // per line (ended by LF, a CR before it dropped), and does nothing with them
