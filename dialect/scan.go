@@ -249,7 +249,7 @@ func (s *spec) readLine(body string, pos int, lf, cr *int, r *lineRec) (end, nex
 	} else {
 		// A long line: the rest of it from where the loop stopped.
 		end, next = lineEnd(body, i, lf, cr)
-		esc = true // not looked at: the parser will
+		esc = true  // not looked at: the parser will
 		stop := end // what the dialect reads of the line ends there
 		if s.maxLineBytes > 0 {
 			stop = min(end, pos+s.maxLineBytes)
