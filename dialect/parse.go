@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // parser turns lines into groups, as the dialect's table says.
@@ -102,23 +100,13 @@ func (p *parser) line(l *line) {
 func (p *parser) addAgents(l *line) {
 	v := l.value
 	if p.s.agentMatch == matchNames {
-		// The names as strings.Fields finds them, each an entry.
-		for i := 0; i < len(v); {
-			if c, n := utf8.DecodeRuneInString(v[i:]); unicode.IsSpace(c) {
-				i += n
-				continue
-			}
-			j := i
-			for j < len(v) {
-				c, n := utf8.DecodeRuneInString(v[j:])
-				if unicode.IsSpace(c) {
-					break
-				}
-				j += n
-			}
-			v0, v1 := l.v0+int32(i), l.v0+int32(j)
-			p.agents = append(p.agents, agent{line: l.num, v0: v0, v1: v1, t1: v1, star: v[i:j] == "*"})
-			i = j
+		// Each name an entry, found again in v for its offsets.
+		off := 0
+		for _, name := range strings.Fields(v) {
+			i := off + strings.Index(v[off:], name)
+			off = i + len(name)
+			v0, v1 := l.v0+int32(i), l.v0+int32(off)
+			p.agents = append(p.agents, agent{line: l.num, v0: v0, v1: v1, t1: v1, star: name == "*"})
 		}
 		return
 	}
