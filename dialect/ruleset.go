@@ -24,8 +24,8 @@ type Ruleset struct {
 	// The crawl delay in force, and its line (0: none).
 	crawlDelay time.Duration
 	delayLine  int32
-	// idx is the index of rules, nil until built (see Ruleset.Check) once
-	// (once), and then read without locks.
+	// idx is the index of rules: nil until it is built, under once, after
+	// the first checks (see Ruleset.Check); then read without locks.
 	checks atomic.Int32 // checks answered without the index
 	once   sync.Once
 	idx    atomic.Pointer[matcher]
