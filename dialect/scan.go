@@ -235,6 +235,9 @@ const shortLine = 96
 func (s *spec) readLine(body string, pos int, lf, cr *int, r *lineRec) (end, next int, need bool) {
 	stop := &s.lineStop
 	i := pos
+	for i+8 <= len(body) && body[i:i+8] == "        " {
+		i += 8 // indentation (an HTML page read as robots.txt has much of it)
+	}
 	for i < len(body) && stop[body[i]]&stopSpace != 0 {
 		i++
 	}
