@@ -253,12 +253,12 @@ func (s *spec) readLine(body string, pos int, lf, cr *int, r *lineRec) (end, nex
 		// A long line: the rest of it from where the loop stopped.
 		end, next = lineEnd(body, i, lf, cr)
 		esc = true  // not looked at: the parser will
-		stop := end // what the dialect reads of the line ends there
+		read := end // what the dialect reads of the line ends there
 		if s.maxLineBytes > 0 {
-			stop = min(end, pos+s.maxLineBytes)
+			read = min(end, pos+s.maxLineBytes)
 		}
-		if cend < 0 && i < stop {
-			rest := body[i:stop]
+		if cend < 0 && i < read {
+			rest := body[i:read]
 			if s.nulEndsLine {
 				if k := strings.IndexByte(rest, 0); k >= 0 {
 					cend, rest = i+k, rest[:k]
