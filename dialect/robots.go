@@ -131,7 +131,7 @@ func (r *Rule) String() string {
 // were read from (src) and into the patterns the parser had to write (esc),
 // and no pointers, so that a file of many rules costs one allocation the
 // garbage collector does not look into. Rule values are made from it when
-// they are asked for (ruleText.rule).
+// they are asked for (Robots.rule).
 type rule struct {
 	line   int32
 	gf     uint32 // the group's index << 4 | the flags (ruleAllow...): 32 bytes a rule
@@ -152,41 +152,38 @@ func (x *rule) allow() bool { return x.gf&ruleAllow != 0 }
 // group returns the index of x's group.
 func (x *rule) group() int { return int(x.gf >> 4) }
 
-// ruleText is what the offsets of rules point into.
-type ruleText struct{ src, esc string }
-
-// norm returns x's pattern as compared.
-func (t *ruleText) norm(x *rule) string {
+// norm returns the pattern of x, one of r's rules, as compared.
+func (r *Robots) norm(x *rule) string {
 	if x.gf&ruleEsc != 0 {
-		return t.esc[x.n0:x.n1]
+		return r.esc[x.n0:x.n1]
 	}
-	return t.src[x.n0:x.n1]
+	return r.src[x.n0:x.n1]
 }
 
-// rule returns x as a Rule.
-func (t *ruleText) rule(x *rule) Rule {
+// rule returns x, one of r's rules, as a Rule.
+func (r *Robots) rule(x *rule) Rule {
 	return Rule{
 		Allow:   x.gf&ruleAllow != 0,
-		Key:     t.src[x.k0:x.k1],
-		Pattern: t.src[x.p0:x.p1],
+		Key:     r.src[x.k0:x.k1],
+		Pattern: r.src[x.p0:x.p1],
 		Line:    int(x.line),
 		Group:   x.group(),
 		Note:    ruleNotes[x.gf>>2&3],
-		norm:    t.norm(x),
+		norm:    r.norm(x),
 	}
 }
 
 // ruleNotes is Rule.Note by the flags ruleNoteEmpty and ruleNoteIndex.
 var ruleNotes = [4]string{ruleNoteEmpty >> 2: noteEmptyDisallow, ruleNoteIndex >> 2: noteIndexHTML}
 
-// rules returns xs as Rules, in a new slice.
-func (t *ruleText) rules(xs []rule) []Rule {
+// ruleValues returns xs, rules of r, as Rules, in a new slice.
+func (r *Robots) ruleValues(xs []rule) []Rule {
 	if len(xs) == 0 {
 		return nil
 	}
 	out := make([]Rule, len(xs))
 	for i := range xs {
-		out[i] = t.rule(&xs[i])
+		out[i] = r.rule(&xs[i])
 	}
 	return out
 }
@@ -298,8 +295,7 @@ func (r *Robots) Groups() []Group {
 	}
 	pub := make([]Group, len(r.groups))
 	agents := publicAgents(r.agents, r.src)
-	t := r.text()
-	rules := t.rules(r.rules)
+	rules := r.ruleValues(r.rules)
 	for i := range pub {
 		g, x := &pub[i], &r.groups[i]
 		g.Agents = agents[x.a0:x.a1:x.a1]
@@ -313,9 +309,6 @@ func (r *Robots) Groups() []Group {
 	}
 	return pub
 }
-
-// text returns what r's rules point into.
-func (r *Robots) text() ruleText { return ruleText{r.src, r.esc} }
 
 // Sitemaps returns the Sitemap lines in file order (none in koster1994), in
 // a new slice.

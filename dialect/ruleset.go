@@ -13,7 +13,7 @@ import (
 // fast checks, and the crawl delay. It is immutable and safe for concurrent
 // use.
 type Ruleset struct {
-	r *Robots // the file (its dialect, and what rules and agents point into: Robots.text)
+	r *Robots // the file: its dialect, and the text its rules and agents point into
 	// The rules and user-agent entries, in file order: windows of the
 	// Robots' tables when one group applies, else tables of rs's own (own).
 	rules  []rule
@@ -276,8 +276,7 @@ func (rs *Ruleset) Footprint() int {
 	if m := rs.idx.Load(); m != nil {
 		n += m.footprint()
 	} else {
-		t := rs.r.text()
-		n += indexEstimate(&rs.r.d.s, rs.rules, &t)
+		n += indexEstimate(rs.r, rs.rules)
 	}
 	if rs.usage != nil {
 		n += sizeOf[usageIndex]() + sizeOf[UsageRule]()*cap(rs.usage.rules) + rs.usage.m.footprint() - sizeOf[matcher]()
@@ -295,8 +294,7 @@ func (rs *Ruleset) Token() string { return rs.token }
 
 // Rules returns the rules in force in file order, in a new slice.
 func (rs *Ruleset) Rules() []Rule {
-	t := rs.r.text()
-	return t.rules(rs.rules)
+	return rs.r.ruleValues(rs.rules)
 }
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
@@ -350,8 +348,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 		return Verdict{Allowed: true}
 	}
 	x := &rs.rules[ri]
-	t := rs.r.text()
-	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: t.rule(x)}
+	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: rs.r.rule(x)}
 }
 
 // indexAfter is how many checks a Ruleset answers by going over its rules
@@ -369,9 +366,8 @@ func (rs *Ruleset) index() *matcher {
 	rs.once.Do(func() {
 		m := new(matcher)
 		keys := make([]ruleKey, len(rs.rules))
-		t := rs.r.text()
 		for i := range rs.rules {
-			keys[i] = ruleKey{t.norm(&rs.rules[i]), rs.rules[i].allow()}
+			keys[i] = ruleKey{rs.r.norm(&rs.rules[i]), rs.rules[i].allow()}
 		}
 		m.build(&rs.r.d.s, keys)
 		rs.idx.Store(m)
@@ -384,8 +380,8 @@ func (rs *Ruleset) index() *matcher {
 // ranks first (longest pattern, then allow before disallow, then file
 // order) among those that match, as the index would give.
 func (rs *Ruleset) scan(p string) int {
-	s := &rs.r.d.s
-	t := rs.r.text()
+	r := rs.r
+	s := &r.d.s
 	best, bestLen, bestAllow := -1, -1, false
 	rules := rs.rules
 	for i := range rules {
@@ -393,7 +389,7 @@ func (rs *Ruleset) scan(p string) int {
 		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}
-		norm := t.norm(x)
+		norm := r.norm(x)
 		// Compare the literal bytes first: most rules differ from the path
 		// within a few of them.
 		k := 0
@@ -410,7 +406,7 @@ func (rs *Ruleset) scan(p string) int {
 
 // indexEstimate returns about how many bytes the index of rules takes once
 // built (see Ruleset.Footprint).
-func indexEstimate(s *spec, rules []rule, t *ruleText) int {
+func indexEstimate(r *Robots, rules []rule) int {
 	// Per rule: its rank, about 1.2 trie nodes (a leaf and some of the
 	// inner nodes) and half its pattern in labels; a wildcard rule also
 	// its segments. (Within a third on the corpus.)
@@ -420,9 +416,9 @@ func indexEstimate(s *spec, rules []rule, t *ruleText) int {
 	node := sizeOf[tnode]() + 1
 	n := sizeOf[matcher]() + len(rules)*(4+node*6/5)
 	for i := range rules {
-		norm := t.norm(&rules[i])
+		norm := r.norm(&rules[i])
 		n += len(norm) / 2
-		if s.wildcards {
+		if r.d.s.wildcards {
 			if k := strings.IndexByte(norm, '*'); k >= 0 {
 				n += 8 * strings.Count(norm[k:], "*")
 			}
