@@ -6,30 +6,16 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
 
-// Colly's request timeout is net/http's Client.Timeout: a deadline on the
-// request's context that covers the whole round trip, the plugin's
-// transport included. The time a request waits there for its host's turn
-// (a Crawl-delay, a 429 pause before a retry, a fleet's shared gate) must
-// not count against it, or a polite wait becomes a timeout.
-//
-// A request let through by OnRequest carries the collector's slot number
-// in passHeader. The slot holds the context Colly built the request from
-// (the collector's Context), whose cancellation and deadline are the
-// user's. When the request's deadline is earlier than that context's, it is
-// the client's timeout: the transport waits at the gate on the collector's
-// context alone, and if the wait took a millisecond or more, sends the
-// request with a deadline of its own, the timeout's whole length from the
-// moment the gate let it through. A request whose deadline is the user's
-// keeps it.
-
 // collectorSlot is what the transport knows of one attached collector.
 type collectorSlot struct {
-	pass []string               // the passHeader value that names the slot
-	ctx  atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest
+	name   string                 // its number, in passHeader
+	ctx    atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest
+	visits *visits                // its visited store's front (nil if unreadable)
 }
 
 type ctxBox struct{ ctx context.Context }
@@ -46,20 +32,37 @@ func (s *slots) add() *collectorSlot {
 	if l := s.list.Load(); l != nil {
 		list = *l
 	}
-	cs := &collectorSlot{pass: []string{strconv.Itoa(len(list) + 1)}}
+	cs := &collectorSlot{name: strconv.Itoa(len(list) + 1)}
 	list = append(list[:len(list):len(list)], cs)
 	s.list.Store(&list)
 	return cs
 }
 
-// get returns the slot a passHeader value names, or nil.
-func (s *slots) get(v string) *collectorSlot {
-	n, err := strconv.Atoi(v)
+// ticket names a request OnRequest let through: its collector's slot and
+// its Colly request's ID. The zero ticket names none.
+type ticket struct {
+	cs *collectorSlot
+	id uint32
+}
+
+// passValue is the passHeader value of the request id of cs.
+func (cs *collectorSlot) passValue(id uint32) []string {
+	return []string{cs.name + " " + strconv.FormatUint(uint64(id), 10)}
+}
+
+// ticket returns the ticket a passHeader value names, or the zero ticket.
+func (s *slots) ticket(v string) ticket {
+	num, id, _ := strings.Cut(v, " ")
+	n, err := strconv.Atoi(num)
 	l := s.list.Load()
 	if err != nil || l == nil || n < 1 || n > len(*l) {
-		return nil
+		return ticket{}
 	}
-	return (*l)[n-1]
+	i, err := strconv.ParseUint(id, 10, 32)
+	if err != nil {
+		return ticket{}
+	}
+	return ticket{(*l)[n-1], uint32(i)}
 }
 
 // see records ctx as the context the collector's requests are built from.
@@ -103,15 +106,22 @@ func gateContext(req *http.Request, cs *collectorSlot) (gate, base context.Conte
 // waiting since entry: req itself if it waited less than a millisecond or
 // its deadline is the user's (base nil), else a copy whose deadline is
 // budget from now, with the cancel to call once the response's body is
-// closed (nil when req is returned).
+// closed (nil when req is returned). The copy's context ends with base's
+// and keeps the values of req's (a challenge's answer is marked there for
+// the signer, WithSigner).
 func freshDeadline(req *http.Request, base context.Context, budget time.Duration, entry time.Time, retry bool) (*http.Request, context.CancelFunc) {
 	if base == nil || !retry && time.Since(entry) < time.Millisecond {
 		return req, nil
 	}
-	ctx, cancel := context.WithDeadline(base, time.Now().Add(budget))
+	dl := time.Now().Add(budget)
+	if bdl, ok := base.Deadline(); ok && bdl.Before(dl) {
+		dl = bdl
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(req.Context()), dl)
+	stop := context.AfterFunc(base, cancel)
 	r := req.WithContext(ctx)
 	r.Cancel = nil //lint:ignore SA1019 net/http sets it, and closes it at the client's deadline
-	return r, cancel
+	return r, func() { stop(); cancel() }
 }
 
 // cancelOnClose wraps body so that cancel is called once it is closed.
@@ -124,4 +134,10 @@ func (b *cancelOnClose) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 }

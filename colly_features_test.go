@@ -247,7 +247,7 @@ func TestFeatureAsyncParallelism(t *testing.T) {
 		n := inFlight.Add(1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the site's service time: requests to the four hosts overlap
 		inFlight.Add(-1)
 		return false
 	})
@@ -321,13 +321,13 @@ func TestFeatureLimitRuleRandomDelay(t *testing.T) {
 		randomShowsAbove time.Duration // least sum of page gaps when RandomDelay is added
 	}{
 		// The Crawl-delay is larger than Delay+RandomDelay can ever be.
-		{"crawl-delay larger", 300 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 0},
+		{"crawl-delay larger", 150 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 0},
 		// Delay is larger than the Crawl-delay: it holds, and the random
-		// part comes on top (the pages' 7 gaps draw 7 times from [0, 150ms):
-		// their sum falls under 105 ms with a chance below 1 in 50,000).
-		{"rule delay larger", 50 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond, (pages - 1) * (150 + 15) * time.Millisecond},
+		// part comes on top (the pages' 7 gaps draw 7 times from [0, 80ms):
+		// their sum falls under 56 ms with a chance below 1 in 50,000).
+		{"rule delay larger", 25 * time.Millisecond, 80 * time.Millisecond, 80 * time.Millisecond, (pages - 1) * (80 + 8) * time.Millisecond},
 		// RandomDelay alone, with a Crawl-delay: the Crawl-delay holds.
-		{"random delay only", 200 * time.Millisecond, 0, 150 * time.Millisecond, 0},
+		{"random delay only", 100 * time.Millisecond, 0, 80 * time.Millisecond, 0},
 	}
 	for _, tc := range cases {
 		for _, async := range []bool{false, true} {
@@ -458,6 +458,7 @@ func TestFeatureClone(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			t.Parallel() // each waits out its own site's Crawl-delay
 			rules := map[string]hostRules{"cl.test": {100 * time.Millisecond, []string{"/private"}}}
 			f := rulesFarm(t, rules, nil)
 			var blocks blockLog
@@ -537,6 +538,7 @@ func TestFeatureRandomUserAgent(t *testing.T) {
 	for _, order := range []string{"extension after the plugin", "extension before Attach"} {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", order, async), func(t *testing.T) {
+				t.Parallel() // each waits out its own site's Crawl-delay
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"ua.test": {Robots: robotsTxt}})
 				var (
 					mu  sync.Mutex

@@ -1,12 +1,17 @@
 package robots
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/policy"
 )
 
 // maxDeferred bounds the requests kept for RetryDeferred.
@@ -18,34 +23,6 @@ type deferredList struct {
 	mu    sync.Mutex
 	reqs  []*colly.Request
 	until time.Time // the latest retry time (robots.txt's, or a pause's end) of the requests kept
-}
-
-// onError completes a stop's error with its Colly request, and keeps for
-// [Plugin.RetryDeferred] the Colly request behind a request deferred at the
-// transport (a redirect hop to an authority whose
-// robots.txt is unreachable for now, or a policy that expired between
-// OnRequest and the send), so that it is not lost: Colly has marked its URL
-// visited.
-func (p *Plugin) onError(r *colly.Response, err error) {
-	var be *BlockedError
-	if r == nil || r.Request == nil || !errors.As(err, &be) {
-		return
-	}
-	if be.Block.Request == nil {
-		// The transport does not know the Colly request; Colly gives it
-		// here, and a sync Visit returns this same error.
-		be.Block.Request = r.Request
-	}
-	if be.unreported {
-		// Let through in OnRequest, stopped at the transport: counted
-		// under its stop instead, and reported with its request.
-		be.unreported = false
-		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
-		p.report(be.Block)
-	}
-	if be.Block.Kind == Deferred {
-		p.keepDeferred(r.Request, be.Block.Until)
-	}
 }
 
 // keepDeferred adds r, deferred until the given time, to the requests
@@ -104,10 +81,83 @@ func (p *Plugin) DeferredUntil() (time.Time, bool) {
 // requests are done.
 func (p *Plugin) RetryDeferred() int {
 	reqs := p.Deferred()
+	// The requests that had no answer go first: those whose own answers
+	// paused their host would otherwise pause it again ahead of them.
+	slices.SortStableFunc(reqs, func(a, b *colly.Request) int { return answered(a) - answered(b) })
 	for _, r := range reqs {
-		if err := r.Retry(); err != nil && !errors.Is(err, ErrBlocked) { // a stop again is reported already
-			p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+		// A stop again is reported already, and a sync request's own
+		// error (its answer) went to OnError: only a refusal by Colly is news.
+		if err := r.Retry(); err != nil {
+			if _, refused := visitRefusal(err, false); refused || errors.Is(err, colly.ErrRetryBodyUnseekable) {
+				p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+			}
 		}
 	}
 	return len(reqs)
+}
+
+// answered is 1 when r was handed back after answers asking to back off
+// (answersHeader), else 0.
+func answered(r *colly.Request) int {
+	if r.Headers != nil && r.Headers.Get(answersHeader) != "" {
+		return 1
+	}
+	return 0
+}
+
+// deferPoll is how often a deferred request looks at the policy again.
+const deferPoll = 200 * time.Millisecond
+
+// temporary reports whether a fetch-outcome action ends at a retry time.
+func temporary(a dialect.Action) bool {
+	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// loadPolicy loads the host's policy. While robots.txt is unreachable for
+// now (a fetch outcome that ends at a retry time) it waits for the retry,
+// within WithDeferWait, else hands the request back as Deferred. A URL
+// that is not http(s) needs nothing of the plugin.
+func (f *flow) loadPolicy() bool {
+	p := f.p
+	res := p.resolver()
+	var start time.Time // of the first wait
+	for {
+		pol, err := res.Policy(f.ctx, f.r.URL)
+		if errors.Is(err, policy.ErrUnsupportedURL) {
+			return false // not http(s): no robots.txt applies
+		}
+		if err != nil {
+			return f.stop(Block{Kind: Canceled, Reason: err.Error()})
+		}
+		f.pol, f.v = pol, pol.Check(f.r.URL)
+		if f.v.Allowed || f.v.Reason != dialect.ReasonFetch || !temporary(pol.Action()) {
+			break
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		wait := pol.Expires().Sub(res.Now())
+		if time.Since(start)+wait > p.cfg.deferWait {
+			return f.stop(Block{Kind: Deferred, Verdict: f.v, Until: pol.Expires(), Reason: f.v.String()})
+		}
+		// Sleep in short steps: the resolver's clock may not be the wall clock.
+		if !sleep(f.ctx, min(max(wait, time.Millisecond), deferPoll)) {
+			return f.stop(Block{Kind: Canceled, Verdict: f.v, Reason: f.ctx.Err().Error()})
+		}
+	}
+	if !start.IsZero() {
+		f.waited = time.Since(start)
+	}
+	return true
 }

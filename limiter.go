@@ -2,66 +2,13 @@ package robots
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
-
-// Limiter is the per-host gate the plugin drives: the seam between the
-// plugin and a limiter. The plugin passes every call the delay in force for
-// the host (max([WithMinDelay], the Crawl-delay for the crawler's tokens,
-// capped as [WithMaxCrawlDelay] says, or [WithDefaultDelay])), so an
-// implementation needs no other source of delays. Hosts are authorities
-// ([policy.Authority]).
-//
-// [hostlimit.Limiter] implements it (the default, in memory); the fleet
-// limiter of package github.com/politecrawl/robots/redisfleet implements it
-// with the same guarantee across processes. An implementation must be safe
-// for concurrent use and must end every wait when ctx is done, returning an
-// error that wraps ctx.Err().
-type Limiter interface {
-	// WaitMax is the early, non-reserving stage, called in Colly's
-	// OnRequest where waiting holds no LimitRule slot: it blocks until the
-	// host is likely to admit a request at once and returns how long it
-	// blocked. It does not wait out a 429/5xx pause that ends more than
-	// maxPause from now, nor one that starts while it waits: it returns an
-	// error wrapping a *[hostlimit.PausedError], and the plugin hands the
-	// request back ([Deferred]); a negative maxPause waits out any pause. Its
-	// return promises nothing.
-	WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error)
-	// AcquireMax is the binding stage, called at the transport right
-	// before the send: it blocks until the host admits the request and
-	// returns the permit the request runs under. Like WaitMax, it does not
-	// wait out a pause ending more than maxPause from now, nor one that
-	// starts while it waits: it returns an error wrapping a
-	// *[hostlimit.PausedError] and takes nothing (the plugin hands the
-	// request back, [Deferred]); a negative maxPause waits out any pause
-	// (robots.txt fetches). The plugin marks the permit sent once the
-	// request is written (in StartToStart mode, when the permit needs it),
-	// passes the response's status and header to its Observe (429 and 5xx
-	// pause the host, [hostlimit.BackoffStatus]), and releases it when the response body is done or
-	// the round trip failed ([hostlimit.RoundTrip]).
-	AcquireMax(ctx context.Context, host string, delay, maxPause time.Duration) (hostlimit.Permit, error)
-	// Stats returns the host's gate statistics for [Plugin.Stats], false
-	// when the limiter keeps none for it.
-	Stats(host string) (hostlimit.Stats, bool)
-}
-
-// WithLimiter makes the plugin space requests with l instead of a
-// [hostlimit.Limiter] of its own with the default [hostlimit.Config]. Give
-// hostlimit.New(hostlimit.Config{...}) to set the default limiter's spacing
-// mode, delay factor and Retry-After bounds. Several plugins (or processes,
-// for a fleet limiter) may share one.
-func WithLimiter(l Limiter) Option {
-	return func(c *config) {
-		if l == nil {
-			c.fail("WithLimiter(nil): no limiter")
-			return
-		}
-		c.limiter = l
-	}
-}
 
 // delayOf returns the spacing for a host under policy pol, and whether the
 // host is to be skipped.
@@ -97,4 +44,58 @@ func (p *Plugin) cachedDelay(host string) time.Duration {
 		}
 	}
 	return p.cfg.minDelay
+}
+
+// pauseBound is the longest 429/5xx pause a request waits out at the host's
+// gate (WithDeferWait, at least a second).
+func (p *Plugin) pauseBound() time.Duration { return max(p.cfg.deferWait, time.Second) }
+
+// takeToken waits for a token of the crawler-wide cap (WithMaxRate), if
+// there is one.
+func (p *Plugin) takeToken(ctx context.Context) error {
+	if p.cfg.maxRate == nil {
+		return nil
+	}
+	if err := p.cfg.maxRate.Wait(ctx); err != nil {
+		return fmt.Errorf("robots: gave up waiting for the crawler-wide rate: %w", err)
+	}
+	return nil
+}
+
+// spacing sets the host's delay, and stops the request of a host whose
+// Crawl-delay is above the largest honoured when the plugin skips such
+// hosts (SkipHost).
+func (f *flow) spacing() bool {
+	d, skip := f.p.delayOf(f.pol)
+	if skip {
+		cd, _ := f.pol.CrawlDelay()
+		return f.stop(Block{Kind: Skipped, Verdict: f.v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, f.p.cfg.maxCrawlDelay)})
+	}
+	f.delay = d
+	return true
+}
+
+// earlyWait waits for the host's turn (Limiter.WaitMax), in OnRequest
+// where no LimitRule slot is held. A pause of a second or less is always
+// waited out: handing a request back for it would cost more than it
+// saves; a longer one than WithDeferWait hands the request back as
+// Deferred. With colly.CacheDir there is no early wait: Colly may answer
+// from its disk cache without a request, and tells no one which (its
+// cache path is private); the transport's gate spaces what reaches the
+// network.
+func (f *flow) earlyWait() bool {
+	if f.c.CacheDir != "" {
+		return true
+	}
+	w, err := f.p.lim.WaitMax(f.ctx, f.pol.Authority(), f.delay, f.p.pauseBound())
+	if err == nil {
+		f.waited += w
+		return true
+	}
+	var pe *hostlimit.PausedError
+	if errors.As(err, &pe) {
+		return f.stop(Block{Kind: Deferred, Verdict: f.v, Until: pe.Until,
+			Reason: "the host answered 429 or 5xx and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"})
+	}
+	return f.stop(Block{Kind: Canceled, Verdict: f.v, Reason: err.Error()})
 }

@@ -1,17 +1,24 @@
 package robots
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gocolly/colly/v2"
 	"golang.org/x/time/rate"
 
+	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/sitemap"
 )
 
 // Defaults of the plugin's options.
@@ -81,6 +88,8 @@ type config struct {
 	purposes      []dialect.Category
 	strictUsage   bool
 	onUsage       func(*colly.Response, ResponseUsage)
+	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
+	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New
 }
 
@@ -216,6 +225,39 @@ func WithTransport(rt http.RoundTripper) Option {
 	}
 }
 
+// WithSigner signs every request the plugin's collectors send with s (Web
+// Bot Auth, package [botauth]): pages, each redirect hop, robots.txt and
+// sitemap fetches, each retry after a 429 or 5xx ([WithRetries]). Each is
+// signed when it leaves, once its host's gate let it through, so that a
+// signature's created is the send time: the signing transport sits
+// beneath the gate, in front of the base transport ([WithTransport], or
+// the collector's). A 401, 403 or 429 whose Accept-Signature asks for a
+// signature s can make honestly is answered once
+// ([botauth.Transport.Answering]): the request is sent again, signed as
+// asked, through the host's gate like any other request, its first answer
+// read (at most 64 KiB) and closed. A 429 carrying Accept-Signature is
+// answered that way instead of being retried unsigned (a challenge that
+// cannot be signed honestly goes back to Colly as it came). opts are
+// [botauth.NewTransport]'s: [botauth.OnlyWhenChallenged] signs nothing
+// but those answers. Without WithSigner nothing is signed.
+//
+// A nil s or an option botauth.NewTransport refuses is an error of [New],
+// and so is WithTransport given a *botauth.Transport along with
+// WithSigner (each request would be signed twice): give the transport
+// under it to WithTransport. A [policy.WithHTTPClient] given with
+// [WithPolicy] takes robots.txt fetches off the plugin's transport, and so
+// off its signer. Each process of a fleet gives its own collector's plugin
+// WithSigner with the keys it is given.
+func WithSigner(s *botauth.Signer, opts ...botauth.Option) Option {
+	return func(c *config) {
+		if _, err := botauth.NewTransport(nil, s, opts...); err != nil {
+			c.fail("WithSigner: %w", err)
+			return
+		}
+		c.signer, c.signOpts = s, opts
+	}
+}
+
 // WithOnBlocked sets a function called once for every request the plugin
 // stops, with the reason. It is called from the request's goroutine and
 // must be safe for concurrent use.
@@ -264,5 +306,242 @@ func WithRetries(n int) Option {
 			return
 		}
 		c.retries = n
+	}
+}
+
+// Limiter is the per-host gate the plugin drives: the seam between the
+// plugin and a limiter. The plugin passes every call the delay in force for
+// the host (max([WithMinDelay], the Crawl-delay for the crawler's tokens,
+// capped as [WithMaxCrawlDelay] says, or [WithDefaultDelay])), so an
+// implementation needs no other source of delays. Hosts are authorities
+// ([policy.Authority]).
+//
+// [hostlimit.Limiter] implements it (the default, in memory); the fleet
+// limiter of package github.com/politecrawl/robots/redisfleet implements it
+// with the same guarantee across processes. An implementation must be safe
+// for concurrent use and must end every wait when ctx is done, returning an
+// error that wraps ctx.Err().
+type Limiter interface {
+	// WaitMax is the early, non-reserving stage, called in Colly's
+	// OnRequest where waiting holds no LimitRule slot: it blocks until the
+	// host is likely to admit a request at once and returns how long it
+	// blocked. It does not wait out a 429/5xx pause that ends more than
+	// maxPause from now, nor one that starts while it waits: it returns an
+	// error wrapping a *[hostlimit.PausedError], and the plugin hands the
+	// request back ([Deferred]); a negative maxPause waits out any pause. Its
+	// return promises nothing.
+	WaitMax(ctx context.Context, host string, delay, maxPause time.Duration) (time.Duration, error)
+	// AcquireMax is the binding stage, called at the transport right
+	// before the send: it blocks until the host admits the request and
+	// returns the permit the request runs under. Like WaitMax, it does not
+	// wait out a pause ending more than maxPause from now, nor one that
+	// starts while it waits: it returns an error wrapping a
+	// *[hostlimit.PausedError] and takes nothing (the plugin hands the
+	// request back, [Deferred]); a negative maxPause waits out any pause
+	// (robots.txt fetches). The plugin marks the permit sent once the
+	// request is written (in StartToStart mode, when the permit needs it),
+	// passes the response's status and header to its Observe (429 and 5xx
+	// pause the host, [hostlimit.BackoffStatus]), and releases it when the response body is done or
+	// the round trip failed ([hostlimit.RoundTrip]).
+	AcquireMax(ctx context.Context, host string, delay, maxPause time.Duration) (hostlimit.Permit, error)
+	// Stats returns the host's gate statistics for [Plugin.Stats], false
+	// when the limiter keeps none for it.
+	Stats(host string) (hostlimit.Stats, bool)
+}
+
+// WithLimiter makes the plugin space requests with l instead of a
+// [hostlimit.Limiter] of its own with the default [hostlimit.Config]. Give
+// hostlimit.New(hostlimit.Config{...}) to set the default limiter's spacing
+// mode, delay factor and Retry-After bounds. Several plugins (or processes,
+// for a fleet limiter) may share one.
+func WithLimiter(l Limiter) Option {
+	return func(c *config) {
+		if l == nil {
+			c.fail("WithLimiter(nil): no limiter")
+			return
+		}
+		c.limiter = l
+	}
+}
+
+// WithPurposes declares what the crawler uses the content it fetches for:
+// usage categories of draft-ietf-aipref-vocab-08 ("train-ai", "search") and
+// Cloudflare's Content-Signal ("ai-input"). A site states its preferences in
+// robots.txt (Content-Usage, Content-Signal) and in a response's
+// Content-Usage header; the plugin honours them for these purposes:
+//
+//   - Before the fetch, a URL whose robots.txt preference for a declared
+//     purpose is n is not fetched: it is stopped as [UsageDisallowed], the
+//     deciding line in the reason, reported like every stop (OnError,
+//     [WithOnBlocked], [HostStats].UsageDisallowed). Redirect hops too.
+//   - After the fetch, a response cannot be unfetched: the plugin puts its
+//     preference, robots.txt's combined with the response's Content-Usage
+//     header and its noai and noimageai directives (X-Robots-Tag, meta
+//     robots; the most restrictive wins), in the request's Context under
+//     [UsageKey] for every response, and calls [WithOnUsageRefused]'s
+//     function when a declared purpose is refused. The plugin's OnResponse
+//     hook is registered when it is attached: OnHTML, OnXML and OnScraped
+//     callbacks always see the mark, OnResponse callbacks registered after
+//     the plugin do. Drop the content there (see [UsageOf]).
+//
+// An unknown preference (nothing stated) allows by default: the drafts leave
+// its meaning to the crawler; [WithStrictPurposes] refuses it instead. An
+// unknown category name is an error of [New], and so is a dialect that reads
+// no usage lines (koster1994).
+func WithPurposes(purposes ...string) Option {
+	return func(c *config) {
+		if len(purposes) == 0 {
+			c.fail("WithPurposes(): no purpose")
+		}
+		for _, s := range purposes {
+			cat, ok := dialect.ParseCategory(s)
+			if !ok {
+				c.fail("WithPurposes(%q): unknown usage category (known: train-ai, search, ai-input)", s)
+				continue
+			}
+			if !slices.Contains(c.purposes, cat) {
+				c.purposes = append(c.purposes, cat)
+			}
+		}
+	}
+}
+
+// WithStrictPurposes makes an unknown preference for a purpose declared with
+// [WithPurposes] refuse the content, as n does: a URL is fetched only when
+// robots.txt says y for every declared purpose, and a response is marked
+// refused unless robots.txt or its header says y. Without WithPurposes it is
+// an error of [New].
+func WithStrictPurposes() Option { return func(c *config) { c.strictUsage = true } }
+
+// WithOnUsageRefused sets a function called, from the plugin's OnResponse
+// hook, for each response whose usage preference refuses a purpose declared
+// with [WithPurposes] (its Context holds the same ResponseUsage under
+// [UsageKey]). Without WithPurposes it is an error of [New].
+func WithOnUsageRefused(fn func(r *colly.Response, u ResponseUsage)) Option {
+	return func(c *config) { c.onUsage = fn }
+}
+
+// SitemapOption configures [WithSitemaps].
+type SitemapOption func(*sitemapConfig)
+
+type sitemapConfig struct {
+	walk  sitemap.Config      // the user's walk settings (SitemapWalk)
+	extra map[string][]string // authority → extra sitemap URLs
+	errs  []error
+}
+
+// SitemapURLs adds sitemaps to start from, besides those the robots.txt of
+// their authority announces. Each is walked, with the announced ones, the
+// first time its authority's policy is loaded (so Visit a URL of that
+// authority to start), scoped to its own host. A URL that is not an
+// absolute http(s) URL makes New return an error.
+func SitemapURLs(urls ...string) SitemapOption {
+	return func(c *sitemapConfig) {
+		for _, s := range urls {
+			u, err := url.Parse(s)
+			if err != nil {
+				c.errs = append(c.errs, fmt.Errorf("SitemapURLs(%q): %w", s, err))
+				continue
+			}
+			a, err := policy.Authority(u)
+			if err != nil {
+				c.errs = append(c.errs, fmt.Errorf("SitemapURLs(%q): not an absolute http(s) URL", s))
+				continue
+			}
+			if c.extra == nil {
+				c.extra = map[string][]string{}
+			}
+			c.extra[a] = append(c.extra[a], u.String())
+		}
+	}
+}
+
+// SitemapWalk sets how sitemaps are walked: which pages are handed over
+// (Since, Keep, MaxURLs, StrictDirectory), the reader's and walker's bounds
+// (Limits, MaxIndexDepth, MaxSitemaps, MaxRedirects, DocTimeout), retries
+// (Retries, RetryWait, MaxRetryAfter), SpoolDir, and OnReport, called with
+// each document's report after the plugin counted it in
+// [Plugin.SitemapTotals]. See [sitemap.Config] for each field. The plugin
+// sets Client, UserAgent, Allow and Spool itself (sitemaps go through its
+// transport, its robots.txt check and its gate): setting one of them makes
+// New return an error.
+func SitemapWalk(cfg sitemap.Config) SitemapOption {
+	return func(c *sitemapConfig) {
+		var owned []string
+		if cfg.Client != nil {
+			owned = append(owned, "Client")
+		}
+		if cfg.UserAgent != "" {
+			owned = append(owned, "UserAgent")
+		}
+		if cfg.Allow != nil {
+			owned = append(owned, "Allow")
+		}
+		if cfg.Spool {
+			owned = append(owned, "Spool")
+		}
+		if len(owned) > 0 {
+			c.errs = append(c.errs, fmt.Errorf("SitemapWalk: the plugin sets %s itself (sitemaps go through its transport, robots.txt check and gate)", strings.Join(owned, ", ")))
+			return
+		}
+		c.walk = cfg
+	}
+}
+
+// WithSitemaps makes the plugin feed sitemap URLs back into the collector.
+// The first time an authority's policy is loaded (by the first request to
+// it; a robots.txt that is temporarily unreachable waits for a later
+// request), the sitemaps its robots.txt announces ([policy.Policy.Sitemaps]:
+// resolved against the robots.txt URL, each once) and those given with
+// [SitemapURLs] are walked ([sitemap.Walker]: streaming, gzip, indexes,
+// limits, scope; set with [SitemapWalk]), and each page URL is handed to
+// the collector that made the request, with c.Request("GET", url, nil, ctx,
+// nil), as Visit would: AllowedDomains, URL filters, MaxDepth and the
+// visited set apply, and a URL they refuse is counted as filtered with
+// Colly's reason ("already visited", "forbidden domain", ...). The
+// request's Context holds [CtxSitemap] and [CtxLastMod]. With no options,
+// every announced sitemap is followed.
+//
+// Sitemaps are fetched through the plugin's transport, with the crawler's
+// User-Agent: checked against robots.txt (a disallowed sitemap is not
+// fetched, and is reported) and spaced by the host's gate like pages. Each
+// document is read whole before its page URLs are handed over (up to 1 MiB
+// in memory, the rest in a temporary file): the host's gate holds the host
+// while a response is open, and the pages wait at that gate.
+//
+// The walk runs in the OnRequest hook of the request that loaded the
+// policy, in sync and Async mode alike, before that request goes on: it is
+// Colly's own goroutine, counted by the collector's wait group, so c.Wait()
+// returns only after every page URL was handed over, and it holds no
+// LimitRule slot. That request is sent once the walk ends. In sync mode
+// each page is visited as it is handed over, on the caller's goroutine. In
+// Async mode at most 64 handed-over requests are in flight at once: a
+// request frees its place at its own OnScraped or OnError (not at those of
+// the pages reached by links from it, which share its Context but have a
+// greater Depth). A request that a user's OnRequest callback aborts reaches
+// neither; its place is taken back once it has been out of the plugin's
+// hook for a hold time of a minute plus 64 times the host's delay (the
+// longest a request can queue at the host's gate), as a frontier takes back
+// an expired lease. Filter sitemap pages with SitemapWalk's Keep rather
+// than by aborting them.
+//
+// Every sitemap document gets a [sitemap.Report] (found, handed over,
+// filtered and rejected by reason, its error), summed by
+// [Plugin.SitemapTotals] and passed to SitemapWalk's OnReport; one that
+// failed is also logged as a warning. Each authority is walked once per
+// plugin, into the collector whose request loaded it (a clone or a second
+// collector on the same plugin does not walk it again).
+func WithSitemaps(opts ...SitemapOption) Option {
+	return func(c *config) {
+		sc := &sitemapConfig{}
+		for _, o := range opts {
+			if o != nil {
+				o(sc)
+			}
+		}
+		for _, err := range sc.errs {
+			c.fail("WithSitemaps: %w", err)
+		}
+		c.sitemaps = sc
 	}
 }

@@ -12,13 +12,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/robotstag"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -31,7 +30,10 @@ type Plugin struct {
 	lim  Limiter
 	base atomic.Pointer[roundTripper] // the transport behind the gate
 	coll *checkTransport              // the collectors' transport: robots check, gate, base
-	log  *slog.Logger
+	// signing signs each request past the gate, in front of base, and
+	// answers challenges above the gate (WithSigner); nil: nothing signed.
+	signing *botauth.Transport
+	log     *slog.Logger
 
 	once sync.Once
 	res  atomic.Pointer[policy.Resolver]
@@ -55,6 +57,8 @@ type Plugin struct {
 	slots slots // of the attached collectors: their contexts, for the transport (clienttimeout.go)
 
 	postponers sync.Map // *colly.Collector → frontier.Postponer: AttachFrontier's frontier, if it postpones
+
+	held sync.Map // ticket → *BlockedError: stops at the transport, for the OnError hook to report
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
@@ -76,6 +80,9 @@ func New(opts ...Option) (*Plugin, error) {
 	} else if len(p.cfg.purposes) > 0 && !r.Dialect().ReadsUsage() {
 		p.cfg.fail("WithPurposes: the %s dialect reads no usage preferences", r.Dialect())
 	}
+	if _, ok := p.cfg.transport.(*botauth.Transport); ok && p.cfg.signer != nil {
+		p.cfg.fail("WithSigner and WithTransport(*botauth.Transport): each request would be signed twice; give WithTransport the transport beneath the signer")
+	}
 	if len(p.cfg.purposes) == 0 && (p.cfg.strictUsage || p.cfg.onUsage != nil) {
 		p.cfg.fail("WithStrictPurposes and WithOnUsageRefused need WithPurposes")
 	}
@@ -91,6 +98,9 @@ func New(opts ...Option) (*Plugin, error) {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	p.base.Store(&roundTripper{base})
+	if p.cfg.signer != nil {
+		p.signing, _ = botauth.NewTransport(baseTransport{p}, p.cfg.signer, p.cfg.signOpts...) // checked by WithSigner
+	}
 	p.attached = map[*colly.Collector]bool{}
 	p.lim = p.cfg.limiter
 	if p.lim == nil {
@@ -113,7 +123,7 @@ func New(opts ...Option) (*Plugin, error) {
 func WithRobots(opts ...Option) colly.CollectorOption {
 	p, err := New(opts...)
 	if err != nil {
-		p = broken(err, opts)
+		p = brokenPlugin(err, opts)
 	}
 	return func(c *colly.Collector) {
 		if err := p.Attach(c); err != nil {
@@ -122,9 +132,9 @@ func WithRobots(opts ...Option) colly.CollectorOption {
 	}
 }
 
-// broken returns a plugin that stops every request with err, the error of
+// brokenPlugin returns a plugin that stops every request with err, the error of
 // New for opts: the fail-closed plugin of WithRobots.
-func broken(err error, opts []Option) *Plugin {
+func brokenPlugin(err error, opts []Option) *Plugin {
 	var cfg config
 	for _, o := range opts {
 		if o != nil {
@@ -159,15 +169,6 @@ func Attach(c *colly.Collector, opts ...Option) (*Plugin, error) {
 		return nil, err
 	}
 	return p, p.Attach(c)
-}
-
-// pluginOf returns the plugin whose transport c uses, or nil.
-func pluginOf(c *colly.Collector) *Plugin {
-	tr, _ := collyTransport(c)
-	if ct, ok := tr.(*checkTransport); ok {
-		return ct.p
-	}
-	return nil
 }
 
 // Attach makes c obey robots.txt through p: it turns Colly's own robots.txt
@@ -222,8 +223,9 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	cs := p.slots.add()
+	cs.visits = wrapVisits(c)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
-	c.OnError(p.onError)
+	c.OnError(func(r *colly.Response, err error) { p.onError(cs, r, err) })
 	c.OnResponse(p.onResponse)
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
@@ -275,52 +277,6 @@ func collyYes(v string) bool {
 	return false
 }
 
-// resolver returns the plugin's resolver, created on first use so that the
-// User-Agent of the collector it was first attached to (set by later
-// options or COLLY_USER_AGENT) is known. The crawler's name is fixed then,
-// once: never from a request's header (extensions.RandomUserAgent changes
-// those), and a User-Agent set on the collector later does not change it.
-func (p *Plugin) resolver() *policy.Resolver {
-	if r := p.res.Load(); r != nil {
-		return r
-	}
-	p.once.Do(func() {
-		p.mu.Lock()
-		var userAgent string
-		if p.first != nil {
-			userAgent = p.first.UserAgent
-		}
-		p.mu.Unlock()
-		// The plugin's defaults first: the user's policy options override them.
-		opts := []policy.Option{
-			policy.WithUserAgent(userAgent),
-			policy.WithHTTPClient(&http.Client{Transport: &robotsTransport{p: p}}),
-			policy.WithLogger(p.log),
-		}
-		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
-		if err != nil {
-			// New checked the user's options: not reached. Never a panic
-			// if it is: the plugin's own defaults alone.
-			p.log.Error("robots: WithPolicy: the resolver's options are invalid; using the plugin's defaults alone",
-				slog.Any("error", err))
-			r, _ = policy.NewResolver(opts...)
-		}
-		if len(r.Agents()) == 0 {
-			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
-				slog.String("user_agent", r.UserAgent()))
-		}
-		p.tokens = r.Agents()
-		p.res.Store(r)
-	})
-	return p.res.Load()
-}
-
-// agents returns the resolver's product tokens (not to be modified).
-func (p *Plugin) agents() []string {
-	p.resolver()
-	return p.tokens
-}
-
 // Close releases what the plugin holds open once crawling is over: the
 // idle keep-alive connections of its transport (and their goroutines).
 // The plugin stays usable; a later request opens new connections.
@@ -339,7 +295,24 @@ func (p *Plugin) Resolver() *policy.Resolver { return p.res.Load() }
 // [WithLimiter], else a *[hostlimit.Limiter].
 func (p *Plugin) Limiter() Limiter { return p.lim }
 
-// onRequest is the OnRequest hook: verdict, deferral, early wait.
+// requestStages are the OnRequest hook's stages, in the order a request
+// goes down them: each passes it on (true) or ends its way (false: it was
+// stopped and reported, handed back, or needs nothing of the plugin).
+var requestStages = [...]func(*flow) bool{
+	(*flow).admit,      // plugin.go: the plugin's transport in place, a valid configuration
+	(*flow).nofollow,   // robotstags.go: a link of a nofollow page
+	(*flow).loadPolicy, // deferred.go: the host's policy, an unreachable robots.txt waited for
+	(*flow).sitemaps,   // sitemaps.go: the host's sitemaps, walked once
+	(*flow).rules,      // resolve.go: robots.txt's verdict
+	(*flow).usage,      // usage.go: the purposes declared with WithPurposes
+	(*flow).spacing,    // limiter.go: the host's delay, or the host skipped
+	(*flow).postpone,   // frontier_attach.go: back to the frontier until the host's turn
+	(*flow).earlyWait,  // limiter.go: the host's turn, waited for outside LimitRule slots
+}
+
+// onRequest is the OnRequest hook of the collector c of slot cs: r goes
+// down requestStages, and is let through to the transport if it reaches
+// their end.
 func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Request) {
 	if s := slotOf(r); s != nil {
 		if r.IsAbort() {
@@ -355,275 +328,87 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 		delete(*r.Headers, stopHeader) // a retried request stopped before
 		delete(*r.Headers, passHeader)
 	}
-	p.ensureTransport(c)
-	if p.broken != nil {
-		p.stopRequest(r, Block{Kind: Canceled, Reason: p.broken.Error()}, nil)
-		return
-	}
-	if b, stop := nofollowStop(r); stop {
-		p.stopRequest(r, b, nil)
-		return
-	}
-	if !c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
-		p.log.Warn("robots: Colly's own robots.txt check is on (COLLY_IGNORE_ROBOTSTXT?); it runs before the plugin")
-	}
 	ctx := c.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res := p.resolver()
-	var (
-		start  time.Time // of the first deferral
-		waited time.Duration
-		pol    *policy.Policy
-		err    error
-		v      policy.Verdict
-	)
-	for {
-		pol, err = res.Policy(ctx, r.URL)
-		if errors.Is(err, policy.ErrUnsupportedURL) {
-			return // not http(s): no robots.txt applies
-		}
-		if err != nil {
-			p.stopRequest(r, Block{Kind: Canceled, Reason: err.Error()}, nil)
-			return
-		}
-		if p.cfg.sitemaps != nil {
-			p.walkSitemaps(c, pol)
-		}
-		v = pol.Check(r.URL)
-		if v.Allowed {
-			break
-		}
-		if v.Reason != dialect.ReasonFetch || !temporary(pol.Action()) {
-			p.stopRequest(r, Block{Kind: Disallowed, Verdict: v, Reason: v.String()}, pol)
-			return
-		}
-		// robots.txt is unreachable for now: wait for the retry, within
-		// the defer budget, else hand the request back.
-		if start.IsZero() {
-			start = time.Now()
-		}
-		wait := pol.Expires().Sub(res.Now())
-		if time.Since(start)+wait > p.cfg.deferWait {
-			p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Until: pol.Expires(), Reason: v.String()}, pol)
-			return
-		}
-		// Sleep in short steps: the resolver's clock may not be the wall clock.
-		if !sleep(ctx, min(max(wait, time.Millisecond), deferPoll)) {
-			p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: ctx.Err().Error()}, pol)
+	f := &flow{p: p, c: c, cs: cs, r: r, ctx: ctx}
+	for _, stage := range requestStages {
+		if !stage(f) {
 			return
 		}
 	}
-	if b, refused := p.usageStop(pol, r.URL, v); refused {
-		p.stopRequest(r, b, pol)
-		return
-	}
-	authority := pol.Authority()
-	d, skip := p.delayOf(pol)
-	if skip {
-		cd, _ := pol.CrawlDelay()
-		p.stopRequest(r, Block{Kind: Skipped, Verdict: v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, p.cfg.maxCrawlDelay)}, pol)
-		return
-	}
-	if !start.IsZero() {
-		waited = time.Since(start)
-	}
-	if c.CacheDir != "" {
-		// Colly may answer from its disk cache without a request, and tells
-		// no one which (its cache path is private): no early wait, the
-		// transport's gate spaces what reaches the network.
-		p.pass(r, cs, ctx, authority, waited)
-		return
-	}
-	if p.postpone(c, r, pol, d) {
-		return
-	}
-	// A pause of a second or less is always waited out: handing a request
-	// back for it would cost more than it saves.
-	w, err := p.lim.WaitMax(ctx, authority, d, p.maxPause())
-	if err != nil {
-		p.waitFailed(r, v, pol, err)
-		return
-	}
-	p.pass(r, cs, ctx, authority, waited+w)
+	p.pass(r, cs, ctx, f.pol.Authority(), f.waited)
 }
 
-// postponeMin is the shortest wait for the host's turn that the plugin
-// hands back to a frontier rather than wait out on the queue thread.
-const postponeMin = 50 * time.Millisecond
-
-// postpone hands r back to the frontier of c that handed it out (see
-// [AttachFrontier]) when its host's robots.txt was fetched less than the
-// delay d ago, so that the host's turn is still at least postponeMin away:
-// the frontier handed the request out as ready, not knowing of the fetch
-// its first request brings. It reports whether r was handed back (then
-// aborted, and counted under Postponed).
-func (p *Plugin) postpone(c *colly.Collector, r *colly.Request, pol *policy.Policy, d time.Duration) bool {
-	v, ok := p.postponers.Load(c)
-	if !ok || !c.AllowURLRevisit || slotOf(r) != nil {
-		return false
+// admit puts the plugin's transport back on the collector if something
+// replaced it, and stops every request of a plugin whose configuration is
+// invalid (WithRobots).
+func (f *flow) admit() bool {
+	p := f.p
+	p.ensureTransport(f.c)
+	if p.broken != nil {
+		return f.stop(Block{Kind: Canceled, Reason: p.broken.Error()})
 	}
-	lease := FrontierLease(r.Ctx)
-	fetched := pol.Fetch().Time
-	wait := fetched.Add(d).Sub(p.res.Load().Now())
-	if lease == "" || fetched.IsZero() || wait < postponeMin {
-		return false
+	if !f.c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
+		p.log.Warn("robots: Colly's own robots.txt check is on (COLLY_IGNORE_ROBOTSTXT?); it runs before the plugin")
 	}
-	if !v.(frontier.Postponer).Postpone(lease, time.Now().Add(wait)) {
-		return false
-	}
-	r.Abort()
-	p.stats.record(pol.Authority(), HostStats{Postponed: 1})
-	p.log.Debug("robots: request handed back to the frontier until its host's turn",
-		slog.String("url", r.URL.String()), slog.Time("robots_fetched", fetched), slog.Duration("delay", d))
 	return true
 }
 
-// waitFailed stops r after its early wait failed: deferred when its host
-// is paused for longer than WithDeferWait, else canceled.
-func (p *Plugin) waitFailed(r *colly.Request, v policy.Verdict, pol *policy.Policy, err error) {
-	var pe *hostlimit.PausedError
-	if errors.As(err, &pe) {
-		p.stopRequest(r, Block{Kind: Deferred, Verdict: v, Until: pe.Until,
-			Reason: "the host answered 429 or 5xx and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"}, pol)
+// onResponse is the plugin's OnResponse hook: the response's robots
+// directives (nofollow, and the usage mark with WithPurposes).
+func (p *Plugin) onResponse(r *colly.Response) {
+	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
 		return
 	}
-	p.stopRequest(r, Block{Kind: Canceled, Verdict: v, Reason: err.Error()}, pol)
-}
-
-// deferPoll is how often a deferred request looks at the policy again.
-const deferPoll = 200 * time.Millisecond
-
-// temporary reports whether a fetch-outcome action ends at a retry time.
-func temporary(a dialect.Action) bool {
-	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
+	tags, header := p.responseTags(r)
+	if tags&robotstag.NoFollow != 0 {
+		source := "meta-robots"
+		if header&robotstag.NoFollow != 0 {
+			source = "X-Robots-Tag"
+		}
+		markNofollow(r, source)
+	}
+	if len(p.cfg.purposes) > 0 {
+		p.markUsage(r, tags, header)
 	}
 }
 
-// stopHeader carries a stop decided in OnRequest to the plugin's
-// transport: "KIND UNTIL REASON" (BlockKind, Block.Until in Unix
-// nanoseconds or 0, the reason in words). The transport fails the request
-// with the stop's BlockedError, so that Colly calls OnError with it and a
-// sync Visit returns it; the header never leaves the process. Carrying the
-// stop in the request itself leaves nothing behind when the request never
-// gets there (another callback aborted it).
-const stopHeader = "X-Politecrawl-Robots-Stop"
-
-// passHeader marks a request OnRequest let through, for the transport: a
-// stop there (its context ended at the gate, a 429 pause past
-// WithDeferWait) is then reported by the OnError hook, which knows the
-// Colly request and takes the request out of Allowed. The transport
-// removes the mark before anything is sent.
-const passHeader = "X-Politecrawl-Robots-Pass"
-
-// pass counts r, let through after waiting w, and marks it for the
-// transport (see passHeader) with its collector's slot, which learns ctx,
-// the collector's Context.
-func (p *Plugin) pass(r *colly.Request, cs *collectorSlot, ctx context.Context, authority string, w time.Duration) {
-	p.stats.record(authority, HostStats{Allowed: 1, Waited: w})
-	if clientOffsets.ok && r.Headers != nil {
-		cs.see(ctx)
-		(*r.Headers)[passHeader] = cs.pass
-	}
-}
-
-// stopRequest reports b for the Colly request r and marks r so that the
-// transport fails it with b's error.
-func (p *Plugin) stopRequest(r *colly.Request, b Block, pol *policy.Policy) {
-	b.Request = r
-	b = p.stop(b, pol, r)
-	if !clientOffsets.ok || r.Headers == nil {
-		r.Abort() // the transport cannot be vouched for: stop silently
+// onError is the OnError hook of the collector of slot cs: it reports a
+// stop the transport held for it (see stopAt) with its Colly request,
+// completes a stop's error with its Colly request, and keeps for
+// [Plugin.RetryDeferred] the Colly request behind a request deferred at
+// the transport (its host paused past WithDeferWait, a redirect hop to an
+// authority whose robots.txt is unreachable for now, a policy that expired
+// between OnRequest and the send), so that it is not lost: Colly has
+// marked its URL visited.
+func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
+	if r == nil || r.Request == nil {
 		return
 	}
-	var until int64
-	if !b.Until.IsZero() {
-		until = b.Until.UnixNano()
+	var be *BlockedError
+	if v, ok := p.held.LoadAndDelete(ticket{cs, r.Request.ID}); ok {
+		// Let through in OnRequest, stopped at the transport: counted
+		// under its stop instead, and reported with its request. The
+		// error may not be err's (net/http replaces the error of a
+		// request that ran out of Colly's request timeout).
+		be = v.(*BlockedError)
+		be.Block.Request = r.Request
+		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
+		p.report(be.Block)
+	} else if !errors.As(err, &be) {
+		return
 	}
-	r.Headers.Set(stopHeader, strconv.Itoa(int(b.Kind))+" "+strconv.FormatInt(until, 10)+" "+strings.ReplaceAll(b.Reason, "\n", " "))
-	// Colly would answer a GET from its disk cache (colly.CacheDir) without
-	// reaching the transport: make it ask, so that the stop reaches OnError.
-	r.Headers.Set("Cache-Control", "no-cache")
-}
-
-// stoppedError rebuilds, at the transport, the error of a request stopped
-// in OnRequest from its stopHeader value v.
-func (p *Plugin) stoppedError(req *http.Request, v string) *BlockedError {
-	kind, rest, _ := strings.Cut(v, " ")
-	until, reason, _ := strings.Cut(rest, " ")
-	k, _ := strconv.Atoi(kind)
-	b := Block{Kind: BlockKind(k), URL: req.URL.String(), Reason: reason}
-	if n, _ := strconv.ParseInt(until, 10, 64); n != 0 {
-		b.Until = time.Unix(0, n)
+	if be.Block.Request == nil {
+		// The transport does not know the Colly request; Colly gives it
+		// here, and a sync Visit returns this same error.
+		be.Block.Request = r.Request
 	}
-	b.Authority, _ = policy.Authority(req.URL)
-	if res := p.res.Load(); res != nil {
-		b.Dialect = res.Dialect().Name()
-		if pol := res.Cached(b.Authority); pol != nil && (b.Kind == Disallowed || b.Kind == Deferred || b.Kind == UsageDisallowed) {
-			b.Verdict = pol.Check(req.URL)
+	if be.Block.Kind == Deferred {
+		if be.answers > 0 && r.Request.Headers != nil {
+			(*r.Request.Headers)[answersHeader] = []string{strconv.Itoa(be.answers)}
 		}
-	}
-	return &BlockedError{Block: b}
-}
-
-// stop completes b (URL, authority, dialect), counts it, logs it, passes it
-// to the OnBlocked callback and returns it. r is the Colly request when
-// known.
-func (p *Plugin) stop(b Block, pol *policy.Policy, r *colly.Request) Block {
-	b = p.complete(b, pol, r)
-	p.report(b)
-	return b
-}
-
-// complete fills in b's URL, authority and dialect.
-func (p *Plugin) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
-	if r != nil && b.URL == "" {
-		b.URL = r.URL.String()
-	}
-	if pol != nil {
-		b.Authority = pol.Authority()
-		b.Dialect = pol.Dialect().Name()
-	} else if r != nil {
-		b.Authority, _ = policy.Authority(r.URL)
-	}
-	if b.Dialect == "" {
-		if res := p.res.Load(); res != nil {
-			b.Dialect = res.Dialect().Name()
-		}
-	}
-	return b
-}
-
-// report counts b, logs it and passes it to the OnBlocked callback.
-func (p *Plugin) report(b Block) {
-	switch b.Kind {
-	case Disallowed:
-		p.stats.record(b.Authority, HostStats{Disallowed: 1})
-	case Deferred:
-		p.stats.record(b.Authority, HostStats{Deferred: 1})
-	case Skipped:
-		p.stats.record(b.Authority, HostStats{Skipped: 1})
-	case Canceled:
-		p.stats.record(b.Authority, HostStats{Canceled: 1})
-	case UsageDisallowed:
-		p.stats.record(b.Authority, HostStats{UsageDisallowed: 1})
-	case Nofollow:
-		p.stats.record(b.Authority, HostStats{Nofollow: 1})
-	}
-	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
-		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
-	if fn := p.cfg.onBlocked; fn != nil {
-		fn(b)
+		p.keepDeferred(r.Request, be.Block.Until)
 	}
 }

@@ -26,10 +26,13 @@ import (
 // A robots.txt fetched again after its policy expired waits at the host's
 // gate like any request; its total timeout must not run while it waits
 // there, or a host's own Crawl-delay would make its robots.txt "no answer".
-// The gate's clock is held still for longer than the timeout while the
-// refetch waits on it.
+// The gate's clock is held still while the refetch waits on it, and the
+// test sleeps past the timeout: the timeout runs on the wall clock, so
+// this wait is real. The timeout is a second, the fetch's own time after
+// the gate, on a loaded machine included.
 func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
-	const timeout = 1500 * time.Millisecond
+	t.Parallel()
+	const timeout = time.Second
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"g.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
 	clock := testutil.NewStepClock()
 	gate := testutil.NewFakeClock()
@@ -51,8 +54,8 @@ func TestPluginRefetchWaitsAtGateWithoutTimingOut(t *testing.T) {
 	}
 	clock.Advance(25 * time.Hour) // the policy has expired: robots.txt is fetched again
 	b := visit("http://g.test/b")
-	gate.WaitTimers(t, 1)             // robots.txt waits 10 s after /a
-	time.Sleep(timeout + time.Second) // its timeout would have run out by now
+	gate.WaitTimers(t, 1)                      // robots.txt waits 10 s after /a
+	time.Sleep(timeout + 250*time.Millisecond) // its timeout would have run out by now
 	gate.Advance(10 * time.Second)
 	gate.WaitTimers(t, 1) // /b waits 10 s after robots.txt
 	gate.Advance(10 * time.Second)
@@ -187,8 +190,8 @@ func TestPluginCanceledAtGateIsReported(t *testing.T) {
 
 // A request OnRequest let through, waiting for a Colly LimitRule slot when
 // the collector's context ends, is stopped at the transport: reported once
-// to WithOnBlocked with its Colly request, counted Canceled and not Allowed
-// (issue 18 item 4), and never sent.
+// to WithOnBlocked with its Colly request, counted Canceled and not Allowed,
+// and never sent.
 func TestPluginCanceledWaitingForLimitRuleSlot(t *testing.T) {
 	holding := make(chan struct{})
 	f := testutil.NewFarm(t, map[string]*testutil.Site{
@@ -452,11 +455,13 @@ func TestPluginLongPauseWhileWaiting(t *testing.T) {
 // client's Timeout (Colly's request timeout, 1 s) ended before, while the
 // request waited: it does not stop the wait (see
 // TestPluginGateWaitOutsideClientTimeout), but net/http then hands OnError
-// an error of its own that wraps nothing, so the plugin's OnError hook
-// cannot be the one to report the stop. CacheDir skips the early wait, so
+// an error of its own that wraps nothing: the plugin's OnError hook finds
+// the stop the transport held for the request all the same, and reports it
+// with its request. CacheDir skips the early wait, so
 // both requests wait at the gate, 5 s behind the robots.txt fetch
 // (Crawl-delay).
 func TestPluginDeadlineAtGateIsReported(t *testing.T) {
+	t.Parallel() // real time: the deadline and the client's timeout run on the wall clock
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 5\n"}})
 	var blocks blockLog
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithOnBlocked(blocks.add))
@@ -485,8 +490,8 @@ func TestPluginDeadlineAtGateIsReported(t *testing.T) {
 		t.Fatalf("reports %v (OnError: %q), want two canceled", bs, errs)
 	}
 	for _, b := range bs {
-		if b.Kind != Canceled || !strings.Contains(b.Reason, "deadline exceeded") {
-			t.Errorf("report %v", b)
+		if b.Kind != Canceled || !strings.Contains(b.Reason, "deadline exceeded") || b.Request == nil {
+			t.Errorf("report %v (request %v)", b, b.Request)
 		}
 	}
 	if tot := p.Totals(); tot.Canceled != 2 || tot.Allowed != 0 {
@@ -499,16 +504,20 @@ func TestPluginDeadlineAtGateIsReported(t *testing.T) {
 
 // An Async crawl under a LimitRule whose page is answered 429 once: the
 // retry waits out the pause at the host's gate, holding its LimitRule slot,
-// and is sent as soon as the pause is over. It used to wait in the early
-// queue of OnRequest, behind every request of the host already there (40
-// pages at 0.2 s each), and Colly's request timeout (4 s) canceled it: the
-// page was lost to OnError. Real time, as Colly's timeout runs on the wall
-// clock; the assertion is on the outcome (every page fetched, nothing in
-// OnError), with 2.5 s to spare after the fix.
+// and is sent as soon as the pause is over, not behind the host's other
+// requests waiting in OnRequest (40 pages at 0.2 s each: long enough for
+// Colly's request timeout to cancel a retry queued behind them, and the
+// page to be lost to OnError). The limiter's clock jumps, and the server
+// reads it: the retry is seen within the pause and a few delays of the
+// 429, every page is fetched, nothing reaches OnError.
 func TestPluginAsyncRetryDoesNotQueueBehindWaiters(t *testing.T) {
-	t.Parallel()
-	const pages = 40
-	var once sync.Once
+	const (
+		pages = 40
+		delay = 200 * time.Millisecond
+	)
+	clock := jumpingClock(t)
+	var mu sync.Mutex
+	var busy []time.Time // the arrivals of /p/3, on the limiter's clock
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"busy.test": {
 		Robots: "User-agent: *\nCrawl-delay: 0.2\n",
 		Handle: func(w http.ResponseWriter, r *http.Request) bool {
@@ -520,23 +529,24 @@ func TestPluginAsyncRetryDoesNotQueueBehindWaiters(t *testing.T) {
 				}
 				return true
 			case r.URL.Path == "/p/3":
-				answered := false
-				once.Do(func() {
+				mu.Lock()
+				busy = append(busy, clock.Now())
+				first := len(busy) == 1
+				mu.Unlock()
+				if first {
 					w.Header().Set("Retry-After", "1")
 					w.WriteHeader(http.StatusTooManyRequests)
-					answered = true
-				})
-				return answered
+				}
+				return first
 			}
 			return false
 		}}})
-	p := mustNew(t, WithTransport(f.Transport()))
+	p := mustNew(t, WithTransport(f.Transport()), WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock})))
 	c := newCollector(true, p.opt(t))
 	c.SetRequestTimeout(4 * time.Second)
 	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 2}); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
 	scraped := map[string]bool{}
 	var errs []string
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
@@ -565,6 +575,13 @@ func TestPluginAsyncRetryDoesNotQueueBehindWaiters(t *testing.T) {
 	if got := p.Totals().Retried; got != 1 {
 		t.Errorf("Totals().Retried %d, want 1", got)
 	}
+	// Behind the waiting pages, the retry would come some 35 delays later.
+	if len(busy) != 2 {
+		t.Fatalf("the server saw /p/3 %d times, want 2 (the 429, the retry)", len(busy))
+	}
+	if g := busy[1].Sub(busy[0]); g < time.Second || g > time.Second+5*delay {
+		t.Errorf("the retry came %s after the 429, want from the pause (1 s) to the pause and 5 delays", g)
+	}
 }
 
 // The time a request waits for its host's turn at the transport's gate
@@ -573,10 +590,13 @@ func TestPluginAsyncRetryDoesNotQueueBehindWaiters(t *testing.T) {
 // the whole timeout once the gate lets it through. With a CacheDir there
 // is no early wait in OnRequest, so the page waits at the gate, inside
 // Colly's client call, for the Crawl-delay after robots.txt; the gate's
-// clock is held still for longer than the timeout.
+// clock is held still while the test sleeps past the timeout: the
+// timeout runs on the wall clock, so this wait is real. The timeout is a
+// second, the exchange's own time after the gate, on a loaded machine
+// included.
 func TestPluginGateWaitOutsideClientTimeout(t *testing.T) {
 	t.Parallel()
-	const timeout = 2 * time.Second
+	const timeout = time.Second
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {Robots: "User-agent: *\nCrawl-delay: 5\n"}})
 	gate := testutil.NewFakeClock()
 	var blocks blockLog
@@ -588,8 +608,8 @@ func TestPluginGateWaitOutsideClientTimeout(t *testing.T) {
 	c.OnError(func(r *colly.Response, err error) { onError = append(onError, err.Error()) })
 	done := make(chan error, 1)
 	go func() { done <- c.Visit("http://slow.test/a") }()
-	gate.WaitTimers(t, 1)             // /a waits 5 s after robots.txt
-	time.Sleep(timeout + time.Second) // the client's timeout would have run out by now
+	gate.WaitTimers(t, 1)                      // /a waits 5 s after robots.txt
+	time.Sleep(timeout + 250*time.Millisecond) // the client's timeout would have run out by now
 	gate.Advance(5 * time.Second)
 	if err := <-done; err != nil {
 		t.Errorf("Visit: %v", err)

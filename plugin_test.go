@@ -114,8 +114,11 @@ func TestPluginSpacingEndToStart(t *testing.T) {
 					t.Skip("slow")
 				}
 				t.Parallel()
+				clock := jumpingClock(t)
 				f := testutil.NewFarm(t, map[string]*testutil.Site{"d.test": {Robots: tc.robots}})
-				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d)))
+				f.Now = clock.Now // gaps on the gate's clock
+				c := newCollector(async, WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithDialect(tc.d),
+					WithLimiter(hostlimit.New(hostlimit.Config{Clock: clock}))))
 				c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: tc.workers})
 				for i := 0; i < tc.n; i++ {
 					c.Visit(fmt.Sprintf("http://d.test/p%d", i))
@@ -198,17 +201,18 @@ func TestPluginFirstPageWaitsCrawlDelay(t *testing.T) {
 	}
 }
 
-// sendLog is a RoundTripper that timestamps each send right before it goes
-// to the network.
+// sendLog is a RoundTripper that timestamps each send, on the clock now,
+// right before it goes to the network.
 type sendLog struct {
 	next http.RoundTripper
+	now  func() time.Time
 	mu   sync.Mutex
 	at   map[string][]time.Time
 }
 
 func (s *sendLog) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.mu.Lock()
-	s.at[r.URL.Hostname()] = append(s.at[r.URL.Hostname()], time.Now())
+	s.at[r.URL.Hostname()] = append(s.at[r.URL.Hostname()], s.now())
 	s.mu.Unlock()
 	return s.next.RoundTrip(r)
 }
@@ -221,10 +225,11 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 		goroutines := tc.goroutines
 		t.Run(fmt.Sprintf("async=%v/%d", tc.async, goroutines), func(t *testing.T) {
 			t.Parallel()
-			f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n",
-				Handle: func(w http.ResponseWriter, r *http.Request) bool { time.Sleep(30 * time.Millisecond); return false }}})
-			sl := &sendLog{next: f.Transport(), at: map[string][]time.Time{}}
-			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithDefaultDelay(0), withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart})))
+			clock := jumpingClock(t) // gaps on the gate's clock
+			f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Robots: "User-agent: *\nCrawl-delay: 0.05\n"}})
+			sl := &sendLog{next: f.Transport(), now: clock.Now, at: map[string][]time.Time{}}
+			c := newCollector(tc.async, WithRobots(WithTransport(sl), WithDefaultDelay(0),
+				withLimiterConfig(hostlimit.Config{Spacing: hostlimit.StartToStart, Clock: clock})))
 			c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: goroutines})
 			for i := 0; i < 12; i++ {
 				c.Visit(fmt.Sprintf("http://s.test/p%d", i))
@@ -244,6 +249,7 @@ func TestPluginSpacingStartToStart(t *testing.T) {
 }
 
 func TestPluginHostsProceedSideBySide(t *testing.T) {
+	t.Parallel() // real time: it waits out 20 hosts' Crawl-delays
 	sites := map[string]*testutil.Site{}
 	for i := 0; i < 20; i++ {
 		sites[fmt.Sprintf("h%d.test", i)] = &testutil.Site{Robots: "User-agent: *\nCrawl-delay: 0.2\n"}
@@ -360,33 +366,23 @@ func TestPluginDeferWaitsForRetry(t *testing.T) {
 	clock := testutil.NewStepClock()
 	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), WithDeferWait(time.Hour), withClock(clock), withLimiterConfig(hostlimit.Config{MaxRetryAfter: 0, BackoffBase: time.Millisecond, BackoffMax: time.Millisecond}))
 	c := newCollector(true, p.opt(t))
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		clock.Advance(11 * time.Minute) // the rfc9309 retry time after a 5xx is 10 minutes
-	}()
 	c.Visit("http://w.test/yes")
+	// Once the 503 is in the policy, the request waits for its retry time
+	// (rfc9309: 10 minutes after a 5xx), within WithDeferWait.
+	testutil.WaitUntil(t, func() bool { return p.res.Load() != nil && p.res.Load().Cached("http://w.test") != nil })
+	clock.Advance(11 * time.Minute)
 	c.Wait()
 	if got := strings.Join(f.Paths("w.test"), " "); got != "/yes" {
 		t.Errorf("server saw %q", got)
 	}
 }
 
-// retryAfterDate returns an HTTP date about ahead from now, and the least
-// time from now to that date. An HTTP date has whole seconds: the header
-// names the second that now+ahead falls in, which may be up to 1 s earlier.
-// Keeping clear of the last 100 ms of a second makes the date at least
-// ahead-900ms away, so that a pause measured from before this call is at
-// least ahead-1s, exactly.
-func retryAfterDate(ahead time.Duration) string {
-	now := time.Now()
-	if ns := now.Nanosecond(); ns > 900_000_000 {
-		time.Sleep(time.Duration(1_000_000_000-ns) + time.Millisecond)
-		now = time.Now()
-	}
-	return now.Add(ahead).UTC().Format(http.TimeFormat)
-}
-
+// TestPluginRetryAfter: the request after a 429 or 503 waits out its
+// Retry-After (seconds or an HTTP date, capped by MaxRetryAfter), else the
+// backoff. The pauses are exact on the limiter's clock, which the server
+// reads too: an HTTP date names a whole second of that clock.
 func TestPluginRetryAfter(t *testing.T) {
+	fixed := func(v string) func(time.Time) string { return func(time.Time) string { return v } }
 	// The backoff without a Retry-After is set far below every Retry-After
 	// here (the default, 1 s, equals "Retry-After: 1"): only a header that
 	// is read gives the pauses below.
@@ -394,38 +390,46 @@ func TestPluginRetryAfter(t *testing.T) {
 	cases := []struct {
 		name   string
 		status int
-		header func() string // the Retry-After of the first page; "" none
-		maxRA  time.Duration // WithRetryAfter's cap; 0 the default
-		min    time.Duration // least gap the server sees after the 429/503
-		below  time.Duration // loose upper bound on that gap
+		header func(now time.Time) string // the Retry-After of the first page, sent at now; "" none
+		maxRA  time.Duration              // WithRetryAfter's cap; 0 the default
+		min    time.Duration              // least gap the server sees after the 429/503
+		below  time.Duration              // loose upper bound on that gap
 	}{
-		{"429 seconds", http.StatusTooManyRequests, func() string { return "1" }, 0, time.Second, 10 * time.Second},
-		{"503 seconds", http.StatusServiceUnavailable, func() string { return "1" }, 0, time.Second, 10 * time.Second},
-		// 2 s ahead, less the 1 s granularity of an HTTP date.
-		{"429 http-date", http.StatusTooManyRequests, func() string { return retryAfterDate(2 * time.Second) }, 0, time.Second, 10 * time.Second},
-		{"503 above the cap", http.StatusServiceUnavailable, func() string { return "3600" }, time.Second, time.Second, 10 * time.Second},
+		{"429 seconds", http.StatusTooManyRequests, fixed("1"), 0, time.Second, 10 * time.Second},
+		{"503 seconds", http.StatusServiceUnavailable, fixed("1"), 0, time.Second, 10 * time.Second},
+		// The second 2 s on: at least 1 s, however far into its second the
+		// 429 is sent.
+		{"429 http-date", http.StatusTooManyRequests, func(now time.Time) string {
+			return now.Truncate(time.Second).Add(2 * time.Second).Format(http.TimeFormat)
+		}, 0, time.Second, 10 * time.Second},
+		{"503 above the cap", http.StatusServiceUnavailable, fixed("3600"), time.Second, time.Second, 10 * time.Second},
 		// No header: the backoff base, not the 1 s default, which shows
 		// that WithRetryAfter is applied and the cases above discriminate.
-		{"429 backoff", http.StatusTooManyRequests, func() string { return "" }, 0, base, 800 * time.Millisecond},
+		{"429 backoff", http.StatusTooManyRequests, fixed(""), 0, base, 800 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		for _, async := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/async=%v", tc.name, async), func(t *testing.T) {
 				t.Parallel()
+				clock := jumpingClock(t)
 				var mu sync.Mutex
-				served := 0
+				var at []time.Time // the pages' arrivals, on the limiter's clock
 				// A Crawl-delay keeps one request in flight (end-to-start), so
 				// that in async mode the second page is not sent before the
 				// 429/503 comes back: a pause holds back later permits only.
 				site := &testutil.Site{Robots: "User-agent: *\nAllow: /\nCrawl-delay: 0.01\n", Handle: func(w http.ResponseWriter, r *http.Request) bool {
+					if r.URL.Path == "/robots.txt" {
+						return false
+					}
+					now := clock.Now()
 					mu.Lock()
-					served++
-					first := served == 1
+					at = append(at, now)
+					first := len(at) == 1
 					mu.Unlock()
 					if !first {
 						return false
 					}
-					if v := tc.header(); v != "" {
+					if v := tc.header(now); v != "" {
 						w.Header().Set("Retry-After", v)
 					}
 					w.WriteHeader(tc.status)
@@ -437,15 +441,17 @@ func TestPluginRetryAfter(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 				defer cancel()
 				c := newCollector(async, colly.StdlibContext(ctx),
-					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithRetries(0), withLimiterConfig(hostlimit.Config{MaxRetryAfter: tc.maxRA, BackoffBase: base, BackoffMax: 0})))
+					WithRobots(WithTransport(f.Transport()), WithDefaultDelay(0), WithRetries(0),
+						withLimiterConfig(hostlimit.Config{Clock: clock, MaxRetryAfter: tc.maxRA, BackoffBase: base, BackoffMax: 0})))
 				c.Visit("http://ra.test/a")
 				c.Visit("http://ra.test/b")
 				c.Wait()
-				hs := f.Pages("ra.test", false)
-				if len(hs) != 2 {
-					t.Fatalf("server saw %d pages, want 2 (the second canceled by the 15 s deadline: a pause not capped?)", len(hs))
+				mu.Lock()
+				defer mu.Unlock()
+				if len(at) != 2 {
+					t.Fatalf("server saw %d pages, want 2 (the second canceled by the 15 s deadline: a pause not capped?)", len(at))
 				}
-				g := hs[1].At.Sub(hs[0].At)
+				g := at[1].Sub(at[0])
 				if g < tc.min {
 					t.Errorf("request after a %d came %s later, want at least %s", tc.status, g, tc.min)
 				}
@@ -534,6 +540,7 @@ func TestPluginCrawlDelayAboveMax(t *testing.T) {
 func TestPluginMinDelayNeverLowered(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			t.Parallel()
 			f := testutil.NewFarm(t, map[string]*testutil.Site{"m.test": {Robots: "User-agent: *\nCrawl-delay: 0.01\n"}})
 			p := mustNew(t, WithMinDelay(150*time.Millisecond), WithTransport(f.Transport()), WithDefaultDelay(0))
 			c := newCollector(async, p.opt(t))
@@ -560,8 +567,8 @@ func TestPluginWithCollyLimitRuleDelay(t *testing.T) {
 		plugin     time.Duration // the Crawl-delay
 		rule       time.Duration // the LimitRule's Delay
 	}{
-		{"0.1", 100 * time.Millisecond, 300 * time.Millisecond},
-		{"0.3", 300 * time.Millisecond, 100 * time.Millisecond},
+		{"0.05", 50 * time.Millisecond, 150 * time.Millisecond},
+		{"0.15", 150 * time.Millisecond, 50 * time.Millisecond},
 	}
 	const n = 4
 	for _, tc := range cases {

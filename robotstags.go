@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,24 +9,6 @@ import (
 
 	"github.com/politecrawl/robots/internal/robotstag"
 )
-
-// The robots directives of a response (X-Robots-Tag, meta robots), read by
-// the plugin's OnResponse hook for the crawler's product tokens:
-//
-//   - nofollow (or none): the links followed from the page with Colly's
-//     Request.Visit are stopped as [Nofollow]. Request.Visit keeps the
-//     page's Context, so the hook gives the page a Context of its own, a
-//     copy of the one it had with a mark added, and its Request and
-//     Response carry it from then on: the callbacks that run after the
-//     hook (OnHTML, OnXML, OnScraped, OnResponse callbacks registered after
-//     the plugin) see the copy, and a value they Put there is not seen by
-//     the other requests that shared the page's Context. A request in a
-//     marked Context is stopped when its depth is above the page's (a link
-//     of the page, or of a page fetched from the page despite the mark);
-//     the page's own Request.Retry is not. Collector.Visit starts a new
-//     Context: a URL given to it is not concerned, which is the way to
-//     fetch a nofollow page's links on purpose.
-//   - noai and noimageai (with [WithPurposes]): see [ResponseUsage].
 
 // nofollowKey is the Context key of a nofollow page's mark: "DEPTH SOURCE
 // URL", the page's depth, the directive's source ("X-Robots-Tag" or
@@ -65,34 +46,6 @@ func isHTML(h *http.Header) bool {
 	return false
 }
 
-// isImage reports whether h's Content-Type is image/*.
-func isImage(h *http.Header) bool {
-	if h == nil {
-		return false
-	}
-	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
-	return err == nil && strings.HasPrefix(mt, "image/")
-}
-
-// onResponse is the plugin's OnResponse hook: the response's robots
-// directives (nofollow, and the usage mark with WithPurposes).
-func (p *Plugin) onResponse(r *colly.Response) {
-	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
-		return
-	}
-	tags, header := p.responseTags(r)
-	if tags&robotstag.NoFollow != 0 {
-		source := "meta-robots"
-		if header&robotstag.NoFollow != 0 {
-			source = "X-Robots-Tag"
-		}
-		markNofollow(r, source)
-	}
-	if len(p.cfg.purposes) > 0 {
-		p.markUsage(r, tags, header)
-	}
-}
-
 // markNofollow gives the page of r a copy of its Context with the
 // nofollow mark.
 func markNofollow(r *colly.Response, source string) {
@@ -122,4 +75,18 @@ func nofollowStop(r *colly.Request) (Block, bool) {
 		return Block{}, false
 	}
 	return Block{Kind: Nofollow, Reason: "a link of " + page + ", whose " + source + " says nofollow"}, true
+}
+
+// nofollow stops a link of a nofollow page, leaving its URL unvisited for
+// Colly (see visits).
+func (f *flow) nofollow() bool {
+	b, stop := nofollowStop(f.r)
+	if !stop {
+		return true
+	}
+	f.stop(b)
+	if !f.c.AllowURLRevisit {
+		f.cs.visits.forget(f.r)
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package robots
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -18,7 +17,6 @@ import (
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
 )
@@ -40,131 +38,6 @@ const (
 	// ctxSlot holds the in-flight slot of an Async collector's request.
 	ctxSlot = "politecrawl.robots.sitemap-slot"
 )
-
-// SitemapOption configures [WithSitemaps].
-type SitemapOption func(*sitemapConfig)
-
-type sitemapConfig struct {
-	walk  sitemap.Config      // the user's walk settings (SitemapWalk)
-	extra map[string][]string // authority → extra sitemap URLs
-	errs  []error
-}
-
-// SitemapURLs adds sitemaps to start from, besides those the robots.txt of
-// their authority announces. Each is walked, with the announced ones, the
-// first time its authority's policy is loaded (so Visit a URL of that
-// authority to start), scoped to its own host. A URL that is not an
-// absolute http(s) URL makes New return an error.
-func SitemapURLs(urls ...string) SitemapOption {
-	return func(c *sitemapConfig) {
-		for _, s := range urls {
-			u, err := url.Parse(s)
-			if err != nil {
-				c.errs = append(c.errs, fmt.Errorf("SitemapURLs(%q): %w", s, err))
-				continue
-			}
-			a, err := policy.Authority(u)
-			if err != nil {
-				c.errs = append(c.errs, fmt.Errorf("SitemapURLs(%q): not an absolute http(s) URL", s))
-				continue
-			}
-			if c.extra == nil {
-				c.extra = map[string][]string{}
-			}
-			c.extra[a] = append(c.extra[a], u.String())
-		}
-	}
-}
-
-// SitemapWalk sets how sitemaps are walked: which pages are handed over
-// (Since, Keep, MaxURLs, StrictDirectory), the reader's and walker's bounds
-// (Limits, MaxIndexDepth, MaxSitemaps, MaxRedirects, DocTimeout), retries
-// (Retries, RetryWait, MaxRetryAfter), SpoolDir, and OnReport, called with
-// each document's report after the plugin counted it in
-// [Plugin.SitemapTotals]. See [sitemap.Config] for each field. The plugin
-// sets Client, UserAgent, Allow and Spool itself (sitemaps go through its
-// transport, its robots.txt check and its gate): setting one of them makes
-// New return an error.
-func SitemapWalk(cfg sitemap.Config) SitemapOption {
-	return func(c *sitemapConfig) {
-		var owned []string
-		if cfg.Client != nil {
-			owned = append(owned, "Client")
-		}
-		if cfg.UserAgent != "" {
-			owned = append(owned, "UserAgent")
-		}
-		if cfg.Allow != nil {
-			owned = append(owned, "Allow")
-		}
-		if cfg.Spool {
-			owned = append(owned, "Spool")
-		}
-		if len(owned) > 0 {
-			c.errs = append(c.errs, fmt.Errorf("SitemapWalk: the plugin sets %s itself (sitemaps go through its transport, robots.txt check and gate)", strings.Join(owned, ", ")))
-			return
-		}
-		c.walk = cfg
-	}
-}
-
-// WithSitemaps makes the plugin feed sitemap URLs back into the collector.
-// The first time an authority's policy is loaded (by the first request to
-// it; a robots.txt that is temporarily unreachable waits for a later
-// request), the sitemaps its robots.txt announces ([policy.Policy.Sitemaps]:
-// resolved against the robots.txt URL, each once) and those given with
-// [SitemapURLs] are walked ([sitemap.Walker]: streaming, gzip, indexes,
-// limits, scope; set with [SitemapWalk]), and each page URL is handed to
-// the collector that made the request, with c.Request("GET", url, nil, ctx,
-// nil), as Visit would: AllowedDomains, URL filters, MaxDepth and the
-// visited set apply, and a URL they refuse is counted as filtered with
-// Colly's reason ("already visited", "forbidden domain", ...). The
-// request's Context holds [CtxSitemap] and [CtxLastMod]. With no options,
-// every announced sitemap is followed.
-//
-// Sitemaps are fetched through the plugin's transport, with the crawler's
-// User-Agent: checked against robots.txt (a disallowed sitemap is not
-// fetched, and is reported) and spaced by the host's gate like pages. Each
-// document is read whole before its page URLs are handed over (up to 1 MiB
-// in memory, the rest in a temporary file): the host's gate holds the host
-// while a response is open, and the pages wait at that gate.
-//
-// The walk runs in the OnRequest hook of the request that loaded the
-// policy, in sync and Async mode alike, before that request goes on: it is
-// Colly's own goroutine, counted by the collector's wait group, so c.Wait()
-// returns only after every page URL was handed over, and it holds no
-// LimitRule slot. That request is sent once the walk ends. In sync mode
-// each page is visited as it is handed over, on the caller's goroutine. In
-// Async mode at most 64 handed-over requests are in flight at once: a
-// request frees its place at its own OnScraped or OnError (not at those of
-// the pages reached by links from it, which share its Context but have a
-// greater Depth). A request that a user's OnRequest callback aborts reaches
-// neither; its place is taken back once it has been out of the plugin's
-// hook for a hold time of a minute plus 64 times the host's delay (the
-// longest a request can queue at the host's gate), as a frontier takes back
-// an expired lease. Filter sitemap pages with SitemapWalk's Keep rather
-// than by aborting them.
-//
-// Every sitemap document gets a [sitemap.Report] (found, handed over,
-// filtered and rejected by reason, its error), summed by
-// [Plugin.SitemapTotals] and passed to SitemapWalk's OnReport; one that
-// failed is also logged as a warning. Each authority is walked once per
-// plugin, into the collector whose request loaded it (a clone or a second
-// collector on the same plugin does not walk it again).
-func WithSitemaps(opts ...SitemapOption) Option {
-	return func(c *config) {
-		sc := &sitemapConfig{}
-		for _, o := range opts {
-			if o != nil {
-				o(sc)
-			}
-		}
-		for _, err := range sc.errs {
-			c.fail("WithSitemaps: %w", err)
-		}
-		c.sitemaps = sc
-	}
-}
 
 // SitemapTotals sums the reports of every sitemap document the plugin
 // walked. A child sitemap that a limit kept from being fetched (nested too
@@ -354,33 +227,6 @@ func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error
 	return errors.New("refused by the frontier")
 }
 
-// sitemapTransport is the transport of sitemap fetches: the host's turn is
-// waited for first, as OnRequest does for a page, telling the walker's
-// document timeout to stop meanwhile (gatewait); then the collectors'
-// transport checks robots.txt and passes the gate, at once.
-type sitemapTransport struct{ p *Plugin }
-
-func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	p := t.p
-	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
-		if d, skip := p.delayOf(pol); !skip {
-			hook := gatewait.From(req.Context())
-			if hook != nil {
-				hook.Pause()
-			}
-			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, -1)
-			if hook != nil {
-				hook.Resume()
-			}
-			if err != nil {
-				closeBody(req)
-				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
-			}
-		}
-	}
-	return p.coll.RoundTrip(req)
-}
-
 // allowSitemap is the walker's robots.txt check of a sitemap URL.
 func (p *Plugin) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
 	v, err := p.resolver().Check(ctx, u)
@@ -388,53 +234,6 @@ func (p *Plugin) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
 		return false, err.Error()
 	}
 	return v.Allowed, v.String()
-}
-
-// visitRefusals are the errors with which Colly refuses a request before
-// making it, and the reasons the reports count them under.
-var visitRefusals = []struct {
-	err    error
-	reason string
-}{
-	{colly.ErrForbiddenDomain, "forbidden domain"},
-	{colly.ErrForbiddenURL, "forbidden URL"},
-	{colly.ErrNoURLFiltersMatch, "no URL filter matches"},
-	{colly.ErrMaxDepth, "max depth"},
-	{colly.ErrMaxRequests, "max requests"},
-	{colly.ErrRobotsTxtBlocked, "blocked by Colly's robots.txt check"},
-	{colly.ErrMissingURL, "missing URL"},
-	{colly.ErrQueueFull, "queue full"},
-}
-
-// reasonCollyOther is the reason a refusal by Colly that is none of
-// visitRefusals is counted under (a URL Colly's parser refuses, an error of
-// the collector's storage, ...): one key, whatever the error's text, which
-// may contain the URL. Each such error is logged (debug level).
-const reasonCollyOther = "refused by Colly (other error)"
-
-// visitRefusal says whether err, returned by c.Request, means Colly refused
-// the URL before making a request, and why: one of a fixed set of reasons,
-// never the error's text. In sync mode Request also returns the error of
-// the request it made (a 404, a robots.txt stop): that URL was handed over.
-func visitRefusal(err error, async bool) (string, bool) {
-	if err == nil || errors.Is(err, ErrBlocked) {
-		return "", false // the plugin's own stop of a request handed over (sync)
-	}
-	var av *colly.AlreadyVisitedError
-	if errors.As(err, &av) {
-		return "already visited", true
-	}
-	for _, v := range visitRefusals {
-		if errors.Is(err, v.err) {
-			return v.reason, true
-		}
-	}
-	if async {
-		// An Async Request returns before the request is made: any error
-		// is a refusal.
-		return reasonCollyOther, true
-	}
-	return "", false
 }
 
 // The Async window of handed-over requests (see WithSitemaps).
@@ -579,4 +378,13 @@ func (p *Plugin) releaseSlot(r *colly.Response) {
 	if r != nil {
 		slotOf(r.Request).release()
 	}
+}
+
+// sitemaps walks the host's sitemaps the first time its policy is seen
+// (WithSitemaps).
+func (f *flow) sitemaps() bool {
+	if f.p.cfg.sitemaps != nil {
+		f.p.walkSitemaps(f.c, f.pol)
+	}
+	return true
 }

@@ -599,7 +599,9 @@ func TestSitemapsRefusalReasons(t *testing.T) {
 // TestSitemapsChildDoesNotFreeSlot: the pages reached by links from a
 // sitemap's page share its Context, and so its slot; their end (here an
 // error) must not release it: with a window of 1, the sitemap's second
-// page is not handed over while the first is still in flight.
+// page is not handed over while the first is still in flight. Once every
+// OnError callback of the linked page has run (the plugin's included),
+// the first page still holds its slot, and the second has not started.
 func TestSitemapsChildDoesNotFreeSlot(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
@@ -641,23 +643,29 @@ func TestSitemapsChildDoesNotFreeSlot(t *testing.T) {
 			t.Error("the linked page did not fail")
 			return
 		}
-		// Had its failure freed /p/0's slot, /p/1 would start now.
+		sl := slotOf(r.Request)
+		sl.w.mu.Lock()
+		_, held := sl.w.taken[sl]
+		sl.w.mu.Unlock()
+		if !held {
+			t.Error("the linked page's error released /p/0's slot")
+		}
 		select {
 		case <-secondStarted:
-			t.Error("/p/1 handed over while /p/0 is in flight: the linked page's error released /p/0's slot")
-		case <-time.After(time.Second):
+			t.Error("/p/1 handed over while /p/0 is in flight")
+		default:
 		}
 	})
 	c.OnScraped(end)
-	c.OnError(func(r *colly.Response, _ error) {
-		if r.Request.Depth == 2 {
-			childFailed <- struct{}{}
-		}
-		end(r)
-	})
+	c.OnError(func(r *colly.Response, _ error) { end(r) })
 	if err := p.Attach(c); err != nil {
 		t.Fatal(err)
 	}
+	c.OnError(func(r *colly.Response, _ error) { // after the plugin's hook
+		if r.Request.Depth == 2 {
+			childFailed <- struct{}{}
+		}
+	})
 	if err := c.Visit("http://a.test/"); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 type HostStats struct {
 	Allowed    int64 // requests let through in OnRequest and not stopped at the transport after (such a stop counts under its kind)
 	Disallowed int64 // stopped by robots.txt (rules or fetch outcome), redirect hops included
-	Deferred   int64 // handed back: robots.txt unreachable, or the host paused past WithDeferWait
+	Deferred   int64 // hand-backs (robots.txt unreachable, or the host paused past WithDeferWait): a request handed back in n rounds counts n
 	Skipped    int64 // stopped because the Crawl-delay is above the largest honoured
 	Canceled   int64 // stopped because the request's context ended while the plugin held it
 	Retried    int64 // sent again after a 429 or 5xx answer and the host's pause (WithRetries)
@@ -167,7 +167,9 @@ func (s *stats) foldTo(keep int) {
 }
 
 // Stats returns a snapshot of the statistics per authority: of the
-// [WithStatsCapacity] most recently updated ones at most.
+// [WithStatsCapacity] most recently updated ones at most. It copies every
+// entry and asks the limiter for each one's gate statistics; [Plugin.Totals]
+// sums without a copy.
 func (p *Plugin) Stats() map[string]HostStats {
 	out := map[string]HostStats{}
 	p.stats.m.Range(func(k, v any) bool {

@@ -2,9 +2,11 @@ package robots
 
 import (
 	"context"
+	"mime"
+	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gocolly/colly/v2"
 
@@ -12,63 +14,6 @@ import (
 	"github.com/politecrawl/robots/internal/robotstag"
 	"github.com/politecrawl/robots/policy"
 )
-
-// WithPurposes declares what the crawler uses the content it fetches for:
-// usage categories of draft-ietf-aipref-vocab-08 ("train-ai", "search") and
-// Cloudflare's Content-Signal ("ai-input"). A site states its preferences in
-// robots.txt (Content-Usage, Content-Signal) and in a response's
-// Content-Usage header; the plugin honours them for these purposes:
-//
-//   - Before the fetch, a URL whose robots.txt preference for a declared
-//     purpose is n is not fetched: it is stopped as [UsageDisallowed], the
-//     deciding line in the reason, reported like every stop (OnError,
-//     [WithOnBlocked], [HostStats].UsageDisallowed). Redirect hops too.
-//   - After the fetch, a response cannot be unfetched: the plugin puts its
-//     preference, robots.txt's combined with the response's Content-Usage
-//     header and its noai and noimageai directives (X-Robots-Tag, meta
-//     robots; the most restrictive wins), in the request's Context under
-//     [UsageKey] for every response, and calls [WithOnUsageRefused]'s
-//     function when a declared purpose is refused. The plugin's OnResponse
-//     hook is registered when it is attached: OnHTML, OnXML and OnScraped
-//     callbacks always see the mark, OnResponse callbacks registered after
-//     the plugin do. Drop the content there (see [UsageOf]).
-//
-// An unknown preference (nothing stated) allows by default: the drafts leave
-// its meaning to the crawler; [WithStrictPurposes] refuses it instead. An
-// unknown category name is an error of [New], and so is a dialect that reads
-// no usage lines (koster1994).
-func WithPurposes(purposes ...string) Option {
-	return func(c *config) {
-		if len(purposes) == 0 {
-			c.fail("WithPurposes(): no purpose")
-		}
-		for _, s := range purposes {
-			cat, ok := dialect.ParseCategory(s)
-			if !ok {
-				c.fail("WithPurposes(%q): unknown usage category (known: train-ai, search, ai-input)", s)
-				continue
-			}
-			if !slices.Contains(c.purposes, cat) {
-				c.purposes = append(c.purposes, cat)
-			}
-		}
-	}
-}
-
-// WithStrictPurposes makes an unknown preference for a purpose declared with
-// [WithPurposes] refuse the content, as n does: a URL is fetched only when
-// robots.txt says y for every declared purpose, and a response is marked
-// refused unless robots.txt or its header says y. Without WithPurposes it is
-// an error of [New].
-func WithStrictPurposes() Option { return func(c *config) { c.strictUsage = true } }
-
-// WithOnUsageRefused sets a function called, from the plugin's OnResponse
-// hook, for each response whose usage preference refuses a purpose declared
-// with [WithPurposes] (its Context holds the same ResponseUsage under
-// [UsageKey]). Without WithPurposes it is an error of [New].
-func WithOnUsageRefused(fn func(r *colly.Response, u ResponseUsage)) Option {
-	return func(c *config) { c.onUsage = fn }
-}
 
 // UsageKey prefixes the key of a response's [ResponseUsage] in its
 // request's Context, put there by the plugin when [WithPurposes] is set:
@@ -197,4 +142,21 @@ func (p *Plugin) markUsage(r *colly.Response, tags, header robotstag.Directives)
 	if fn := p.cfg.onUsage; fn != nil {
 		fn(r, ru)
 	}
+}
+
+// isImage reports whether h's Content-Type is image/*.
+func isImage(h *http.Header) bool {
+	if h == nil {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && strings.HasPrefix(mt, "image/")
+}
+
+// usage stops a URL whose robots.txt refuses a declared purpose.
+func (f *flow) usage() bool {
+	if b, refused := f.p.usageStop(f.pol, f.r.URL, f.v); refused {
+		return f.stop(b)
+	}
+	return true
 }

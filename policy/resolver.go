@@ -110,7 +110,11 @@ func WithUserAgent(ua string) Option {
 // proxy, cookie jar and timeout); redirects are counted and followed by the
 // resolver whatever the client's CheckRedirect says. Default: a client of
 // its own with a 10 s connect (and TLS handshake) timeout and a 15 s
-// response-header timeout.
+// response-header timeout. Every fetch of the resolver, each redirect hop
+// its own request, goes through the client's transport: to sign them (Web
+// Bot Auth), give a client whose transport is a botauth.Transport tr,
+// wrapped as tr.Answering(tr) to answer signature challenges. The robots
+// plugin signs with its own WithSigner instead.
 func WithHTTPClient(client *http.Client) Option {
 	return func(c *config) { c.client = client }
 }

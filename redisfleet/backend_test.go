@@ -38,7 +38,12 @@ func client(t testing.TB, srv backend, maxRetries int) redis.UniversalClient {
 }
 
 // forBackends runs test twice, in parallel: on a redis-server of its own
-// and on a 3-node Redis Cluster of its own, with the same assertions.
+// and on a 3-node Redis Cluster of its own, with the same assertions. It
+// is for the tests whose subject is where the keys are: a script that
+// reaches keys it names itself (a host's limiter state, its stored
+// policy) in its partition's hash slot, one Pub/Sub connection per
+// partition, a pipeline over every partition. The others run on one
+// server (onServer): the Cluster changes nothing they check.
 func forBackends(t *testing.T, test func(t *testing.T, srv backend)) {
 	t.Run("single", func(t *testing.T) {
 		t.Parallel()
@@ -48,4 +53,21 @@ func forBackends(t *testing.T, test func(t *testing.T, srv backend)) {
 		t.Parallel()
 		test(t, redistest.StartCluster(t, 3))
 	})
+}
+
+// onServer runs test on a redis-server of its own. It does not make t
+// parallel: a test that checks for leaked goroutines
+// (testutil.CheckGoroutines) must run alone.
+func onServer(t *testing.T, test func(t *testing.T, srv backend)) {
+	test(t, redistest.Start(t))
+}
+
+// first returns the first of v, or the zero value: the test helpers take
+// a configuration or none.
+func first[T any](v []T) T {
+	var z T
+	if len(v) > 0 {
+		return v[0]
+	}
+	return z
 }

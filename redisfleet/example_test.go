@@ -43,7 +43,7 @@ func Example() {
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
-	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithPrefix("mycrawl:"))
+	fleet, err := redisfleet.New(ctx, rdb, redisfleet.Config{Prefix: "mycrawl:"})
 	if err != nil {
 		fmt.Println(err) // redisfleet: New: PING: redisfleet: Redis is unavailable: ...
 		return
@@ -67,10 +67,7 @@ func ExampleNew() {
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	fleet, err := redisfleet.New(context.Background(), rdb,
-		redisfleet.WithPrefix("mycrawl:"),
-		redisfleet.WithCallTimeout(time.Second),
-		redisfleet.WithLease(5*time.Second),
-		redisfleet.WithOnRedisDown(redisfleet.FallBackLocal))
+		redisfleet.Config{Prefix: "mycrawl:", CallTimeout: time.Second, Lease: 5 * time.Second, OnRedisDown: redisfleet.FallBackLocal})
 	if err != nil {
 		fmt.Println("no fleet:", err)
 		return
@@ -121,7 +118,7 @@ func ExampleNew_unreachable() {
 	ln.Close() // nothing listens there now
 	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer rdb.Close()
-	_, err := redisfleet.New(context.Background(), rdb, redisfleet.WithCallTimeout(500*time.Millisecond))
+	_, err := redisfleet.New(context.Background(), rdb, redisfleet.Config{CallTimeout: 500 * time.Millisecond})
 	fmt.Println(errors.Is(err, redisfleet.ErrUnavailable))
 	// Output: true
 }

@@ -33,9 +33,9 @@ func newClient(t testing.TB, srv backend) redis.UniversalClient {
 }
 
 // newFleet returns a Fleet on a client of its own, closed when t ends.
-func newFleet(t testing.TB, srv backend, opts ...Option) *Fleet {
+func newFleet(t testing.TB, srv backend, cfg ...Config) *Fleet {
 	t.Helper()
-	f, err := New(context.Background(), newClient(t, srv), opts...)
+	f, err := New(context.Background(), newClient(t, srv), first(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestNewUnreachable(t *testing.T) {
 	addr := redistest.DeadAddr(t) // nothing listens there
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
-	f, err := New(context.Background(), c, WithCallTimeout(500*time.Millisecond))
+	f, err := New(context.Background(), c, Config{CallTimeout: 500 * time.Millisecond})
 	if err == nil {
 		f.Close()
 		t.Fatal("New on an address nothing listens on succeeded")
@@ -61,7 +61,7 @@ func TestNewUnreachable(t *testing.T) {
 func TestNewKeysAndPartitions(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithPrefix("t1:"))
+	f := newFleet(t, srv, Config{Prefix: "t1:"})
 	c := newClient(t, srv)
 	ctx := context.Background()
 	if v, err := c.Get(ctx, "t1:v2:config").Result(); err != nil || v != "partitions=16" {
@@ -88,16 +88,16 @@ func TestNewKeysAndPartitions(t *testing.T) {
 		}
 		return n
 	}
-	if slot(h) != slot(z) || slot(h) != slot(f.pkey(p, kindEpoch)) || slot(h) != slot(f.Frontier().parts[p].keys[0]) {
+	if slot(h) != slot(z) || slot(h) != slot(f.pkey(p, kindEpoch)) || slot(h) != slot(f.Frontier(FrontierConfig{}).parts[p].keys[0]) {
 		t.Fatal("a partition's keys are in different hash slots")
 	}
 	// Another partition count for the same fleet is refused.
-	if _, err := New(ctx, newClient(t, srv), WithPrefix("t1:"), WithPartitions(8)); err == nil || !strings.Contains(err.Error(), "WithPartitions") {
+	if _, err := New(ctx, newClient(t, srv), Config{Prefix: "t1:", Partitions: 8}); err == nil || !strings.Contains(err.Error(), "Config.Partitions") {
 		t.Fatalf("New with 8 partitions on a fleet of 16: %v", err)
 	}
-	for _, n := range []int{0, -1, 16385} {
-		if _, err := New(ctx, newClient(t, srv), WithPrefix("t2:"), WithPartitions(n)); err == nil {
-			t.Fatalf("WithPartitions(%d) accepted", n)
+	for _, n := range []int{-1, 16385} {
+		if _, err := New(ctx, newClient(t, srv), Config{Prefix: "t2:", Partitions: n}); err == nil {
+			t.Fatalf("Config{Partitions: %d} accepted", n)
 		}
 	}
 }
@@ -118,7 +118,7 @@ func TestFreshStartWithListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	const lease = 6 * time.Second
-	f := newFleet(t, srv, WithLease(lease), WithCallTimeout(time.Second))
+	f := newFleet(t, srv, Config{Lease: lease, CallTimeout: time.Second})
 	sub := c.Subscribe(ctx, f.pkey(f.part("https://fresh.example"), kindWake))
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
@@ -160,7 +160,7 @@ func TestHelperChildAcquire(t *testing.T) {
 	lease, _ := time.ParseDuration(os.Getenv("REDISFLEET_LEASE"))
 	delay, _ := time.ParseDuration(os.Getenv("REDISFLEET_DELAY"))
 	c := redis.NewClient(&redis.Options{Addr: os.Getenv("REDISFLEET_ADDR"), ContextTimeoutEnabled: true})
-	f, err := New(context.Background(), c, WithLease(lease), WithCallTimeout(lease/3))
+	f, err := New(context.Background(), c, Config{Lease: lease, CallTimeout: lease / 3})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -214,7 +214,7 @@ func TestLimiterLeaseOfKilledProcess(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 
-	f := newFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3))
+	f := newFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3})
 	c := newClient(t, srv)
 	_, hold := f.hostKeys(host)
 	ctx := context.Background()
@@ -259,8 +259,8 @@ func TestLimiterRedisRestartedMidRun(t *testing.T) {
 	)
 	host := "http://" + s.Listener.Addr().String()
 	lims := []*Limiter{
-		newFleet(t, srv, WithLease(3*time.Second), WithCallTimeout(time.Second)).Limiter(LimiterConfig{}),
-		newFleet(t, srv, WithLease(3*time.Second), WithCallTimeout(time.Second)).Limiter(LimiterConfig{}),
+		newFleet(t, srv, Config{Lease: 3 * time.Second, CallTimeout: time.Second}).Limiter(LimiterConfig{}),
+		newFleet(t, srv, Config{Lease: 3 * time.Second, CallTimeout: time.Second}).Limiter(LimiterConfig{}),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -315,8 +315,7 @@ func TestLimiterFallBackLocal(t *testing.T) {
 	srv := redistest.Start(t)
 	s := newSite(t, 0)
 	var logs testutil.Buffer
-	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second),
-		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	f := newFleet(t, srv, Config{OnRedisDown: FallBackLocal, CallTimeout: time.Second, Lease: 3 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	l := f.Limiter(LimiterConfig{})
 	host := "http://" + s.Listener.Addr().String()
 	ctx := context.Background()
@@ -420,23 +419,23 @@ func TestSlowRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	px := newStallProxy(t, srv.Addr)
-	mk := func(opts ...Option) *Fleet {
+	mk := func(onDown OnRedisDown) *Fleet {
 		c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { c.Close() })
-		f, err := New(context.Background(), c, append(opts, WithCallTimeout(time.Second))...)
+		f, err := New(context.Background(), c, Config{CallTimeout: time.Second, OnRedisDown: onDown})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
-	wait, local := mk().Limiter(LimiterConfig{}), mk(WithOnRedisDown(FallBackLocal)).Limiter(LimiterConfig{})
+	wait, local := mk(WaitForRedis).Limiter(LimiterConfig{}), mk(FallBackLocal).Limiter(LimiterConfig{})
 	px.stalled.Store(true)
 	defer px.stalled.Store(false)
 
 	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
-	if _, err := New(context.Background(), c, WithCallTimeout(time.Second)); !errors.Is(err, ErrUnavailable) {
+	if _, err := New(context.Background(), c, Config{CallTimeout: time.Second}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("New on a Redis that does not answer: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -462,7 +461,7 @@ func TestSlowRedis(t *testing.T) {
 func TestLimiterDeadWaiterDropped(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(time.Second))
+	f := newFleet(t, srv, Config{CallTimeout: time.Second})
 	c := newClient(t, srv)
 	ctx := context.Background()
 	const host = "https://queued.example"
@@ -498,8 +497,7 @@ func TestLimiterDeadWaiterDropped(t *testing.T) {
 func TestFallBackLocalNoOverlapAcrossSwitch(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second),
-		WithLogger(slog.New(slog.DiscardHandler)))
+	f := newFleet(t, srv, Config{OnRedisDown: FallBackLocal, CallTimeout: time.Second, Lease: 3 * time.Second, Logger: slog.New(slog.DiscardHandler)})
 	l := f.Limiter(LimiterConfig{})
 	const host, d = "https://overlap.example", 100 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -549,7 +547,7 @@ func TestHelperChildOutage(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
-	f, err := New(context.Background(), c, WithOnRedisDown(FallBackLocal), WithCallTimeout(time.Second), WithLease(3*time.Second))
+	f, err := New(context.Background(), c, Config{OnRedisDown: FallBackLocal, CallTimeout: time.Second, Lease: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,7 +598,8 @@ type pausable interface {
 // handed out within a few call timeouts (the lease is 10 s), each to one
 // process once, none lost, and no lease is reaped.
 func TestFrontierRedisHang(t *testing.T) {
-	forBackends(t, func(t *testing.T, be backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, be backend) {
 		srv := be.(pausable)
 		const (
 			callTimeout = time.Second
@@ -611,8 +610,8 @@ func TestFrontierRedisHang(t *testing.T) {
 		log := slog.New(slog.NewTextHandler(&logs, nil))
 		var fs []*Frontier
 		for range 2 {
-			f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease), WithLogger(log))
-			fs = append(fs, frOpen(t, f, WithMaxWait(200*time.Millisecond)))
+			f := frFleet(t, srv, Config{CallTimeout: callTimeout, Lease: lease, Logger: log})
+			fs = append(fs, frOpen(t, f, FrontierConfig{MaxWait: 200 * time.Millisecond}))
 		}
 		// A host in every partition, so that whichever partition a pop that
 		// times out goes to, it has a request to lease when it runs late.
@@ -732,7 +731,8 @@ func TestFrontierRedisHang(t *testing.T) {
 // behind either: the host is free again within a few call timeouts, not
 // a lease, and no two permits overlap.
 func TestLimiterRedisHang(t *testing.T) {
-	forBackends(t, func(t *testing.T, be backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, be backend) {
 		srv := be.(pausable)
 		const (
 			callTimeout = time.Second
@@ -741,7 +741,7 @@ func TestLimiterRedisHang(t *testing.T) {
 			d           = 50 * time.Millisecond
 		)
 		mk := func() *Limiter {
-			f := frFleet(t, srv, WithCallTimeout(callTimeout), WithLease(lease))
+			f := frFleet(t, srv, Config{CallTimeout: callTimeout, Lease: lease})
 			if err := hostScript.Load(context.Background(), f.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -811,7 +811,7 @@ func TestLimiterRedisHang(t *testing.T) {
 func TestPubSubConnections(t *testing.T) {
 	forBackends(t, func(t *testing.T, srv backend) {
 		a, b := newFleet(t, srv), newFleet(t, srv)
-		q := b.Frontier()
+		q := b.Frontier(FrontierConfig{})
 		q.Init() // waits on every partition
 		defer q.Close()
 		var subs int

@@ -261,7 +261,9 @@ type fleetRedis struct {
 
 // fleetBackends runs test twice, in parallel: on a redis-server of its
 // own (-redis) and on a 3-node Redis Cluster of its own (-redis-cluster),
-// with the same assertions.
+// with the same assertions: for the crawl whose subject is the fleet
+// spread over a Cluster's masters (TestFleetThreeProcesses). The other
+// process tests run on one server (fleetOnServer).
 func fleetBackends(t *testing.T, test func(t *testing.T, r fleetRedis)) {
 	t.Run("single", func(t *testing.T) {
 		t.Parallel()
@@ -273,6 +275,12 @@ func fleetBackends(t *testing.T, test func(t *testing.T, r fleetRedis)) {
 		c := redistest.StartCluster(t, 3)
 		test(t, fleetRedis{"-redis-cluster", c.URL(), c.Stop, c.Start})
 	})
+}
+
+// fleetOnServer runs test on a redis-server of its own.
+func fleetOnServer(t *testing.T, test func(t *testing.T, r fleetRedis)) {
+	srv := redistest.Start(t)
+	test(t, fleetRedis{"-redis", srv.URL(), srv.Stop, srv.Start})
 }
 
 // testFleetThreeProcesses runs TestFleetThreeProcesses on r.
@@ -337,7 +345,8 @@ func testFleetThreeProcesses(t *testing.T, r fleetRedis) {
 // queues again what it knows; a page may be fetched twice), and every
 // process finishes.
 func TestFleetRedisRestarted(t *testing.T) {
-	fleetBackends(t, testFleetRedisRestarted)
+	t.Parallel()
+	fleetOnServer(t, testFleetRedisRestarted)
 }
 
 func testFleetRedisRestarted(t *testing.T, r fleetRedis) {
@@ -440,7 +449,8 @@ func TestFleetRedisGone(t *testing.T) {
 // the delay after that process's lease ends, the request comes back to
 // another process, nothing is lost, and the others finish.
 func TestFleetProcessKilled(t *testing.T) {
-	fleetBackends(t, testFleetProcessKilled)
+	t.Parallel()
+	fleetOnServer(t, testFleetProcessKilled)
 }
 
 func testFleetProcessKilled(t *testing.T, r fleetRedis) {

@@ -16,7 +16,7 @@ import (
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
-// TestFrontierBatching: with WithBatching, AddRequest keeps the links in
+// TestFrontierBatching: with FrontierConfig.Batching, AddRequest keeps the links in
 // memory (nothing reaches Redis: another process counts none of them)
 // until the next Done writes them in the same pipeline, links first; a
 // link seen before is dropped then and counted; QueueSize answers from
@@ -24,9 +24,9 @@ import (
 // kept by a process that reports nothing done.
 func TestFrontierBatching(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
-		p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond), WithBatching(time.Hour))
-		p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+	onServer(t, func(t *testing.T, srv backend) {
+		p1 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond, Batching: time.Hour})
+		p2 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
 		if err := p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +57,7 @@ func TestFrontierBatching(t *testing.T) {
 			t.Fatalf("stats %+v, want 3 added, 1 seen, none pending, 1 done", st)
 		}
 
-		p3 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond), WithBatching(200*time.Millisecond))
+		p3 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond, Batching: 200 * time.Millisecond})
 		if err := p3.AddRequest(testutil.CollyRequest(t, "http://c.example/1")); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func tripName(c redis.Cmder) string {
 	return c.Name()
 }
 
-// TestFrontierDoneRidesPop: with WithBatching, Done sends nothing: the
+// TestFrontierDoneRidesPop: with FrontierConfig.Batching, Done sends nothing: the
 // done report waits for this process's next pop and goes first in its
 // pipeline, one round trip for both, so that the host it frees is handed
 // out by that very pop (PerHost 1). A done report no pop follows is
@@ -132,7 +132,7 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	forBackends(t, func(t *testing.T, srv backend) {
 		ctx := context.Background()
-		f := frFleet(t, srv, WithLease(time.Hour)) // no renewal tick (a flush, a renewal) in the counts
+		f := frFleet(t, srv, Config{Lease: time.Hour}) // no renewal tick (a flush, a renewal) in the counts
 		var log tripLog
 		f.rdb.AddHook(&log)
 		for _, s := range []*redis.Script{frAddScript, frPopScript, frDoneScript} {
@@ -140,7 +140,7 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		q := frOpen(t, f, WithMaxWait(time.Second), WithBatching(time.Hour))
+		q := frOpen(t, f, FrontierConfig{MaxWait: time.Second, Batching: time.Hour})
 		q.cfg.linger = time.Hour // only a pop, QueueSize or Close writes a done report here
 		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3"} {
 			if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
@@ -214,7 +214,7 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 		}
 
 		// The timer writes a report no pop takes.
-		q2 := frOpen(t, f, WithFrontierName("timer"), WithMaxWait(time.Second), WithBatching(time.Hour))
+		q2 := frOpen(t, f, FrontierConfig{Name: "timer", MaxWait: time.Second, Batching: time.Hour})
 		if err := q2.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 			t.Fatal(err)
 		}
@@ -232,12 +232,12 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 // hear nothing.
 func TestFrontierWakesOne(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		var fs []*Fleet
 		for range 3 {
 			f := frFleet(t, srv)
 			fs = append(fs, f)
-			q := frOpen(t, f, WithMaxWait(time.Minute))
+			q := frOpen(t, f, FrontierConfig{MaxWait: time.Minute})
 			// Nothing queued or out anywhere: ErrEmpty at once, after
 			// pops that register the process as waiting for a minute.
 			if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
@@ -294,17 +294,17 @@ func (c *callCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // a second early wait asks Redis, and Acquire always does.
 func TestFrontierReadyAnswersWait(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		var calls callCount
 		c := client(t, srv, -1)
 		c.AddHook(&calls)
-		f, err := New(context.Background(), c)
+		f, err := New(context.Background(), c, Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		f.fresh = time.Hour // the machine's load decides nothing
-		q := frOpen(t, f, WithMaxWait(100*time.Millisecond))
+		f.desk.fresh = time.Hour // the machine's load decides nothing
+		q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})
 		lim := f.Limiter(LimiterConfig{})
 		if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 			t.Fatal(err)

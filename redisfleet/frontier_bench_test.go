@@ -31,12 +31,12 @@ func BenchmarkFrontier(b *testing.B) {
 	defer rdb.Close()
 	var calls callCounter
 	rdb.AddHook(&calls)
-	fl, err := New(context.Background(), rdb)
+	fl, err := New(context.Background(), rdb, Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer fl.Close()
-	q := fl.Frontier(WithFrontierName(fmt.Sprint(time.Now().UnixNano())))
+	q := fl.Frontier(FrontierConfig{Name: fmt.Sprint(time.Now().UnixNano())})
 	q.Init()
 	defer q.Close()
 	reqs := make([][]byte, b.N)
@@ -60,7 +60,7 @@ func BenchmarkFrontier(b *testing.B) {
 		_ = p
 		q.mu.Lock()
 		var id string
-		for k := range q.own {
+		for k := range q.st.own {
 			id = k
 		}
 		q.mu.Unlock()
@@ -97,7 +97,7 @@ func BenchmarkFrontierNotReady(b *testing.B) {
 			var callsN, popNs float64
 			b.StopTimer()
 			for i := range b.N {
-				q := fl.Frontier(WithFrontierName(fmt.Sprintf("nr%d", i)), WithMaxWait(time.Second))
+				q := fl.Frontier(FrontierConfig{Name: fmt.Sprintf("nr%d", i), MaxWait: time.Second})
 				if err := q.Init(); err != nil {
 					b.Fatal(err)
 				}
@@ -114,9 +114,9 @@ func BenchmarkFrontierNotReady(b *testing.B) {
 					return err
 				})
 				q.mu.Lock()
-				leases := make([]string, 0, len(q.own))
-				hosts := make([]string, 0, len(q.own))
-				for id, l := range q.own {
+				leases := make([]string, 0, len(q.st.own))
+				hosts := make([]string, 0, len(q.st.own))
+				for id, l := range q.st.own {
 					leases, hosts = append(leases, id), append(hosts, l.host)
 				}
 				q.mu.Unlock()

@@ -25,7 +25,7 @@ func ExampleFleet_Frontier() {
 		robots.WithPolicy(policy.WithStore(fleet.Store())),
 		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})),
 	))
-	front := fleet.Frontier(redisfleet.WithFrontierName("mycrawl"))
+	front := fleet.Frontier(redisfleet.FrontierConfig{Name: "mycrawl"})
 	defer front.Close()
 	robots.AttachFrontier(c, front) // reports each request done; Colly's own revisit check off
 	q, _ := queue.New(4, front)
@@ -40,15 +40,14 @@ func ExampleFleet_Frontier() {
 	}
 }
 
-// The frontier's keys expire a week (WithFrontierTTL) after the crawl's
+// The frontier's keys expire a week (FrontierConfig.TTL) after the crawl's
 // last activity; once every process's queue.Run has returned, one process
 // may delete them at once. The journal that lets a process queue again
-// what Redis lost is capped (WithJournalCap). (Compiled, not run: it needs
+// what Redis lost is capped (FrontierConfig.JournalCap). (Compiled, not run: it needs
 // a Redis.)
 func ExampleFrontier_Drop() {
 	ctx := context.Background()
-	front := fleet.Frontier(redisfleet.WithFrontierName("crawl-42"),
-		redisfleet.WithFrontierTTL(24*time.Hour), redisfleet.WithJournalCap(50_000))
+	front := fleet.Frontier(redisfleet.FrontierConfig{Name: "crawl-42", TTL: 24 * time.Hour, JournalCap: 50_000})
 	defer front.Close()
 	// ... every process runs its Colly queue on front until it returns ...
 	if err := front.Drop(ctx); err != nil {

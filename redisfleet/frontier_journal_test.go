@@ -31,9 +31,9 @@ func TestFrontierJournalPruned(t *testing.T) {
 	srv := redistest.Start(t)
 	// A call timeout of 1 s: the first call to the restarted (fresh)
 	// Redis dials a new connection, slow on a loaded machine.
-	opts := []Option{WithLease(3 * time.Second), WithCallTimeout(time.Second)}
-	p1 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
-	p2 := frOpen(t, frFleet(t, srv, opts...), WithMaxWait(100*time.Millisecond))
+	cfg := Config{Lease: 3 * time.Second, CallTimeout: time.Second}
+	p1 := frOpen(t, frFleet(t, srv, cfg), FrontierConfig{MaxWait: 100 * time.Millisecond})
+	p2 := frOpen(t, frFleet(t, srv, cfg), FrontierConfig{MaxWait: 100 * time.Millisecond})
 	const n, left = 20, 5
 	for i := range n {
 		if err := p1.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
@@ -67,7 +67,7 @@ func TestFrontierJournalPruned(t *testing.T) {
 func TestFrontierJournalCap(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	p := frOpen(t, frFleet(t, srv), WithJournalCap(3))
+	p := frOpen(t, frFleet(t, srv), FrontierConfig{JournalCap: 3})
 	for i := range 5 {
 		if err := p.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
 			t.Fatal(err)
@@ -83,8 +83,8 @@ func TestFrontierJournalCap(t *testing.T) {
 func TestFrontierTTLAndDrop(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := frFleet(t, srv, WithPrefix("ttl:"))
-	p := frOpen(t, f, WithFrontierTTL(time.Hour), WithMaxWait(100*time.Millisecond))
+	f := frFleet(t, srv, Config{Prefix: "ttl:"})
+	p := frOpen(t, f, FrontierConfig{TTL: time.Hour, MaxWait: 100 * time.Millisecond})
 	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
 		if err := p.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 			t.Fatal(err)
@@ -127,7 +127,7 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 // before may be queued again.
 func TestFrontierDropBothBackends(t *testing.T) {
 	forBackends(t, func(t *testing.T, srv backend) {
-		p := frOpen(t, frFleet(t, srv, WithPrefix("drop:")), WithMaxWait(100*time.Millisecond))
+		p := frOpen(t, frFleet(t, srv, Config{Prefix: "drop:"}), FrontierConfig{MaxWait: 100 * time.Millisecond})
 		urls := []string{"http://a.example/1", "http://b.example/1", "http://c.example/1", "http://d.example/1"}
 		for _, u := range urls {
 			if err := p.AddRequest(testutil.CollyRequest(t, u)); err != nil {
@@ -165,7 +165,7 @@ func TestFrontierJournalUnsureAdd(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
-	f, err := New(ctx, c, WithCallTimeout(time.Second), WithLease(time.Hour))
+	f, err := New(ctx, c, Config{CallTimeout: time.Second, Lease: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestFrontierJournalUnsureAdd(t *testing.T) {
 	if err := frAddScript.Load(ctx, c).Err(); err != nil { // runs under the stall, no NOSCRIPT
 		t.Fatal(err)
 	}
-	q := frOpen(t, f, WithMaxWait(100*time.Millisecond))
+	q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})
 	const u = "http://a.example/1"
 	px.stalled.Store(true)
 	if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {

@@ -22,11 +22,14 @@ import (
 
 // frFleet returns a Fleet on a client of its own (one "process"), closed
 // when t ends.
-func frFleet(t testing.TB, srv backend, opts ...Option) *Fleet {
+func frFleet(t testing.TB, srv backend, cfg ...Config) *Fleet {
 	t.Helper()
 	c := client(t, srv, -1) // a dead server fails a call at once
-	opts = append([]Option{WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
-	f, err := New(context.Background(), c, opts...)
+	fc := first(cfg)
+	if fc.Logger == nil {
+		fc.Logger = slog.New(slog.DiscardHandler)
+	}
+	f, err := New(context.Background(), c, fc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,9 +37,9 @@ func frFleet(t testing.TB, srv backend, opts ...Option) *Fleet {
 	return f
 }
 
-func frOpen(t testing.TB, f *Fleet, opts ...FrontierOption) *Frontier {
+func frOpen(t testing.TB, f *Fleet, cfg ...FrontierConfig) *Frontier {
 	t.Helper()
-	q := f.Frontier(opts...)
+	q := f.Frontier(first(cfg))
 	if err := q.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +83,9 @@ func frSize(t testing.TB, q *Frontier) int {
 // is out anywhere.
 func TestFrontierSharedQueue(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
-		p1 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
-		p2 := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+	onServer(t, func(t *testing.T, srv backend) {
+		p1 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
+		p2 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
 		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
 			if err := p1.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 				t.Fatal(err)
@@ -133,7 +136,7 @@ func TestFrontierSharedQueue(t *testing.T) {
 		// An empty fleet: ErrEmpty without waiting for anything (a process
 		// with a long MaxWait tells "at once" from "after MaxWait" whatever
 		// the machine's load).
-		p3 := frOpen(t, frFleet(t, srv), WithMaxWait(time.Minute))
+		p3 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: time.Minute})
 		start = time.Now()
 		if _, err := p3.GetRequest(); !errors.Is(err, frontier.ErrEmpty) || time.Since(start) > 30*time.Second {
 			t.Fatalf("empty fleet: %v after %v, want ErrEmpty at once", err, time.Since(start))
@@ -147,7 +150,7 @@ func TestFrontierSharedQueue(t *testing.T) {
 func TestFrontierReadsLimiter(t *testing.T) {
 	forBackends(t, func(t *testing.T, srv backend) {
 		fl := frFleet(t, srv)
-		q := frOpen(t, fl, WithMaxWait(5*time.Second))
+		q := frOpen(t, fl, FrontierConfig{MaxWait: 5 * time.Second})
 		lim := fl.Limiter(LimiterConfig{})
 		ctx := context.Background()
 		const delay = 300 * time.Millisecond
@@ -181,9 +184,10 @@ func TestFrontierReadsLimiter(t *testing.T) {
 // request of its own out it hands out the soonest instead (a queue thread
 // may be waiting to hand it a new request).
 func TestFrontierNotReady(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		fl := frFleet(t, srv)
-		q := frOpen(t, fl, WithMaxWait(100*time.Millisecond))
+		q := frOpen(t, fl, FrontierConfig{MaxWait: 100 * time.Millisecond})
 		if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
 			t.Fatal(err)
 		}
@@ -214,8 +218,8 @@ func TestFrontierDeadProcess(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	srv := redistest.Start(t)
 	const lease = 3 * time.Second
-	dying := frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)).Frontier(WithMaxWait(100 * time.Millisecond))
-	live := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(4*lease))
+	dying := frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}).Frontier(FrontierConfig{MaxWait: 100 * time.Millisecond})
+	live := frOpen(t, frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}), FrontierConfig{MaxWait: 4 * lease})
 	dying.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	if u, _ := frGet(t, dying); u != "http://a.example/1" {
 		t.Fatal(u)
@@ -241,12 +245,13 @@ func TestFrontierDeadProcess(t *testing.T) {
 // TestFrontierLeaseRenewed: a live process keeps its request past the
 // lease.
 func TestFrontierLeaseRenewed(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		// The lease is renewed every lease/3: p2 waits out two leases, so a
 		// missed renewal would hand it the request.
 		const lease = 3 * time.Second
-		p1 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)))
-		p2 := frOpen(t, frFleet(t, srv, WithLease(lease), WithCallTimeout(lease/3)), WithMaxWait(2*lease))
+		p1 := frOpen(t, frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}))
+		p2 := frOpen(t, frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}), FrontierConfig{MaxWait: 2 * lease})
 		p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 		frGet(t, p1)
 		if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
@@ -264,8 +269,8 @@ func TestFrontierLeaseRenewed(t *testing.T) {
 func TestFrontierRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	p1 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond), WithOutageLimit(time.Second))
-	p2 := frOpen(t, frFleet(t, srv, WithCallTimeout(time.Second)), WithMaxWait(200*time.Millisecond))
+	p1 := frOpen(t, frFleet(t, srv, Config{CallTimeout: time.Second}), FrontierConfig{MaxWait: 200 * time.Millisecond, OutageLimit: time.Second})
+	p2 := frOpen(t, frFleet(t, srv, Config{CallTimeout: time.Second}), FrontierConfig{MaxWait: 200 * time.Millisecond})
 	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	_, la := frGet(t, p2) // a: out at p2 while Redis is lost
 	p2.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
@@ -302,7 +307,8 @@ func TestFrontierRedisDown(t *testing.T) {
 // TestFrontierColly runs real Colly queues in two processes' worth of
 // Fleets over one Redis: every URL once, and both runs end.
 func TestFrontierColly(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		var fetched = make(chan string, 100)
 		run := func(q *Frontier) error {
 			c := colly.NewCollector()
@@ -358,10 +364,10 @@ func TestFrontierInitRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const callTimeout = 500 * time.Millisecond
-	f := frFleet(t, srv, WithCallTimeout(callTimeout))
+	f := frFleet(t, srv, Config{CallTimeout: callTimeout})
 	srv.Stop()
 	start := time.Now()
-	q := f.Frontier()
+	q := f.Frontier(FrontierConfig{})
 	q.Init()
 	defer q.Close()
 	if el := time.Since(start); el > 8*callTimeout {
@@ -376,7 +382,7 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const callTimeout = 500 * time.Millisecond
-	q := frOpen(t, frFleet(t, srv, WithCallTimeout(callTimeout)), WithMaxWait(200*time.Millisecond))
+	q := frOpen(t, frFleet(t, srv, Config{CallTimeout: callTimeout}), FrontierConfig{MaxWait: 200 * time.Millisecond})
 	if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 		t.Fatal(err)
 	}
@@ -397,8 +403,9 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 // queued, and a request put back (here: its pop abandoned, as after a
 // Redis hang) comes out first again, on both backends.
 func TestFrontierFIFOAndPutBack(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
-		q := frOpen(t, frFleet(t, srv), WithMaxWait(100*time.Millisecond))
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
+		q := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
 		for i := 1; i <= 3; i++ {
 			if err := q.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://a.example/%d", i))); err != nil {
 				t.Fatal(err)
@@ -412,7 +419,7 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		// its request back at the head of the host's queue.
 		p := q.fl.part("http://a.example")
 		q.mu.Lock()
-		delete(q.own, l)
+		delete(q.st.own, l)
 		q.parts[p].abandoned[l] = time.Time{}
 		q.mu.Unlock()
 		var got []string
@@ -437,11 +444,12 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 // delay of an hour; GetRequest learns that none is ready in one pop (looking at them would
 // take one pop per 32 hosts). A host whose delay ends is handed out then.
 func TestFrontierDoneScoresReadyTime(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
-		fl := frFleet(t, srv, WithPartitions(1))
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
+		fl := frFleet(t, srv, Config{Partitions: 1})
 		var pops popCounter
 		fl.rdb.AddHook(&pops)
-		q := frOpen(t, fl, WithMaxWait(5*time.Second))
+		q := frOpen(t, fl, FrontierConfig{MaxWait: 5 * time.Second})
 		lim := fl.Limiter(LimiterConfig{})
 		ctx := context.Background()
 		const n = 200
@@ -490,12 +498,13 @@ func TestFrontierDoneScoresReadyTime(t *testing.T) {
 // it; process B, which registered behind A, hands the request out at its
 // MaxWait.
 func TestFrontierLookerDies(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
-		flA, flB := frFleet(t, srv, WithPartitions(1)), frFleet(t, srv, WithPartitions(1))
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
+		flA, flB := frFleet(t, srv, Config{Partitions: 1}), frFleet(t, srv, Config{Partitions: 1})
 		var popsA popCounter
 		flA.rdb.AddHook(&popsA)
-		a := frOpen(t, flA, WithMaxWait(5*time.Second))
-		b := frOpen(t, flB, WithMaxWait(4*time.Second))
+		a := frOpen(t, flA, FrontierConfig{MaxWait: 5 * time.Second})
+		b := frOpen(t, flB, FrontierConfig{MaxWait: 4 * time.Second})
 		ctx := context.Background()
 		const host = "http://a.example"
 		p, err := flB.Limiter(LimiterConfig{}).Acquire(ctx, host, 2*time.Second)

@@ -4,7 +4,7 @@ go 1.24.0
 
 require (
 	github.com/gocolly/colly/v2 v2.3.0
-	github.com/politecrawl/robots v0.0.0-00010101000000-000000000000
+	github.com/politecrawl/robots v0.1.0
 	github.com/redis/go-redis/v9 v9.17.3
 )
 

@@ -14,19 +14,20 @@ import (
 //   - A pop of the frontier that hands out the request of a ready host
 //     also grants, in the same script, a permit of the host's limiter
 //     under the request's lease id (robots_host_grant; only while this
-//     Fleet has a Limiter). The permit waits here (pregrant) for the
+//     Fleet has a Limiter). The permit waits on the permitDesk
+//     (limiter_desk.go, a pregrant) for the
 //     limiter's next AcquireMax of that host in this process, which takes
 //     it without a round trip if its delay is not above the delay the
 //     grant was made under; else, and if nobody takes it within
-//     grantFresh, it is given back (hostScript's leave: no release
+//     grantFresh, it is given back (the limiter's leave: no release
 //     event, its request was never sent), by the AcquireMax, by the
 //     request's done report, or by a timer.
 //   - A permit released while this process's frontier has a request of
 //     the same host out (whose done report is coming) is not released at
 //     once: its release waits (deferred) for the frontier's next pipeline,
 //     the done report's, and runs inside the done report's script of its
-//     partition (frDoneScript runs hostScript's body first, as
-//     robots_host_op), or beside it when that pipeline has no done report
+//     partition (frontier_done.lua runs the limiter's body first, as
+//     robots_host_op; the frontier takes them through releaseCarrier), or beside it when that pipeline has no done report
 //     of its partition. It goes alone after releaseDefer at the latest,
 //     and before the next AcquireMax of the host in this process. A later
 //     release only lengthens the gap before the host's next grant.
@@ -58,7 +59,7 @@ type hostOp struct {
 	extra []any
 }
 
-// hostScriptKeys returns the KEYS of hostScript for host (script.go).
+// hostScriptKeys returns the KEYS of hostScript for host (lua/limiter.lua).
 func (f *Fleet) hostScriptKeys(host string) []string {
 	hash, hold := f.hostKeys(host)
 	p := f.part(host)
@@ -77,22 +78,22 @@ func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any)
 // runHost runs one operation of the host script, bounded by the call
 // timeout, and returns its reply without the partition's generation
 // (which it records).
-func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) (limiterReply, error) {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
 	v, err := hostScript.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return limiterReply{}, ctx.Err()
 		}
-		return nil, f.callError("limiter "+op, err)
+		return limiterReply{}, f.callError("limiter "+op, err)
 	}
 	return f.hostReply(op, p, v)
 }
 
 // runHostAfter is runHost preceded, in the same pipeline, by ops (the
 // deferred releases of the host a grant would wait for).
-func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) ([]int64, error) {
+func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) (limiterReply, error) {
 	if len(ops) == 0 {
 		return f.runHost(ctx, p, keys, mode, op, tok, delay, extra...)
 	}
@@ -112,129 +113,25 @@ func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []st
 	v, err := cmd.Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return limiterReply{}, ctx.Err()
 		}
-		return nil, f.callError("limiter "+op, err)
+		return limiterReply{}, f.callError("limiter "+op, err)
 	}
 	return f.hostReply(op, p, v)
 }
 
-// hostReply checks a hostScript reply on partition p and records the
-// partition's generation, its last element.
-func (f *Fleet) hostReply(op string, p int, v []int64) ([]int64, error) {
+// hostReply checks a hostScript reply to op on partition p, records the
+// partition's generation (its last element) and decodes the rest.
+func (f *Fleet) hostReply(op string, p int, v []int64) (limiterReply, error) {
 	if len(v) < 2 {
-		return nil, fmt.Errorf("redisfleet: limiter %s: short reply", op)
+		return limiterReply{}, fmt.Errorf("redisfleet: limiter %s: short reply", op)
 	}
 	f.gens[p].Store(v[len(v)-1])
-	return v[:len(v)-1], nil
-}
-
-// grantFresh is how long a pregrant waits for an AcquireMax: the early
-// wait's window (readyFresh), at most a third of the lease (the permit's
-// renewal starts when it is taken).
-func (f *Fleet) grantFresh() time.Duration { return min(f.fresh, f.cfg.lease/3) }
-
-// addGrant keeps g, the permit a pop granted for g.host under the lease
-// id g.id. A pregrant of the host still kept (its AcquireMax never came)
-// is given back.
-func (f *Fleet) addGrant(g *pregrant) {
-	host, id := g.host, g.id
-	g.at = time.Now()
-	f.grantMu.Lock()
-	old := f.grants[host]
-	if f.grants == nil {
-		f.grants = map[string]*pregrant{}
-	}
-	f.grants[host] = g
-	g.timer = time.AfterFunc(f.grantFresh(), func() {
-		if g := f.takeGrant(host, id); g != nil {
-			f.giveBack(g)
-		}
-	})
-	f.grantMu.Unlock()
-	if old != nil {
-		old.timer.Stop()
-		f.giveBack(old)
-	}
-}
-
-// takeGrant removes and returns the pregrant kept for host (only if it
-// was granted under id, when id is not empty), or nil.
-func (f *Fleet) takeGrant(host, id string) *pregrant {
-	f.grantMu.Lock()
-	defer f.grantMu.Unlock()
-	g := f.grants[host]
-	if g == nil || id != "" && g.id != id {
-		return nil
-	}
-	delete(f.grants, host)
-	g.timer.Stop()
-	return g
-}
-
-// giveBack gives an unused pregrant back now (hostScript's leave), in the
-// background if Redis cannot be reached.
-func (f *Fleet) giveBack(g *pregrant) {
-	f.sendHostOps([]hostOp{g.leaveOp()})
+	return decodeLimiter(op, v[:len(v)-1]), nil
 }
 
 func (g *pregrant) leaveOp() hostOp {
 	return hostOp{host: g.host, p: g.p, mode: g.mode, op: opLeave, tok: g.id}
-}
-
-// leasing counts the requests of host this process's frontier has out
-// (n = 1 when one is handed out, -1 when it is done): while any is out,
-// releases of host wait for the done report's pipeline.
-func (f *Fleet) leasing(host string, n int) {
-	f.grantMu.Lock()
-	if f.out == nil {
-		f.out = map[string]int{}
-	}
-	if f.out[host] += n; f.out[host] <= 0 {
-		delete(f.out, host)
-	}
-	f.grantMu.Unlock()
-}
-
-// deferRelease keeps op (a release, a give-back) for the frontier's next
-// pipeline if always is set or this process's frontier has a request of
-// its host out, and reports whether it did. It is sent alone after
-// releaseDefer at the latest.
-func (f *Fleet) deferRelease(op hostOp, always bool) bool {
-	f.grantMu.Lock()
-	defer f.grantMu.Unlock()
-	if !always && f.out[op.host] == 0 || f.closed.Load() {
-		return false
-	}
-	f.deferred = append(f.deferred, op)
-	if f.relTimer == nil {
-		f.relTimer = time.AfterFunc(releaseDefer, func() { f.sendHostOps(f.takeDeferred("")) })
-	}
-	return true
-}
-
-// takeDeferred removes and returns the deferred releases of host (of
-// every host if host is empty).
-func (f *Fleet) takeDeferred(host string) []hostOp {
-	f.grantMu.Lock()
-	defer f.grantMu.Unlock()
-	if len(f.deferred) == 0 {
-		return nil
-	}
-	var out, keep []hostOp
-	for _, op := range f.deferred {
-		if host == "" || op.host == host {
-			out = append(out, op)
-		} else {
-			keep = append(keep, op)
-		}
-	}
-	f.deferred = keep
-	if len(keep) == 0 && f.relTimer != nil {
-		f.relTimer.Stop()
-		f.relTimer = nil
-	}
-	return out
 }
 
 // queueHostOps adds ops to pipe (EVALSHA of hostScript) and returns their
@@ -328,16 +225,10 @@ func (f *Fleet) retryHostOp(op hostOp) {
 	f.lostRelease("limiter "+op.op, err)
 }
 
-// flushGrants sends the deferred releases and gives back the pregrants
-// nobody took (Close).
-func (f *Fleet) flushGrants() {
-	f.grantMu.Lock()
-	var ops []hostOp
-	for h, g := range f.grants {
-		g.timer.Stop()
-		ops = append(ops, g.leaveOp())
-		delete(f.grants, h)
-	}
-	f.grantMu.Unlock()
-	f.sendHostOps(append(ops, f.takeDeferred("")...))
-}
+// takeCarried implements releaseCarrier: the releases kept for the
+// frontier's next pipeline.
+func (f *Fleet) takeCarried() []hostOp { return f.desk.takeDeferred("") }
+
+// carriedDone implements releaseCarrier: the replies of the releases a
+// pipeline carried.
+func (f *Fleet) carriedDone(ops []hostOp, cmds []*redis.Cmd) { f.hostOpsDone(ops, cmds) }

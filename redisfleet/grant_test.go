@@ -111,7 +111,7 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 	calls := &limiterCalls{}
 	c := client(t, srv, -1)
 	c.AddHook(calls)
-	f, err := New(context.Background(), c, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	f, err := New(context.Background(), c, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +122,9 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 			t.Fatal(err)
 		}
 	}
-	f.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
+	f.desk.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
 	lim := f.Limiter(LimiterConfig{})
-	q := frOpen(t, f, WithMaxWait(5*time.Second))
+	q := frOpen(t, f, FrontierConfig{MaxWait: 5 * time.Second})
 	return f, lim, q, calls
 }
 
@@ -243,7 +243,7 @@ func TestPregrantTaken(t *testing.T) {
 // the latest release.
 func TestPregrantLargerDelay(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const host, small, large = "http://a.example", 50 * time.Millisecond, 400 * time.Millisecond
 		grantSetup(t, lim, q, host, host+"/1", small)
@@ -280,7 +280,7 @@ func TestPregrantLargerDelay(t *testing.T) {
 // grantFresh if none comes.
 func TestPregrantUnused(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const d = 50 * time.Millisecond
 		a, b := "http://a.example", "http://b.example"
@@ -299,7 +299,7 @@ func TestPregrantUnused(t *testing.T) {
 			t.Fatalf("the give-back recorded a release (%d, was %d)", got, le)
 		}
 
-		f.fresh = 300 * time.Millisecond
+		f.desk.fresh = 300 * time.Millisecond
 		grantSetup(t, lim, q, b, b+"/1", d)
 		_, lease = grantGet(t, q)
 		if h := hostHold(t, f, b); !slices.Equal(h, []string{lease}) {
@@ -330,7 +330,7 @@ func TestPregrantUnused(t *testing.T) {
 // host ended, and most grants came with their pop.
 func TestPregrantGaps(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		const d, pages = 150 * time.Millisecond, 5
 		hosts := []string{"http://a.example", "http://b.example", "http://c.example"}
 		type span struct{ start, end int64 }

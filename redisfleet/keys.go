@@ -10,7 +10,7 @@ import (
 // are microseconds of the Redis server's clock (TIME), as integers;
 // durations are microseconds unless the name says otherwise.
 //
-// The hosts are split into S partitions (WithPartitions, default 16): a
+// The hosts are split into S partitions (Config.Partitions, default 16): a
 // host h is in partition n = fnv1a32(h) mod S. T(n) is the partition's
 // key prefix, P "{" <user prefix> n "}:" (default "robots:v2:{robots:3}:"
 // for partition 3): every key of a partition shares one hash slot, so
@@ -89,7 +89,7 @@ import (
 //	                                for the stale time (a second plus two
 //	                                call timeouts plus a second) is dropped.
 //	T(n) fr:<name>:<kind>   the frontier <name>'s keys in partition n
-//	                                (frontier_script.go): twelve, whatever
+//	                                (lua/include/frontier_head.lua): twelve, whatever
 //	                                the number of hosts (the hosts' FIFOs
 //	                                are fields of two hashes).
 //
@@ -132,7 +132,7 @@ import (
 //	if dd > 0: no member of hold:<host> has a score > now, and
 //	           now >= le + dd (m = 0) or now >= ls + dd (m = 1).
 //
-// [hostReadyLua] is that test as a Lua function for other scripts (the
+// lua/include/host_ready.lua is that test as a Lua function for other scripts (the
 // queue frontier's).
 
 // Key kinds.
@@ -199,136 +199,3 @@ func storeAuthority(k string) string {
 func (f *Fleet) hostKeys(host string) (hash, hold string) {
 	return f.key(kindHost, host), f.key(kindHold, host)
 }
-
-// hostReadyLua defines, for a Lua script run on the fleet's Redis, the
-// function
-//
-//	robots_host_ready_at(hkey, zkey, pkey, now) -> at, held
-//
-// where hkey and zkey are a host's keys ([Fleet.hostKeys]), pkey its
-// partition's pace record and now is the server's time in µs (from
-// TIME). It returns the earliest time (µs) at
-// which the host's limiter grants a permit by what is known now, and
-// held = 1 when a live permit blocks the host (then at is at least the end
-// of the earliest lease, and the real time depends on a release). A lease
-// that has ended counts as a release at its end. A host
-// with no state returns its pace record's time (0 without one), 0. It
-// only reads. Include it at the top of the
-// script.
-const hostReadyLua = `
-local function robots_host_ready_at(hkey, zkey, pkey, now)
-  local s = redis.call('HMGET', hkey, 'd', 'm', 'next', 'pause', 'le', 'ls', 'hd', 'ho')
-  local d = tonumber(s[1]) or 0
-  local at = math.max(tonumber(s[3]) or 0, tonumber(s[4]) or 0)
-  if not s[3] then at = tonumber(redis.call('ZSCORE', pkey, hkey)) or 0 end
-  local n = string.format('%d', now)
-  local first = redis.call('ZRANGEBYSCORE', zkey, '(' .. n, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
-  local gone = redis.call('ZRANGEBYSCORE', zkey, '-inf', n, 'WITHSCORES')
-  local ho = tonumber(s[8]) or 0
-  if ho > 0 and #first == 0 and #gone == 0 then
-    -- the hold zset vanished while a permit was out: as the limiter does
-    if ho > now then first = {'~lost', s[8]} else gone = {'~lost', s[8]} end
-  end
-  local hd = tonumber(s[7]) or 0
-  if #first > 0 or #gone > 0 then d = math.max(d, hd) end
-  if d <= 0 then return at, 0 end
-  if (tonumber(s[2]) or 0) == 1 then
-    at = math.max(at, (tonumber(s[6]) or 0) + d)
-  else
-    at = math.max(at, (tonumber(s[5]) or 0) + d)
-  end
-  for i = 2, #gone, 2 do at = math.max(at, tonumber(gone[i]) + d) end
-  if #first > 0 then
-    return math.max(at, tonumber(first[2])), 1
-  end
-  return at, 0
-end
-`
-
-// hostDueLua defines, for a Lua script run on the fleet's Redis (after
-// hostReadyLua), the function
-//
-//	robots_host_due(prefix, host, now, near) -> at, held, bar
-//
-// which tells, as robots_host_ready_at does, when host's limiter grants a
-// permit (at, µs) and whether a live permit blocks it (held = 1), reading
-// as little as it can: the host's entry in its partition's pace record
-// (bar, µs, 0 without one), which is the earliest grant the stored state
-// allows (hostScript's bar) while it is in the future; only when that is
-// more than near µs ahead and a permit is out (the hash's ho, the latest
-// lease end, is in the future) does it ask robots_host_ready_at, whose
-// answer then differs (a host of delay 0 is ready while a permit is out;
-// within near µs, bar is the answer, held = 0). prefix is
-// the partition's key prefix T(n). A pace record that lost the host's
-// entry makes the host look ready too soon: the answer is a hint for the
-// frontier's order, never a permit (robots_host_grant checks the stored
-// state again). It only reads.
-const hostDueLua = `
-local function robots_host_due(prefix, host, now, near)
-  local hkey = prefix .. 'host:' .. host
-  local bar = tonumber(redis.call('ZSCORE', prefix .. 'pace', hkey)) or 0
-  if bar <= now + near then return bar, 0, bar end
-  if (tonumber(redis.call('HGET', hkey, 'ho')) or 0) > now then
-    local at, held = robots_host_ready_at(hkey, prefix .. 'hold:' .. host, prefix .. 'pace', now)
-    return at, held, bar
-  end
-  return bar, 0, bar
-end
-`
-
-// hostGrantLua defines, for a Lua script run on the fleet's Redis, the
-// function
-//
-//	robots_host_grant(prefix, host, tok, now, lease, idle, bar) -> granted, d, fail, mode
-//
-// which grants a permit of host's limiter under the token tok (the grant
-// of hostScript's acq: a member of hold:<host> whose score is the lease
-// end, hd set to the delay, ho to the lease end, claim cleared, g counted,
-// the host's entry in the partition's pace record raised to the lease end
-// plus the delay; bar is that entry's score as the caller read it, 0 if
-// none) for a caller that found the host ready (robots_host_due); prefix
-// is the partition's key prefix T(n), lease and idle are the lease and
-// the idle TTL in µs. It grants only when the grant cannot be told from
-// one hostScript would make at now under the host's stored delay d: the
-// host has limiter state (its hash exists: a host without state is held
-// after a data loss, which only hostScript judges), its stored state
-// allows a grant now (next, pause, the latest release or send plus the
-// delay, a lease whose hold zset vanished: as hostScript reads them), no
-// permit is in hold:<host> (none live, none whose lease ended and is not
-// yet counted), and no Acquire caller queues in wait:<host> (they come
-// first). It returns granted = 1, the stored delay d (µs: the grant is
-// valid for a request whose delay is at most d), the host's 429/503 run
-// and the stored spacing mode; else 0, 0, 0, 0, writing nothing.
-const hostGrantLua = `
-local function robots_host_grant(prefix, host, tok, now, lease, idle, bar)
-  local hkey, zkey = prefix .. 'host:' .. host, prefix .. 'hold:' .. host
-  local s = redis.call('HMGET', hkey, 'next', 'd', 'fail', 'm', 'pause', 'le', 'ls', 'ho', 'hd', 'g')
-  if not s[1] then return 0, 0, 0, 0 end
-  local d = tonumber(s[2]) or 0
-  -- Ready by the stored state (the caller's view came from the pace
-  -- record, which may have lost the host's entry).
-  local at, ho, dd = math.max(tonumber(s[1]) or 0, tonumber(s[5]) or 0), tonumber(s[8]) or 0, d
-  if ho > now then return 0, 0, 0, 0 end
-  if ho > 0 then
-    dd = math.max(d, tonumber(s[9]) or 0)
-    at = math.max(at, ho + dd)
-  end
-  if dd > 0 then
-    if (tonumber(s[4]) or 0) == 1 then at = math.max(at, (tonumber(s[7]) or 0) + dd) else at = math.max(at, (tonumber(s[6]) or 0) + dd) end
-  end
-  if at > now then return 0, 0, 0, 0 end
-  if redis.call('EXISTS', zkey, prefix .. 'wait:' .. host) > 0 then return 0, 0, 0, 0 end
-  redis.call('ZADD', zkey, string.format('%d', now + lease), tok)
-  redis.call('PEXPIRE', zkey, string.format('%d', math.ceil((lease + idle) / 1000)))
-  redis.call('HSET', hkey, 'hd', string.format('%d', d), 'claim', '0', 'ho', string.format('%d', now + lease),
-    'g', string.format('%d', (tonumber(s[10]) or 0) + 1))
-  -- The pace record, as hostScript keeps it: no grant before this
-  -- permit's lease ends and its delay passes, should the state vanish.
-  -- (No ZADD GT: Redis 5 has none.)
-  local bar1 = now + lease + d
-  if bar1 > bar then
-    redis.call('ZADD', prefix .. 'pace', string.format('%d', bar1), hkey)
-  end
-  return 1, d, tonumber(s[3]) or 0, tonumber(s[4]) or 0
-end
-`

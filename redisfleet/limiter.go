@@ -3,7 +3,6 @@ package redisfleet
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +58,7 @@ const (
 // actual end and start: the response was read before its release was
 // sent, the next request is sent after its grant came back.
 //
-// A permit has a lease ([WithLease]); the holder renews it every third of
+// A permit has a lease ([Config.Lease]); the holder renews it every third of
 // the lease while the request runs, and a lease that ended (its process
 // died) counts as a release at its end. 429 and 503 responses pause the
 // host for the whole fleet (Retry-After, else exponential backoff counted
@@ -85,7 +84,7 @@ const (
 // one round trip), and the release goes with the request's done report
 // (see the package doc, Round trips per request).
 //
-// While Redis cannot be reached the limiter does what [WithOnRedisDown]
+// While Redis cannot be reached the limiter does what [Config.OnRedisDown]
 // says. It implements robots.Limiter, with WaitMax and Stats. Make one
 // with [Fleet.Limiter]. All methods are safe for concurrent use.
 type Limiter struct {
@@ -179,7 +178,7 @@ func (f *Fleet) Limiter(cfg LimiterConfig) *Limiter {
 	if cfg.Spacing == hostlimit.StartToStart {
 		l.spacing, l.mode = hostlimit.StartToStart, 1
 	}
-	f.limiters.Add(1)
+	f.desk.limiters.Add(1)
 	if f.cfg.onDown == FallBackLocal {
 		l.local = hostlimit.New(hostlimit.Config{
 			Spacing: l.spacing, MaxRetryAfter: cfg.MaxRetryAfter,
@@ -233,7 +232,7 @@ func (l *Limiter) unref(h *lhost) {
 }
 
 // run runs one operation of the host script, bounded by the call timeout.
-func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.Duration, extra ...any) ([]int64, error) {
+func (l *Limiter) run(ctx context.Context, h *lhost, op, tok string, delay time.Duration, extra ...any) (limiterReply, error) {
 	d := int64(-1)
 	if delay >= 0 {
 		d = delay.Microseconds()
@@ -359,7 +358,7 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 	h := l.ref(host)
 	defer l.unref(h)
 	h.setDelay(delay)
-	if l.f.takeReady(host) {
+	if l.f.desk.takeReady(host) {
 		// The fleet's frontier handed out this process's request of the
 		// host a moment ago because the same state said it was ready:
 		// not paused, its delay passed, no permit holding it. The look
@@ -424,22 +423,22 @@ func (l *Limiter) WaitMax(ctx context.Context, host string, delay, maxPause time
 		l.f.recovered()
 		// Queued by this look, or by an earlier one the script has not
 		// dequeued (a pause found later): the deferred leave dequeues it.
-		queued = v[0] == 0 || v[0] == -1 && queued
-		switch v[0] {
+		queued = v.Status == 0 || v.Status == -1 && queued
+		switch v.Status {
 		case 1:
 			if blocked {
 				h.waited(start)
 			}
 			return time.Since(start), nil
 		case -1:
-			until := time.Now().Add(time.Duration(at(v, 1)) * time.Microsecond)
+			until := time.Now().Add(v.Wait)
 			h.mu.Lock()
 			h.pausedUntil = until
 			h.mu.Unlock()
 			return time.Since(start), &hostlimit.PausedError{Host: host, Until: until}
 		}
 		blocked = true
-		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
+		if !sleep(ctx, &t, min(v.Wait, maxSleep), wake) {
 			h.waited(start)
 			return time.Since(start), ctx.Err()
 		}
@@ -481,13 +480,6 @@ func (l *Limiter) leave(ctx context.Context, h *lhost, tok string, down bool) {
 // second.
 func (l *Limiter) stale() int64 {
 	return (maxSleep + 2*l.f.cfg.callTimeout + time.Second).Microseconds()
-}
-
-func at(v []int64, i int) int64 {
-	if i < len(v) {
-		return v[i]
-	}
-	return 0
 }
 
 // Acquire implements robots.Limiter: it blocks until the host admits the
@@ -557,8 +549,8 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 	// A release of the host this process keeps for the frontier's next
 	// pipeline goes first, in the pipeline of the first call: this grant
 	// would wait for it.
-	before := l.f.takeDeferred(host)
-	if g := l.f.takeGrant(host, ""); g != nil {
+	before := l.f.desk.takeDeferred(host)
+	if g := l.f.desk.takeGrant(host, ""); g != nil {
 		// The frontier's pop granted a permit for the host with the
 		// request it handed out: it holds if the grant's delay covers this
 		// one; else it is given back and the grant asked anew.
@@ -633,21 +625,21 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		}
 		backoff, down = 0, false
 		l.f.recovered()
-		if v[0] == 1 {
+		if v.Status == 1 {
 			queued = false
 			if blocked {
 				h.waited(start)
 			}
-			p := l.grant(h, tok, at(v, 1), at(v, 2), 0)
+			p := l.grant(h, tok, v.Fail, v.Delay, 0)
 			if lp != nil {
 				return &bothPermit{p, lp}, nil
 			}
 			return p, nil
 		}
-		if v[0] == -1 {
+		if v.Status == -1 {
 			// Paused past maxPause; queued by an earlier look, the
 			// deferred leave dequeues it.
-			until := time.Now().Add(time.Duration(at(v, 1)) * time.Microsecond)
+			until := time.Now().Add(v.Wait)
 			h.mu.Lock()
 			h.pausedUntil = until
 			h.mu.Unlock()
@@ -655,7 +647,7 @@ func (l *Limiter) acquire(ctx context.Context, host string, delay, maxPause time
 		}
 		queued = true
 		blocked = true
-		if !sleep(ctx, &t, min(time.Duration(at(v, 1))*time.Microsecond, maxSleep), wake) {
+		if !sleep(ctx, &t, min(v.Wait, maxSleep), wake) {
 			h.waited(start)
 			return nil, ctx.Err()
 		}
@@ -671,140 +663,6 @@ func (l *Limiter) grant(h *lhost, tok string, fail, delay int64, age time.Durati
 	p := &permit{l: l, h: h, tok: tok, fail: fail, delay: delay}
 	p.renew = time.AfterFunc(max(l.f.cfg.lease/3-age, 0), p.renewLease)
 	return p
-}
-
-// bothPermit is a Redis grant and the local gate's permit (FallBackLocal):
-// every event goes to both.
-type bothPermit struct {
-	r     *permit
-	local hostlimit.Permit
-}
-
-func (b *bothPermit) Sent() { b.r.Sent(); b.local.Sent() }
-
-func (b *bothPermit) Observe(status int, header http.Header) time.Duration {
-	return max(b.r.Observe(status, header), b.local.Observe(status, header))
-}
-
-func (b *bothPermit) Release() { b.r.Release(); b.local.Release() }
-
-// permit is a Limiter's hostlimit.Permit.
-type permit struct {
-	l     *Limiter
-	h     *lhost
-	tok   string
-	delay int64 // µs, the delay in force at the grant
-	renew *time.Timer
-
-	mu   sync.Mutex
-	sent bool
-	done bool
-	fail int64 // the host's 429/503 run at the grant: a 2xx then resets it
-}
-
-// renewLease extends the permit's lease (registering it again if Redis lost
-// it) every third of the lease until the permit is released.
-func (p *permit) renewLease() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return
-	}
-	// The error is not fatal: the next tick tries again, and a lease that
-	// ends counts as a release.
-	_, _ = p.l.run(context.Background(), p.h, opRenew, p.tok, -1)
-	p.renew.Reset(p.l.f.cfg.lease / 3)
-}
-
-// Sent records the send: in start-to-start mode the host's next grant is
-// no earlier than the delay after it (one round trip); in end-to-start
-// mode it costs nothing.
-func (p *permit) Sent() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.sent || p.done {
-		return
-	}
-	p.sent = true
-	if p.l.mode == 1 {
-		p.l.callOrRetry(p.h, opSent, p.tok, p.delay)
-	}
-}
-
-// Observe applies a response to the host for the whole fleet: a status
-// that asks to back off (hostlimit.BackoffStatus: 429, every 5xx but 501
-// and 505) pauses it (Retry-After, capped by MaxRetryAfter, else the
-// backoff) and returns the pause; a 2xx or 3xx ends a run of them. Other
-// statuses, and a 2xx/3xx when no run was going on at the grant, cost no
-// round trip.
-func (p *permit) Observe(status int, header http.Header) time.Duration {
-	tooMany := hostlimit.BackoffStatus(status)
-	ok := status >= 200 && status < 400
-	p.mu.Lock()
-	if !tooMany && (!ok || p.fail == 0) {
-		p.mu.Unlock()
-		return 0
-	}
-	p.fail = 0
-	p.mu.Unlock()
-	kind, ra := 2, int64(-1)
-	if tooMany {
-		kind = 1
-		if d, ok := hostlimit.ParseRetryAfter(header.Get("Retry-After"), time.Now()); ok {
-			ra = d.Microseconds()
-		}
-	}
-	capRA := int64(-1)
-	if p.l.maxRetryAfter >= 0 {
-		capRA = p.l.maxRetryAfter.Microseconds()
-	}
-	v, err := p.l.run(context.Background(), p.h, opObserve, p.tok, -1, kind, ra,
-		p.l.backoffBase.Microseconds(), p.l.backoffMax.Microseconds(), capRA)
-	if err != nil {
-		p.l.f.outage("observe", err)
-		return 0
-	}
-	d := time.Duration(v[0]) * time.Microsecond
-	if d > 0 {
-		p.h.mu.Lock()
-		p.h.pauses++
-		p.h.lastPause = d
-		p.h.pausedUntil = time.Now().Add(d)
-		p.h.mu.Unlock()
-	}
-	return d
-}
-
-// Release records the end of the request and gives the permit back: one
-// round trip, bounded by the call timeout (none in start-to-start mode once
-// Sent was called). While the Fleet's [Frontier] of this process has a
-// request of the host out, the release waits for that request's done
-// report and goes in its pipeline, 100 ms later at the latest, and before
-// the next Acquire of the host in this process. A release that cannot reach Redis is retried in the
-// background, with backoff, for one lease and a second at most; the host's
-// lease, no longer renewed, counts as the release meanwhile.
-func (p *permit) Release() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done {
-		return
-	}
-	p.done = true
-	p.renew.Stop()
-	p.h.mu.Lock()
-	p.h.inFlight--
-	p.h.mu.Unlock()
-	if p.l.mode == 0 || !p.sent {
-		sent := "0"
-		if p.sent {
-			sent = "1"
-		}
-		// While this process's frontier has a request of the host out, the
-		// release goes with its done report (grant.go).
-		if !p.l.f.deferRelease(hostOp{host: p.h.host, p: p.h.p, mode: p.l.mode, op: opRelease, tok: p.tok, extra: []any{sent, p.delay}}, false) {
-			p.l.callOrRetry(p.h, opRelease, p.tok, sent, p.delay)
-		}
-	}
 }
 
 // callOrRetry runs a release or a send mark now, and if Redis cannot be

@@ -235,7 +235,7 @@ func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg Lim
 	lims := make([]*Limiter, procs)
 	for i := range lims {
 		c := newClient(t, srv)
-		f, err := New(context.Background(), c, WithLease(3*time.Second), WithCallTimeout(time.Second))
+		f, err := New(context.Background(), c, Config{Lease: 3 * time.Second, CallTimeout: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +270,8 @@ func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg Lim
 // never sees a request start sooner than the delay after the previous one
 // ended.
 func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		s := newSite(t, 5*time.Millisecond)
 		const d = 100 * time.Millisecond
 		perReq := fleetRun(t, srv, s, 3, 3, 4, LimiterConfig{}, d)
@@ -299,7 +300,8 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 // TestLimiterStartToStartAcrossProcesses: with start-to-start spacing the
 // sends are spaced by the delay while slow responses overlap.
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		s := newSite(t, 250*time.Millisecond)
 		s.mu.Lock()
 		s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
@@ -329,7 +331,8 @@ func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 // pauses the host for the others; WaitMax does not wait out a pause longer
 // than its limit (2 s against 100 ms: the check holds on a loaded machine).
 func TestLimiterRetryAfterShared(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		s := newSite(t, 0)
 		s.status = func(n int) (int, http.Header) {
 			if n == 0 {
@@ -433,7 +436,8 @@ func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 // TestLimiterBackoffCountedFleetWide: 503s without Retry-After seen by two
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		s := newSite(t, 0)
 		s.status = func(n int) (int, http.Header) {
 			if n < 2 {
@@ -583,7 +587,8 @@ func TestLimiterPause(t *testing.T) {
 // 0) while another process's page, granted under 300 ms, is in flight
 // waits for it to end, and then for the 300 ms it was granted under.
 func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		s := newSite(t, 200*time.Millisecond)
 		a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
 		host := "http://" + s.Listener.Addr().String()

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots"
-	"github.com/politecrawl/robots/internal/matrix"
+	matrix "github.com/politecrawl/robots/internal/crawltest"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
@@ -21,54 +21,36 @@ import (
 // internal/matrix) with the fleet as one more feature: two crawler
 // processes, each a collector with its own plugin on the fleet's limiter
 // and policy store, crawl the same site at once; the fleet's pairs are run
-// here, the others with the root package's tests. The pairs run on a
-// redis-server and on a 3-node Redis Cluster, with the same invariants.
+// here, the others with the root package's tests. It runs on one
+// redis-server: where the keys are is not its subject (the Cluster is
+// covered by the tests that use forBackends).
 func TestFeatureMatrixFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	// One backend after the other: the matrix counts the goroutines left
-	// at its end, which another backend's run would add.
-	for _, backend := range []string{"single", "cluster"} {
-		t.Run(backend, func(t *testing.T) {
-			var connect func() redis.UniversalClient
-			if backend == "cluster" {
-				cl := redistest.StartCluster(t, 3)
-				if _, err := redisfleet.ParseClusterURL(cl.URL()); err != nil {
-					t.Fatal(err)
-				}
-				connect = func() redis.UniversalClient {
-					// Options of its own: NewClusterClient writes to them.
-					o, _ := redisfleet.ParseClusterURL(cl.URL())
-					return redis.NewClusterClient(o)
-				}
-			} else {
-				srv := redistest.Start(t)
-				connect = func() redis.UniversalClient { return redis.NewClient(&redis.Options{Addr: srv.Addr}) }
+	srv := redistest.Start(t)
+	connect := func() redis.UniversalClient { return redis.NewClient(&redis.Options{Addr: srv.Addr}) }
+	var pairs atomic.Int64
+	fleet := matrix.Feature{Name: "fleet", Apply: func(c *matrix.Config) {
+		prefix := fmt.Sprintf("matrix%d:", pairs.Add(1)) // the two processes of a pair share it
+		c.Processes = 2
+		c.Slack = 5 * time.Millisecond // the fleet's gate runs on Redis's clock
+		c.Options = func(t testing.TB, _ int) ([]robots.Option, func()) {
+			rdb := connect()
+			f, err := redisfleet.New(context.Background(), rdb, redisfleet.Config{Prefix: prefix})
+			if err != nil {
+				t.Error(err)
+				rdb.Close()
+				return nil, nil
 			}
-			var pairs atomic.Int64
-			fleet := matrix.Feature{Name: "fleet", Apply: func(c *matrix.Config) {
-				prefix := fmt.Sprintf("matrix%d:", pairs.Add(1)) // the two processes of a pair share it
-				c.Processes = 2
-				c.Slack = 5 * time.Millisecond // the fleet's gate runs on Redis's clock
-				c.Options = func(t testing.TB, _ int) ([]robots.Option, func()) {
-					rdb := connect()
-					f, err := redisfleet.New(context.Background(), rdb, redisfleet.WithPrefix(prefix))
-					if err != nil {
-						t.Error(err)
-						rdb.Close()
-						return nil, nil
-					}
-					return []robots.Option{
-							robots.WithPolicy(policy.WithStore(f.Store())),
-							robots.WithLimiter(f.Limiter(redisfleet.LimiterConfig{})),
-						}, func() {
-							f.Close()
-							rdb.Close()
-						}
+			return []robots.Option{
+					robots.WithPolicy(policy.WithStore(f.Store())),
+					robots.WithLimiter(f.Limiter(redisfleet.LimiterConfig{})),
+				}, func() {
+					f.Close()
+					rdb.Close()
 				}
-			}}
-			matrix.RunPairs(t, matrix.Pairs(append(slices.Clone(matrix.Features), fleet), "fleet"))
-		})
-	}
+		}
+	}}
+	matrix.RunPairs(t, matrix.Pairs(append(slices.Clone(matrix.Features), fleet), "fleet"))
 }

@@ -25,7 +25,7 @@ func nodesOf(srv backend) []string {
 // whose maxmemory is set, at the crawl's 10th page, to 1 byte on every
 // node, so that it refuses every write with OOM for good, while it answers
 // reads. Two processes crawl 6 hosts × 31 pages, on a redis-server with
-// WithEviction and without (noeviction needs no opt-in; it changes
+// Config.Eviction and without (noeviction needs no opt-in; it changes
 // nothing), and on a 3-node Cluster without. Each process's queue.Run
 // ends with an error no earlier than the outage limit (3 s) after
 // maxmemory was set and within 20 s of it: the error wraps ErrUnavailable,
@@ -44,10 +44,10 @@ func TestRedisOutOfMemory(t *testing.T) {
 	for _, cluster := range []bool{false, true} {
 		for _, opt := range []struct {
 			name  string
-			fopts []Option
-		}{{"noeviction", nil}, {"opted in", []Option{WithEviction()}}} {
-			if cluster && opt.fopts != nil {
-				continue // the same code as without WithEviction: one Cluster less in CI
+			fopts Config
+		}{{"noeviction", Config{}}, {"opted in", Config{Eviction: true}}} {
+			if cluster && opt.fopts.Eviction {
+				continue // the same code as without Config.Eviction: one Cluster less in CI
 			}
 			t.Run(map[bool]string{false: "single", true: "cluster"}[cluster]+"/"+opt.name, func(t *testing.T) {
 				t.Parallel()
@@ -58,11 +58,11 @@ func TestRedisOutOfMemory(t *testing.T) {
 				} else {
 					srv = redistest.Start(t)
 				}
-				prefix := "oom" + map[bool]string{true: "e", false: ""}[opt.fopts != nil] + ":"
+				prefix := "oom" + map[bool]string{true: "e", false: ""}[opt.fopts.Eviction] + ":"
 				var setAt time.Time
 				res := runCrawl(t, srv, crawlSpec{
 					prefix: prefix, hosts: 6, pages: 30, threads: 2, delay: "0.2", at: []int{10},
-					fopts: opt.fopts, qopts: []FrontierOption{WithOutageLimit(outage)},
+					fopts: opt.fopts, qopts: FrontierConfig{OutageLimit: outage},
 					vanish: func(*Fleet, *Frontier) {
 						setAt = time.Now()
 						for _, n := range nodesOf(srv) {
@@ -125,7 +125,7 @@ func TestRedisOutOfMemory(t *testing.T) {
 					t.Errorf("%d warnings naming the OOM reply and maxmemory, want one per process:\n%s", n, logs)
 				}
 				// New on the refusing Redis: the same cause.
-				f, err := New(context.Background(), newClient(t, srv), append([]Option{WithPrefix(prefix + "new:")}, opt.fopts...)...)
+				f, err := New(context.Background(), newClient(t, srv), Config{Prefix: prefix + "new:", Eviction: opt.fopts.Eviction})
 				if err == nil {
 					f.Close()
 					t.Fatal("New on a Redis that refuses every write succeeded")

@@ -17,15 +17,14 @@ func TestLeaseAtLeastThreeCallTimeouts(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var logs testutil.Buffer
-	f := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(2*time.Second),
-		WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	f := newFleet(t, srv, Config{Lease: time.Second, CallTimeout: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if got := f.cfg.lease; got != 6*time.Second {
 		t.Fatalf("lease %v with a 2s call timeout, want 6s", got)
 	}
 	if !strings.Contains(logs.String(), "shorter than 3 call timeouts") {
 		t.Fatalf("no warning: %q", logs.String())
 	}
-	if got := newFleet(t, srv, WithLease(time.Second), WithCallTimeout(300*time.Millisecond)).cfg.lease; got != time.Second {
+	if got := newFleet(t, srv, Config{Lease: time.Second, CallTimeout: 300 * time.Millisecond}).cfg.lease; got != time.Second {
 		t.Fatalf("lease %v, want the 1s asked for", got)
 	}
 }
@@ -40,8 +39,8 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const host, delay = "https://held.example", 100 * time.Millisecond
-	opts := []Option{WithLease(6 * time.Second), WithCallTimeout(2 * time.Second)}
-	fa := newFleet(t, srv, opts...)
+	cfg := Config{Lease: 6 * time.Second, CallTimeout: 2 * time.Second}
+	fa := newFleet(t, srv, cfg)
 	a := fa.Limiter(LimiterConfig{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -59,7 +58,7 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 		ep, err := c.HGet(ctx, epoch, "ep").Int64()
 		return err == nil && ep > 0
 	})
-	fb := newFleet(t, srv, opts...)
+	fb := newFleet(t, srv, cfg)
 	granted := make(chan time.Time, 1)
 	go func() {
 		p, err := fb.Limiter(LimiterConfig{}).Acquire(ctx, host, delay)
@@ -85,7 +84,7 @@ func TestLostReleaseLogged(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	var logs testutil.Buffer
-	f := newFleet(t, srv, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	f := newFleet(t, srv, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	c := newClient(t, srv)
 	ctx := context.Background()
 	const host = "https://refused.example"
@@ -122,31 +121,69 @@ func TestLostReleaseLogged(t *testing.T) {
 }
 
 // TestNewRefusesEviction: New refuses a Redis whose maxmemory-policy may
-// evict the fleet's keys, naming the setting to use, unless WithEviction
+// evict the fleet's keys, naming the setting to use, unless Config.Eviction
 // says so; on a Cluster it asks every master.
 func TestNewRefusesEviction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, policy := range []string{"allkeys-lru", "volatile-ttl"} {
 		srv := redistest.Start(t, "--maxmemory-policy", policy)
-		_, err := New(ctx, newClient(t, srv))
-		if err == nil || !strings.Contains(err.Error(), "maxmemory-policy "+policy) || !strings.Contains(err.Error(), "noeviction") || !strings.Contains(err.Error(), "WithEviction") {
-			t.Fatalf("%s: New = %v; want a refusal naming the policy, noeviction and WithEviction", policy, err)
+		_, err := New(ctx, newClient(t, srv), Config{})
+		if err == nil || !strings.Contains(err.Error(), "maxmemory-policy "+policy) || !strings.Contains(err.Error(), "noeviction") || !strings.Contains(err.Error(), "Config.Eviction") {
+			t.Fatalf("%s: New = %v; want a refusal naming the policy, noeviction and Config.Eviction", policy, err)
 		}
-		f, err := New(ctx, newClient(t, srv), WithEviction())
+		f, err := New(ctx, newClient(t, srv), Config{Eviction: true})
 		if err != nil {
-			t.Fatalf("%s with WithEviction: %v", policy, err)
+			t.Fatalf("%s with Config.Eviction: %v", policy, err)
 		}
 		f.Close()
 	}
 	cl := redistest.StartCluster(t, 3)
-	if _, err := New(ctx, newClient(t, cl)); err != nil {
+	if _, err := New(ctx, newClient(t, cl), Config{}); err != nil {
 		t.Fatalf("a Cluster with noeviction: %v", err)
 	}
 	if _, err := redistest.Do(cl.Nodes[2].Addr, "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(ctx, newClient(t, cl)); err == nil || !strings.Contains(err.Error(), cl.Nodes[2].Addr) || !strings.Contains(err.Error(), "allkeys-lfu") {
+	if _, err := New(ctx, newClient(t, cl), Config{}); err == nil || !strings.Contains(err.Error(), cl.Nodes[2].Addr) || !strings.Contains(err.Error(), "allkeys-lfu") {
 		t.Fatalf("a Cluster with one evicting master: %v; want a refusal naming it", err)
+	}
+}
+
+// TestConfig: the zero Config is the defaults; New refuses a value that
+// cannot act (a negative duration, a partition count out of range, an
+// unknown OnRedisDown), naming the field; the zero FrontierConfig is the
+// frontier's defaults, and a value below zero reads as its default.
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	f := newFleet(t, srv, Config{})
+	want := config{prefix: DefaultPrefix, callTimeout: DefaultCallTimeout, lease: DefaultLease, idleTTL: DefaultIdleTTL, partitions: DefaultPartitions}
+	if got := f.cfg; got != want {
+		t.Errorf("zero Config: %+v, want %+v", got, want)
+	}
+	ctx := context.Background()
+	for _, c := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{CallTimeout: -time.Second}, "Config.CallTimeout"},
+		{Config{Lease: -1}, "Config.Lease"},
+		{Config{IdleTTL: -time.Minute}, "Config.IdleTTL"},
+		{Config{Partitions: -1}, "Config.Partitions"},
+		{Config{Partitions: 16385}, "Config.Partitions"},
+		{Config{OnRedisDown: 2}, "Config.OnRedisDown"},
+	} {
+		if _, err := New(ctx, newClient(t, srv), c.cfg); err == nil || !strings.Contains(err.Error(), c.field) {
+			t.Errorf("New(%+v) = %v; want an error naming %s", c.cfg, err, c.field)
+		}
+	}
+	if got := f.Frontier(FrontierConfig{}).cfg; got != (frontierConfig{name: DefaultFrontierName, perHost: 1, maxWait: time.Second, hold: 2 * time.Minute,
+		outageLimit: DefaultOutageLimit, journal: true, journalCap: DefaultJournalCap, ttl: DefaultFrontierTTL}) {
+		t.Errorf("zero FrontierConfig: %+v", got)
+	}
+	neg := f.Frontier(FrontierConfig{PerHost: -1, MaxWait: -1, TTL: time.Second, Batching: -1, NoJournal: true}).cfg
+	if neg.perHost != 1 || neg.maxWait != time.Second || neg.ttl != time.Minute || neg.batch != 0 || neg.journal {
+		t.Errorf("FrontierConfig below zero: %+v; want the defaults, a TTL of at least a minute, no journal", neg)
 	}
 }

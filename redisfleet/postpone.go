@@ -27,31 +27,29 @@ import "time"
 // use.
 func (q *Frontier) Postpone(id string, until time.Time) bool {
 	q.mu.Lock()
-	l := q.own[id]
+	l := q.st.own[id]
 	full := l != nil && len(q.parts[q.fl.part(l.host)].abandoned) >= frontierAbandonMax
 	q.mu.Unlock()
 	if l == nil || full {
 		return false
 	}
-	if !q.fl.sendHostOps(q.fl.takeDeferred(l.host)) {
+	if !q.fl.sendHostOps(q.fl.desk.takeDeferred(l.host)) {
 		return false
 	}
 	q.mu.Lock()
-	if q.own[id] != l {
+	if !q.st.postponed(id, l) {
 		q.mu.Unlock()
 		return false // reported done meanwhile
 	}
-	delete(q.own, id)
-	q.stats.Postponed++
 	pt := &q.parts[q.fl.part(l.host)]
 	pt.abandoned[id] = until
 	pt.look, pt.empty = time.Time{}, false
 	close(q.woken) // a GetRequest waiting pops the partition now
 	q.woken = make(chan struct{})
 	q.mu.Unlock()
-	q.fl.leasing(l.host, -1)
+	q.fl.desk.leasing(l.host, -1)
 	// A permit granted with the request and not taken: the pop that ends
 	// the lease gives it back.
-	q.fl.takeGrant(l.host, id)
+	q.fl.desk.takeGrant(l.host, id)
 	return true
 }

@@ -25,7 +25,7 @@ import (
 // no host sees two requests (robots.txt included) closer than the delay.
 func TestPostponeAfterRobots(t *testing.T) {
 	t.Parallel()
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		const hosts, delay = 4, 2 * time.Second
 		sites := map[string]*testutil.Site{}
 		var names []string
@@ -36,7 +36,7 @@ func TestPostponeAfterRobots(t *testing.T) {
 		}
 		farm := testutil.NewFarm(t, sites)
 		f := newFleet(t, srv)
-		q := f.Frontier()
+		q := f.Frontier(FrontierConfig{})
 		t.Cleanup(func() { q.Close() })
 		c := colly.NewCollector()
 		p, err := robots.Attach(c,

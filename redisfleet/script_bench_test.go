@@ -24,10 +24,10 @@ func BenchmarkScriptCost(b *testing.B) {
 	srv := redistest.Start(b)
 	var calls callCounter
 	f := benchFleet(b, srv, &calls)
-	q := f.Frontier()
+	q := f.Frontier(FrontierConfig{})
 	ctx := context.Background()
 	trivial := redis.NewScript("return 1")
-	head := redis.NewScript(frontierLuaHead + "return {gen}")
+	head := redis.NewScript(luaSource("lua/include/frontier_head.lua") + "return {gen}")
 	run := func(name string, call func() error) {
 		b.Run(name, func(b *testing.B) {
 			if err := call(); err != nil { // the script loaded
@@ -79,8 +79,8 @@ func scriptCostPage(b *testing.B, withLimiter bool) {
 	if withLimiter {
 		lim = f.Limiter(LimiterConfig{})
 	}
-	f.fresh = time.Hour // every pregrant is taken
-	q := f.Frontier(WithMaxWait(time.Second))
+	f.desk.fresh = time.Hour // every pregrant is taken
+	q := f.Frontier(FrontierConfig{MaxWait: time.Second})
 	q.Init()
 	defer q.Close()
 	const hosts = 16

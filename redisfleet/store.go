@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -48,8 +49,8 @@ func (s *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 // second Get asks Redis; a value of 8 KiB or more is not read by the pops;
 // see the package doc, Round trips per request).
 func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	s.f.learnStoreKey(key)
-	b, ok := s.f.takePolicy(key)
+	s.f.pols.learn(key)
+	b, ok := s.f.pols.take(key)
 	if !ok {
 		cctx, cancel := s.ctx(ctx)
 		defer cancel()
@@ -82,62 +83,72 @@ type polRead struct {
 	at time.Time
 }
 
-// learnStoreKey records the part of store key k before its authority:
-// the frontier's pops then read the policies stored under that part and
-// the authorities they hand out.
-func (f *Fleet) learnStoreKey(k string) {
+// policyReads keeps the stored policies the frontier's pops read for
+// this process's Store: the store keys' part before the authority, as the
+// Store last saw it (the pops need it to name the keys), and the values
+// read, each answering the Store's next Get of its key for policyFresh.
+type policyReads struct {
+	pre atomic.Pointer[string]
+	mu  sync.Mutex
+	m   map[string]polRead // store key -> the value a pop read
+}
+
+// learn records the part of store key k before its authority: the
+// frontier's pops then read the policies stored under that part and the
+// authorities they hand out.
+func (r *policyReads) learn(k string) {
 	pre := k[:len(k)-len(storeAuthority(k))]
-	if cur := f.polPre.Load(); cur == nil || *cur != pre {
-		f.polPre.Store(&pre)
+	if cur := r.pre.Load(); cur == nil || *cur != pre {
+		r.pre.Store(&pre)
 	}
 }
 
-// policyPrefix returns the part of the store keys before the authority
-// (learnStoreKey), and false before the Store has seen a key.
-func (f *Fleet) policyPrefix() (string, bool) {
-	if p := f.polPre.Load(); p != nil {
+// prefix returns the part of the store keys before the authority
+// (learn), and false before the Store has seen a key.
+func (r *policyReads) prefix() (string, bool) {
+	if p := r.pre.Load(); p != nil {
 		return *p, true
 	}
 	return "", false
 }
 
-// keepPolicy keeps v, the value a pop read for store key k ("": none
-// stored), for the next Get of k.
-func (f *Fleet) keepPolicy(k, v string) {
+// keep keeps v, the value a pop read for store key k ("": none stored),
+// for the next Get of k.
+func (r *policyReads) keep(k, v string) {
 	now := time.Now()
-	f.polMu.Lock()
-	defer f.polMu.Unlock()
-	if f.pols == nil {
-		f.pols = map[string]polRead{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[string]polRead{}
 	}
-	if len(f.pols) >= policyKept {
-		for x, r := range f.pols {
-			if now.Sub(r.at) >= policyFresh {
-				delete(f.pols, x)
+	if len(r.m) >= policyKept {
+		for x, e := range r.m {
+			if now.Sub(e.at) >= policyFresh {
+				delete(r.m, x)
 			}
 		}
-		if len(f.pols) >= policyKept {
+		if len(r.m) >= policyKept {
 			return
 		}
 	}
-	f.pols[k] = polRead{v: v, at: now}
+	r.m[k] = polRead{v: v, at: now}
 }
 
-// takePolicy removes and returns the value a pop read for store key k,
-// if it is fresh.
-func (f *Fleet) takePolicy(k string) ([]byte, bool) {
-	f.polMu.Lock()
-	defer f.polMu.Unlock()
-	r, ok := f.pols[k]
+// take removes and returns the value a pop read for store key k, if it
+// is fresh.
+func (r *policyReads) take(k string) ([]byte, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.m[k]
 	if !ok {
 		return nil, false
 	}
-	delete(f.pols, k)
+	delete(r.m, k)
 	var v []byte
-	if r.v != "" {
-		v = []byte(r.v)
+	if e.v != "" {
+		v = []byte(e.v)
 	}
-	return v, time.Since(r.at) < policyFresh
+	return v, time.Since(e.at) < policyFresh
 }
 
 // Put implements [policy.Store]: one SET with the TTL in milliseconds (at
@@ -156,23 +167,11 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	return nil
 }
 
-// unlockScript deletes a fetch lock held by ARGV[1] and publishes its key
-// on ARGV[2], the wake channel of its partition, with the command ARGV[3]
-// (PUBLISH, SPUBLISH).
-var unlockScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call(ARGV[3], ARGV[2], KEYS[1])
-  return 1
-end
-return 0`)
-
-// renewScript extends a fetch lock held by ARGV[1] to ARGV[2] ms.
-var renewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0`)
+// The fetch lock's scripts: lua/fetch_unlock.lua, lua/fetch_renew.lua.
+var (
+	unlockScript = luaScript("fetch_unlock")
+	renewScript  = luaScript("fetch_renew")
+)
 
 // LockFetch implements [policy.FetchLocker]: SET NX with the lease (one
 // round trip). While the lock is held, a timer renews it every third of the

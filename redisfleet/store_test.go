@@ -50,7 +50,7 @@ func TestStoreRoundTripAndVersion(t *testing.T) {
 		t.Fatalf("a value of version 1 read as %q, %v, %v; want a miss", v, ok, err)
 	}
 	// Another prefix is another fleet.
-	if _, ok, _ := newFleet(t, srv, WithPrefix("other:")).Store().Get(ctx, "rfc9309 https://a.example"); ok {
+	if _, ok, _ := newFleet(t, srv, Config{Prefix: "other:"}).Store().Get(ctx, "rfc9309 https://a.example"); ok {
 		t.Fatal("a fleet with another prefix read the value")
 	}
 	// The TTL is Redis's: set on the key (Redis expires it).
@@ -114,7 +114,8 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // TestStoreOneFetchForTheFleet: eight resolvers on eight fleet handles fetch
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
 		fleets := make([]*Fleet, 8)
 		for i := range fleets {
@@ -140,7 +141,8 @@ func TestStoreOneFetchForTheFleet(t *testing.T) {
 // never renewed) holds the others until its lease ends, not longer; then
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	t.Parallel()
+	onServer(t, func(t *testing.T, srv backend) {
 		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 		fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
 		u, _ := url.Parse(site.URL + "/")
@@ -204,7 +206,7 @@ func TestStoreLockRenewed(t *testing.T) {
 func TestStoreRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := newFleet(t, srv, WithCallTimeout(time.Second))
+	f := newFleet(t, srv, Config{CallTimeout: time.Second})
 	site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 	srv.Stop()
 	ctx := context.Background()
@@ -238,11 +240,11 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	forBackends(t, func(t *testing.T, srv backend) {
 		ctx := context.Background()
-		f := frFleet(t, srv, WithLease(time.Hour)) // no renewal tick in the counts
+		f := frFleet(t, srv, Config{Lease: time.Hour}) // no renewal tick in the counts
 		var log tripLog
 		f.rdb.AddHook(&log)
 		s := f.Store()
-		q := frOpen(t, f, WithMaxWait(time.Second))
+		q := frOpen(t, f, FrontierConfig{MaxWait: time.Second})
 		key := func(host string) string { return dialect.RFC9309.Name() + " " + host }
 		// Before the Store has seen a key, the pops read no policy.
 		if _, ok, err := s.Get(ctx, key("http://z.example")); ok || err != nil {
@@ -292,12 +294,12 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 			q.Done(lease)
 		}
 		// A value a pop read more than policyFresh ago is not used.
-		f.keepPolicy(key("http://a.example"), "robots-policy/v2\nstale")
-		f.polMu.Lock()
-		r := f.pols[key("http://a.example")]
+		f.pols.keep(key("http://a.example"), "robots-policy/v2\nstale")
+		f.pols.mu.Lock()
+		r := f.pols.m[key("http://a.example")]
 		r.at = r.at.Add(-policyFresh)
-		f.pols[key("http://a.example")] = r
-		f.polMu.Unlock()
+		f.pols.m[key("http://a.example")] = r
+		f.pols.mu.Unlock()
 		log.take()
 		if v, ok, err := s.Get(ctx, key("http://a.example")); !ok || err != nil || string(v) != "payload a" {
 			t.Fatalf("Get after a stale read = %q, %v, %v; want Redis's value", v, ok, err)

@@ -30,11 +30,12 @@ import (
 // (the frontier's keys stay), none is missed, and every queue.Run ends
 // without an error.
 func TestStoreKeysVanish(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	const delay = 200 * time.Millisecond
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		rdb := client(t, srv, 3)
 		var (
 			policies, locks, rounds atomic.Int64

@@ -1,6 +1,7 @@
 package redisfleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ import (
 )
 
 // Issue 20 item 4: a key of the fleet that vanishes anyway (evicted under
-// WithEviction, deleted) never yields a gap shorter than the Crawl-delay,
+// Config.Eviction, deleted) never yields a gap shorter than the Crawl-delay,
 // never strands a host and never loses a URL silently. These tests delete
 // one kind of key at a time at the moment it matters and check the three
 // promises on the server's side.
@@ -116,13 +117,13 @@ func TestLimiterKeyVanishes(t *testing.T) {
 		{keys: all, released: true},
 	}
 	const d = 300 * time.Millisecond
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		for i, tc := range cases {
 			name := strings.Join(tc.keys, "+") + map[bool]string{true: " released", false: " inflight"}[tc.released]
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				opts := []Option{WithPrefix(fmt.Sprintf("vanish%d:", i)), WithLease(3 * time.Second), WithCallTimeout(time.Second)}
-				f1, f2 := newFleet(t, srv, opts...), newFleet(t, srv, opts...)
+				cfg := Config{Prefix: fmt.Sprintf("vanish%d:", i), Lease: 3 * time.Second, CallTimeout: time.Second}
+				f1, f2 := newFleet(t, srv, cfg), newFleet(t, srv, cfg)
 				l1, l2 := f1.Limiter(LimiterConfig{}), f2.Limiter(LimiterConfig{})
 				rdb := client(t, srv, 3)
 				var host string
@@ -260,9 +261,9 @@ func (res crawlResult) unfetched(known bool) []string {
 // page requests numbered in at (1-based, counted at the server) it calls
 // vanish with the first process's Fleet and Frontier. It fails t if the
 // crawl does not end within 2 minutes (a host stranded).
-func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts []Option, qopts ...FrontierOption) crawlResult {
+func vanishCrawl(t *testing.T, srv backend, prefix string, hosts, pages, threads int, delay string, at []int, vanish func(f *Fleet, q *Frontier), fopts Config, qopts ...FrontierConfig) crawlResult {
 	t.Helper()
-	return runCrawl(t, srv, crawlSpec{prefix: prefix, hosts: hosts, pages: pages, threads: threads, delay: delay, at: at, vanish: vanish, fopts: fopts, qopts: qopts})
+	return runCrawl(t, srv, crawlSpec{prefix: prefix, hosts: hosts, pages: pages, threads: threads, delay: delay, at: at, vanish: vanish, fopts: fopts, qopts: first(qopts)})
 }
 
 // crawlSpec is a crawl of runCrawl: vanishCrawl's arguments, and more.
@@ -273,8 +274,8 @@ type crawlSpec struct {
 	delay                 string // the hosts' Crawl-delay
 	at                    []int
 	vanish                func(f *Fleet, q *Frontier)
-	fopts                 []Option
-	qopts                 []FrontierOption
+	fopts                 Config
+	qopts                 FrontierConfig
 	ropts                 []robots.Option                              // more plugin options
 	popts                 []policy.Option                              // more policy options (beside the Store)
 	serve                 func(w http.ResponseWriter, r *http.Request) // run before each request is served
@@ -329,8 +330,12 @@ func runCrawl(t *testing.T, srv backend, spec crawlSpec) crawlResult {
 	var colls []*colly.Collector
 	var queues []*queue.Queue
 	for range procs {
-		f := newFleet(t, srv, append([]Option{WithPrefix(prefix), WithLogger(log), WithLease(3 * time.Second), WithCallTimeout(time.Second)}, fopts...)...)
-		q := f.Frontier(append([]FrontierOption{WithMaxWait(200 * time.Millisecond)}, qopts...)...)
+		fc := fopts
+		fc.Prefix, fc.Logger, fc.Lease, fc.CallTimeout = prefix, log, 3*time.Second, time.Second
+		qc := qopts
+		qc.MaxWait = cmp.Or(qc.MaxWait, 200*time.Millisecond)
+		f := newFleet(t, srv, fc)
+		q := f.Frontier(qc)
 		t.Cleanup(func() { q.Close() })
 		c := colly.NewCollector()
 		if _, err := robots.Attach(c, append([]robots.Option{
@@ -477,7 +482,7 @@ func TestFrontierKeyVanishes(t *testing.T) {
 	}
 	const delay = 200 * time.Millisecond
 	kinds := append(append([]string{}, frontierKinds...), "limiter")
-	forBackends(t, func(t *testing.T, srv backend) {
+	onServer(t, func(t *testing.T, srv backend) {
 		for i, kind := range kinds {
 			t.Run(kind, func(t *testing.T) {
 				t.Parallel()
@@ -500,7 +505,7 @@ func TestFrontierKeyVanishes(t *testing.T) {
 							t.Errorf("DEL %s: %v", k, err)
 						}
 					}
-				}, nil)
+				}, Config{})
 				res.check(t, delay)
 			})
 		}
@@ -552,8 +557,7 @@ func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
 // TestFleetEviction: a Redis with allkeys-lru whose maxmemory is set,
 // at the crawl's 100th page, to the memory it uses then, so that the
 // fleet's keys are evicted as the crawl's memory goes up and down
-// (WithEviction): on one redis-server, and on a 3-node Cluster (every
-// node's maxmemory set to its own use at the 100th page). Two processes
+// (Config.Eviction). Two processes
 // (8 threads each) crawl 20 hosts × 151 pages (Crawl-delay 0.01). No host
 // ever sees a gap under the delay, and the crawl ends within the bound,
 // one of two ways: every page fetched (pages fetched twice are logged),
@@ -566,12 +570,13 @@ func (rec *spanRecorder) checkGaps(t *testing.T, delay time.Duration) {
 // (in the journal of a process that reported the loss): none is lost
 // silently.
 func TestFleetEviction(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short")
 	}
 	const outage = 10 * time.Second
-	forBackends(t, func(t *testing.T, srv backend) {
-		res, _, setAt := evictionCrawl(t, srv, WithOutageLimit(outage))
+	onServer(t, func(t *testing.T, srv backend) {
+		res, _, setAt := evictionCrawl(t, srv, FrontierConfig{OutageLimit: outage})
 		res.rec.checkGaps(t, 10*time.Millisecond)
 		failed := lossReported(t, res.errs, "lost the frontier's keys", "Redis has refused writes")
 		if failed == 0 {
@@ -635,8 +640,8 @@ func (res crawlResult) counted(key string) bool {
 			continue
 		}
 		q.mu.Lock()
-		_, ok := q.journal[key]
-		for _, it := range q.pendingAdd {
+		_, ok := q.st.journal[key]
+		for _, it := range q.st.pendingAdd {
 			ok = ok || it.key == key
 		}
 		q.mu.Unlock()
@@ -676,7 +681,7 @@ func TestFrontierLossStorm(t *testing.T) {
 				}
 			}()
 		})
-	}, nil, WithOutageLimit(2*time.Second))
+	}, Config{}, FrontierConfig{OutageLimit: 2 * time.Second})
 	close(stop)
 	res.rec.checkGaps(t, 200*time.Millisecond)
 	failed := lossReported(t, res.errs)
@@ -690,7 +695,7 @@ func TestFrontierLossStorm(t *testing.T) {
 // allkeys-lru and maxmemory set, at the 100th page, to the memory then in
 // use; it returns the crawl, the number of keys evicted and when
 // maxmemory was set, and fails t if no key was evicted.
-func evictionCrawl(t *testing.T, srv backend, qopts ...FrontierOption) (crawlResult, int64, time.Time) {
+func evictionCrawl(t *testing.T, srv backend, qopts ...FrontierConfig) (crawlResult, int64, time.Time) {
 	var nodes []string
 	switch s := srv.(type) {
 	case *redistest.Cluster:
@@ -719,7 +724,7 @@ func evictionCrawl(t *testing.T, srv backend, qopts ...FrontierOption) (crawlRes
 			}
 			limits = append(limits, used)
 		}
-	}, []Option{WithEviction()}, qopts...)
+	}, Config{Eviction: true}, qopts...)
 	var evicted int64
 	for _, n := range nodes {
 		evicted += max(infoField(t, n, "stats", "evicted_keys"), 0)

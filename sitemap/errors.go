@@ -9,7 +9,10 @@ import (
 // page (a "soft 404" served with status 200), JSON, an XML document with
 // another root element, a text file whose first line is not an http(s) URL,
 // an empty body. It is returned wrapped with what the document looked like
-// ("sitemap: not a sitemap: an HTML page"); nothing of it is parsed.
+// ("sitemap: not a sitemap: an HTML page"); nothing of it is parsed. It
+// judges the bytes read only: a document whose reading failed before they
+// showed what it is (a connection lost, a DocTimeout, a broken gzip stream)
+// ends with the read's error instead.
 var ErrNotSitemap = errors.New("sitemap: not a sitemap")
 
 // ErrDoctype reports a document type declaration with an internal subset

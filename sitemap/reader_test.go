@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -377,5 +378,75 @@ func TestEncodings(t *testing.T) {
 				t.Errorf("warnings %q, want %q", w, c.warning)
 			}
 		})
+	}
+}
+
+// A document whose bytes stop with a read error before its root element
+// (or before the end of a text sitemap's first line) is not judged by what
+// was read: Next returns that error, never ErrNotSitemap.
+func TestReadErrorBeforeRoot(t *testing.T) {
+	errRead := errors.New("connection reset")
+	half := gz(t, []byte(urlset("http://example.com/a")))
+	half = half[:len(half)/2]
+	for _, tc := range []struct{ name, sent string }{
+		{"nothing", ""},
+		{"XML declaration", `<?xml version="1.0" encoding="UTF-8"?>` + "\n"},
+		{"part of a start tag", "<urls"},
+		{"UTF-16 byte order mark", "\xff\xfe<\x00"},
+		{"part of a text sitemap's first line", "htt"},
+		{"half a gzip stream", string(half)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := io.MultiReader(strings.NewReader(tc.sent), iotest.ErrReader(errRead))
+			e, err := NewReader(src, docURL, Limits{}).Next()
+			if !errors.Is(err, errRead) || errors.Is(err, ErrNotSitemap) || e.Loc != "" {
+				t.Errorf("Next: %q, %v; want the read error, not ErrNotSitemap", e.Loc, err)
+			}
+		})
+	}
+	// At the clean end of the bytes, what was read decides.
+	for _, doc := range []string{"", `<?xml version="1.0" encoding="UTF-8"?>` + "\n", "htt"} {
+		if _, err := NewReader(strings.NewReader(doc), docURL, Limits{}).Next(); !errors.Is(err, ErrNotSitemap) {
+			t.Errorf("%q then the end: %v, want ErrNotSitemap", doc, err)
+		}
+	}
+}
+
+// A text sitemap whose bytes stop with an error (a read failure, or
+// MaxBytes) in the middle of a line does not hand that line over: it may
+// be a URL cut short. At the clean end of the bytes a last line without
+// its line end is whole.
+func TestTextLastLineCut(t *testing.T) {
+	errRead := errors.New("connection reset")
+	const doc = "http://example.com/a\nhttp://example.com/b"
+	for _, tc := range []struct {
+		name string
+		src  io.Reader
+		lim  Limits
+		want error
+	}{
+		{"read error", io.MultiReader(strings.NewReader(doc), iotest.ErrReader(errRead)), Limits{}, errRead},
+		{"MaxBytes", strings.NewReader(doc + "ig/page\n"), Limits{MaxBytes: int64(len(doc))}, ErrLimit},
+	} {
+		es, err := readEntries(NewReader(tc.src, docURL, tc.lim))
+		if got := locs(es); !errors.Is(err, tc.want) || len(got) != 1 || got[0] != "http://example.com/a" {
+			t.Errorf("%s: %q, %v; want only the first URL, then %v", tc.name, got, err, tc.want)
+		}
+	}
+	es, err := readEntries(NewReader(strings.NewReader(doc), docURL, Limits{}))
+	if got := locs(es); err != io.EOF || len(got) != 2 || got[1] != "http://example.com/b" {
+		t.Errorf("clean end: %q, %v; want both URLs", got, err)
+	}
+}
+
+// readEntries calls Next until it fails, and returns the entries and the error.
+func readEntries(r *Reader) ([]Entry, error) {
+	var es []Entry
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return es, err
+		}
+		es = append(es, e)
 	}
 }

@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/politecrawl/robots/internal/authority"
 	"github.com/politecrawl/robots/internal/gatewait"
-	"github.com/politecrawl/robots/internal/retryafter"
 )
 
 // Defaults of the walker's [Config] (each field's doc states its value).
@@ -63,30 +59,6 @@ func (e *DisallowedError) Error() string {
 	return "sitemap: " + e.URL + " not fetched: disallowed: " + e.Reason
 }
 func (e *DisallowedError) Unwrap() error { return ErrDisallowed }
-
-// FetchError is the error of a sitemap whose fetch failed: no answer, or a
-// status other than 2xx, after the retries a 5xx, 429 or network error
-// gets.
-type FetchError struct {
-	URL      string
-	Status   int   // the last answer's status; 0 when there was none
-	Attempts int   // requests made
-	Err      error // the last attempt's error, when there was no answer
-}
-
-func (e *FetchError) Error() string {
-	s := "sitemap: fetching " + e.URL + ": "
-	if e.Err != nil {
-		s += e.Err.Error()
-	} else {
-		s += strconv.Itoa(e.Status) + " " + http.StatusText(e.Status)
-	}
-	if e.Attempts > 1 {
-		s += " (" + strconv.Itoa(e.Attempts) + " attempts)"
-	}
-	return s
-}
-func (e *FetchError) Unwrap() error { return e.Err }
 
 // Config configures a [Walker]. The zero value is usable: every zero field
 // means its default.
@@ -216,6 +188,19 @@ type Report struct {
 type Walker struct {
 	cfg    Config
 	client *http.Client
+	budget func(total time.Duration, cancel func()) docBudget // starts a document's DocTimeout
+}
+
+// docBudget is the time budget of one document: a *gatewait.Budget, or a
+// test's stand-in spent on an event rather than after a time.
+type docBudget interface {
+	gatewait.Hook
+	Stop()
+	Spent() bool
+}
+
+func newDocBudget(total time.Duration, cancel func()) docBudget {
+	return gatewait.NewBudget(total, cancel)
 }
 
 // NewWalker returns a walker configured by cfg.
@@ -259,7 +244,7 @@ func NewWalker(cfg Config) *Walker {
 		}
 		return nil
 	}
-	return &Walker{cfg: cfg, client: &cl}
+	return &Walker{cfg: cfg, client: &cl, budget: newDocBudget}
 }
 
 // Walk reads the sitemaps at roots, announced by the robots.txt of scope
@@ -358,7 +343,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 	ws.fetched++
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	budget := gatewait.NewBudget(cfg.DocTimeout, cancel)
+	budget := ws.w.budget(cfg.DocTimeout, cancel)
 	defer budget.Stop()
 	dctx = gatewait.With(dctx, budget)
 	body, status, err := ws.w.fetch(dctx, loc)
@@ -476,7 +461,7 @@ func (ws *walkState) doc(ctx context.Context, loc, parent string, depth int) {
 // document's content decided (a limit, not a sitemap, a DOCTYPE) is
 // reported as it is, and any other (what the timeout's cancel made of the
 // fetch or read) is wrapped with ErrDocTimeout: both match errors.Is.
-func (ws *walkState) timedOut(ctx context.Context, b *gatewait.Budget, loc, what string, err error) error {
+func (ws *walkState) timedOut(ctx context.Context, b docBudget, loc, what string, err error) error {
 	if !b.Spent() || ctx.Err() != nil || errors.Is(err, ErrLimit) || errors.Is(err, ErrNotSitemap) || errors.Is(err, ErrDoctype) {
 		return err
 	}
@@ -540,158 +525,3 @@ func walkHostKey(b []byte, u *url.URL) []byte {
 	_, host, _ := bytes.Cut(a, []byte("://"))
 	return host
 }
-
-// fetch GETs loc, retrying a 5xx, 429 or network error, and returns the
-// body of a 2xx answer.
-func (w *Walker) fetch(ctx context.Context, loc string) (io.ReadCloser, int, error) {
-	cfg := &w.cfg
-	wait := cfg.RetryWait
-	fe := &FetchError{URL: loc}
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc, nil)
-		if err != nil {
-			return nil, 0, fmt.Errorf("sitemap: %w", err)
-		}
-		if cfg.UserAgent != "" {
-			req.Header.Set("User-Agent", cfg.UserAgent)
-		}
-		// Asked for explicitly, a gzip Content-Encoding is left to the
-		// reader, which decides from the bytes and bounds what it inflates.
-		req.Header.Set("Accept-Encoding", "gzip")
-		fe.Attempts++
-		res, err := w.client.Do(req)
-		var after time.Duration
-		retry := false
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, 0, ctx.Err()
-			}
-			fe.Err, fe.Status = err, 0
-			retry = walkTransient(err)
-		case res.StatusCode >= 200 && res.StatusCode < 300:
-			return res.Body, res.StatusCode, nil
-		default:
-			io.Copy(io.Discard, io.LimitReader(res.Body, 4<<10))
-			res.Body.Close()
-			fe.Err, fe.Status = nil, res.StatusCode
-			retry = res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500
-			if retry {
-				var ok bool
-				if after, ok = walkRetryAfter(res.Header.Get("Retry-After"), time.Now()); ok && after > cfg.MaxRetryAfter {
-					fe.Err = fmt.Errorf("%d %s with Retry-After %s, longer than the %s waited out", res.StatusCode, http.StatusText(res.StatusCode), after.Round(time.Second), cfg.MaxRetryAfter)
-					return nil, res.StatusCode, fe
-				}
-			}
-		}
-		if !retry || fe.Attempts > cfg.Retries {
-			return nil, fe.Status, fe
-		}
-		if after <= 0 {
-			after, wait = wait, 2*wait
-		}
-		t := time.NewTimer(after)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, fe.Status, ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// walkTransient reports whether a request error is worth a retry: a network
-// error or a cut answer, not a refusal by the client (a redirect limit, a
-// robots.txt stop at the transport).
-func walkTransient(err error) bool {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
-}
-
-// walkRetryAfter reads a Retry-After value (seconds, or an HTTP date: then
-// the time from now), at most a day.
-func walkRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	d, ok := retryafter.Parse(v, now)
-	return min(d, 24*time.Hour), ok
-}
-
-// spoolMemory is how much of a spooled document is kept in memory; the
-// rest goes to a temporary file.
-const spoolMemory = 1 << 20
-
-// spooled is a document body read whole: a memory head and a file tail.
-type spooled struct {
-	head []byte
-	file *os.File
-	size int64
-}
-
-// spool reads body into memory and, past spoolMemory, a temporary file in
-// dir, up to limit bytes (0: defaultMaxBytes). It returns what it read and
-// the error that stopped it early: the body's, or a *LimitError.
-func spool(body io.Reader, limit int64, dir string) (*spooled, error) {
-	if limit <= 0 {
-		limit = defaultMaxBytes
-	}
-	sp := &spooled{}
-	head := make([]byte, min(int64(spoolMemory), limit+1))
-	n, err := io.ReadFull(body, head)
-	sp.head, sp.size = head[:n], int64(n)
-	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return sp, nil
-	case err != nil:
-		return sp, err
-	}
-	if sp.size > limit {
-		sp.head, sp.size = sp.head[:limit], limit
-		return sp, &LimitError{Limit: "bytes", Max: limit}
-	}
-	f, err := os.CreateTemp(dir, "sitemap-*.spool")
-	if err != nil {
-		return sp, fmt.Errorf("spooling: %w", err)
-	}
-	os.Remove(f.Name()) // gone when closed (where the system allows)
-	sp.file = f
-	m, err := io.Copy(f, io.LimitReader(body, limit-sp.size+1))
-	sp.size += m
-	if err == nil && sp.size > limit {
-		err = &LimitError{Limit: "bytes", Max: limit}
-		f.Truncate(limit - int64(len(sp.head)))
-		sp.size = limit
-	}
-	if _, serr := f.Seek(0, io.SeekStart); serr != nil && err == nil {
-		err = fmt.Errorf("spooling: %w", serr)
-	}
-	return sp, err
-}
-
-// reader reads the spooled bytes, then returns err (io.EOF when nil).
-func (sp *spooled) reader(err error) io.Reader {
-	rs := []io.Reader{bytes.NewReader(sp.head)}
-	if sp.file != nil {
-		rs = append(rs, io.LimitReader(sp.file, sp.size-int64(len(sp.head))))
-	}
-	if err != nil {
-		rs = append(rs, errReader{err})
-	}
-	return io.MultiReader(rs...)
-}
-
-func (sp *spooled) Close() error {
-	if sp.file == nil {
-		return nil
-	}
-	name := sp.file.Name()
-	err := sp.file.Close()
-	os.Remove(name)
-	return err
-}
-
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }

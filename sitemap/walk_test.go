@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -211,36 +210,6 @@ func TestWalkDepthAndSitemapCap(t *testing.T) {
 	}
 	if slices.Contains(f.Paths("a.test"), "/c2.xml") {
 		t.Errorf("c2 fetched past the cap")
-	}
-}
-
-// TestWalkDocTimeoutNotCallbacks: the time the callbacks take (a plugin
-// waiting for a free slot, a sync crawl visiting each page) does not count
-// against DocTimeout, and an error the document decided (here the entries
-// limit) is reported as it is, not as a timeout.
-func TestWalkDocTimeoutNotCallbacks(t *testing.T) {
-	t.Parallel() // waits in real time
-	_, cl, _ := wkFarm(t, map[string]wkDocs{"a.test": {
-		"/s.xml": testutil.URLSet("http://a.test/1", "http://a.test/2", "http://a.test/3", "http://a.test/4", "http://a.test/5"),
-	}})
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for _, spool := range []bool{false, true} { // at once: each sleeps 1.6 s
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cfg := Config{Client: cl, Spool: spool, DocTimeout: time.Second, Limits: Limits{MaxEntries: 4}}
-			n := 0
-			reps := NewWalker(cfg).Walk(context.Background(), "", []string{"http://a.test/s.xml"}, func(Page) error {
-				n++
-				time.Sleep(400 * time.Millisecond) // 1.6 s in all: longer than the timeout
-				return nil
-			})
-			var le *LimitError
-			if r := reps[0]; !errors.As(r.Err, &le) || le.Limit != LimitEntries || errors.Is(r.Err, ErrDocTimeout) || r.Handed != 4 || n != 4 {
-				t.Errorf("spool=%v: %v, handed %d: want the entries limit after 4, not a timeout", spool, r.Err, r.Handed)
-			}
-		}()
 	}
 }
 
@@ -571,82 +540,6 @@ func TestWalkDocuments(t *testing.T) {
 
 // errAny stands for "some error" in a case table.
 var errAny = errors.New("any error")
-
-// DocTimeout ends a document that takes too long, keeping what was handed
-// over, and the walk goes on; the time spent waiting at a host's gate
-// (hostlimit's Transport pauses the budget) does not count. The two cases
-// wait in real time, so they run at once.
-func TestWalkDocTimeout(t *testing.T) {
-	t.Parallel() // waits in real time
-	farm := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {Handle: func(w http.ResponseWriter, r *http.Request) bool {
-		doc := testutil.URLSet("http://s.test/1", "http://s.test/2", "http://s.test/3")
-		if r.URL.Path == "/stall.xml" {
-			cut := strings.Index(doc, "http://s.test/3")
-			io.WriteString(w, doc[:cut])
-			w.(http.Flusher).Flush()
-			select {
-			case <-r.Context().Done():
-			case <-time.After(time.Minute): // the timeout ends it long before
-			}
-			return true
-		}
-		io.WriteString(w, doc)
-		return true
-	}}})
-	// The document timeout, 1.5 s: a wide margin for a few loopback
-	// requests on a loaded machine.
-	const docTimeout = 1500 * time.Millisecond
-	walk := func(t *testing.T, cl *http.Client, locs ...string) ([]Report, int) {
-		var got int
-		reps := NewWalker(Config{Client: cl, DocTimeout: docTimeout}).Walk(context.Background(), "", locs,
-			func(p Page) error { got++; return nil })
-		return reps, got
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		t.Run("stalled document", func(t *testing.T) {
-			tr := farm.Transport()
-			t.Cleanup(tr.CloseIdleConnections)
-			reps, got := walk(t, &http.Client{Transport: tr}, "http://s.test/a.xml", "http://s.test/stall.xml", "http://s.test/b.xml")
-			if r := wkReport(reps, "http://s.test/a.xml"); r.Err != nil || r.Handed != 3 {
-				t.Errorf("a: %+v", r)
-			}
-			if r := wkReport(reps, "http://s.test/stall.xml"); !errors.Is(r.Err, ErrDocTimeout) || r.Handed != 2 || !errors.Is(r.Err, context.Canceled) {
-				t.Errorf("stall: %+v: want ErrDocTimeout wrapping the read's own error", r)
-			}
-			if r := wkReport(reps, "http://s.test/b.xml"); r.Err != nil || r.Handed != 3 {
-				t.Errorf("b (after the stalled document): %+v", r)
-			}
-			if got != 8 {
-				t.Errorf("%d pages, want 8", got)
-			}
-		})
-	}()
-	go func() {
-		defer wg.Done()
-		t.Run("gate wait longer than the timeout", func(t *testing.T) {
-			tr := farm.Transport()
-			t.Cleanup(tr.CloseIdleConnections)
-			// Every request to s.test after the first waits 2 s for its
-			// turn: longer than the document timeout, which must not
-			// count it.
-			lim := hostlimit.New(hostlimit.Config{Delay: func(string) time.Duration { return 2 * time.Second }})
-			reps, got := walk(t, &http.Client{Transport: lim.Transport(tr)}, "http://s.test/a.xml", "http://s.test/b.xml")
-			if r := wkReport(reps, "http://s.test/a.xml"); r.Err != nil || r.Handed != 3 {
-				t.Errorf("a: %+v", r)
-			}
-			if r := wkReport(reps, "http://s.test/b.xml"); r.Err != nil || r.Handed != 3 {
-				t.Errorf("b (waited at the gate longer than the timeout): %+v", r)
-			}
-			if got != 6 {
-				t.Errorf("%d pages, want 6", got)
-			}
-		})
-	}()
-}
 
 // Spool: a document is read whole before its URLs are handed over, so that
 // fn's requests to the same host pass a one-in-flight gate (without it

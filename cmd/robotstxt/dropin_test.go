@@ -1,6 +1,6 @@
 package main
 
-// Tests of issue "Drop-in", the CLI part: flags anywhere, fetch failures said
+// Tests of the CLI as a drop-in tool: flags anywhere, fetch failures said
 // on stderr, FILE schemes, URL arguments checked, per-command help, agents
 // given as User-Agents.
 
@@ -40,7 +40,7 @@ func usageError(t *testing.T, r result, args []string, want ...string) {
 	}
 }
 
-// Item 1: flags may come before or after FILE and the URLs; -- ends them.
+// Flags may come before or after FILE and the URLs; -- ends them.
 func TestFlagsAnywhere(t *testing.T) {
 	const file = "../../examples/robots.txt"
 	cases := []struct {
@@ -48,7 +48,7 @@ func TestFlagsAnywhere(t *testing.T) {
 		code   int
 		stdout string
 	}{
-		// The issue's command: -agent after FILE is a flag, not a URL.
+		// -agent after FILE is a flag, not a URL.
 		{[]string{"check", file, "-agent", "examplebot-news", "/drafts/x"}, 1, "disallowed\t/drafts/x\n"},
 		{[]string{"check", file, "/drafts/x", "-agent", "examplebot-news"}, 1, "disallowed\t/drafts/x\n"},
 		{[]string{"check", "/drafts/x"}, 2, ""}, // the first non-flag is FILE
@@ -96,7 +96,7 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-// Item 2: a robots.txt URL that gave no rules says on stderr what happened;
+// A robots.txt URL that gave no rules says on stderr what happened;
 // stdout and the exit status are the dialect's.
 func TestFetchFailureSaid(t *testing.T) {
 	until := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`
@@ -124,7 +124,7 @@ func TestFetchFailureSaid(t *testing.T) {
 	}
 }
 
-// Item 3: a FILE with a scheme is a URL: http and https in any case are
+// A FILE with a scheme is a URL: http and https in any case are
 // fetched, any other scheme is a usage error naming it.
 func TestFileSchemes(t *testing.T) {
 	srv, _ := fetchServer(t, status(200, cliRobots))
@@ -145,7 +145,7 @@ func TestFileSchemes(t *testing.T) {
 	}
 }
 
-// Item 4: URL arguments and lines are absolute paths or URLs with a host,
+// URL arguments and lines are absolute paths or URLs with a host,
 // of any scheme (RFC 9309 covers FTP; only the path is compared); any other
 // is a usage error naming it, not a check.
 func TestURLArguments(t *testing.T) {
@@ -189,7 +189,7 @@ func TestURLArguments(t *testing.T) {
 	}
 }
 
-// Item 5: COMMAND -h lists the command's flags on stdout, exit 0.
+// COMMAND -h lists the command's flags on stdout, exit 0.
 func TestCommandHelp(t *testing.T) {
 	for _, c := range []struct {
 		cmd        string
@@ -224,7 +224,7 @@ func TestCommandHelp(t *testing.T) {
 	}
 }
 
-// Item 6: an agent given as a User-Agent ("USpider/1.0", a whole header) is
+// An agent given as a User-Agent ("USpider/1.0", a whole header) is
 // reduced to its product token, with one warning per token given.
 func TestAgentAsUserAgent(t *testing.T) {
 	p := writeRobots(t, "User-agent: *\nDisallow: /private\n\nUser-agent: USpider\nDisallow: /u\n")

@@ -23,11 +23,10 @@ import (
 
 // Spacing of the sitemaps command's requests to one host: the host's
 // Crawl-delay for the agents, else sitemapsDelay, never more than
-// sitemapsMaxDelay.
-const (
-	sitemapsDelay    = time.Second
-	sitemapsMaxDelay = 30 * time.Second
-)
+// sitemapsMaxDelay. sitemapsDelay is a variable for the tests.
+var sitemapsDelay = time.Second
+
+const sitemapsMaxDelay = 30 * time.Second
 
 // sitemapsRemember is how many page URLs the sitemaps command remembers to
 // print each once (a 16-byte hash each: about 40 MB at the cap, map

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -86,6 +87,14 @@ func newSitemapSite(t *testing.T, docs func(base string) map[string]string) *sit
 	t.Cleanup(s.Close)
 	d = docs(s.URL)
 	return s
+}
+
+// TestMain spaces the sitemaps command's requests by 20 ms, not 1 s, where
+// robots.txt gives no Crawl-delay (and before it is known): the tests check
+// the spacing against sitemapsDelay, and need not wait a second a run.
+func TestMain(m *testing.M) {
+	sitemapsDelay = 20 * time.Millisecond
+	os.Exit(m.Run())
 }
 
 func runSitemaps(args ...string) (code int, stdout, stderr string) {
@@ -266,6 +275,11 @@ func TestSitemapsCommandRobotsDisallowsAndFailures(t *testing.T) {
 	if code != 0 || out != s.URL+"/a\n"+s.URL+"/b\n" || !strings.Contains(errs, "urlset, 3 found, 2 printed, filtered 1 (disallowed by robots.txt)") {
 		t.Errorf("exit %d, stdout %q, stderr %q: want the disallowed page left out and counted", code, out, errs)
 	}
+	s.mu.Lock()
+	if len(s.at) != 2 || s.at[1].Sub(s.at[0]) < sitemapsDelay {
+		t.Errorf("requests %q at %v: want two, sitemapsDelay (no Crawl-delay) apart", s.hits, s.at)
+	}
+	s.mu.Unlock()
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) }))
 	t.Cleanup(down.Close)
 	code, out, errs = runSitemaps("-agent", "examplebot", down.URL+"/")

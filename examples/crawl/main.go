@@ -19,11 +19,20 @@
 //	                 product token).
 //	-dialect D       how robots.txt is read and fetched: rfc9309 (default),
 //	                 google, coccoc, koster1994.
+//	-allow H[,H...]  other hosts the crawl may follow links and redirects to
+//	                 (by default only URL's).
 //	-max N           follow at most N links (default 50).
 //	-min-delay D     least time between two requests to one host (default 1s);
 //	                 a Crawl-delay can raise it.
 //	-progress        a progress line on standard error at most once a second
 //	                 (default true; -progress=false turns it off).
+//	-sign-key FILE   sign every request (Web Bot Auth) with the Ed25519 key in
+//	                 FILE: PKCS#8 PEM (openssl genpkey -algorithm ed25519) or
+//	                 a private JWK. Needs -signature-agent.
+//	-signature-agent URL
+//	                 the https URL of the crawler's key directory, sent in
+//	                 each signed request. Needs -sign-key. Without the two
+//	                 nothing is signed.
 //	-v               log robots.txt fetches on standard error.
 //
 // Standard output has one line per page: "fetched  STATUS URL", "stopped  URL:
@@ -59,10 +68,11 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
+	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-max N] [-min-delay D] [-progress=false] [-v] URL"
+const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -149,6 +159,23 @@ func snapshot(p *robots.Plugin, fetched, errs *atomic.Int64, now time.Time) tota
 	return s
 }
 
+// loadSigner is the signer of -sign-key and -signature-agent, which go
+// together.
+func loadSigner(keyFile, agent string) (*botauth.Signer, error) {
+	if keyFile == "" || agent == "" {
+		return nil, errors.New("-sign-key and -signature-agent go together")
+	}
+	key, err := botauth.LoadKey(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("-sign-key: %w", err)
+	}
+	s, err := botauth.NewSigner(agent, []botauth.Key{key})
+	if err != nil {
+		return nil, fmt.Errorf("signing: %w", err)
+	}
+	return s, nil
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -159,10 +186,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
 	userAgent := fs.String("user-agent", "", "the User-Agent header `UA` (default \"Mozilla/5.0 (compatible; A/0.1; +https://github.com/politecrawl/robots)\", A the first token)")
 	dialectName := fs.String("dialect", "rfc9309", "robots.txt dialect `D`: "+strings.Join(dialect.Names(), ", "))
+	allow := fs.String("allow", "", "other hosts `H[,H...]` the crawl may follow links and redirects to")
 	maxPages := fs.Int("max", 50, "follow at most `N` links")
 	minDelay := fs.Duration("min-delay", time.Second, "least time `D` between two requests to one host")
 	showProgress := fs.Bool("progress", true, "a progress line on standard error at most once a second")
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
+	signKey := fs.String("sign-key", "", "sign every request with the Ed25519 key in `FILE` (PEM or JWK); needs -signature-agent")
+	signAgent := fs.String("signature-agent", "", "the https `URL` of the crawler's key directory; needs -sign-key")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -195,6 +225,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if ua == "" {
 		ua = "Mozilla/5.0 (compatible; " + tokens[0] + "/0.1; +https://github.com/politecrawl/robots)"
 	}
+	opts := []robots.Option{
+		robots.WithDialect(d),
+		robots.WithAgents(tokens...),
+		robots.WithMinDelay(*minDelay),
+	}
+	if *signKey != "" || *signAgent != "" {
+		signer, err := loadSigner(*signKey, *signAgent)
+		if err != nil {
+			fmt.Fprintln(stderr, "crawl:", err)
+			return 2
+		}
+		opts = append(opts, robots.WithSigner(signer))
+	}
+	domains := []string{start.Hostname()}
+	for _, h := range strings.Split(*allow, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			domains = append(domains, h)
+		}
+	}
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelDebug
@@ -203,14 +252,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &lockedWriter{w: stdout}
 	errOut := &lockedWriter{w: stderr}
 
-	c := colly.NewCollector(colly.UserAgent(ua), colly.AllowedDomains(start.Hostname()), colly.Async(true), colly.StdlibContext(ctx))
-	p, err := robots.Attach(c,
-		robots.WithDialect(d),
-		robots.WithAgents(tokens...),
-		robots.WithMinDelay(*minDelay),
+	c := colly.NewCollector(colly.UserAgent(ua), colly.AllowedDomains(domains...), colly.Async(true), colly.StdlibContext(ctx))
+	p, err := robots.Attach(c, append(opts,
 		robots.WithLogger(log),
 		robots.WithOnBlocked(func(b robots.Block) { out.printf("stopped  %s: %s\n", b.URL, b.Reason) }),
-	)
+	)...)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2

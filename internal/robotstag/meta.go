@@ -1,6 +1,7 @@
 package robotstag
 
 import (
+	"iter"
 	"strings"
 	"unsafe"
 )
@@ -10,12 +11,54 @@ import (
 // <body> start tag or the </head> end tag. doc is only read, and not
 // retained.
 func Meta(doc []byte, agents []string) Directives {
-	s := unsafe.String(unsafe.SliceData(doc), len(doc))
 	var d Directives
+	scanHead(doc, func(e Element) bool {
+		if strings.EqualFold(e.Name, "meta") {
+			d |= meta(e, agents, nil)
+		}
+		return true
+	})
+	return d
+}
+
+// Element is a start tag of the head of an HTML document: its name as
+// written and its attributes.
+type Element struct {
+	Name  string
+	attrs string
+}
+
+// Head returns the start tags of the HTML document doc in the order they
+// appear, up to the <body> start tag or the </head> end tag, the body's
+// excluded: comments, doctypes and the contents of script, style, title
+// and textarea elements are skipped. The strings of an Element share doc's
+// memory: a caller keeping one while changing doc must copy it.
+func Head(doc []byte) iter.Seq[Element] {
+	return func(yield func(Element) bool) { scanHead(doc, yield) }
+}
+
+// Attr returns the value of e's first attribute named name (compared
+// ASCII case-insensitively), "" for an attribute without a value, and
+// whether e has it. Character references are not decoded.
+func (e Element) Attr(name string) (string, bool) {
+	for attrs := e.attrs; attrs != ""; {
+		var k, v string
+		k, v, attrs = nextAttr(attrs)
+		if k != "" && strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// scanHead calls visit with each start tag of the head of doc until visit
+// returns false.
+func scanHead(doc []byte, visit func(Element) bool) {
+	s := unsafe.String(unsafe.SliceData(doc), len(doc))
 	for i := 0; i < len(s); {
 		j := strings.IndexByte(s[i:], '<')
 		if j < 0 {
-			break
+			return
 		}
 		i += j + 1
 		rest := s[i:]
@@ -23,21 +66,21 @@ func Meta(doc []byte, agents []string) Directives {
 		case strings.HasPrefix(rest, "!--"):
 			k := strings.Index(rest[3:], "-->")
 			if k < 0 {
-				return d
+				return
 			}
 			i += 3 + k + 3
 		case rest == "":
-			return d
+			return
 		case rest[0] == '!' || rest[0] == '?': // a doctype, a bogus comment
 			k := strings.IndexByte(rest, '>')
 			if k < 0 {
-				return d
+				return
 			}
 			i += k + 1
 		case rest[0] == '/' && len(rest) > 1 && isLetter(rest[1]):
 			name := tagName(rest[1:])
 			if strings.EqualFold(name, "head") {
-				return d
+				return
 			}
 			_, end := tagEnd(rest[1+len(name):])
 			i += 1 + len(name) + end
@@ -45,42 +88,32 @@ func Meta(doc []byte, agents []string) Directives {
 			name := tagName(rest)
 			attrs, end := tagEnd(rest[len(name):])
 			i += len(name) + end
-			switch {
-			case strings.EqualFold(name, "body"):
-				return d
-			case strings.EqualFold(name, "meta"):
-				d |= meta(attrs, agents)
-			case isRawText(name):
+			if strings.EqualFold(name, "body") || !visit(Element{name, attrs}) {
+				return
+			}
+			if isRawText(name) {
 				k := closeTag(s[i:], name)
 				if k < 0 {
-					return d
+					return
 				}
 				i += k
 			}
 		}
 	}
-	return d
 }
 
-// meta returns the directives of one meta element's attributes.
-func meta(attrs string, agents []string) Directives {
-	var name, content string
-	var haveName, haveContent bool
-	for attrs != "" {
-		var k, v string
-		k, v, attrs = nextAttr(attrs)
-		switch {
-		case k == "":
-		case !haveName && strings.EqualFold(k, "name"):
-			name, haveName = trim(v), true
-		case !haveContent && strings.EqualFold(k, "content"):
-			content, haveContent = v, true
-		}
-	}
+// meta returns the directives of one meta element; emit is as for list.
+func meta(e Element, agents []string, emit func(scope, elem string)) Directives {
+	name, _ := e.Attr("name")
+	name = trim(name)
+	content, _ := e.Attr("content")
 	if !strings.EqualFold(name, "robots") && !matches(name, agents) {
 		return 0
 	}
-	return list(content, agents, false)
+	if emit != nil {
+		return list(content, agents, false, func(_, elem string) { emit(name, elem) })
+	}
+	return list(content, agents, false, nil)
 }
 
 // nextAttr reads the first attribute of s: its name, its value ("" when it

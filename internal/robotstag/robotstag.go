@@ -1,11 +1,20 @@
 // Package robotstag reads the robots directives a response states for a
-// crawler: the X-Robots-Tag header fields, and the <meta name="robots">
-// elements (or <meta name="TOKEN"> for the crawler's own product token) of
-// an HTML document. The result is a set of [Directives]; only the ones a
-// crawler acts on are kept (noindex, nofollow, none, noai, noimageai), the
-// others (max-snippet, unavailable_after, noarchive, ...) are ignored.
+// crawler: the Robots-Tag header fields (draft-illyes-repext-03), the
+// X-Robots-Tag header fields, and the <meta name="robots"> elements (or
+// <meta name="TOKEN"> for the crawler's own product token) of an HTML
+// document. The result is a set of [Directives]; only the ones a crawler
+// acts on are kept (noindex, nofollow, none, noai, noimageai). [Rules]
+// keeps every rule that applies, the others (nosnippet, max-snippet,
+// unavailable_after, noarchive, ...) included, with its carrier and scope,
+// as evidence. All carriers combine by union: a restriction stated on any
+// of them, for the crawler or for every crawler, holds.
 //
-// The reading, from the de facto standard the search engines document:
+// Robots-Tag has a grammar of its own, a Structured Field List of product
+// tokens with the rules as parameters: see [RobotsTag]. X-Robots-Tag, which
+// the draft keeps as a deprecated alias, is read with its legacy grammar,
+// as the search engines document it; the draft's grammar would read
+// "noindex, nofollow" as two crawler names without rules. The reading of
+// X-Robots-Tag and meta:
 //
 //   - X-Robots-Tag: a comma-separated list of directives. An element
 //     "NAME: rest" whose NAME is not a directive that takes a value
@@ -26,7 +35,10 @@
 //     holds; "none" is "noindex, nofollow"; "all", "index" and "follow"
 //     lift nothing.
 //
-// Reading allocates nothing.
+// [Head] gives the start tags of a document's head to other readers of
+// meta and link elements (the TDM Reservation Protocol's, RSL's).
+//
+// Reading with [Header], [Meta] and [Head] allocates nothing.
 package robotstag
 
 import "strings"
@@ -64,7 +76,7 @@ func (d Directives) String() string {
 func Header(values []string, agents []string) Directives {
 	var d Directives
 	for _, v := range values {
-		d |= list(v, agents, true)
+		d |= list(v, agents, true, nil)
 	}
 	return d
 }
@@ -75,9 +87,11 @@ var valued = [...]string{"unavailable_after", "max-snippet", "max-image-preview"
 
 // list reads a comma-separated list of directives. With botNames, an
 // element "NAME: rest" may name the crawler the following ones apply to.
-func list(s string, agents []string, botNames bool) Directives {
+// emit, when not nil, is called with each element that applies and the
+// crawler name it is scoped to ("" for every crawler).
+func list(s string, agents []string, botNames bool, emit func(scope, elem string)) Directives {
 	var d Directives
-	forUs := true
+	forUs, scope := true, ""
 	for s != "" {
 		elem := s
 		if i := strings.IndexByte(s, ','); i >= 0 {
@@ -88,12 +102,16 @@ func list(s string, agents []string, botNames bool) Directives {
 		elem = trim(elem)
 		if botNames {
 			if name, rest, ok := strings.Cut(elem, ":"); ok && !isValued(trim(name)) {
-				forUs = matches(trim(name), agents)
+				scope = trim(name)
+				forUs = matches(scope, agents)
 				elem = trim(rest)
 			}
 		}
 		if forUs {
 			d |= directive(elem)
+			if emit != nil && elem != "" {
+				emit(scope, elem)
+			}
 		}
 	}
 	return d

@@ -20,9 +20,12 @@ import (
 // real. It records every request it receives.
 type Farm struct {
 	Server *httptest.Server
-	mu     sync.Mutex
-	sites  map[string]*Site
-	hits   []Hit
+	// Now stamps each hit (nil: time.Now): set it to a fake clock's Now,
+	// before the first request, to read gaps on the clock the gate runs on.
+	Now   func() time.Time
+	mu    sync.Mutex
+	sites map[string]*Site
+	hits  []Hit
 }
 
 // Site is one host of a Farm.
@@ -54,8 +57,12 @@ func (f *Farm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if host == "" {
 		host = r.Host
 	}
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
 	f.mu.Lock()
-	f.hits = append(f.hits, Hit{Host: host, Path: r.URL.RequestURI(), At: time.Now()})
+	f.hits = append(f.hits, Hit{Host: host, Path: r.URL.RequestURI(), At: now()})
 	s := f.sites[host]
 	f.mu.Unlock()
 	if s == nil {

@@ -172,7 +172,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var trips roundTrips
 	rdb.AddHook(&trips)
 	ctx := context.Background()
-	fleet, err := redisfleet.New(ctx, rdb, redisfleet.WithLease(o.lease), redisfleet.WithCallTimeout(min(redisfleet.DefaultCallTimeout, o.lease/3)), redisfleet.WithLogger(log))
+	fleet, err := redisfleet.New(ctx, rdb, redisfleet.Config{Lease: o.lease, CallTimeout: min(redisfleet.DefaultCallTimeout, o.lease/3), Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "distributed: cannot start: %v\n", err)
 		return 1
@@ -205,7 +205,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer plugin.Close()
-	front := fleet.Frontier(redisfleet.WithFrontierName(o.name), redisfleet.WithOutageLimit(o.outage), redisfleet.WithBatching(100*time.Millisecond))
+	front := fleet.Frontier(redisfleet.FrontierConfig{Name: o.name, OutageLimit: o.outage, Batching: 100 * time.Millisecond})
 	defer front.Close()
 	robots.AttachFrontier(c, front)
 	q, err := queue.New(o.threads, front)

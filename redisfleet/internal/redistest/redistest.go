@@ -112,6 +112,14 @@ func (s *Server) Start() error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if Ping(s.Addr) == nil {
+			// The port may be another server's (a server of another test
+			// that took it while this one was stopped, or the reverse):
+			// this one then failed to bind it and exits.
+			if err := answersAs(s.Addr, cmd.Process.Pid); err != nil {
+				cmd.Process.Kill()
+				<-done
+				return fmt.Errorf("redistest: port %d: %w", s.Port, err)
+			}
 			s.cmd, s.done = cmd, done
 			return nil
 		}
@@ -180,6 +188,24 @@ func Ping(addr string) error {
 		return fmt.Errorf("redistest: PING answered %q", line)
 	}
 	return nil
+}
+
+// answersAs checks that the server answering at addr is the process pid
+// (INFO server's process_id).
+func answersAs(addr string, pid int) error {
+	info, err := Do(addr, "INFO", "server")
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			if v != strconv.Itoa(pid) {
+				return fmt.Errorf("answered by another redis-server (pid %s, not %d)", v, pid)
+			}
+			return nil
+		}
+	}
+	return errors.New("INFO server has no process_id")
 }
 
 // freePort returns a loopback port nothing listens on now, chosen at

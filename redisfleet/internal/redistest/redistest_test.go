@@ -26,6 +26,21 @@ func TestStartStopRestart(t *testing.T) {
 	}
 }
 
+// TestStartOnTakenPort: a server started on a port another redis-server
+// holds is an error, not taken for started because the other answers.
+func TestStartOnTakenPort(t *testing.T) {
+	t.Parallel()
+	a := Start(t)
+	b := &Server{bin: a.bin, dir: t.TempDir(), Port: a.Port, Addr: a.Addr}
+	if err := b.Start(); err == nil {
+		b.Stop()
+		t.Fatal("Start on a port another redis-server holds succeeded")
+	}
+	if err := Ping(a.Addr); err != nil {
+		t.Fatalf("the server holding the port: %v", err)
+	}
+}
+
 func TestCluster(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, 3)

@@ -1,5 +1,6 @@
-// Package matrix crawls one small mixed site under every pair of the
-// plugin's features and checks, from the servers' own logs, the promises
+// Package crawltest is test support for the plugin and the fleet: it
+// crawls one small mixed site under every pair of the plugin's features
+// and checks, from the servers' own logs, the promises
 // that hold whatever the pair: no disallowed URL reaches a server, per-host
 // gaps are at least the delay, every request Colly starts ends exactly once
 // (fetched; stopped, seen once in OnError and once in WithOnBlocked with
@@ -9,7 +10,7 @@
 // The features are one table, [Features]; [Pairs] generates the pairs from
 // it. The fleet's feature lives with the fleet's tests (its own module),
 // which append it to the table.
-package matrix
+package crawltest
 
 import (
 	"errors"
@@ -135,22 +136,20 @@ func Pairs(fs []Feature, only string) []Pair {
 	return ps
 }
 
-// RunPairs runs the pairs, up to 8 at a time (each mostly waits out its
-// hosts' delays), then reports each as a subtest; when t ends, no goroutine
-// started since RunPairs may be left. Call it from a test that is not
-// parallel.
+// RunPairs runs the pairs all at once (each mostly waits out its hosts'
+// delays and uses little CPU; the gaps checked are lower bounds, which a
+// slow machine cannot break), then reports each as a subtest; when t ends,
+// no goroutine started since RunPairs may be left. Call it from a test that
+// is not parallel.
 func RunPairs(t *testing.T, ps []Pair) {
 	testutil.CheckGoroutines(t) // after the test's own setup (a Redis server), before the crawls
 	problems := make([][]string, len(ps))
-	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i, p := range ps {
 		cfg := p.Config() // here: a feature's Apply need not be safe for concurrent use
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
 			problems[i] = Run(t, cfg)
 		}()
 	}
@@ -429,7 +428,9 @@ func crawl(t testing.TB, cfg Config, site *testutil.Farm, i int, rec *recorder, 
 		if r, ok := p.Limiter().(frontier.Readiness); ok {
 			ready = r
 		}
-		fr = frontier.New(frontier.Config{Ready: ready, Logger: slog.New(slog.DiscardHandler)})
+		// MaxWait: a host that is not ready (b.test, its robots.txt
+		// unreachable) is handed out after 2 delays rather than a second.
+		fr = frontier.New(frontier.Config{Ready: ready, MaxWait: 2 * Delay, Logger: slog.New(slog.DiscardHandler)})
 		robots.AttachFrontier(c, fr)
 		q, _ = queue.New(2, fr)
 	case "colly":

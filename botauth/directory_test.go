@@ -1,0 +1,56 @@
+package botauth
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/internal/botauthtest"
+)
+
+// TestDirectoryServes: over TLS the directory passes the verifier's checks
+// (media type, Content-Digest, kid = thumbprint, no private member, one
+// signature per key); it says how long it may be cached, answers HEAD
+// with the headers alone, and refuses other methods and paths.
+func TestDirectoryServes(t *testing.T) {
+	clock := time.Unix(1_800_000_000, 0)
+	keys := []Key{seedKey(t, 30), seedKey(t, 31)}
+	d, err := NewDirectory(keys, WithMaxAge(time.Hour), WithClock(func() time.Time { return clock }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(d)
+	defer srv.Close()
+	got, err := botauthtest.FetchDirectory(srv.Client(), srv.URL+DirectoryPath, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Errorf("%d keys, want 2", len(got))
+	}
+	do := func(method, path string) *http.Response {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	head := do("HEAD", DirectoryPath)
+	if head.StatusCode != 200 || head.Header.Get("Cache-Control") != "max-age=3600" ||
+		head.Header.Get("Content-Digest") == "" || len(head.Header.Values("Signature")) != 2 {
+		t.Errorf("HEAD: %d %v", head.StatusCode, head.Header)
+	}
+	if !strings.Contains(head.Header.Get("Signature-Input"), ";expires=1800003600;") {
+		t.Errorf("signature lifetime: %s", head.Header.Get("Signature-Input"))
+	}
+	if r := do("POST", DirectoryPath); r.StatusCode != 405 || r.Header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("GET", "/.well-known/other"); r.StatusCode != 404 {
+		t.Errorf("other path: %d", r.StatusCode)
+	}
+}

@@ -1,0 +1,286 @@
+package botauth
+
+import (
+	"crypto/ed25519"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/internal/botauthtest"
+	"github.com/politecrawl/robots/internal/testutil"
+)
+
+// seedKey is a Key made from a seed of n repeated.
+func seedKey(t testing.TB, n byte) Key {
+	t.Helper()
+	k, err := NewKey(ed25519.NewKeyFromSeed([]byte(strings.Repeat(string([]byte{n}), ed25519.SeedSize))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// crawlerSetup is a crawler's identity as a site sees it: its directory
+// served over TLS, and a verifier holding the keys fetched from there.
+type crawlerSetup struct {
+	clock *testutil.StepClock
+	keys  []Key
+	agent string
+	v     *botauthtest.Verifier
+}
+
+func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSetup {
+	t.Helper()
+	clock := testutil.NewStepClock()
+	dir, err := NewDirectory(keys, WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewTLSServer(dir)
+	t.Cleanup(srv.Close)
+	agent := srv.URL + DirectoryPath
+	pubs, err := botauthtest.FetchDirectory(srv.Client(), agent, clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &crawlerSetup{clock: clock, keys: keys, agent: agent,
+		v: &botauthtest.Verifier{Keys: pubs, Agent: agent, Now: clock.Now, Window: window}}
+}
+
+// seen is one request a site received, as the verifier judged it.
+type seen struct {
+	path  string
+	input string // the Signature-Input field as received
+	body  string
+	c     botauthtest.Check
+	err   error
+}
+
+// site is a server that verifies every request it receives.
+type site struct {
+	mu   sync.Mutex
+	seen []seen
+}
+
+func (s *site) record(v *botauthtest.Verifier, r *http.Request) seen {
+	c, err := v.Verify(r)
+	body, _ := io.ReadAll(r.Body)
+	e := seen{r.URL.Path, r.Header.Get("Signature-Input"), string(body), c, err}
+	s.mu.Lock()
+	s.seen = append(s.seen, e)
+	s.mu.Unlock()
+	return e
+}
+
+// TestSignedRedirectHops sends a request through a real http.Client with
+// the Transport to a site that redirects to another host, and has each
+// hop checked by the independent verifier: both verify, each covers its
+// own authority, each was signed when it was sent (the clock moves 5 s
+// while the first host answers), with expires the configured window after
+// created, and fresh nonces.
+func TestSignedRedirectHops(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   []Option
+		window time.Duration
+		comps  string
+	}{
+		{"default", nil, defaultWindow, `"@authority" "signature-agent";key="sig1"`},
+		{"cover", []Option{Cover("@method", "@path", "@query")}, defaultWindow,
+			`"@authority" "signature-agent";key="sig1" "@method" "@path" "@query"`},
+		{"legacy", []Option{LegacyAgentString(), WithWindow(10 * time.Minute)}, 10 * time.Minute,
+			`"@authority" "signature-agent"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := newCrawlerSetup(t, tc.window, seedKey(t, 1))
+			s, err := NewSigner(cs.agent, cs.keys, append(tc.opts, WithClock(cs.clock.Now))...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := NewTransport(nil, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st site
+			b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				st.record(cs.v, r)
+			}))
+			defer b.Close()
+			bu, _ := url.Parse(b.URL)
+			bu.Host = "localhost:" + bu.Port() // another host name
+			a := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				st.record(cs.v, r)
+				cs.clock.Advance(5 * time.Second)
+				http.Redirect(w, r, bu.String()+"/landing?x=1", http.StatusFound)
+			}))
+			defer a.Close()
+			au, _ := url.Parse(a.URL)
+
+			start := cs.clock.Now().Unix()
+			resp, err := (&http.Client{Transport: tr}).Get(a.URL + "/start")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if len(st.seen) != 2 {
+				t.Fatalf("the sites saw %d requests, want 2", len(st.seen))
+			}
+			for i, want := range []struct {
+				path, authority string
+				created         int64
+			}{{"/start", au.Host, start}, {"/landing", bu.Host, start + 5}} {
+				got := st.seen[i]
+				if got.err != nil {
+					t.Fatalf("hop %d (%s): %v", i, got.path, got.err)
+				}
+				if got.path != want.path || got.c.Authority != want.authority || got.c.Created != want.created ||
+					got.c.Expires != want.created+int64(tc.window/time.Second) || got.c.KeyID != cs.keys[0].Thumbprint() {
+					t.Errorf("hop %d: %s %+v; want %s at %s created %d", i, got.path, got.c, want.path, want.authority, want.created)
+				}
+				if comps := strings.Join(got.c.Components, " "); comps != tc.comps {
+					t.Errorf("hop %d covers %s, want %s", i, comps, tc.comps)
+				}
+			}
+			if st.seen[0].c.Nonce == st.seen[1].c.Nonce {
+				t.Error("both hops carry the same nonce")
+			}
+		})
+	}
+}
+
+// TestRetrySignedAgain: a request sent twice through RoundTrip (as a retry
+// layer does) is signed afresh each time, and the caller's request keeps
+// its header as it was.
+func TestRetrySignedAgain(t *testing.T) {
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 2))
+	s, err := NewSigner(cs.agent, cs.keys, WithClock(cs.clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTransport(nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st site
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st.record(cs.v, r)
+	}))
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/page", nil)
+	for range 2 {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		cs.clock.Advance(3 * time.Second)
+	}
+	if len(req.Header) != 0 {
+		t.Errorf("the caller's request was changed: %v", req.Header)
+	}
+	if len(st.seen) != 2 || st.seen[0].err != nil || st.seen[1].err != nil {
+		t.Fatalf("seen %+v", st.seen)
+	}
+	if st.seen[1].c.Created-st.seen[0].c.Created != 3 || st.seen[0].c.Nonce == st.seen[1].c.Nonce {
+		t.Errorf("the retry was not signed again: %+v then %+v", st.seen[0].c, st.seen[1].c)
+	}
+}
+
+// TestVerifierRejects shows the verifier can fail: a good signature, then
+// the same request replayed to another host, after expiry, with another
+// Signature-Agent, without it, and signed by a key the directory lacks.
+func TestVerifierRejects(t *testing.T) {
+	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 3))
+	sign := func(keys []Key) http.Header {
+		s, err := NewSigner(cs.agent, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", "http://shop.example/cart", nil)
+		if err := s.Sign(req, cs.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		return req.Header
+	}
+	at := func(host string, h http.Header) *http.Request {
+		r := httptest.NewRequest("GET", "http://"+host+"/cart", nil)
+		r.Header = h.Clone()
+		return r
+	}
+	good := sign(cs.keys)
+	if _, err := cs.v.Verify(at("shop.example", good)); err != nil {
+		t.Fatalf("good signature: %v", err)
+	}
+	otherAgent := good.Clone()
+	otherAgent.Set("Signature-Agent", `sig1="https://evil.example/dir"`)
+	noAgent := good.Clone()
+	noAgent.Del("Signature-Agent")
+	for name, r := range map[string]*http.Request{
+		"replayed elsewhere": at("bank.example", good),
+		"other agent":        at("shop.example", otherAgent),
+		"no agent":           at("shop.example", noAgent),
+		"unknown key":        at("shop.example", sign([]Key{seedKey(t, 4)})),
+	} {
+		if _, err := cs.v.Verify(r); err == nil {
+			t.Errorf("%s: verified", name)
+		}
+	}
+	cs.clock.Advance(defaultWindow)
+	if _, err := cs.v.Verify(at("shop.example", good)); err == nil {
+		t.Error("expired: verified")
+	}
+}
+
+// TestRotation: with an old key about to expire and a new one published
+// early, the directory lists both with their nbf and exp and signs with
+// both; the signer signs with the old one until the new one starts, then
+// with the new one; past the old one's expiry the directory drops it.
+func TestRotation(t *testing.T) {
+	start := testutil.ClockStart
+	old, next := seedKey(t, 5), seedKey(t, 6)
+	old.Expires = start.Add(2 * time.Hour)
+	next.NotBefore = start.Add(time.Hour)
+	cs := newCrawlerSetup(t, defaultWindow, old, next)
+	if len(cs.v.Keys) != 2 {
+		t.Fatalf("directory lists %d keys, want 2", len(cs.v.Keys))
+	}
+	s, err := NewSigner(cs.agent, cs.keys, WithClock(cs.clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyAt := func() string {
+		req := httptest.NewRequest("GET", "http://shop.example/", nil)
+		if err := s.Sign(req, cs.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		c, err := cs.v.Verify(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.KeyID
+	}
+	if k := keyAt(); k != old.Thumbprint() {
+		t.Errorf("before the new key starts: signed with %s", k)
+	}
+	cs.clock.Advance(time.Hour)
+	if k := keyAt(); k != next.Thumbprint() {
+		t.Errorf("once the new key started: signed with %s", k)
+	}
+	cs.clock.Advance(time.Hour)
+	d, err := NewDirectory(cs.keys, WithClock(cs.clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	d.ServeHTTP(rec, httptest.NewRequest("GET", "https://bot.example"+DirectoryPath, nil))
+	body, _ := io.ReadAll(rec.Body)
+	if strings.Contains(string(body), old.Thumbprint()) || !strings.Contains(string(body), `"nbf":`) ||
+		len(rec.Header().Values("Signature")) != 1 {
+		t.Errorf("after the old key expired: %s %v", body, rec.Header())
+	}
+}

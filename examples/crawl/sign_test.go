@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/politecrawl/robots/internal/botauthtest"
+)
+
+const directory = "https://bot.example/.well-known/http-message-signatures-directory"
+
+// keyFiles writes a new Ed25519 key as a PKCS#8 PEM file and as a private
+// JWK file, and returns their paths and the verifier of a site that knows
+// the key.
+func keyFiles(t *testing.T) (pemFile, jwkFile string, v *botauthtest.Verifier) {
+	t.Helper()
+	pub, priv, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pemFile, jwkFile = filepath.Join(dir, "bot-key.pem"), filepath.Join(dir, "bot-key.jwk")
+	if err := os.WriteFile(pemFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b64 := base64.RawURLEncoding.EncodeToString
+	jwk, _ := json.Marshal(map[string]string{"kty": "OKP", "crv": "Ed25519", "d": b64(priv.Seed()), "x": b64(pub)})
+	if err := os.WriteFile(jwkFile, jwk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return pemFile, jwkFile, &botauthtest.Verifier{Keys: map[string]ed25519.PublicKey{botauthtest.Thumbprint(pub): pub},
+		Agent: directory, Now: time.Now, Window: time.Minute}
+}
+
+// twoHosts serves a site on 127.0.0.1 whose start page links a page, a
+// disallowed page and a page that redirects to a second host, localhost;
+// both have a robots.txt. Every request is recorded in log.
+func twoHosts(t *testing.T, log *botauthtest.Log) (start string, b *url.URL) {
+	t.Helper()
+	bs := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nAllow: /\nCrawl-delay: 0.1\n")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<p>landed</p>")
+	})))
+	t.Cleanup(bs.Close)
+	b, _ = url.Parse(bs.URL)
+	b.Host = "localhost:" + b.Port()
+	as := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n")
+		case "/moved":
+			http.Redirect(w, r, b.String()+"/landing", http.StatusFound)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<a href="/a">a</a> <a href="/moved">moved</a> <a href="/private/x">x</a>`)
+		}
+	})))
+	t.Cleanup(as.Close)
+	return as.URL + "/", b
+}
+
+// TestCrawlSigned is the end-to-end check of request signing: a crawl of
+// two hosts (a cross-host redirect hop, both robots.txt, the pages) with
+// -sign-key as a PEM file and again as a JWK file has every request
+// accepted by the independent verifier (tag, keyid the key's thumbprint,
+// created now, expires after now within the minute, the request's own
+// "@authority", the Signature-Agent member covered); without -sign-key no
+// request carries a signature.
+func TestCrawlSigned(t *testing.T) {
+	pemFile, jwkFile, v := keyFiles(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"pem", []string{"-sign-key", pemFile, "-signature-agent", directory}},
+		{"jwk", []string{"-sign-key", jwkFile, "-signature-agent", directory}},
+		{"unsigned", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &botauthtest.Log{V: v}
+			start, b := twoHosts(t, log)
+			a, _ := url.Parse(start)
+			var out, errb bytes.Buffer
+			args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost"}, tc.args...)
+			if code := run(context.Background(), append(args, start), &out, &errb); code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+			}
+			if !strings.Contains(out.String(), "fetched  200 "+b.String()+"/landing\n") {
+				t.Errorf("the redirect was not followed:\n%s", out.String())
+			}
+			want := map[string]int{a.Host + "/robots.txt": 1, a.Host + "/": 1, a.Host + "/a": 1, a.Host + "/moved": 1,
+				b.Host + "/robots.txt": 1, b.Host + "/landing": 1}
+			for _, s := range log.Seen() {
+				want[s.Host+s.Path]--
+				switch {
+				case tc.args == nil:
+					if s.Signed {
+						t.Errorf("%s%s: signed without -sign-key (%s)", s.Host, s.Path, s.Input)
+					}
+				case s.Err != nil:
+					t.Errorf("%s%s: %v", s.Host, s.Path, s.Err)
+				case s.Check.Authority != s.Host || s.Check.Tag != "web-bot-auth":
+					t.Errorf("%s%s: %+v", s.Host, s.Path, s.Check)
+				}
+			}
+			for k, n := range want {
+				if n != 0 {
+					t.Errorf("%s: %d requests fewer than expected", k, n)
+				}
+			}
+		})
+	}
+}
+
+// TestCrawlSignFlags: -sign-key and -signature-agent go together, and an
+// unreadable key or an agent that is no https URL is a usage error.
+func TestCrawlSignFlags(t *testing.T) {
+	pemFile, _, _ := keyFiles(t)
+	bad := filepath.Join(t.TempDir(), "bad.pem")
+	os.WriteFile(bad, []byte("not a key"), 0o600)
+	for name, args := range map[string][]string{
+		"key alone":   {"-sign-key", pemFile},
+		"agent alone": {"-signature-agent", directory},
+		"bad key":     {"-sign-key", bad, "-signature-agent", directory},
+		"no key file": {"-sign-key", bad + ".none", "-signature-agent", directory},
+		"http agent":  {"-sign-key", pemFile, "-signature-agent", "http://bot.example/dir"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append(args, "http://127.0.0.1:1/"), &out, &errb)
+		if code != 2 || !strings.HasPrefix(errb.String(), "crawl: ") || out.Len() != 0 {
+			t.Errorf("%s: exit %d stdout %q stderr %q", name, code, out.String(), errb.String())
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package robotstag_test
+
+import (
+	"fmt"
+
+	"github.com/politecrawl/robots/internal/robotstag"
+)
+
+// A response's three carriers, read for a crawler: the union of what
+// each states for it or for every crawler, with the evidence.
+func Example() {
+	agents := []string{"ExampleBot"}
+	robotsTag := []string{"*;nosnippet, ExampleBot;noai, OtherBot;noindex"}
+	xRobotsTag := []string{"examplebot: nofollow"}
+	doc := []byte(`<html><head><meta name="robots" content="noimageai"></head><body>`)
+
+	fmt.Println(robotstag.RobotsTag(robotsTag, agents))
+	rules, all := robotstag.Rules(robotsTag, xRobotsTag, doc, agents)
+	for _, r := range rules {
+		fmt.Printf("%s %q: %s\n", r.Source, r.Scope, r.Name)
+	}
+	fmt.Println(all)
+	// Output:
+	// noai
+	// Robots-Tag "*": nosnippet
+	// Robots-Tag "ExampleBot": noai
+	// X-Robots-Tag "examplebot": nofollow
+	// meta "robots": noimageai
+	// nofollow, noai, noimageai
+}

@@ -1,0 +1,127 @@
+package tdmrep
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/politecrawl/robots/internal/robotstag"
+)
+
+// Carrier is where a property was stated.
+type Carrier uint8
+
+// The carriers, in the order they are combined.
+const (
+	NoCarrier     Carrier = iota // not stated
+	FileCarrier                  // /.well-known/tdmrep.json
+	HeaderCarrier                // a tdm-reservation or tdm-policy header field
+	MetaCarrier                  // a <meta> element of an HTML head
+)
+
+// String returns "none", "tdmrep.json", "header" or "meta".
+func (c Carrier) String() string {
+	switch c {
+	case FileCarrier:
+		return "tdmrep.json"
+	case HeaderCarrier:
+		return "header"
+	case MetaCarrier:
+		return "meta"
+	}
+	return "none"
+}
+
+// Evidence says which statement set a property.
+type Evidence struct {
+	Carrier Carrier
+	// Rule and Location identify the file's rule (FileCarrier): its index
+	// in the array and its location as written.
+	Rule     int
+	Location string
+	// Value is the header field value or meta content that decided, as
+	// written (HeaderCarrier, MetaCarrier).
+	Value string
+}
+
+// Terms are the TDM terms stated for a resource, each property with the
+// evidence of the statement that set it. The zero Terms state nothing.
+type Terms struct {
+	Reservation Reservation
+	Policy      string // tdm-policy; act on it only when Reserved
+	// ReservationFrom is the statement that set Reservation; for the file,
+	// the matching rule even when its value left Reservation unset.
+	ReservationFrom Evidence
+	PolicyFrom      Evidence
+}
+
+// Combine returns the terms of the carriers read in order (the file's
+// terms for the path, then the response's header terms, then its meta
+// terms), each replacing only the properties it carries: a Reservation
+// other than Unset, a Policy other than "".
+func Combine(carriers ...Terms) Terms {
+	var t Terms
+	for _, c := range carriers {
+		if c.Reservation != Unset || t.ReservationFrom.Carrier == NoCarrier {
+			t.Reservation, t.ReservationFrom = c.Reservation, c.ReservationFrom
+		}
+		if c.Policy != "" {
+			t.Policy, t.PolicyFrom = c.Policy, c.PolicyFrom
+		}
+	}
+	return t
+}
+
+// Header returns the terms the tdm-reservation and tdm-policy fields of
+// the response header h state (field names are case-insensitive, as
+// net/http canonicalises them). A field value may be a comma-separated
+// list, as HTTP combines repeated fields; values other than 0 and 1 are
+// not read, 1 wins over 0, and the first non-empty tdm-policy wins.
+func Header(h http.Header) Terms {
+	var t Terms
+	for _, v := range h.Values("Tdm-Reservation") {
+		for _, e := range strings.Split(v, ",") {
+			t.setReservation(e, HeaderCarrier, v)
+		}
+	}
+	for _, v := range h.Values("Tdm-Policy") {
+		t.setPolicy(v, HeaderCarrier)
+	}
+	return t
+}
+
+// Meta returns the terms the <meta name="tdm-reservation"> and <meta
+// name="tdm-policy"> elements of the head of the HTML document doc state
+// (names compare case-insensitively, content is read as in [Header]: 1
+// wins over 0, the first policy wins). They cover the document itself, not
+// the resources it references. doc is not retained.
+func Meta(doc []byte) Terms {
+	var t Terms
+	for e := range robotstag.Head(doc) {
+		if !strings.EqualFold(e.Name, "meta") {
+			continue
+		}
+		name, _ := e.Attr("name")
+		content, _ := e.Attr("content")
+		switch name = strings.TrimSpace(name); {
+		case strings.EqualFold(name, "tdm-reservation"):
+			t.setReservation(content, MetaCarrier, strings.Clone(content))
+		case strings.EqualFold(name, "tdm-policy"):
+			t.setPolicy(strings.Clone(content), MetaCarrier)
+		}
+	}
+	return t
+}
+
+// setReservation reads one tdm-reservation value v, stated in raw.
+func (t *Terms) setReservation(v string, c Carrier, raw string) {
+	if r := reservation(v); r > t.Reservation {
+		t.Reservation, t.ReservationFrom = r, Evidence{Carrier: c, Value: raw}
+	}
+}
+
+// setPolicy reads one tdm-policy value v.
+func (t *Terms) setPolicy(v string, c Carrier) {
+	if v = strings.TrimSpace(v); v != "" && t.Policy == "" {
+		t.Policy, t.PolicyFrom = v, Evidence{Carrier: c, Value: v}
+	}
+}

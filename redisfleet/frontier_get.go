@@ -1,0 +1,325 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/politecrawl/robots/frontier"
+)
+
+// GetRequest implements queue.Storage: it hands out the next request of a
+// host that may be asked now, with a lease id in its context (under
+// frontier.LeaseKey). When none is ready it waits at most MaxWait, then
+// hands out the request of the host ready soonest if this process has
+// requests out, else returns frontier.ErrNotReady (as package frontier
+// does, for the same reasons). When nothing is queued
+// it waits at most MaxWait for a request to be queued, and returns
+// frontier.ErrEmpty (at once if nothing is out in the fleet either). When
+// Redis is away it retries until MaxWait and returns the error.
+//
+// It pops from the partitions worth a look (one round trip each), in
+// turn: those not looked at yet, woken since (a request queued or done
+// there), or whose soonest host is due by what the latest look said; a
+// partition is looked at again after MaxWait at the latest.
+func (q *Frontier) GetRequest() ([]byte, error) {
+	b, err := q.getRequest()
+	if b == nil && q.cfg.batch > 0 {
+		q.mu.Lock()
+		q.askSize = true
+		q.mu.Unlock()
+	}
+	return b, err
+}
+
+func (q *Frontier) getRequest() ([]byte, error) {
+	q.Init()
+	ctx := context.Background()
+	deadline := time.Now().Add(q.cfg.maxWait)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	backoff := frontierRetryInitial
+	for {
+		now := time.Now()
+		past := !now.Before(deadline)
+		q.mu.Lock()
+		// What is kept goes in the pipeline of this loop's first pop
+		// (pop); with no partition worth a look now, the links kept go
+		// at once when nothing is out here (another process may be
+		// waiting for them), and a done report kept for a pop waits for
+		// one until its timer (Done).
+		flush := q.cfg.batch == 0 || len(q.st.own) == 0
+		for p := range q.parts {
+			if !q.parts[p].look.After(now) {
+				flush = false
+				break
+			}
+		}
+		q.mu.Unlock()
+		if flush {
+			q.flush(ctx)
+		}
+		var lastErr error
+		q.mu.Lock()
+		start := q.next
+		q.next = (q.next + 1) % len(q.parts)
+		q.mu.Unlock()
+		for i := range q.parts {
+			p := (start + i) % len(q.parts)
+			q.mu.Lock()
+			due := !q.parts[p].look.After(now)
+			q.mu.Unlock()
+			if !due {
+				continue
+			}
+			b, err := q.pop(ctx, p, false, deadline)
+			if b != nil || err != nil && !errors.Is(err, ErrUnavailable) {
+				return b, err
+			}
+			if err != nil {
+				// Redis (or this partition's node) cannot be reached: one
+				// call timeout per GetRequest loop, not one per partition;
+				// the next loop starts at the next partition.
+				lastErr = err
+				break
+			}
+		}
+		q.mu.Lock()
+		allEmpty, leased, force := true, int64(0), -1
+		var soonest, nextLook time.Time
+		for p := range q.parts {
+			pt := &q.parts[p]
+			leased += pt.leased
+			if p == 0 || pt.look.Before(nextLook) {
+				nextLook = pt.look
+			}
+			if !pt.empty {
+				allEmpty = false
+				if force < 0 || pt.look.Before(soonest) {
+					force, soonest = p, pt.look
+				}
+			}
+		}
+		own := len(q.st.own)
+		woken := q.woken
+		q.mu.Unlock()
+		var wait time.Duration
+		switch {
+		case lastErr != nil:
+			if past {
+				return nil, lastErr
+			}
+			wait, backoff = backoff, min(2*backoff, frontierRetryMax)
+		case allEmpty && (past || leased == 0):
+			return nil, frontier.ErrEmpty
+		case past && own > 0 && force >= 0:
+			b, err := q.pop(ctx, force, true, time.Time{})
+			if b != nil || err != nil {
+				return b, err
+			}
+			return nil, frontier.ErrNotReady
+		case past:
+			return nil, frontier.ErrNotReady
+		default:
+			wait = min(time.Until(deadline), time.Until(nextLook))
+		}
+		wait = max(min(wait, time.Until(deadline), frontierPollCap), 0)
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-woken:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+// pop runs the pop script on partition p (force: take from the host ready
+// soonest if none is ready) and records what it says of the partition,
+// for a GetRequest whose deadline is by (zero: none). It returns the
+// request handed out, or nil.
+func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]byte, error) {
+	id := q.fl.token()
+	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
+		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
+		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
+		map[bool]int{true: 1}[q.fl.desk.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
+	// The policy of the host handed out, read for the Store's Get (store.go).
+	pre, asked := q.fl.pols.prefix()
+	args = append(args, map[bool]int{true: policyReadMax}[asked], pre)
+	q.mu.Lock()
+	pt := &q.parts[p]
+	var abandoned []string
+	t0 := time.Now()
+	for a, until := range pt.abandoned {
+		if len(abandoned) == frontierBatch {
+			break
+		}
+		abandoned = append(abandoned, a)
+		args = append(args, a, max(until.Sub(t0), 0).Microseconds())
+	}
+	wakes := pt.wakes
+	q.mu.Unlock()
+	sent := time.Now()
+	// What this process keeps to write (done reports, links, the
+	// limiter's releases kept for them) goes first in the pop's pipeline:
+	// one round trip, and a host a done report frees may be handed out by
+	// this very pop.
+	v, err := q.flushWith(ctx, &frCall{p: p, s: frPopScript, args: args})
+	// A time the script names (a host due, in µs from its now) is counted
+	// from the reply, not from the call: the script ran between the two,
+	// and a look before the host is due on Redis's clock finds nothing.
+	// MaxWait is counted from the call, as the GetRequest it bounds.
+	got := time.Now()
+	after := func(us int64) time.Time {
+		if d := time.Duration(max(us, 0)) * time.Microsecond; d < q.cfg.maxWait {
+			return got.Add(d)
+		}
+		return sent.Add(q.cfg.maxWait)
+	}
+	q.mu.Lock()
+	if err == nil {
+		for _, a := range abandoned { // the script handled them
+			delete(pt.abandoned, a)
+		}
+	} else if errors.Is(err, ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
+		// The pop may still run when Redis resumes (it timed out here,
+		// not there): the next pop of the partition abandons its lease.
+		pt.abandoned[id] = time.Time{}
+	}
+	q.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	r := decodePop(v)
+	if n := r.Reaped; n > 0 {
+		q.mu.Lock()
+		q.st.stats.Reaped += n
+		q.mu.Unlock()
+		q.log.Warn("redisfleet: frontier: requests of a process that stopped renewing its leases were queued again", slog.Int64("requests", n))
+	}
+	if r.Handed {
+		// The partition is looked at again when the pop registered this
+		// process for (an earlier event wakes it), unless woken meanwhile.
+		look := after(r.Look - r.Now)
+		q.mu.Lock()
+		pt.empty = false
+		if pt.wakes != wakes {
+			look = time.Time{}
+		}
+		pt.look = look
+		q.mu.Unlock()
+		b, host, err := q.hand(p, id, r.Payload, r.Early)
+		if asked && err == nil && r.PolicyRead {
+			// The stored policy of the host, read by the pop ("": none).
+			q.fl.pols.keep(pre+host, r.Policy)
+		}
+		if r.Granted {
+			// The pop granted a permit of the host's limiter with it.
+			g := &pregrant{host: host, p: p, id: id, d: r.Delay, fail: r.Fail, mode: r.Mode}
+			if err != nil {
+				q.fl.desk.giveBack(g)
+			} else {
+				q.fl.desk.addGrant(g)
+			}
+		}
+		return b, err
+	}
+	soonest, now := r.Soonest, r.Now
+	q.mu.Lock()
+	pt.leased = r.Leased
+	pt.empty = soonest < 0
+	switch {
+	case soonest < 0 && pt.leased == 0:
+		pt.look = sent.Add(q.cfg.maxWait) // a request queued there wakes this process
+	case soonest < 0:
+		// Requests out: a done report wakes this process, but a lease
+		// that ends (its process died) is put back only by a pop.
+		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
+	default:
+		pt.look = after(soonest - now)
+	}
+	if !by.IsZero() && pt.look.After(by) && (soonest < 0 || soonest-now >= q.cfg.maxWait.Microseconds()) {
+		// A look MaxWait away is the one the GetRequest that made this pop
+		// owes at its deadline (by): counted from this pop's call, later
+		// than the GetRequest's start, it would come just after the
+		// deadline, and the GetRequest would return ErrNotReady without
+		// looking again.
+		pt.look = by
+	}
+	if pt.wakes != wakes {
+		// Woken while the pop ran: what it saw may be older than the
+		// event that woke this process.
+		pt.look, pt.empty = time.Time{}, false
+	}
+	q.mu.Unlock()
+	return nil, nil
+}
+
+// hand records a lease of this process on partition p and returns its
+// request with the lease id in its context, and its host.
+func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string, error) {
+	r, err := frontier.Decode([]byte(pl))
+	var b []byte
+	if err == nil {
+		b, err = frontier.SetLease([]byte(pl), id)
+	}
+	q.mu.Lock()
+	q.st.handed(id, &ownLease{p: p, host: r.Host, key: r.Key, payload: pl, url: r.URL, at: time.Now()}, early)
+	q.mu.Unlock()
+	if err == nil {
+		q.fl.desk.leasing(r.Host, 1)
+		if !early {
+			q.fl.desk.markReady(r.Host)
+		}
+	}
+	if err != nil {
+		// Cannot happen (AddRequest decoded it): end the lease so that the
+		// host is not held, and say so.
+		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
+		q.mu.Lock()
+		delete(q.st.own, id)
+		q.mu.Unlock()
+		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), 0, id, "")
+		return nil, r.Host, err
+	}
+	return b, r.Host, nil
+}
+
+// Done reports the request leased as id done: its lease ends and its host
+// may be handed out again (once the fleet limiter says so). Unknown ids
+// are ignored. While Redis is away the report is kept and sent later.
+// Under [FrontierConfig.Batching] the report waits (at most 5 ms) for this process's
+// next pop and goes in its pipeline; otherwise it is sent at once.
+func (q *Frontier) Done(id string) {
+	q.mu.Lock()
+	l := q.st.done(id)
+	if l == nil {
+		q.mu.Unlock()
+		return
+	}
+	linger := q.cfg.batch > 0 && !q.closing()
+	if linger && q.doneTimer == nil {
+		q.doneTimer = time.AfterFunc(q.cfg.linger, func() { q.flush(context.Background()) })
+	}
+	q.mu.Unlock()
+	q.fl.desk.leasing(l.host, -1)
+	if g := q.fl.desk.takeGrant(l.host, id); g != nil {
+		// The permit the pop granted with the request was never taken (the
+		// request stopped before the send): given back in the pipeline.
+		q.fl.desk.deferRelease(g.leaveOp(), true)
+	}
+	if !linger {
+		q.flush(context.Background())
+	}
+}

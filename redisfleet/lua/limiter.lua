@@ -1,0 +1,39 @@
+-- limiter.lua is the limiter: every decision about a host, taken on the
+-- server's clock in one round trip. The state is described in keys.go.
+--
+-- KEYS (all in the host's partition): 1 host hash, 2 hold zset, 3 the
+-- partition's epoch hash, 4 queue zset (waiting
+-- Acquire callers: token -> first arrival µs), 5 seen zset (token -> the
+-- latest call µs, to drop the waiters that died), 6 early queue zset
+-- (waiting Wait callers, as 4), 7 the partition's pace record (zset: host
+-- hash key -> the earliest grant its state allows, µs, while in the
+-- future; member '~' at +inf while the record is whole).
+-- ARGV: 1 op, 2 token, 3 delay µs (< 0: keep), 4 lease µs, 5 mode (0
+-- end-to-start, 1 start-to-start), 6 idle TTL µs, 7 the partition's wake
+-- channel, 8 the command publishing on it (PUBLISH, SPUBLISH), 9 the
+-- partition's generation the caller saw last (0: none), 10.. op
+-- arguments:
+--
+--   acq   10 stale µs 11 maxPause
+--                            -> {1, fail, d} granted; {0, µs to come back};
+--                               {-1, µs the pause lasts}
+--   wait  10 stale µs 11 maxPause 12 claim
+--                            -> {1, 0}; {0, µs}; {-1, µs the pause lasts}
+--   leave                    -> {1} (a caller that gave up: out of the
+--                               queues; a permit granted under its token
+--                               given back; a later call under it does
+--                               nothing)
+--   sent  10 grant delay µs  -> {1}
+--   renew                    -> {1}
+--   rel   10 sent (0/1) 11 grant delay µs -> {1}
+--   obs   10 kind (1: 429/503, 2: 2xx/3xx) 11 Retry-After µs (-1: none)
+--         12 backoff base 13 backoff max 14 Retry-After cap (-1: none)
+--                            -> {pause µs started, 0 if none}
+--   pause 10 µs              -> {µs}
+--
+-- Every reply ends with one more element: the partition's generation,
+-- which the caller passes back as ARGV 9.
+--
+-- NOW is nil here: the script reads TIME (limiter_body.lua).
+local NOW
+--#include limiter_body
