@@ -25,7 +25,7 @@ import (
 // For(compared) selects; a caller can warn when whole is false.
 func (d *Dialect) AgentToken(token string) (compared string, whole bool) {
 	s := &d.s
-	t := trimToken(token)
+	t := strings.TrimSpace(token)
 	switch {
 	case t == "*":
 		t = ""
@@ -41,16 +41,6 @@ func (d *Dialect) AgentToken(token string) (compared string, whole bool) {
 		t = t[:n]
 	}
 	return t, t != "" && t == token
-}
-
-// trimToken is strings.TrimSpace, without its work for the usual token
-// that starts and ends with an ASCII byte other than white space (Unicode
-// white space is not ASCII).
-func trimToken(t string) string {
-	if len(t) > 0 && t[0] > ' ' && t[0] < 0x80 && t[len(t)-1] > ' ' && t[len(t)-1] < 0x80 {
-		return t
-	}
-	return strings.TrimSpace(t)
 }
 
 // ProductToken derives a crawler's robots.txt product token from a full

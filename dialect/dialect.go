@@ -211,7 +211,6 @@ type Dialect struct {
 func newDialect(s spec) *Dialect {
 	d := &Dialect{s: s}
 	d.s.keyTab = newKeyTable(&d.s)
-	d.s.keyFast = newKeyFast(d.s.keyTab)
 	d.s.lineStop = newLineStop(&d.s)
 	d.empty.d = d
 	d.emptyRules.r = &d.empty
@@ -401,7 +400,6 @@ type spec struct {
 	keys             map[string]keyKind // exact keys, lower case
 	keyPrefixes      []keyPrefix        // keys recognised by case-insensitive prefix (google), in order
 	keyTab           *keyTable          // keys or keyPrefixes by first letter (derived)
-	keyFast          [32]fastKey        // keys classify finds by a hash of the key (derived)
 	lineStop         [256]uint8         // the bytes readLine looks for (derived)
 	colonlessTwoWord bool               // "key value" without ':' read when exactly two words, split at spaces or tabs only (as Google)
 	maxLineBytes     int                // bytes of a line kept; 0 = no limit

@@ -2,6 +2,7 @@ package dialect
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -280,6 +281,12 @@ func TestGoogleKeys(t *testing.T) {
 		{body: "user-agent: bot\ndissalow: /a\n", agents: "bot", url: "/a", allow: false},
 		{body: "user-agent bot\ndisallow /a\n", agents: "bot", url: "/a", allow: false},
 		{body: "user-agent bot\ndisallow /a b\n", agents: "bot", url: "/a", allow: true},
+		// Without a colon, the second word starts after spaces and tabs
+		// alone: a vertical tab or form feed there makes a third word, and
+		// the line is ignored; one that starts the value is trimmed.
+		{body: "user-agent: bot\ndisallow \v /a\n", agents: "bot", url: "/a", allow: true, line: -1},
+		{body: "user-agent: bot\ndisallow \f\t/a\n", agents: "bot", url: "/a", allow: true, line: -1},
+		{body: "user-agent: bot\ndisallow \v/a\n", agents: "bot", url: "/a", allow: false, line: 2},
 		// "*" followed by more text is still the global group.
 		{body: "user-agent: * foo\ndisallow: /a\n", agents: "bot", url: "/a", allow: false},
 		// The product token of the value is compared: googlebot/1.2 is googlebot.
@@ -549,7 +556,7 @@ func TestPeerCaseChoices(t *testing.T) {
 	for _, d := range []*Dialect{RFC9309, CocCoc, Google} {
 		var got []string
 		for _, sm := range d.ParseString(body).Sitemaps() {
-			got = append(got, sm.URL+"@"+itoa(sm.Line))
+			got = append(got, sm.URL+"@"+strconv.Itoa(sm.Line))
 		}
 		if want := "/rel.xml@1 http://h/s.xml@4 http://h/s.xml@5 A\xc2\xc3\xb1B@6"; strings.Join(got, " ") != want {
 			t.Errorf("%s: sitemaps %q, want %q", d, strings.Join(got, " "), want)

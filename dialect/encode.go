@@ -191,41 +191,16 @@ func googleEscape(s string) string {
 
 // googleNeedsEscape reports whether googleEscape changes s: whether s has
 // a byte of 0x80 or more, or a '%' and two hex digits of which one is lower
-// case (read from hexDigit: a pattern of many escapes, as the Wikimedia
-// sites write, has a '%' every third byte).
+// case.
 func googleNeedsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x80 {
+		if c >= 0x80 || c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) && (isLowerHex(s[i+1]) || isLowerHex(s[i+2])) {
 			return true
-		}
-		if c == '%' && i+2 < len(s) {
-			if d1, d2 := hexDigit[s[i+1]], hexDigit[s[i+2]]; d1 != 0 && d2 != 0 && (d1|d2)&hexLower != 0 {
-				return true
-			}
 		}
 	}
 	return false
 }
-
-// hexDigit tells of each byte whether it is a hex digit (hexUpper for 0-9
-// and A-F, hexLower for a-f) or not (0).
-var hexDigit = func() (t [256]uint8) {
-	for c := range 256 {
-		switch {
-		case '0' <= c && c <= '9', 'A' <= c && c <= 'F':
-			t[c] = hexUpper
-		case 'a' <= c && c <= 'f':
-			t[c] = hexLower
-		}
-	}
-	return t
-}()
-
-const (
-	hexUpper = 1 << iota
-	hexLower
-)
 
 // appendGoogleEscape appends googleEscape(s) to b.
 func appendGoogleEscape(b []byte, s string) []byte {

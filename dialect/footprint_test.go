@@ -3,10 +3,8 @@ package dialect
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 func heapAfterGC() uint64 {
@@ -73,49 +71,6 @@ func TestFootprintTracksHeap(t *testing.T) {
 		if q < 0.6 || q > 1.6 {
 			t.Errorf("%s: estimate %d for %.0f bytes of heap", c.name, est, got)
 		}
-	}
-}
-
-// The small Robots types are each exactly a size class of the allocator
-// (a Robots or Ruleset field added would waste the rest of the next
-// class), and the first For of a small file takes the room for its
-// Ruleset: Parse and For of a one-rule file cost one allocation.
-func TestSmallRobotsFillSizeClasses(t *testing.T) {
-	classes := []int{256, 288, 320, 352, 384, 448, 512, 576, 640, 704, 768, 896, 1024, 1152}
-	for _, c := range []struct {
-		types []smallType
-		more  bool
-	}{{smallTypes[:], false}, {smallMoreTypes[:], true}} {
-		for i, st := range c.types {
-			if !slices.Contains(classes, st.size) {
-				t.Errorf("a small Robots type of %d bytes, not a size class", st.size)
-			}
-			if i > 0 && st.words <= c.types[i-1].words {
-				t.Errorf("small types of %d and %d bytes: not in order", c.types[i-1].size, st.size)
-			}
-			// The Robots starts the allocation, its robotsMore (if any)
-			// follows the room for a Ruleset, and its words end it.
-			r, a := st.alloc()
-			start, end := uintptr(unsafe.Pointer(r)), uintptr(unsafe.Pointer(&a[len(a)-1]))+8
-			if end-start != uintptr(st.size) || len(a) != st.words {
-				t.Errorf("small type of %d bytes: %d words ending %d bytes from its Robots", st.size, len(a), end-start)
-			}
-			if want := start + uintptr(spareSize); c.more != (r.more != nil) || c.more && uintptr(unsafe.Pointer(r.more)) != want {
-				t.Errorf("small type of %d bytes: robotsMore at %#x, want it (%v) at %#x", st.size, unsafe.Pointer(r.more), c.more, want)
-			}
-		}
-	}
-	body := []byte("User-agent: *\nDisallow: /private\n")
-	if n := testing.AllocsPerRun(100, func() { Google.Parse(body).For("examplebot") }); n != 1 {
-		t.Errorf("Parse and For: %v allocations, want 1", n)
-	}
-	r := Google.Parse(body)
-	first, second := r.For("examplebot"), r.For("examplebot")
-	if !first.spare() || second.spare() {
-		t.Errorf("first For in the Robots' room: %v, second: %v", first.spare(), second.spare())
-	}
-	if v1, v2 := first.Check("/private/x"), second.Check("/private/x"); v1.Allowed || v2.Allowed || v1.Rule.Line != 2 || v2.Rule.Line != 2 {
-		t.Errorf("Check: %s and %s, want line 2 disallowing", v1, v2)
 	}
 }
 

@@ -1,8 +1,8 @@
 package dialect
 
 import (
-	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -96,7 +96,7 @@ func normOf(v Verdict) string {
 func dumpRules(rs *Ruleset) string {
 	var sb strings.Builder
 	for _, r := range rs.Rules() {
-		sb.WriteString("  line " + itoa(r.Line) + ": " + r.String() + " [norm " + strings.ReplaceAll(r.norm, "\n", `\n`) + "] " + r.Note + "\n")
+		sb.WriteString("  line " + strconv.Itoa(r.Line) + ": " + r.String() + " [norm " + strings.ReplaceAll(r.norm, "\n", `\n`) + "] " + r.Note + "\n")
 	}
 	return sb.String()
 }
@@ -140,47 +140,5 @@ func TestCheckMatchesReference(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d disagreements in all", bad)
-	}
-}
-
-// sameScan checks that the two ways the scanner reads a line agree: each
-// line of body that readShort reads gives the same
-// end, next line and record as lineEnd and readLine (used for long lines).
-func sameScan(t *testing.T, d *Dialect, body string) {
-	t.Helper()
-	s := &d.s
-	for pos := 0; pos < len(body); {
-		var short, long lineRec
-		end, next, need, ok := s.readShort(body, pos, &short)
-		lf, cr := -1, -1
-		end2, next2 := s.lineEnd(body, pos, &lf, &cr)
-		if !ok {
-			pos = next2
-			continue
-		}
-		need2 := s.readLine(body, pos, end2, &long)
-		// (lineEnd counts the end of the body as a LF after a final CR.)
-		if end != end2 || min(next, len(body)) != min(next2, len(body)) || need != need2 || short != long {
-			t.Fatalf("%s: line at %d of %q: readShort %d %d %v %+v, readLine %d %d %v %+v",
-				d, pos, body, end, next, need, short, end2, next2, need2, long)
-		}
-		pos = next
-	}
-}
-
-// TestReadShortMatchesReadLine runs sameScan over random lines made of the
-// bytes the scanner treats specially.
-func TestReadShortMatchesReadLine(t *testing.T) {
-	const alphabet = "ab/:#% \t\v\f\r\n\x00\x80\xff*$Dd"
-	rng := rand.New(rand.NewPCG(1, 2))
-	buf := make([]byte, 0, 256)
-	for range 20000 {
-		buf = buf[:rng.IntN(140)]
-		for i := range buf {
-			buf[i] = alphabet[rng.IntN(len(alphabet))]
-		}
-		for _, d := range all {
-			sameScan(t, d, string(buf))
-		}
 	}
 }

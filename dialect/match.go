@@ -52,6 +52,16 @@ type matcher struct {
 	grams  []gramIndex
 }
 
+// footprint returns about how many bytes m holds.
+func (m *matcher) footprint() int {
+	n := sizeOf[matcher]() + 4*len(m.order) + sizeOf[tnode]()*len(m.nodes) + len(m.kidKey) + len(m.labels) +
+		sizeOf[wildRule]()*len(m.wild) + 16*len(m.segs)
+	for i := range m.grams {
+		n += 64 + 4*len(m.grams[i].start) + sizeOf[gramEntry]()*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
+	}
+	return n
+}
+
 // tnode is a node of the flattened radix trie.
 type tnode struct {
 	lab0, lab1 int32 // edge label from the parent: labels[lab0:lab1]

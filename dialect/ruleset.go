@@ -1,11 +1,11 @@
 package dialect
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Ruleset is what one crawler obeys in one robots.txt: the rules of the
@@ -13,73 +13,23 @@ import (
 // fast checks, and the crawl delay. It is immutable and safe for concurrent
 // use.
 type Ruleset struct {
-	r *Robots // the file (its dialect, and what rules and agents point into: Robots.text)
-	// The rules, in file order: a window of the Robots' (one group) or a
-	// table of rs's own; a pointer and a count, not slices, so that a
-	// Ruleset fits in 80 bytes (see Robots.newRuleset). Whether they are a
-	// window (shares) and whether rs is in the Robots' allocation (spare)
-	// are told by the addresses, not kept.
-	rules  *rule
-	agents *agent // the user-agent entries, in file order, as rules
-	// idx is the index of rules, nil until built (see Ruleset.Check):
-	// published once, under one of indexLocks, and read without locks.
-	idx        atomic.Pointer[matcher]
-	usage      *usageIndex // nil without usage rules
-	token      string
+	r *Robots // the file: its dialect, and the text its rules and agents point into
+	// The rules and user-agent entries, in file order: windows of the
+	// Robots' tables when one group applies, else tables of rs's own (own).
+	rules  []rule
+	agents []agent
+	own    bool
+	usage  *usageIndex // nil without usage rules
+	token  string
+	// The crawl delay in force, and its line (0: none).
 	crawlDelay time.Duration
-	nrules     int32
-	nagents    int32
-	checks     atomic.Int32 // checks answered without the index
 	delayLine  int32
+	// idx is the index of rules: nil until it is built, under once, after
+	// the first checks (see Ruleset.Check); then read without locks.
+	checks atomic.Int32 // checks answered without the index
+	once   sync.Once
+	idx    atomic.Pointer[matcher]
 }
-
-// shares reports whether rs's rules and user-agent entries are windows of
-// its Robots' tables (one group), not tables of its own.
-func (rs *Ruleset) shares() bool {
-	r := rs.r
-	return within(unsafe.Pointer(rs.agents), unsafe.Pointer(r.agents), int(r.nagents)*int(unsafe.Sizeof(agent{}))) ||
-		within(unsafe.Pointer(rs.rules), unsafe.Pointer(r.rules), int(r.nrules)*int(unsafe.Sizeof(rule{})))
-}
-
-// spare reports whether rs is no allocation of its own: the room in its
-// Robots' allocation (Robots.Footprint counts it), or its dialect's shared
-// Ruleset of the empty file.
-func (rs *Ruleset) spare() bool {
-	r := rs.r
-	return rs == &r.d.emptyRules || r.flags&robotsSpare != 0 && rs == &(*robotsSpareRoom)(unsafe.Pointer(r)).rs
-}
-
-// within reports whether p is one of the n bytes at base.
-func within(p, base unsafe.Pointer, n int) bool {
-	return p != nil && uintptr(p) >= uintptr(base) && uintptr(p) < uintptr(base)+uintptr(n)
-}
-
-// ruleTab returns rs's rules.
-func (rs *Ruleset) ruleTab() []rule { return unsafe.Slice(rs.rules, rs.nrules) }
-
-// agentTab returns rs's user-agent entries.
-func (rs *Ruleset) agentTab() []agent { return unsafe.Slice(rs.agents, rs.nagents) }
-
-// setRules and setAgents make xs rs's rules, or its user-agent entries.
-func (rs *Ruleset) setRules(xs []rule) {
-	rs.rules, rs.nrules = unsafe.SliceData(xs), int32(len(xs))
-	if len(xs) == 0 {
-		rs.rules = nil
-	}
-}
-
-func (rs *Ruleset) setAgents(xs []agent) {
-	rs.agents, rs.nagents = unsafe.SliceData(xs), int32(len(xs))
-	if len(xs) == 0 {
-		rs.agents = nil
-	}
-}
-
-// indexLocks serialise the building of an index (Ruleset.index), by a hash
-// of the Ruleset's address: a sync.Once per Ruleset would make it 16 bytes
-// larger; two Rulesets that share a lock only wait for each other while one
-// builds its index, once in its life.
-var indexLocks [64]sync.Mutex
 
 // usageIndex is a Ruleset's usage rules, in file order, and their index
 // (ranks: longer pattern first, then file order).
@@ -113,7 +63,7 @@ func (r Reason) String() string {
 	case ReasonFetch:
 		return "fetch outcome"
 	}
-	return "Reason(" + itoa(int(r)) + ")"
+	return "Reason(" + strconv.Itoa(int(r)) + ")"
 }
 
 // Verdict is the answer to a check: whether the path may be fetched, and why.
@@ -130,7 +80,7 @@ type Verdict struct {
 func (v Verdict) String() string {
 	switch v.Reason {
 	case ReasonRule:
-		s := "line " + itoa(v.Rule.Line) + ": " + v.Rule.String()
+		s := "line " + strconv.Itoa(v.Rule.Line) + ": " + v.Rule.String()
 		if v.Rule.Note != "" {
 			s += " (" + v.Rule.Note + ")"
 		}
@@ -141,20 +91,6 @@ func (v Verdict) String() string {
 		return "fetch outcome"
 	}
 	return "no matching rule"
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // For returns the rules in force for a crawler that names itself with the
@@ -171,10 +107,9 @@ func itoa(n int) string {
 // Crawl-delay before any User-agent line, if there is one.
 //
 // For does not index the rules: it costs a pass over the groups' user-agent
-// lines, an allocation of the Ruleset (none for the first For of a small
-// file: the Robots' own allocation has room for it; none for an empty file,
-// whose Rulesets are one shared value) and, only when several
-// groups apply, one of their rules and user-agent entries. The returned
+// lines, an allocation of the Ruleset (none for an empty file, whose
+// Rulesets are one shared value) and, only when several groups apply, their
+// rules and user-agent entries copied into tables of its own. The returned
 // Ruleset indexes its rules on its own, after its first checks (see
 // [Ruleset.Check]); call For once per crawler and file and keep the result,
 // so that the index is built once.
@@ -184,7 +119,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		return &r.d.emptyRules
 	}
 	s := &r.d.s
-	groups, allAgents, allRules := r.groupTab(), r.agentTab(), r.ruleTab()
+	groups := r.groups
 	var buf [4]int32 // the chosen groups, when they are few
 	var chosen []int32
 	token, best := "", -1
@@ -193,7 +128,7 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		// (When no user-agent entry names a crawler, no token can select a
 		// group of its own: only the "*" groups can apply.)
 		for _, t := range tokens {
-			if r.flags&robotsNamed == 0 {
+			if !r.named {
 				break
 			}
 			c, _ := r.d.AgentToken(t)
@@ -202,16 +137,15 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 			chosen, best = r.groupsFor(c, buf[:0])
 			if len(chosen) > 0 {
-				token, compared = trimToken(t), c
+				token, compared = strings.TrimSpace(t), c
 				break
 			}
 		}
 		if len(chosen) == 0 {
 			chosen = buf[:0]
-			for i := range groups {
-				a0, a1 := agentsOf(groups, i)
-				for j := a0; j < a1; j++ {
-					if allAgents[j].star {
+			for i, g := range groups {
+				for _, a := range r.agents[g.a0:g.a1] {
+					if a.star {
 						chosen = append(chosen, int32(i))
 						break
 					}
@@ -219,41 +153,26 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	rs := r.newRuleset()
-	rs.r, rs.token = r, token
+	rs := &Ruleset{r: r, token: token}
 	if len(chosen) == 1 {
 		// One group: its rules and user-agent entries are used in place
 		// (they are immutable).
-		a0, a1 := agentsOf(groups, int(chosen[0]))
-		r0, r1 := rulesOf(groups, int(chosen[0]))
-		rs.setAgents(allAgents[a0:a1:a1])
-		rs.setRules(allRules[r0:r1:r1])
+		g := &groups[chosen[0]]
+		rs.agents = r.agents[g.a0:g.a1:g.a1]
+		rs.rules = r.rules[g.r0:g.r1:g.r1]
 	} else if len(chosen) > 1 {
-		nr, na := 0, 0
+		rs.own = true
 		for _, gi := range chosen {
-			a0, a1 := agentsOf(groups, int(gi))
-			r0, r1 := rulesOf(groups, int(gi))
-			nr += int(r1 - r0)
-			na += int(a1 - a0)
-		}
-		// Both tables in one allocation (neither holds pointers).
-		a := newArena(make([]uint64, words(na*int(unsafe.Sizeof(agent{})))+words(nr*int(unsafe.Sizeof(rule{})))))
-		agents := carve[agent](&a, na)
-		rules := carve[rule](&a, nr)
-		for _, gi := range chosen {
-			a0, a1 := agentsOf(groups, int(gi))
-			r0, r1 := rulesOf(groups, int(gi))
-			agents = append(agents, allAgents[a0:a1]...)
 			// Groups are in file order, so the rules stay in file order.
-			rules = append(rules, allRules[r0:r1]...)
+			g := &groups[gi]
+			rs.agents = append(rs.agents, r.agents[g.a0:g.a1]...)
+			rs.rules = append(rs.rules, r.rules[g.r0:g.r1]...)
 		}
-		rs.setAgents(agents)
-		rs.setRules(rules)
 	}
 	for _, gi := range chosen {
-		a0, a1 := agentsOf(groups, int(gi))
-		for i := a0; i < a1; i++ {
-			a := &allAgents[i]
+		g := &groups[gi]
+		for i := g.a0; i < g.a1; i++ {
+			a := &r.agents[i]
 			if a.delayLine == 0 || rs.delayLine != 0 && a.delayLine >= rs.delayLine {
 				continue
 			}
@@ -262,23 +181,21 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 			}
 		}
 	}
-	if d, line := r.fileDelay(); rs.delayLine == 0 && line != 0 {
-		rs.crawlDelay, rs.delayLine = d, line
+	if rs.delayLine == 0 && r.delayLine != 0 {
+		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
 	}
-	if len(r.usage()) == 0 {
+	if len(r.usage) == 0 {
 		return rs
 	}
 	nu := 0
 	for _, gi := range chosen {
-		g := r.window(int(gi))
-		nu += int(g.u1 - g.u0)
+		nu += int(groups[gi].u1 - groups[gi].u0)
 	}
 	if nu > 0 {
 		u := new(usageIndex)
 		u.rules = make([]UsageRule, 0, nu)
 		for _, gi := range chosen {
-			g := r.window(int(gi))
-			u.rules = append(u.rules, r.more.usage[g.u0:g.u1]...)
+			u.rules = append(u.rules, r.usage[groups[gi].u0:groups[gi].u1]...)
 		}
 		// The matcher ranks Rules; usage rules rank by pattern length, then
 		// file order (none is an allow).
@@ -321,13 +238,11 @@ func (s *spec) matchAgent(a *agent, src, t string) int {
 // best, and returns them and how closely they match (see matchAgent).
 func (r *Robots) groupsFor(t string, out []int32) ([]int32, int) {
 	s := &r.d.s
-	groups, agents := r.groupTab(), r.agentTab()
 	best := -1
-	for i := range groups {
-		a0, a1 := agentsOf(groups, i)
+	for i, g := range r.groups {
 		m := -1
-		for j := a0; j < a1; j++ {
-			m = max(m, s.matchAgent(&agents[j], r.src, t))
+		for j := g.a0; j < g.a1; j++ {
+			m = max(m, s.matchAgent(&r.agents[j], r.src, t))
 		}
 		if m < 0 || m < best {
 			continue
@@ -351,38 +266,27 @@ func (rs *Ruleset) Dialect() *Dialect { return rs.r.d }
 // from the rules until it is), so that the figure does not change as the
 // Ruleset is used.
 func (rs *Ruleset) Footprint() int {
-	n := 0
-	if !rs.spare() {
-		n = 192
+	if rs == &rs.r.d.emptyRules {
+		return 0 // shared by all empty files
 	}
-	shares := rs.shares()
-	if !shares {
-		n += int(unsafe.Sizeof(agent{})) * int(rs.nagents)
+	n := sizeOf[Ruleset]()
+	if rs.own {
+		n += sizeOf[agent]()*cap(rs.agents) + sizeOf[rule]()*cap(rs.rules)
 	}
 	if m := rs.idx.Load(); m != nil {
-		n += int(unsafe.Sizeof(matcher{})) + 4*len(m.order) + int(unsafe.Sizeof(tnode{}))*len(m.nodes) + len(m.kidKey) + len(m.labels) +
-			int(unsafe.Sizeof(wildRule{}))*len(m.wild) + 16*len(m.segs)
-		for i := range m.grams {
-			n += 64 + 4*len(m.grams[i].start) + int(unsafe.Sizeof(gramEntry{}))*len(m.grams[i].entries) + 4*len(m.grams[i].loose)
-		}
+		n += m.footprint()
 	} else {
-		t := rs.r.text()
-		n += indexEstimate(&rs.r.d.s, rs.ruleTab(), &t)
+		n += indexEstimate(rs.r, rs.rules)
 	}
 	if rs.usage != nil {
-		u := &rs.usage.m
-		n += int(unsafe.Sizeof(usageIndex{})) + int(unsafe.Sizeof(UsageRule{}))*cap(rs.usage.rules) + 4*len(u.order) + int(unsafe.Sizeof(tnode{}))*len(u.nodes) +
-			len(u.kidKey) + len(u.labels) + int(unsafe.Sizeof(wildRule{}))*len(u.wild) + 16*len(u.segs)
-	}
-	if !shares {
-		n += int(unsafe.Sizeof(rule{})) * int(rs.nrules)
+		n += sizeOf[usageIndex]() + sizeOf[UsageRule]()*cap(rs.usage.rules) + rs.usage.m.footprint() - sizeOf[matcher]()
 	}
 	return n
 }
 
 // Agents returns the user-agent entries of the group(s) in force, in file
 // order and in a new slice; empty when no group applies.
-func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agentTab(), rs.r.src) }
+func (rs *Ruleset) Agents() []Agent { return publicAgents(rs.agents, rs.r.src) }
 
 // Token returns the crawler token whose own group(s) were selected, or ""
 // when the "*" group(s) (or none) apply.
@@ -390,8 +294,7 @@ func (rs *Ruleset) Token() string { return rs.token }
 
 // Rules returns the rules in force in file order, in a new slice.
 func (rs *Ruleset) Rules() []Rule {
-	t := rs.r.text()
-	return t.rules(rs.ruleTab())
+	return rs.r.ruleValues(rs.rules)
 }
 
 // CrawlDelay returns the crawl delay the dialect reads for this crawler, and
@@ -426,7 +329,7 @@ func (rs *Ruleset) Check(path string) Verdict {
 	}
 	m := rs.idx.Load()
 	if m == nil {
-		if rs.nrules == 0 {
+		if len(rs.rules) == 0 {
 			return Verdict{Allowed: true}
 		}
 		if rs.checks.Add(1) > indexAfter {
@@ -444,9 +347,8 @@ func (rs *Ruleset) Check(path string) Verdict {
 	if ri < 0 {
 		return Verdict{Allowed: true}
 	}
-	x := &rs.ruleTab()[ri]
-	t := rs.r.text()
-	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: t.rule(x)}
+	x := &rs.rules[ri]
+	return Verdict{Allowed: x.allow(), Reason: ReasonRule, Rule: rs.r.rule(x)}
 }
 
 // indexAfter is how many checks a Ruleset answers by going over its rules
@@ -458,27 +360,19 @@ func (rs *Ruleset) Check(path string) Verdict {
 // worst.
 const indexAfter = 32
 
-// index returns the index of rs's rules, building it on the first call.
+// index returns the index of rs's rules, building it on the first call
+// (concurrent calls wait for it).
 func (rs *Ruleset) index() *matcher {
-	if m := rs.idx.Load(); m != nil {
-		return m
-	}
-	mu := &indexLocks[uintptr(unsafe.Pointer(rs))/unsafe.Sizeof(Ruleset{})%uintptr(len(indexLocks))]
-	mu.Lock()
-	defer mu.Unlock()
-	if m := rs.idx.Load(); m != nil {
-		return m // built while this call waited
-	}
-	m := new(matcher)
-	rules := rs.ruleTab()
-	keys := make([]ruleKey, len(rules))
-	t := rs.r.text()
-	for i := range rules {
-		keys[i] = ruleKey{t.norm(&rules[i]), rules[i].allow()}
-	}
-	m.build(&rs.r.d.s, keys)
-	rs.idx.Store(m)
-	return m
+	rs.once.Do(func() {
+		m := new(matcher)
+		keys := make([]ruleKey, len(rs.rules))
+		for i := range rs.rules {
+			keys[i] = ruleKey{rs.r.norm(&rs.rules[i]), rs.rules[i].allow()}
+		}
+		m.build(&rs.r.d.s, keys)
+		rs.idx.Store(m)
+	})
+	return rs.idx.Load()
 }
 
 // scan returns the index in rs.rules of the rule that decides the
@@ -486,16 +380,16 @@ func (rs *Ruleset) index() *matcher {
 // ranks first (longest pattern, then allow before disallow, then file
 // order) among those that match, as the index would give.
 func (rs *Ruleset) scan(p string) int {
-	s := &rs.r.d.s
-	t := rs.r.text()
+	r := rs.r
+	s := &r.d.s
 	best, bestLen, bestAllow := -1, -1, false
-	rules := rs.ruleTab()
+	rules := rs.rules
 	for i := range rules {
 		x := &rules[i]
 		if int(x.n1-x.n0) < bestLen || int(x.n1-x.n0) == bestLen && (bestAllow || !x.allow()) {
 			continue
 		}
-		norm := t.norm(x)
+		norm := r.norm(x)
 		// Compare the literal bytes first: most rules differ from the path
 		// within a few of them.
 		k := 0
@@ -512,19 +406,19 @@ func (rs *Ruleset) scan(p string) int {
 
 // indexEstimate returns about how many bytes the index of rules takes once
 // built (see Ruleset.Footprint).
-func indexEstimate(s *spec, rules []rule, t *ruleText) int {
+func indexEstimate(r *Robots, rules []rule) int {
 	// Per rule: its rank, about 1.2 trie nodes (a leaf and some of the
 	// inner nodes) and half its pattern in labels; a wildcard rule also
 	// its segments. (Within a third on the corpus.)
 	if len(rules) == 0 {
 		return 0
 	}
-	const node = int(unsafe.Sizeof(tnode{})) + 1
-	n := int(unsafe.Sizeof(matcher{})) + len(rules)*(4+node*6/5)
+	node := sizeOf[tnode]() + 1
+	n := sizeOf[matcher]() + len(rules)*(4+node*6/5)
 	for i := range rules {
-		norm := t.norm(&rules[i])
+		norm := r.norm(&rules[i])
 		n += len(norm) / 2
-		if s.wildcards {
+		if r.d.s.wildcards {
 			if k := strings.IndexByte(norm, '*'); k >= 0 {
 				n += 8 * strings.Count(norm[k:], "*")
 			}
@@ -575,10 +469,6 @@ func (rs *Ruleset) ruleAt(m *matcher, p string) int {
 	}
 	return -1
 }
-
-// bytesString returns b as a string without copying; b must not change
-// while the string is in use.
-func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // CheckURL is [Ruleset.Check] for a URL: the path and query are taken from
 // rawURL as Google's parser takes them (scheme and authority skipped,

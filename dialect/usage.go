@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dunglas/httpsfv"
@@ -46,7 +47,7 @@ func (c Category) String() string {
 	if int(c) < numCategories {
 		return categoryNames[c]
 	}
-	return "Category(" + itoa(int(c)) + ")"
+	return "Category(" + strconv.Itoa(int(c)) + ")"
 }
 
 // Categories returns the known categories in the order of their constants.
@@ -157,14 +158,6 @@ var signalNames = [numCategories]string{"ai-train", "search", "ai-input"}
 func parseSignal(value string) Usage { return parsePrefs(value, signalNames, "yes", "no") }
 
 func parsePrefs(value string, names [numCategories]string, yes, no string) Usage {
-	if u, ok := parseSimplePrefs(value, names, yes, no); ok {
-		return u
-	}
-	return parseDictPrefs(value, names, yes, no)
-}
-
-// parseDictPrefs is parsePrefs through the general parser of Dictionaries.
-func parseDictPrefs(value string, names [numCategories]string, yes, no string) Usage {
 	if strings.TrimSpace(value) == "" {
 		return 0
 	}
@@ -193,82 +186,6 @@ func parseDictPrefs(value string, names [numCategories]string, yes, no string) U
 		}
 	}
 	return u
-}
-
-// parseSimplePrefs is parsePrefs for the usual value, a Dictionary of
-// members key=token separated by commas with optional spaces or tabs
-// around them ("ai-train=no, search=yes"), read without the general parser
-// (which allocates a few times per member); ok is false for any other
-// value, which parsePrefs then gives to the general parser.
-func parseSimplePrefs(v string, names [numCategories]string, yes, no string) (u Usage, ok bool) {
-	var last [numCategories]string // each category's last token
-	i := 0
-	for i < len(v) && v[i] == ' ' {
-		i++
-	}
-	if i == len(v) {
-		return 0, false
-	}
-	for {
-		k0 := i
-		if c := v[i]; c != '*' && (c < 'a' || c > 'z') {
-			return 0, false
-		}
-		for i++; i < len(v) && sfKeyChar(v[i]); i++ {
-		}
-		key := v[k0:i]
-		if i == len(v) || v[i] != '=' {
-			return 0, false // a Boolean member, or Parameters
-		}
-		i++
-		t0 := i
-		if i == len(v) || v[i] != '*' && (v[i]|0x20 < 'a' || v[i]|0x20 > 'z') {
-			return 0, false // not a Token
-		}
-		for i++; i < len(v) && sfTokenChar(v[i]); i++ {
-		}
-		for c, name := range names {
-			if name != "" && key == name {
-				last[c] = v[t0:i]
-			}
-		}
-		for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
-			i++
-		}
-		if i == len(v) {
-			break
-		}
-		if v[i] != ',' {
-			return 0, false
-		}
-		for i++; i < len(v) && (v[i] == ' ' || v[i] == '\t'); i++ {
-		}
-		if i == len(v) {
-			return 0, false // a trailing comma: not a Dictionary
-		}
-	}
-	for c, t := range last {
-		switch t {
-		case "":
-		case yes:
-			u = u.With(Category(c), PrefAllow)
-		case no:
-			u = u.With(Category(c), PrefDisallow)
-		}
-	}
-	return u, true
-}
-
-// sfKeyChar reports whether c may follow the first character of a
-// Dictionary key (RFC 9651: lcalpha, DIGIT, "_", "-", ".", "*").
-func sfKeyChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '*'
-}
-
-// sfTokenChar reports whether c may follow the first character of a Token
-// (RFC 9651: tchar, ":", "/").
-func sfTokenChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~:/", c) >= 0
 }
 
 // UsageRule is one Content-Usage or Content-Signal line of a group.
@@ -325,7 +242,7 @@ func (v *UsageVerdict) Explain(c Category) string {
 	if r == nil {
 		return "no usage rule"
 	}
-	return "line " + itoa(r.Line) + ": " + r.String()
+	return "line " + strconv.Itoa(r.Line) + ": " + r.String()
 }
 
 // HasUsage reports whether the rules in force hold any Content-Usage or

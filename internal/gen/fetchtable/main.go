@@ -1,6 +1,6 @@
 // Command fetchtable rewrites the table of what each robots.txt fetch outcome
 // means in each dialect, wherever the project keeps a copy of it, from the
-// dialects' own data ([dialect.FetchTableMarkdown], [dialect.FetchTableText]).
+// dialects' own answers ([dialect.Dialect.Decide]: see probe).
 //
 // Usage:
 //
@@ -28,8 +28,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/politecrawl/robots/dialect"
 )
 
 // Marker lines.
@@ -94,7 +92,7 @@ func markers(name string) (begin, end string, err error) {
 func table(name string) []string {
 	if strings.ToLower(filepath.Ext(name)) == ".go" {
 		lines := []string{"//"}
-		for _, l := range strings.Split(strings.TrimSuffix(dialect.FetchTableText(), "\n"), "\n") {
+		for _, l := range strings.Split(strings.TrimSuffix(tableText(), "\n"), "\n") {
 			if l == "" {
 				lines = append(lines, "//")
 			} else {
@@ -104,7 +102,7 @@ func table(name string) []string {
 		return append(lines, "//")
 	}
 	lines := []string{""}
-	lines = append(lines, strings.Split(strings.TrimSuffix(dialect.FetchTableMarkdown(), "\n"), "\n")...)
+	lines = append(lines, strings.Split(strings.TrimSuffix(tableMarkdown(), "\n"), "\n")...)
 	return append(lines, "")
 }
 

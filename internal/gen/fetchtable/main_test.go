@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/politecrawl/robots/dialect"
 )
 
 // The copies of the fetch table that must match the dialects' data, relative
@@ -75,8 +73,8 @@ const markdown = "# T\n\nIntro.\n\n<!-- fetch-table:begin -->\n| stale |\n<!-- f
 
 func TestRewrite(t *testing.T) {
 	for _, tc := range []struct{ name, src, table string }{
-		{"doc.go", goDoc, dialect.FetchTableText()},
-		{"README.md", markdown, dialect.FetchTableMarkdown()},
+		{"doc.go", goDoc, tableText()},
+		{"README.md", markdown, tableMarkdown()},
 	} {
 		out, err := rewrite(tc.name, []byte(tc.src))
 		if err != nil {
@@ -148,7 +146,7 @@ func TestRun(t *testing.T) {
 	if err := run([]string{good}); err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := os.ReadFile(good); !strings.Contains(string(b), dialect.FetchTableMarkdown()) {
+	if b, _ := os.ReadFile(good); !strings.Contains(string(b), tableMarkdown()) {
 		t.Errorf("run did not write the table:\n%s", b)
 	}
 }

@@ -1,4 +1,4 @@
-package dialect
+package main
 
 import (
 	"fmt"
@@ -7,32 +7,87 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/politecrawl/robots/dialect"
 )
 
-// FetchTableMarkdown returns, as a GitHub-flavoured Markdown table, what each
+const day = 24 * time.Hour
+
+// rule is what a dialect does with one fetch outcome, as Decide answers it:
+// action at first (with no last good copy); once the failure has lasted
+// thenAfter (>0), then instead; a last good copy at most lastGoodMaxAge old
+// (>0) is used once the failure has lasted lastGoodFrom; retry is how soon
+// robots.txt is fetched again (0: the cache lifetime).
+type rule struct {
+	action, then                            dialect.Action
+	thenAfter, lastGoodFrom, lastGoodMaxAge time.Duration
+	retry                                   time.Duration
+}
+
+// horizon is longer than any duration of the dialects' fetch rules.
+const horizon = 100 * 365 * day
+
+// probe returns what d does with outcome o, read from d.Decide alone: the
+// durations are where its answer changes, found by bisection (Decide's
+// answer changes once as the failure lasts longer, and once as the last
+// good copy gets older).
+func probe(d *dialect.Dialect, o dialect.Outcome) rule {
+	st := func(lasted time.Duration, good bool, age time.Duration) dialect.Action {
+		return d.Decide(o, dialect.FetchState{Lasted: lasted, HaveLastGood: good, LastGoodAge: age}).Action
+	}
+	first := d.Decide(o, dialect.FetchState{})
+	r := rule{action: first.Action, retry: first.Retry}
+	if a := st(horizon, false, 0); a != r.action {
+		r.then = a
+		r.thenAfter = least(func(t time.Duration) bool { return st(t, false, 0) != r.action })
+	}
+	if st(horizon, true, 0) == dialect.ActionUseLastGood {
+		r.lastGoodFrom = least(func(t time.Duration) bool { return st(t, true, 0) == dialect.ActionUseLastGood })
+		r.lastGoodMaxAge = least(func(a time.Duration) bool { return st(horizon, true, a) != dialect.ActionUseLastGood }) - 1
+	}
+	return r
+}
+
+// least returns the least t in [0, horizon] for which f is true, f being
+// false below some point and true from it on (horizon if f is never true).
+func least(f func(time.Duration) bool) time.Duration {
+	lo, hi := time.Duration(0), time.Duration(horizon)
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if f(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// tableMarkdown returns, as a GitHub-flavoured Markdown table, what each
 // fetch outcome of robots.txt means in each dialect.
 //
 // The table has a header row, a delimiter row and one row per outcome, in
-// this order: 200; other 2xx; more than [Dialect.MaxRedirects] redirects;
+// this order: 200; other 2xx; more than [dialect.Dialect.MaxRedirects] redirects;
 // 4xx except 429; 429; 5xx; no answer (DNS, refused, timeout, broken body);
 // other (1xx, 3xx without a usable Location, unknown); then a last row,
-// "cache lifetime", giving [Dialect.CacheTTL]. The first column names the
-// outcome; the others are the dialects, in [Names] order. Every line ends
+// "cache lifetime", giving [dialect.Dialect.CacheTTL]. The first column names the
+// outcome; the others are the dialects, in [dialect.Names] order. Every line ends
 // with a newline; nothing precedes the table or follows it.
 //
-// Each cell is worded from the same data [Dialect.Decide] consults, so the
-// table cannot disagree with it (durations here are examples):
+// Each cell is worded from what [dialect.Dialect.Decide] answers (see
+// probe), so the table cannot disagree with it (durations here are
+// examples):
 //
 //   - "parse", "no restrictions", "complete disallow", "host excluded" and
-//     "last good copy" name the actions [ActionParse], [ActionAllowAll],
-//     [ActionDisallowAll], [ActionExcludeHost] and [ActionUseLastGood];
+//     "last good copy" name the actions [dialect.ActionParse], [dialect.ActionAllowAll],
+//     [dialect.ActionDisallowAll], [dialect.ActionExcludeHost] and [dialect.ActionUseLastGood];
 //   - "last good copy ≤ 30 days old, else X": a last good copy at most that
 //     old is used when there is one, else X;
 //   - "X for 12 h, then Y": X until the failure has lasted 12 h, then Y;
 //   - ", retry in 10 min": robots.txt is fetched again that soon (whatever
 //     the phase) instead of after the cache lifetime;
 //   - "as 5xx": the outcome is decided exactly as a 5xx in that dialect.
-func FetchTableMarkdown() string {
+func tableMarkdown() string {
 	t := fetchTable()
 	var b strings.Builder
 	row := func(cells []string) {
@@ -56,7 +111,7 @@ func FetchTableMarkdown() string {
 	return b.String()
 }
 
-// Column widths of [FetchTableText]: a cell is wrapped at word boundaries
+// Column widths of [tableText]: a cell is wrapped at word boundaries
 // onto as many lines as it needs to fit its column (a single longer word
 // widens the column).
 const (
@@ -66,7 +121,7 @@ const (
 	textIndent     = 2 // of continuation lines of the outcome column
 )
 
-// FetchTableText returns the table of [FetchTableMarkdown] as plain text with
+// tableText returns the table of [tableMarkdown] as plain text with
 // aligned columns, for a preformatted block of a Go doc comment (prefix each
 // line with "//" and a tab) or a terminal.
 //
@@ -78,7 +133,7 @@ const (
 // continuation lines are indented by two spaces, so that a line whose first
 // column is blank or indented continues the row above. Lines hold no tabs
 // and no trailing spaces, and each ends with a newline.
-func FetchTableText() string {
+func tableText() string {
 	t := fetchTable()
 	ncol := len(t[0])
 	width := make([]int, ncol)
@@ -175,41 +230,48 @@ func wrap(s string, width, indent int) []string {
 }
 
 // outcomeLabels names the rows of the fetch table.
-var outcomeLabels = [numOutcomes]string{
-	OutcomeOK:            "200",
-	OutcomeOther2xx:      "other 2xx",
-	OutcomeRedirectLimit: "", // from the dialects' MaxRedirects
-	Outcome4xx:           "4xx except 429",
-	Outcome429:           "429",
-	Outcome5xx:           "5xx",
-	OutcomeNoAnswer:      "no answer (DNS, refused, timeout, broken body)",
-	OutcomeOtherStatus:   "other (1xx, 3xx without a usable Location, unknown)",
+var outcomeLabels = map[dialect.Outcome]string{
+	dialect.OutcomeOK:            "200",
+	dialect.OutcomeOther2xx:      "other 2xx",
+	dialect.OutcomeRedirectLimit: "", // from the dialects' MaxRedirects
+	dialect.Outcome4xx:           "4xx except 429",
+	dialect.Outcome429:           "429",
+	dialect.Outcome5xx:           "5xx",
+	dialect.OutcomeNoAnswer:      "no answer (DNS, refused, timeout, broken body)",
+	dialect.OutcomeOtherStatus:   "other (1xx, 3xx without a usable Location, unknown)",
+}
+
+// outcomes are the rows of the fetch table, in order.
+var outcomes = []dialect.Outcome{
+	dialect.OutcomeOK, dialect.OutcomeOther2xx, dialect.OutcomeRedirectLimit, dialect.Outcome4xx,
+	dialect.Outcome429, dialect.Outcome5xx, dialect.OutcomeNoAnswer, dialect.OutcomeOtherStatus,
 }
 
 // fetchTable returns the cells of the fetch table, header row first.
 func fetchTable() [][]string {
+	all := dialect.All()
 	header := []string{"robots.txt answers"}
-	header = append(header, Names()...)
+	header = append(header, dialect.Names()...)
 	t := [][]string{header}
 
 	// The redirect limit goes into the row label when all dialects agree,
 	// else into each cell.
 	sameLimit := true
 	for _, d := range all {
-		sameLimit = sameLimit && d.s.fetch.maxRedirects == all[0].s.fetch.maxRedirects
+		sameLimit = sameLimit && d.MaxRedirects() == all[0].MaxRedirects()
 	}
-	for o := range numOutcomes {
+	for _, o := range outcomes {
 		row := []string{outcomeLabels[o]}
-		if o == OutcomeRedirectLimit {
-			row[0] = "more than " + strconv.Itoa(all[0].s.fetch.maxRedirects) + " redirects"
+		if o == dialect.OutcomeRedirectLimit {
+			row[0] = "more than " + strconv.Itoa(all[0].MaxRedirects()) + " redirects"
 			if !sameLimit {
 				row[0] = "too many redirects"
 			}
 		}
 		for _, d := range all {
-			c := fetchCell(d.s.fetch, o)
-			if o == OutcomeRedirectLimit && !sameLimit {
-				c = "more than " + strconv.Itoa(d.s.fetch.maxRedirects) + ": " + c
+			c := fetchCell(d, o)
+			if o == dialect.OutcomeRedirectLimit && !sameLimit {
+				c = "more than " + strconv.Itoa(d.MaxRedirects()) + ": " + c
 			}
 			row = append(row, c)
 		}
@@ -217,38 +279,38 @@ func fetchTable() [][]string {
 	}
 	row := []string{"cache lifetime"}
 	for _, d := range all {
-		row = append(row, fmtDuration(d.s.fetch.cacheTTL))
+		row = append(row, fmtDuration(d.CacheTTL()))
 	}
 	return append(t, row)
 }
 
-// fetchCell words what outcome o means under rules fr: "as 5xx" when o is
+// fetchCell words what outcome o means in dialect d: "as 5xx" when o is
 // decided exactly as a 5xx (and that takes more than one word to say), else
 // [describeRule].
-func fetchCell(fr fetchRules, o Outcome) string {
-	r := fr.byOutcome[o]
-	if o != Outcome5xx && r == fr.byOutcome[Outcome5xx] && r.action != ActionParse && r.action != ActionAllowAll {
-		return "as " + Outcome5xx.String()
+func fetchCell(d *dialect.Dialect, o dialect.Outcome) string {
+	r := probe(d, o)
+	if o != dialect.Outcome5xx && r == probe(d, dialect.Outcome5xx) && r.action != dialect.ActionParse && r.action != dialect.ActionAllowAll {
+		return "as " + dialect.Outcome5xx.String()
 	}
 	return describeRule(r)
 }
 
 // actionWords names an action in the fetch table.
-var actionWords = [...]string{
-	ActionParse:       "parse",
-	ActionAllowAll:    "no restrictions",
-	ActionDisallowAll: "complete disallow",
-	ActionExcludeHost: "host excluded",
-	ActionUseLastGood: "last good copy",
+var actionWords = map[dialect.Action]string{
+	dialect.ActionParse:       "parse",
+	dialect.ActionAllowAll:    "no restrictions",
+	dialect.ActionDisallowAll: "complete disallow",
+	dialect.ActionExcludeHost: "host excluded",
+	dialect.ActionUseLastGood: "last good copy",
 }
 
-// describeRule words one fetch rule, following [Dialect.Decide] step by step:
+// describeRule words one fetch rule, following [dialect.Dialect.Decide] step by step:
 // parse and allow all take no time limit and no retry; otherwise the action
 // may give way, once the failure has lasted long enough, to a last good copy
 // (when there is one young enough) or to a second action; the retry holds in
 // every phase.
-func describeRule(r fetchRule) string {
-	if r.action == ActionParse || r.action == ActionAllowAll {
+func describeRule(r rule) string {
+	if r.action == dialect.ActionParse || r.action == dialect.ActionAllowAll {
 		return actionWords[r.action]
 	}
 	// What applies once the failure has lasted t.

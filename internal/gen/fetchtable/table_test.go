@@ -1,4 +1,4 @@
-package dialect_test
+package main
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func decisions(d *dialect.Dialect, o dialect.Outcome) []dialect.Decision {
 // a cell names an action exactly when some fetch state leads Decide to it,
 // and a retry time exactly when Decide returns one.
 func TestFetchTableMatchesDecide(t *testing.T) {
-	rows := parseMarkdownTable(t, dialect.FetchTableMarkdown())
+	rows := parseMarkdownTable(t, tableMarkdown())
 	names := dialect.Names()
 	if got, want := strings.Join(rows[0][1:], ","), strings.Join(names, ","); got != want {
 		t.Fatalf("columns %s, want %s", got, want)
@@ -164,7 +164,7 @@ func tableDuration(d time.Duration) string {
 // TestFetchTableText checks the text form: the same cells as the Markdown
 // form, aligned, wrapped to a bounded width, without trailing spaces.
 func TestFetchTableText(t *testing.T) {
-	text := dialect.FetchTableText()
+	text := tableText()
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	for i, l := range lines {
 		if n := utf8.RuneCountInString(l); n > 120 {
@@ -182,7 +182,7 @@ func TestFetchTableText(t *testing.T) {
 		}
 	}
 	// Reassemble each column's text and compare it with the Markdown cells.
-	rows := parseMarkdownTable(t, dialect.FetchTableMarkdown())
+	rows := parseMarkdownTable(t, tableMarkdown())
 	var got [][]string
 	for i, l := range lines {
 		if i == 1 {
@@ -217,8 +217,8 @@ func TestFetchTableText(t *testing.T) {
 	}
 }
 
-func ExampleFetchTableMarkdown() {
-	fmt.Print(dialect.FetchTableMarkdown())
+func Example_tableMarkdown() {
+	fmt.Print(tableMarkdown())
 	// Output:
 	// | robots.txt answers | rfc9309 | google | coccoc | koster1994 |
 	// | --- | --- | --- | --- | --- |
