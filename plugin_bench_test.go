@@ -190,6 +190,9 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		// The defaults' path (a default delay, here 1 ns so that no
 		// iteration waits) with a crawler-wide cap that never binds.
 		{"plugin/default-delay+max-rate", []Option{WithDefaultDelay(time.Nanosecond), WithMaxRate(1e9, 1e6)}},
+		// A declared purpose: the usage check before the fetch, in the hook
+		// and at the transport (tdmrep.json in memory).
+		{"plugin/purposes=train-ai", []Option{WithDefaultDelay(0), WithPurposes("train-ai")}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			p := mustNew(b, append([]Option{WithTransport(site), WithAgents("examplebot")}, tc.opts...)...)

@@ -154,7 +154,9 @@ func (r *Resolver) usage(ctx context.Context, u *url.URL, h http.Header, doc []b
 		if err != nil {
 			return rep, err
 		}
-		file = st.file.Match(u.RequestURI())
+		if st.file != nil {
+			file = st.file.Match(u.RequestURI())
+		}
 	}
 	var licenses []string
 	if h != nil {

@@ -38,8 +38,9 @@ const tdmrepPath = "/.well-known/tdmrep.json"
 
 // once returns what load gives for key, from the cache when it is
 // current, else from one load however many goroutines ask (a caller whose
-// ctx ends stops waiting; the load goes on for the others).
-func once[V any](ctx context.Context, r *Resolver, c *docCache[V], key string, load func(context.Context) V) (V, error) {
+// ctx ends stops waiting; the load goes on for the others). kind tells
+// the flight's key from the other kinds' (robots.txt's is the authority).
+func once[V any](ctx context.Context, r *Resolver, c *docCache[V], kind, key string, load func(context.Context) V) (V, error) {
 	if v, ok := c.get(key, r.clock.Now()); ok {
 		return v, nil
 	}
@@ -47,7 +48,7 @@ func once[V any](ctx context.Context, r *Resolver, c *docCache[V], key string, l
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	ch := r.flight.DoChan(key, func() (any, error) {
+	ch := r.flight.DoChan(kind+" "+key, func() (any, error) {
 		if v, ok := c.get(key, r.clock.Now()); ok {
 			return v, nil // a flight that just ended loaded it
 		}
@@ -64,7 +65,10 @@ func once[V any](ctx context.Context, r *Resolver, c *docCache[V], key string, l
 // tdmFile returns the tdmrep.json state of authority: from memory, from
 // the Store, or fetched once.
 func (r *Resolver) tdmFile(ctx context.Context, authority string) (tdmState, error) {
-	return once(ctx, r, r.tdm, r.tdmStoreKey(authority), func(ctx context.Context) tdmState {
+	if s, ok := r.tdm.get(authority, r.clock.Now()); ok {
+		return s, nil // before the load's closure is made: no allocation
+	}
+	return once(ctx, r, r.tdm, "tdmrep.json", authority, func(ctx context.Context) tdmState {
 		return r.loadTDM(ctx, authority)
 	})
 }
@@ -79,11 +83,11 @@ type storedDoc struct {
 func (r *Resolver) loadTDM(ctx context.Context, authority string) tdmState {
 	key := r.tdmStoreKey(authority)
 	if r.cfg.store != nil {
-		if s, ok := r.storedTDM(ctx, key); ok {
+		if s, ok := r.storedTDM(ctx, key, authority); ok {
 			return s
 		}
 		if fl, ok := r.cfg.store.(FetchLocker); ok {
-			s, ok, unlock := r.lockDoc(ctx, fl, key)
+			s, ok, unlock := r.lockDoc(ctx, fl, key, authority)
 			if ok {
 				return s
 			}
@@ -96,7 +100,7 @@ func (r *Resolver) loadTDM(ctx context.Context, authority string) tdmState {
 	if res.body == nil && (res.status == 0 || res.status >= 500) {
 		expires = now.Add(r.cfg.minAge) // unreachable for now: asked again sooner
 	}
-	r.tdm.put(key, s, len(res.body), now, expires)
+	r.tdm.put(authority, s, len(res.body), now, expires)
 	r.log.LogAttrs(ctx, slog.LevelDebug, "tdmrep.json fetched", slog.String("authority", authority),
 		slog.Bool("implemented", s.file != nil), slog.String("why", s.why), slog.Time("expires", expires))
 	if r.cfg.store != nil {
@@ -123,9 +127,9 @@ func readTDM(body []byte, why string) tdmState {
 	return tdmState{file: f}
 }
 
-// storedTDM returns the Store's tdmrep.json state under key when it is
-// current, and caches it.
-func (r *Resolver) storedTDM(ctx context.Context, key string) (tdmState, bool) {
+// storedTDM returns the Store's tdmrep.json state of authority, under
+// key, when it is current, and caches it.
+func (r *Resolver) storedTDM(ctx context.Context, key, authority string) (tdmState, bool) {
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
 	b, ok, err := r.cfg.store.Get(sctx, key)
 	cancel()
@@ -142,7 +146,7 @@ func (r *Resolver) storedTDM(ctx context.Context, key string) (tdmState, bool) {
 		return tdmState{}, false
 	}
 	s := readTDM(sd.Body, sd.Why)
-	r.tdm.put(key, s, len(sd.Body), now, expires)
+	r.tdm.put(authority, s, len(sd.Body), now, expires)
 	return s, true
 }
 
@@ -150,7 +154,7 @@ func (r *Resolver) storedTDM(ctx context.Context, key string) (tdmState, bool) {
 // reads what it stored. It returns the stored state (true), or false and
 // the unlock func of the lock now held (a no-op when the lock failed or
 // the wait ended without a stored state: the caller fetches all the same).
-func (r *Resolver) lockDoc(ctx context.Context, fl FetchLocker, key string) (tdmState, bool, func()) {
+func (r *Resolver) lockDoc(ctx context.Context, fl FetchLocker, key, authority string) (tdmState, bool, func()) {
 	noop := func() {}
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
 	unlock, acquired, err := fl.LockFetch(sctx, key, r.fetchLease())
@@ -160,7 +164,7 @@ func (r *Resolver) lockDoc(ctx context.Context, fl FetchLocker, key string) (tdm
 		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store fetch lock failed; fetching without it", slog.String("key", key), slog.Any("error", err))
 		return tdmState{}, false, noop
 	case acquired:
-		if s, ok := r.storedTDM(ctx, key); ok {
+		if s, ok := r.storedTDM(ctx, key, authority); ok {
 			unlock()
 			return s, true, noop
 		}
@@ -169,7 +173,7 @@ func (r *Resolver) lockDoc(ctx context.Context, fl FetchLocker, key string) (tdm
 	wctx, cancel := context.WithTimeout(ctx, 2*r.fetchLease())
 	_ = fl.WaitFetch(wctx, key)
 	cancel()
-	if s, ok := r.storedTDM(ctx, key); ok {
+	if s, ok := r.storedTDM(ctx, key, authority); ok {
 		return s, true, noop
 	}
 	return tdmState{}, false, noop
@@ -182,7 +186,7 @@ const maxLicenseAge = 365 * 24 * time.Hour
 // licenseDoc returns the RSL document at licenseURL: from memory (for its
 // max-age), or fetched once.
 func (r *Resolver) licenseDoc(ctx context.Context, licenseURL string) (licenseState, error) {
-	return once(ctx, r, r.licenses, "license "+licenseURL, func(ctx context.Context) licenseState {
+	return once(ctx, r, r.licenses, "license", licenseURL, func(ctx context.Context) licenseState {
 		res := r.fetchDoc(ctx, licenseURL, rsl.MaxDocSize, rsl.MediaType+", application/xml;q=0.9, */*;q=0.5")
 		now := r.clock.Now()
 		s, life := licenseState{why: res.failed}, r.cfg.minAge
@@ -194,7 +198,7 @@ func (r *Resolver) licenseDoc(ctx context.Context, licenseURL string) (licenseSt
 				s, life = licenseState{doc: doc}, min(doc.MaxAge, maxLicenseAge)
 			}
 		}
-		r.licenses.put("license "+licenseURL, s, len(res.body), now, now.Add(life))
+		r.licenses.put(licenseURL, s, len(res.body), now, now.Add(life))
 		r.log.LogAttrs(ctx, slog.LevelDebug, "licence fetched", slog.String("url", licenseURL),
 			slog.Bool("obtained", s.doc != nil), slog.String("why", s.why))
 		return s
