@@ -22,6 +22,7 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -636,7 +637,7 @@ func TestFrontierRedisHang(t *testing.T) {
 		// before the script is written), with the pop script loaded, as in a
 		// fleet that has been crawling.
 		for _, q := range fs {
-			if err := frPopScript.Load(context.Background(), q.fl.rdb).Err(); err != nil {
+			if err := lua.FrontierPop.Load(context.Background(), q.fl.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			for range 4 {
@@ -742,7 +743,7 @@ func TestLimiterRedisHang(t *testing.T) {
 		)
 		mk := func() *Limiter {
 			f := frFleet(t, srv, Config{CallTimeout: callTimeout, Lease: lease})
-			if err := hostScript.Load(context.Background(), f.rdb).Err(); err != nil {
+			if err := lua.Limiter.Load(context.Background(), f.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			return f.Limiter(LimiterConfig{})

@@ -169,7 +169,7 @@ type frPart struct {
 	// abandoned are the lease ids of pops that failed on the client, and of
 	// requests postponed (Postpone) with the time their host may be asked
 	// (zero for the others): the partition's next pop ends them
-	// (frPopScript).
+	// (lua.FrontierPop).
 	abandoned map[string]time.Time
 	look      time.Time // when it is worth a pop (zero: now)
 	wakes     uint64    // wake-ups heard: a pop's reply does not undo a later one
@@ -224,7 +224,7 @@ func (q *Frontier) Init() error {
 					case hint := <-w:
 						// hint: the µs until the partition is worth a look
 						// (0: now), or -1: the partition emptied, nothing
-						// queued or out (wakeAll, lua/include/frontier_head.lua), as a
+						// queued or out (wakeAll, internal/lua/include/frontier_head.lua), as a
 						// pop would say; the next request queued there
 						// wakes one process.
 						at := time.Now().Add(time.Duration(hint) * time.Microsecond)

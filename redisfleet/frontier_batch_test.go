@@ -14,6 +14,7 @@ import (
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // TestFrontierBatching: with FrontierConfig.Batching, AddRequest keeps the links in
@@ -111,11 +112,11 @@ func (l *tripLog) take() []string {
 func tripName(c redis.Cmder) string {
 	if a := c.Args(); len(a) > 1 && c.Name() == "evalsha" {
 		switch a[1] {
-		case frAddScript.Hash():
+		case lua.FrontierAdd.Hash():
 			return "add"
-		case frPopScript.Hash():
+		case lua.FrontierPop.Hash():
 			return "pop"
-		case frDoneScript.Hash():
+		case lua.FrontierDone.Hash():
 			return "done"
 		}
 	}
@@ -135,7 +136,7 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 		f := frFleet(t, srv, Config{Lease: time.Hour}) // no renewal tick (a flush, a renewal) in the counts
 		var log tripLog
 		f.rdb.AddHook(&log)
-		for _, s := range []*redis.Script{frAddScript, frPopScript, frDoneScript} {
+		for _, s := range []*redis.Script{lua.FrontierAdd, lua.FrontierPop, lua.FrontierDone} {
 			if err := s.Load(ctx, f.rdb).Err(); err != nil { // no NOSCRIPT fallback in the counts
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -190,7 +191,7 @@ func (c *popCounter) DialHook(next redis.DialHook) redis.DialHook { return next 
 func (c *popCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		a := cmd.Args()
-		if len(a) < 2 || a[1] != frPopScript.Hash() {
+		if len(a) < 2 || a[1] != lua.FrontierPop.Hash() {
 			return next(ctx, cmd)
 		}
 		start := time.Now()

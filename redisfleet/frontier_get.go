@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // GetRequest implements queue.Storage: it hands out the next request of a
@@ -175,7 +176,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	// limiter's releases kept for them) goes first in the pop's pipeline:
 	// one round trip, and a host a done report frees may be handed out by
 	// this very pop.
-	v, err := q.flushWith(ctx, &frCall{p: p, s: frPopScript, args: args})
+	v, err := q.flushWith(ctx, &frCall{p: p, s: lua.FrontierPop, args: args})
 	// A time the script names (a host due, in µs from its now) is counted
 	// from the reply, not from the call: the script ran between the two,
 	// and a look before the host is due on Redis's clock finds nothing.
@@ -290,7 +291,7 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 		q.mu.Lock()
 		delete(q.st.own, id)
 		q.mu.Unlock()
-		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), 0, id, "")
+		q.run(context.Background(), p, lua.FrontierDone, frontierBusyPoll.Microseconds(), 0, id, "")
 		return nil, r.Host, err
 	}
 	return b, r.Host, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -170,7 +171,7 @@ func TestFrontierJournalUnsureAdd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	if err := frAddScript.Load(ctx, c).Err(); err != nil { // runs under the stall, no NOSCRIPT
+	if err := lua.FrontierAdd.Load(ctx, c).Err(); err != nil { // runs under the stall, no NOSCRIPT
 		t.Fatal(err)
 	}
 	q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})

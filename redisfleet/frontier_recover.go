@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // renewLoop renews this process's leases every third of the lease, counts
@@ -31,11 +33,11 @@ func (q *Frontier) renewLoop() {
 		}
 		q.flush(ctx)
 		for p, v := range ids {
-			q.run(ctx, p, frRenewScript, append([]any{q.fl.cfg.lease.Microseconds()}, v...)...)
+			q.run(ctx, p, lua.FrontierRenew, append([]any{q.fl.cfg.lease.Microseconds()}, v...)...)
 		}
 		q.prune(ctx)
 		if time.Since(q.touched) >= min(q.cfg.ttl/4, frontierTouchMax) {
-			if _, err := q.runAll(ctx, frTouchScript, q.cfg.ttl.Milliseconds()); err == nil {
+			if _, err := q.runAll(ctx, lua.FrontierTouch, q.cfg.ttl.Milliseconds()); err == nil {
 				q.touched = time.Now()
 			}
 		}
@@ -56,7 +58,7 @@ func (q *Frontier) prune(ctx context.Context) {
 			for i, k := range keys[:n] {
 				args[i] = k
 			}
-			v, err := q.run(ctx, p, frPruneScript, args...)
+			v, err := q.run(ctx, p, lua.FrontierPrune, args...)
 			if err != nil {
 				return
 			}
@@ -76,7 +78,7 @@ func (q *Frontier) prune(ctx context.Context) {
 // would see the data as lost and queue its journal again. It is bounded
 // by the call timeout.
 func (q *Frontier) Drop(ctx context.Context) error {
-	if _, err := q.runAll(ctx, frDropScript); err != nil {
+	if _, err := q.runAll(ctx, lua.FrontierDrop); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -202,7 +204,7 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) lossSum {
 	q.mu.Unlock()
 	sum := lossSum{partitions: 1, requeued: len(items), leases: len(leases) / 4}
 	// A partition emptied because one of its keys vanished (evicted,
-	// deleted: lua/include/frontier_head.lua) says how many requests it
+	// deleted: internal/lua/include/frontier_head.lua) says how many requests it
 	// held then; one Redis lost whole has no such count.
 	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
 	dropped, err := q.fl.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
@@ -211,7 +213,7 @@ func (q *Frontier) recoverPart(ctx context.Context, p int) lossSum {
 		sum.emptied, sum.dropped = 1, dropped
 	}
 	if len(leases) > 0 {
-		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
+		q.run(ctx, p, lua.FrontierReattach, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
 	}
 	q.flush(ctx)
 	return sum

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // AddRequest implements queue.Storage: it queues a request serialised by
@@ -41,7 +42,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		return nil
 	}
 	q.flush(ctx)
-	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
+	v, err := q.run(ctx, q.fl.part(it.host), lua.FrontierAdd, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
@@ -129,7 +130,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		args  []any
 		adds  []journalItem
 		dones []doneItem
-		host  int   // 1 + the index in ops of a hostScript call; 0: a frontier script
+		host  int   // 1 + the index in ops of a lua.Limiter call; 0: a frontier script
 		ops   []int // the indexes in ops of the limiter operations a done report carries
 	}
 	var calls []call
@@ -160,7 +161,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			for _, it := range items[:n] {
 				args = append(args, it.key, it.host, it.payload)
 			}
-			calls = append(calls, call{p: b.p, s: frAddScript, args: args, adds: items[:n]})
+			calls = append(calls, call{p: b.p, s: lua.FrontierAdd, args: args, adds: items[:n]})
 			items = items[n:]
 		}
 	}
@@ -177,7 +178,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		if _, ok := donesByPart[op.p]; ok {
 			opsByPart[op.p] = append(opsByPart[op.p], i)
 		} else {
-			calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
+			calls = append(calls, call{p: op.p, s: lua.Limiter, host: i + 1})
 		}
 	}
 	for _, p := range doneOrder {
@@ -197,7 +198,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		calls = append(calls, call{p: p, s: frDoneScript, keys: keys, args: args, dones: ds, ops: carried})
+		calls = append(calls, call{p: p, s: lua.FrontierDone, keys: keys, args: args, dones: ds, ops: carried})
 	}
 	last := -1 // the index of then in calls
 	if then != nil {
@@ -214,7 +215,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			case !only(i):
 			case c.host > 0:
 				op := ops[c.host-1]
-				cmds[i] = hostScript.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+				cmds[i] = lua.Limiter.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
 			default:
 				keys := c.keys
 				if keys == nil {
@@ -266,7 +267,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		done := decodeDone(v, len(c.ops))
 		for j, k := range c.ops {
 			// The reply of a limiter operation the done report carried,
-			// as hostScript's own: {1, generation}.
+			// as lua.Limiter's own: {1, generation}.
 			oc := redis.NewCmd(cctx)
 			if e := done.OpGens[j]; err == nil && e != 0 {
 				oc.SetVal([]any{int64(1), e})
@@ -286,7 +287,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			failedDones = append(failedDones, c.dones...)
 			continue
 		}
-		if c.s != frAddScript {
+		if c.s != lua.FrontierAdd {
 			continue
 		}
 		queued := decodeFlags(v)

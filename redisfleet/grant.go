@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -48,7 +49,7 @@ type pregrant struct {
 	timer *time.Timer // gives it back if nobody takes it
 }
 
-// hostOp is a hostScript call waiting for a pipeline: a deferred release
+// hostOp is a lua.Limiter call waiting for a pipeline: a deferred release
 // (or send mark), or the give-back (leave) of a pregrant nobody took.
 type hostOp struct {
 	host  string
@@ -59,14 +60,14 @@ type hostOp struct {
 	extra []any
 }
 
-// hostScriptKeys returns the KEYS of hostScript for host (lua/limiter.lua).
+// hostScriptKeys returns the KEYS of lua.Limiter for host (internal/lua/limiter.lua).
 func (f *Fleet) hostScriptKeys(host string) []string {
 	hash, hold := f.hostKeys(host)
 	p := f.part(host)
 	return []string{hash, hold, f.pkey(p, kindEpoch), f.key(kindWait, host), f.key(kindSeen, host), f.key(kindEarly, host), f.pkey(p, kindPace)}
 }
 
-// hostArgs returns the ARGV of a hostScript call on partition p (delay in
+// hostArgs returns the ARGV of a lua.Limiter call on partition p (delay in
 // µs, < 0: keep).
 func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any) []any {
 	args := make([]any, 0, 9+len(extra))
@@ -81,7 +82,7 @@ func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any)
 func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) (limiterReply, error) {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
-	v, err := hostScript.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
+	v, err := lua.Limiter.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return limiterReply{}, ctx.Err()
@@ -101,7 +102,7 @@ func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []st
 	defer cancel()
 	pipe := f.rdb.Pipeline()
 	cmds := f.queueHostOps(cctx, pipe, ops)
-	cmd := hostScript.EvalSha(cctx, pipe, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...)
+	cmd := lua.Limiter.EvalSha(cctx, pipe, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...)
 	pipe.Exec(cctx) // each command carries its own error
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 		// The node lacks the script: every call of the pipeline was
@@ -120,7 +121,7 @@ func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []st
 	return f.hostReply(op, p, v)
 }
 
-// hostReply checks a hostScript reply to op on partition p, records the
+// hostReply checks a lua.Limiter reply to op on partition p, records the
 // partition's generation (its last element) and decodes the rest.
 func (f *Fleet) hostReply(op string, p int, v []int64) (limiterReply, error) {
 	if len(v) < 2 {
@@ -134,12 +135,12 @@ func (g *pregrant) leaveOp() hostOp {
 	return hostOp{host: g.host, p: g.p, mode: g.mode, op: opLeave, tok: g.id}
 }
 
-// queueHostOps adds ops to pipe (EVALSHA of hostScript) and returns their
+// queueHostOps adds ops to pipe (EVALSHA of lua.Limiter) and returns their
 // commands.
 func (f *Fleet) queueHostOps(ctx context.Context, pipe redis.Pipeliner, ops []hostOp) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(ops))
 	for i, op := range ops {
-		cmds[i] = hostScript.EvalSha(ctx, pipe, f.hostScriptKeys(op.host), f.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+		cmds[i] = lua.Limiter.EvalSha(ctx, pipe, f.hostScriptKeys(op.host), f.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
 	}
 	return cmds
 }
@@ -188,7 +189,7 @@ func (f *Fleet) sendHostOps(ops []hostOp) bool {
 			again = append(again, i)
 		}
 	}
-	if len(again) > 0 && hostScript.Load(ctx, f.rdb).Err() == nil {
+	if len(again) > 0 && lua.Limiter.Load(ctx, f.rdb).Err() == nil {
 		// Send again only the calls a node refused (the others ran).
 		retry := make([]hostOp, len(again))
 		for j, i := range again {

@@ -19,6 +19,7 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // limiterCalls is a go-redis hook recording the limiter's script calls
@@ -49,7 +50,7 @@ func (c *limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 		for _, cmd := range cmds {
 			if op := limiterOp(cmd); op != "" {
 				ops = append(ops, op)
-			} else if a := cmd.Args(); len(a) > 1 && a[1] == frDoneScript.Hash() {
+			} else if a := cmd.Args(); len(a) > 1 && a[1] == lua.FrontierDone.Hash() {
 				ops = append(append(ops, doneOps(a)...), "done")
 			}
 		}
@@ -62,7 +63,7 @@ func (c *limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	}
 }
 
-// doneOps returns the ops of the limiter operations a frDoneScript call
+// doneOps returns the ops of the limiter operations a lua.FrontierDone call
 // (its args a) carries.
 func doneOps(a []any) []string {
 	n, _ := a[2].(int) // evalsha sha n k1..kn token tag pub ttl busyPoll m [k argv...]...
@@ -90,10 +91,10 @@ func (c *limiterCalls) take() []string {
 	return out
 }
 
-// limiterOp returns the op of a hostScript call, or "".
+// limiterOp returns the op of a lua.Limiter call, or "".
 func limiterOp(cmd redis.Cmder) string {
 	a := cmd.Args()
-	if len(a) < 4 || a[1] != hostScript.Hash() {
+	if len(a) < 4 || a[1] != lua.Limiter.Hash() {
 		return ""
 	}
 	n, _ := a[2].(int) // evalsha sha n k1..kn op
@@ -117,7 +118,7 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 	}
 	t.Cleanup(func() { f.Close() })
 	// Every node knows the scripts: no call is sent again after a NOSCRIPT.
-	for _, s := range []*redis.Script{hostScript, frDoneScript} {
+	for _, s := range []*redis.Script{lua.Limiter, lua.FrontierDone} {
 		if err := s.Load(context.Background(), c).Err(); err != nil {
 			t.Fatal(err)
 		}

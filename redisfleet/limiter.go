@@ -110,7 +110,7 @@ type lhost struct {
 	host        string
 	p           int           // the host's partition
 	hash        string        // keys[0]
-	keys        []string      // the KEYS of hostScript (Fleet.hostScriptKeys)
+	keys        []string      // the KEYS of lua.Limiter (Fleet.hostScriptKeys)
 	gate, early chan struct{} // capacity 1: held by the local head
 	refs        int           // guarded by Limiter.mu
 	used        time.Time     // guarded by Limiter.mu

@@ -2,57 +2,15 @@ package redisfleet
 
 import (
 	"context"
-	"io/fs"
-	"path"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
-
-// TestLuaScripts: every script in lua/ compiles on a real Redis once its
-// includes are expanded, names only fragments that exist, and every
-// fragment in lua/include/ is included by some script.
-func TestLuaScripts(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr})
-	defer rdb.Close()
-	used := map[string]bool{}
-	scripts, err := fs.Glob(luaFiles, "lua/*.lua")
-	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, name := range scripts {
-		var walk func(p string)
-		walk = func(p string) {
-			b, err := luaFiles.ReadFile(p)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			for line := range strings.Lines(string(b)) {
-				if inc, ok := strings.CutPrefix(line, "--#include "); ok {
-					inc = strings.TrimSpace(inc)
-					used[inc] = true
-					walk("lua/include/" + inc + ".lua")
-				}
-			}
-		}
-		walk(name)
-		if err := rdb.ScriptLoad(context.Background(), luaSource(name)).Err(); err != nil {
-			t.Errorf("%s does not compile: %v", name, err)
-		}
-	}
-	frags, _ := fs.Glob(luaFiles, "lua/include/*.lua")
-	for _, f := range frags {
-		if n := strings.TrimSuffix(path.Base(f), ".lua"); !used[n] {
-			t.Errorf("%s is included by no script", f)
-		}
-	}
-}
 
 // TestLimiterReplyDecoded: limiter.lua's replies read by name: a grant
 // carries the delay it was made under, the next caller is told to come
@@ -105,7 +63,7 @@ func TestPopReplyDecoded(t *testing.T) {
 	p := f.part(req.Host)
 	pop := func() popReply {
 		t.Helper()
-		v, err := q.run(context.Background(), p, frPopScript, f.tag(p), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
+		v, err := q.run(context.Background(), p, lua.FrontierPop, f.tag(p), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
 			frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(), q.cfg.maxWait.Microseconds(),
 			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds(), 0, "")
 		if err != nil {

@@ -5,11 +5,11 @@ import (
 	"time"
 )
 
-// The scripts' replies, decoded by field. Each script's file in lua/
+// The scripts' replies, decoded by field. Each script's file in internal/lua/
 // documents the positions; the decoders below are the only code that
 // reads them.
 
-// limiterReply is a reply of lua/limiter.lua, without its last element
+// limiterReply is a reply of internal/lua/limiter.lua, without its last element
 // (the partition's generation, which hostReply records).
 type limiterReply struct {
 	// Status is the answer of acq and wait: 1 granted (wait: the host may
@@ -50,7 +50,7 @@ func decodeLimiter(op string, v []int64) limiterReply {
 	return limiterReply{Status: at(0)}
 }
 
-// popReply is the reply of lua/frontier_pop.lua.
+// popReply is the reply of internal/lua/frontier_pop.lua.
 type popReply struct {
 	Reaped int64 // leases of dead processes put back
 	Now    int64 // the server's time (µs)
@@ -105,7 +105,7 @@ func decodeFlags(v []any) []bool {
 	return out
 }
 
-// doneReply is the reply of lua/frontier_done.lua.
+// doneReply is the reply of internal/lua/frontier_done.lua.
 type doneReply struct {
 	Ended int64 // leases ended
 	// OpGens are, for each limiter operation the report carried, the

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -27,7 +28,7 @@ func BenchmarkScriptCost(b *testing.B) {
 	q := f.Frontier(FrontierConfig{})
 	ctx := context.Background()
 	trivial := redis.NewScript("return 1")
-	head := redis.NewScript(luaSource("lua/include/frontier_head.lua") + "return {gen}")
+	head := redis.NewScript(lua.Source("include/frontier_head.lua") + "return {gen}")
 	run := func(name string, call func() error) {
 		b.Run(name, func(b *testing.B) {
 			if err := call(); err != nil { // the script loaded
@@ -48,7 +49,7 @@ func BenchmarkScriptCost(b *testing.B) {
 	run("script", func() error { return trivial.Run(ctx, f.rdb, []string{"x"}).Err() })
 	run("head", func() error { return head.Run(ctx, f.rdb, q.parts[0].keys, q.argv(0)...).Err() })
 	run("pop-empty", func() error {
-		_, err := q.run(ctx, 0, frPopScript, f.tag(0), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
+		_, err := q.run(ctx, 0, lua.FrontierPop, f.tag(0), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
 			frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(), q.cfg.maxWait.Microseconds(),
 			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds(), 0, "")
 		return err

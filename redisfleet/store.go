@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // valueHeader starts every stored policy value: the format version. A value
@@ -167,12 +168,6 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	return nil
 }
 
-// The fetch lock's scripts: lua/fetch_unlock.lua, lua/fetch_renew.lua.
-var (
-	unlockScript = luaScript("fetch_unlock")
-	renewScript  = luaScript("fetch_renew")
-)
-
 // LockFetch implements [policy.FetchLocker]: SET NX with the lease (one
 // round trip). While the lock is held, a timer renews it every third of the
 // lease; unlock stops the renewal, deletes the lock if this holder still
@@ -209,7 +204,7 @@ type fetchLock struct {
 
 func (lk *fetchLock) renew() {
 	ctx, cancel := lk.s.ctx(context.Background())
-	held, err := renewScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.lease.Milliseconds()).Int()
+	held, err := lua.FetchRenew.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.lease.Milliseconds()).Int()
 	cancel()
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
@@ -231,7 +226,7 @@ func (lk *fetchLock) unlock() {
 	ctx, cancel := lk.s.ctx(context.Background())
 	defer cancel()
 	// On failure the lease ends the lock; the waiters' timers see it.
-	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.pkey(lk.part, kindWake), lk.s.f.pubCmd).Err(); err != nil {
+	if err := lua.FetchUnlock.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.pkey(lk.part, kindWake), lk.s.f.pubCmd).Err(); err != nil {
 		lk.s.f.lostRelease("fetch unlock", lk.s.f.callError("fetch unlock", err))
 	}
 }
