@@ -618,8 +618,8 @@ func TestFrontierRedisHang(t *testing.T) {
 		// times out goes to, it has a request to lease when it runs late.
 		want := map[string]bool{}
 		covered := map[int]bool{}
-		for h := 0; len(covered) < fs[0].fl.cfg.partitions; h++ {
-			p := fs[0].fl.part(fmt.Sprintf("http://h%d.example", h))
+		for h := 0; len(covered) < fs[0].set.Partitions; h++ {
+			p := fs[0].fl.Part(fmt.Sprintf("http://h%d.example", h))
 			if covered[p] {
 				continue
 			}
@@ -637,7 +637,7 @@ func TestFrontierRedisHang(t *testing.T) {
 		// before the script is written), with the pop script loaded, as in a
 		// fleet that has been crawling.
 		for _, q := range fs {
-			if err := lua.FrontierPop.Load(context.Background(), q.fl.rdb).Err(); err != nil {
+			if err := lua.FrontierPop.Load(context.Background(), q.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			for range 4 {

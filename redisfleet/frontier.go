@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -132,8 +133,9 @@ type FrontierStats struct {
 // A Frontier is safe for concurrent use; one queue should run on it per
 // process. Init starts one goroutine (lease renewal), which Close stops.
 type Frontier struct {
-	fl    *Fleet
-	rel   releaseCarrier // the limiter's releases riding the frontier's pipelines (the Fleet)
+	fl    link.Fleet    // the Fleet: connection, keys, wake-ups, the limiter's permits
+	set   link.Settings // the Fleet's settings
+	rdb   redis.UniversalClient
 	cfg   frontierConfig
 	log   *slog.Logger
 	parts []frPart
@@ -180,25 +182,29 @@ type frPart struct {
 // Frontier returns the fleet's queue frontier configured by opts. Pass it
 // to colly's queue.New and call robots.AttachFrontier on the collector the
 // queue runs.
-func (f *Fleet) Frontier(c FrontierConfig) *Frontier {
+func (f *Fleet) Frontier(c FrontierConfig) *Frontier { return newFrontier(fleetLink{f}, c) }
+
+func newFrontier(fl link.Fleet, c FrontierConfig) *Frontier {
 	cfg := c.resolve()
-	f.setOutageLimit(cfg.outageLimit)
+	fl.SetOutageLimit(cfg.outageLimit)
+	set := fl.Settings()
 	q := &Frontier{
-		fl:      f,
-		rel:     f,
+		fl:      fl,
+		set:     set,
+		rdb:     fl.Client(),
 		cfg:     cfg,
-		log:     f.log,
+		log:     fl.Logger(),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 		st:      newFrState(cfg.journal, cfg.journalCap),
 		woken:   make(chan struct{}),
 		lost:    map[int]bool{},
 	}
-	for p := range f.cfg.partitions {
-		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
+	for p := range set.Partitions {
+		k := func(kind string) string { return fl.Tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
 			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
-			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
+			pub:       set.PubCmd + " " + fl.WakeChannel(p),
 			abandoned: map[string]time.Time{},
 		})
 	}
@@ -213,10 +219,10 @@ func (q *Frontier) Init() error {
 		for p := range all {
 			all[p] = p
 		}
-		q.fl.listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
+		q.fl.Listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
 		var stops []func()
 		for p := range q.parts {
-			w, cancel := q.fl.subscribe(context.Background(), p, q.parts[p].keys[0], "")
+			w, cancel := q.fl.Subscribe(context.Background(), p, q.parts[p].keys[0])
 			stop := make(chan struct{})
 			go func() {
 				for {
@@ -294,15 +300,15 @@ func (q *Frontier) Stats() FrontierStats {
 
 // argv returns the ARGV every script of partition p starts with.
 func (q *Frontier) argv(p int, args ...any) []any {
-	return append([]any{q.fl.token(), q.fl.tag(p), q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
+	return append([]any{q.fl.Token(), q.fl.Tag(p), q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
 }
 
 // run runs one script on partition p, bounded by the call timeout, and
 // checks the data generation it returns.
 func (q *Frontier) run(ctx context.Context, p int, s *redis.Script, args ...any) ([]any, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
-	v, err := s.Run(cctx, q.fl.rdb, q.parts[p].keys, q.argv(p, args...)...).Slice()
+	v, err := s.Run(cctx, q.rdb, q.parts[p].keys, q.argv(p, args...)...).Slice()
 	return q.reply(ctx, p, v, err)
 }
 
@@ -311,9 +317,9 @@ func (q *Frontier) run(ctx context.Context, p int, s *redis.Script, args ...any)
 // process queue again what it knows.
 func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any, error) {
 	if err != nil {
-		err = q.fl.callError("frontier", err)
+		err = q.fl.CallError("frontier", err)
 		if errors.Is(err, ErrUnavailable) {
-			q.fl.outage("frontier", err)
+			q.fl.Outage("frontier", err)
 			q.mu.Lock()
 			if q.downSince.IsZero() {
 				q.downSince = time.Now()
@@ -322,7 +328,7 @@ func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any,
 		}
 		return nil, err
 	}
-	q.fl.recovered()
+	q.fl.Recovered()
 	if len(v) == 0 {
 		return nil, errors.New("redisfleet: frontier: empty script reply")
 	}
@@ -345,10 +351,10 @@ func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any,
 // per Redis node) with the same script arguments, and returns the replies
 // by partition; the first error, if any.
 func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([][]any, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
 	exec := func() ([]*redis.Cmd, bool) {
-		pipe := q.fl.rdb.Pipeline()
+		pipe := q.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, len(q.parts))
 		for p := range q.parts {
 			cmds[p] = s.EvalSha(cctx, pipe, q.parts[p].keys, q.argv(p, args...)...)
@@ -365,8 +371,8 @@ func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([]
 	if noScript {
 		// A node that has not seen the script yet (a Cluster node, a
 		// restarted server): load it everywhere, and once more.
-		if err := s.Load(cctx, q.fl.rdb).Err(); err != nil {
-			return nil, q.fl.callError("frontier: SCRIPT LOAD", err)
+		if err := s.Load(cctx, q.rdb).Err(); err != nil {
+			return nil, q.fl.CallError("frontier: SCRIPT LOAD", err)
 		}
 		cmds, _ = exec()
 	}
@@ -388,21 +394,21 @@ func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([]
 // generation changed or vanished since this process last saw it (Redis
 // lost its data), which it marks for recovery.
 func (q *Frontier) count(ctx context.Context) (int, bool, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
-	pipe := q.fl.rdb.Pipeline()
+	pipe := q.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(q.parts))
 	for p := range q.parts {
 		cmds[p] = pipe.HMGet(cctx, q.parts[p].keys[1], "q", "l", "gen")
 	}
 	if _, err := pipe.Exec(cctx); err != nil {
-		err = q.fl.callError("frontier: count", err)
+		err = q.fl.CallError("frontier: count", err)
 		if errors.Is(err, ErrUnavailable) {
-			q.fl.outage("frontier", err)
+			q.fl.Outage("frontier", err)
 		}
 		return 0, false, err
 	}
-	q.fl.recovered()
+	q.fl.Recovered()
 	n, lost := 0, false
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -447,7 +453,7 @@ func (q *Frontier) QueueSize() (int, error) {
 			if err := q.lossError(); err != nil {
 				return 0, err
 			}
-			if err := q.fl.oomError(q.cfg.outageLimit, "frontier", q.kept); err != nil {
+			if err := q.fl.OOMError(q.cfg.outageLimit, "frontier", q.kept); err != nil {
 				return 0, err
 			}
 			if lost {

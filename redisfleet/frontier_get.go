@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
@@ -150,14 +151,14 @@ func (q *Frontier) getRequest() ([]byte, error) {
 // for a GetRequest whose deadline is by (zero: none). It returns the
 // request handed out, or nil.
 func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]byte, error) {
-	id := q.fl.token()
-	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
+	id := q.fl.Token()
+	args := []any{q.fl.Tag(p), id, q.set.Lease.Microseconds(), q.cfg.perHost,
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
-		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
-		map[bool]int{true: 1}[q.fl.desk.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
+		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.set.ProcID,
+		map[bool]int{true: 1}[q.fl.Permits().Granting()], q.set.IdleTTL.Microseconds()}
 	// The policy of the host handed out, read for the Store's Get (store.go).
-	pre, asked := q.fl.pols.prefix()
-	args = append(args, map[bool]int{true: policyReadMax}[asked], pre)
+	pre, polMax := q.fl.Policies().Prefix()
+	args = append(args, polMax, pre)
 	q.mu.Lock()
 	pt := &q.parts[p]
 	var abandoned []string
@@ -220,19 +221,15 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		}
 		pt.look = look
 		q.mu.Unlock()
-		b, host, err := q.hand(p, id, r.Payload, r.Early)
-		if asked && err == nil && r.PolicyRead {
-			// The stored policy of the host, read by the pop ("": none).
-			q.fl.pols.keep(pre+host, r.Policy)
-		}
+		var g *link.Grant
 		if r.Granted {
 			// The pop granted a permit of the host's limiter with it.
-			g := &pregrant{host: host, p: p, id: id, d: r.Delay, fail: r.Fail, mode: r.Mode}
-			if err != nil {
-				q.fl.desk.giveBack(g)
-			} else {
-				q.fl.desk.addGrant(g)
-			}
+			g = &link.Grant{Part: p, ID: id, Delay: r.Delay, Fail: r.Fail, Mode: r.Mode}
+		}
+		b, host, err := q.hand(p, id, r.Payload, r.Early, g)
+		if polMax > 0 && err == nil && r.PolicyRead {
+			// The stored policy of the host, read by the pop ("": none).
+			q.fl.Policies().Keep(pre+host, r.Policy)
 		}
 		return b, err
 	}
@@ -268,8 +265,10 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 }
 
 // hand records a lease of this process on partition p and returns its
-// request with the lease id in its context, and its host.
-func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string, error) {
+// request with the lease id in its context, and its host; g (nil: none)
+// is the permit the pop granted with it, kept for the limiter or, if the
+// request cannot be handed out, given back.
+func (q *Frontier) hand(p int, id string, pl string, early bool, g *link.Grant) ([]byte, string, error) {
 	r, err := frontier.Decode([]byte(pl))
 	var b []byte
 	if err == nil {
@@ -278,13 +277,16 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 	q.mu.Lock()
 	q.st.handed(id, &ownLease{p: p, host: r.Host, key: r.Key, payload: pl, url: r.URL, at: time.Now()}, early)
 	q.mu.Unlock()
+	if g != nil {
+		g.Host = r.Host
+	}
 	if err == nil {
-		q.fl.desk.leasing(r.Host, 1)
-		if !early {
-			q.fl.desk.markReady(r.Host)
-		}
+		q.fl.Permits().Handed(r.Host, !early, g)
 	}
 	if err != nil {
+		if g != nil {
+			q.fl.Permits().GiveBack(*g)
+		}
 		// Cannot happen (AddRequest decoded it): end the lease so that the
 		// host is not held, and say so.
 		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
@@ -314,12 +316,7 @@ func (q *Frontier) Done(id string) {
 		q.doneTimer = time.AfterFunc(q.cfg.linger, func() { q.flush(context.Background()) })
 	}
 	q.mu.Unlock()
-	q.fl.desk.leasing(l.host, -1)
-	if g := q.fl.desk.takeGrant(l.host, id); g != nil {
-		// The permit the pop granted with the request was never taken (the
-		// request stopped before the send): given back in the pipeline.
-		q.fl.desk.deferRelease(g.leaveOp(), true)
-	}
+	q.fl.Permits().Done(l.host, id)
 	if !linger {
 		q.flush(context.Background())
 	}

@@ -417,7 +417,7 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		}
 		// Forget the lease as a pop that timed out would; the next pop puts
 		// its request back at the head of the host's queue.
-		p := q.fl.part("http://a.example")
+		p := q.fl.Part("http://a.example")
 		q.mu.Lock()
 		delete(q.st.own, l)
 		q.parts[p].abandoned[l] = time.Time{}

@@ -42,7 +42,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 		return nil
 	}
 	q.flush(ctx)
-	v, err := q.run(ctx, q.fl.part(it.host), lua.FrontierAdd, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
+	v, err := q.run(ctx, q.fl.Part(it.host), lua.FrontierAdd, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
 	if err != nil {
 		if !errors.Is(err, ErrUnavailable) {
 			return err
@@ -79,15 +79,6 @@ func (q *Frontier) warnFull(filled bool) {
 // by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) { q.flushWith(ctx, nil) }
 
-// releaseCarrier is the one seam between the frontier's pipelines and the
-// limiter (grant.go): a pipeline of the frontier takes the releases the
-// limiter keeps for it, runs each inside the done report of its partition
-// (or beside it), and hands back their replies.
-type releaseCarrier interface {
-	takeCarried() []hostOp
-	carriedDone(ops []hostOp, cmds []*redis.Cmd)
-}
-
 // frCall is a script call of the frontier on one partition, with the
 // partition's KEYS and ARGV q.argv(p, args...).
 type frCall struct {
@@ -122,7 +113,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	// the requests and before the done reports, whose wake-ups then see
 	// the hosts released: in the done report's script of their partition
 	// when there is one, else alone.
-	ops := q.rel.takeCarried()
+	ops, carriedDone := q.fl.Carrier().TakeCarried()
 	type call struct {
 		p     int
 		s     *redis.Script
@@ -142,7 +133,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	byPart := map[batch][]journalItem{}
 	var order []batch
 	for _, it := range adds {
-		b := batch{q.fl.part(it.host), it.again}
+		b := batch{q.fl.Part(it.host), it.again}
 		if _, ok := byPart[b]; !ok {
 			order = append(order, b)
 		}
@@ -175,10 +166,10 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	}
 	opsByPart := map[int][]int{}
 	for i, op := range ops {
-		if _, ok := donesByPart[op.p]; ok {
-			opsByPart[op.p] = append(opsByPart[op.p], i)
+		if _, ok := donesByPart[op.Part]; ok {
+			opsByPart[op.Part] = append(opsByPart[op.Part], i)
 		} else {
-			calls = append(calls, call{p: op.p, s: lua.Limiter, host: i + 1})
+			calls = append(calls, call{p: op.Part, s: lua.Limiter, host: i + 1})
 		}
 	}
 	for _, p := range doneOrder {
@@ -189,10 +180,8 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		if len(carried) > 0 {
 			keys = slices.Clip(keys)
 			for _, i := range carried {
-				op := ops[i]
-				keys = append(keys, q.fl.hostScriptKeys(op.host)...)
-				ha := q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)
-				args = append(append(args, len(ha)), ha...)
+				keys = append(keys, ops[i].Keys...)
+				args = append(append(args, len(ops[i].Args)), ops[i].Args...)
 			}
 		}
 		for _, d := range ds {
@@ -205,17 +194,17 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		last = len(calls)
 		calls = append(calls, call{p: then.p, s: then.s, args: then.args})
 	}
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(calls))
 	exec := func(only func(i int) bool) bool {
-		pipe := q.fl.rdb.Pipeline()
+		pipe := q.rdb.Pipeline()
 		for i, c := range calls {
 			switch {
 			case !only(i):
 			case c.host > 0:
 				op := ops[c.host-1]
-				cmds[i] = lua.Limiter.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+				cmds[i] = lua.Limiter.EvalSha(cctx, pipe, op.Keys, op.Args...)
 			default:
 				keys := c.keys
 				if keys == nil {
@@ -239,7 +228,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		for i, c := range calls {
 			if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") && !loaded[c.s] {
 				loaded[c.s] = true
-				if err := c.s.Load(cctx, q.fl.rdb).Err(); err != nil && lerr == nil {
+				if err := c.s.Load(cctx, q.rdb).Err(); err != nil && lerr == nil {
 					lerr = err
 				}
 			}
@@ -274,7 +263,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			} else if err != nil {
 				oc.SetErr(err)
 			} else {
-				oc.SetErr(fmt.Errorf("redisfleet: limiter %s in the done report: no reply", ops[k].op))
+				oc.SetErr(fmt.Errorf("redisfleet: limiter %s in the done report: no reply", ops[k].Name))
 			}
 			opCmds[k] = oc
 		}
@@ -299,7 +288,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		q.mu.Unlock()
 		q.warnFull(filled)
 	}
-	q.rel.carriedDone(ops, opCmds)
+	carriedDone(opCmds)
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
 		q.st.restore(failedAdds, failedDones)

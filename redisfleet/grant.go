@@ -15,9 +15,9 @@ import (
 //   - A pop of the frontier that hands out the request of a ready host
 //     also grants, in the same script, a permit of the host's limiter
 //     under the request's lease id (robots_host_grant; only while this
-//     Fleet has a Limiter). The permit waits on the permitDesk
-//     (limiter_desk.go, a pregrant) for the
-//     limiter's next AcquireMax of that host in this process, which takes
+//     Fleet has a Limiter). The frontier hands it to the permitDesk
+//     (limiter_desk.go, a pregrant, through link.Permits), where it waits
+//     for the limiter's next AcquireMax of that host in this process, which takes
 //     it without a round trip if its delay is not above the delay the
 //     grant was made under; else, and if nobody takes it within
 //     grantFresh, it is given back (the limiter's leave: no release
@@ -28,8 +28,9 @@ import (
 //     once: its release waits (deferred) for the frontier's next pipeline,
 //     the done report's, and runs inside the done report's script of its
 //     partition (frontier_done.lua runs the limiter's body first, as
-//     robots_host_op; the frontier takes them through releaseCarrier), or beside it when that pipeline has no done report
-//     of its partition. It goes alone after releaseDefer at the latest,
+//     robots_host_op), or beside it when that pipeline has no done report
+//     of its partition: the frontier takes them, and hands back their
+//     replies, through link.Carrier (fleetLink.TakeCarried). It goes alone after releaseDefer at the latest,
 //     and before the next AcquireMax of the host in this process. A later
 //     release only lengthens the gap before the host's next grant.
 
@@ -225,11 +226,3 @@ func (f *Fleet) retryHostOp(op hostOp) {
 	}
 	f.lostRelease("limiter "+op.op, err)
 }
-
-// takeCarried implements releaseCarrier: the releases kept for the
-// frontier's next pipeline.
-func (f *Fleet) takeCarried() []hostOp { return f.desk.takeDeferred("") }
-
-// carriedDone implements releaseCarrier: the replies of the releases a
-// pipeline carried.
-func (f *Fleet) carriedDone(ops []hostOp, cmds []*redis.Cmd) { f.hostOpsDone(ops, cmds) }

@@ -28,12 +28,12 @@ import "time"
 func (q *Frontier) Postpone(id string, until time.Time) bool {
 	q.mu.Lock()
 	l := q.st.own[id]
-	full := l != nil && len(q.parts[q.fl.part(l.host)].abandoned) >= frontierAbandonMax
+	full := l != nil && len(q.parts[q.fl.Part(l.host)].abandoned) >= frontierAbandonMax
 	q.mu.Unlock()
 	if l == nil || full {
 		return false
 	}
-	if !q.fl.sendHostOps(q.fl.desk.takeDeferred(l.host)) {
+	if !q.fl.Permits().FlushHost(l.host) {
 		return false
 	}
 	q.mu.Lock()
@@ -41,15 +41,14 @@ func (q *Frontier) Postpone(id string, until time.Time) bool {
 		q.mu.Unlock()
 		return false // reported done meanwhile
 	}
-	pt := &q.parts[q.fl.part(l.host)]
+	pt := &q.parts[q.fl.Part(l.host)]
 	pt.abandoned[id] = until
 	pt.look, pt.empty = time.Time{}, false
 	close(q.woken) // a GetRequest waiting pops the partition now
 	q.woken = make(chan struct{})
 	q.mu.Unlock()
-	q.fl.desk.leasing(l.host, -1)
 	// A permit granted with the request and not taken: the pop that ends
 	// the lease gives it back.
-	q.fl.desk.takeGrant(l.host, id)
+	q.fl.Permits().Postponed(l.host, id)
 	return true
 }

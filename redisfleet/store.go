@@ -104,18 +104,19 @@ func (r *policyReads) learn(k string) {
 	}
 }
 
-// prefix returns the part of the store keys before the authority
-// (learn), and false before the Store has seen a key.
-func (r *policyReads) prefix() (string, bool) {
+// Prefix implements link.Policies: the part of the store keys before the
+// authority (learn), and the largest value a pop reads; 0 before the
+// Store has seen a key.
+func (r *policyReads) Prefix() (string, int) {
 	if p := r.pre.Load(); p != nil {
-		return *p, true
+		return *p, policyReadMax
 	}
-	return "", false
+	return "", 0
 }
 
-// keep keeps v, the value a pop read for store key k ("": none stored),
-// for the next Get of k.
-func (r *policyReads) keep(k, v string) {
+// Keep implements link.Policies: it keeps v, the value a pop read for
+// store key k ("": none stored), for the next Get of k.
+func (r *policyReads) Keep(k, v string) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()

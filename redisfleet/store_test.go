@@ -294,7 +294,7 @@ func TestStoreGetAnsweredByPop(t *testing.T) {
 			q.Done(lease)
 		}
 		// A value a pop read more than policyFresh ago is not used.
-		f.pols.keep(key("http://a.example"), "robots-policy/v2\nstale")
+		f.pols.Keep(key("http://a.example"), "robots-policy/v2\nstale")
 		f.pols.mu.Lock()
 		r := f.pols.m[key("http://a.example")]
 		r.at = r.at.Add(-policyFresh)
