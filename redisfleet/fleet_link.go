@@ -63,3 +63,14 @@ func (l fleetLink) TakeCarried() ([]link.Op, func([]*redis.Cmd)) {
 	}
 	return calls, func(cmds []*redis.Cmd) { l.f.hostOpsDone(ops, cmds) }
 }
+
+func (l fleetLink) Key(kind, id string) string        { return l.f.key(kind, id) }
+func (l fleetLink) PartKey(p int, kind string) string { return l.f.pkey(p, kind) }
+func (l fleetLink) PolicyKey(storeKey string) string  { return l.f.polKey(storeKey) }
+func (l fleetLink) Prefix() string                    { return l.f.prefix }
+
+func (l fleetLink) SetReadyFresh(d time.Duration) {
+	l.f.desk.mu.Lock()
+	l.f.desk.fresh = d
+	l.f.desk.mu.Unlock()
+}

@@ -70,7 +70,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	return b[len(valueHeader):], true, nil
 }
 
-// Policies the frontier's pops read (Frontier.GetRequest), kept for the
+// Policies the frontier's pops read (fleetfrontier.Frontier.GetRequest), kept for the
 // Store's next Get of each in this process.
 const (
 	policyReadMax = 8 << 10     // a pop reads a stored value shorter than this (bytes)

@@ -154,3 +154,24 @@ func Register(fn func(any) Fleet) { of = fn }
 
 // Of returns the seam of a *redisfleet.Fleet.
 func Of(fleet any) Fleet { return of(fleet) }
+
+// Testing is what the tests of package fleetfrontier read and set of a
+// Fleet besides [Fleet]: its key schema (redisfleet's keys.go), to look at
+// and delete the limiter's and the Store's keys, and how long a pop's
+// finding that a host is ready stands in for the limiter's early wait, to
+// take the machine's load out of the tests that count round trips. A
+// Fleet's seam implements it.
+type Testing interface {
+	// Key returns the key of a kind (host, hold, wait, early, seen,
+	// fetch) for id (a host, a store key).
+	Key(kind, id string) string
+	// PartKey returns partition p's key of a kind (epoch, pace, wake).
+	PartKey(p int, kind string) string
+	// PolicyKey returns the key of the policy stored under a store key.
+	PolicyKey(storeKey string) string
+	// Prefix is the prefix of every key of the Fleet.
+	Prefix() string
+	// SetReadyFresh sets how long a pop's finding stands in (and a
+	// permit a pop granted waits for the limiter).
+	SetReadyFresh(d time.Duration)
+}

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -8,15 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/redis/go-redis/v9"
 )
 
 // Defaults of the frontier's options.
 const (
-	DefaultFrontierName  = "default"
+	DefaultName          = "default"
 	DefaultOutageLimit   = time.Minute
-	DefaultFrontierTTL   = 7 * 24 * time.Hour
+	DefaultTTL           = 7 * 24 * time.Hour
 	DefaultJournalCap    = 100_000
 	frontierPruneMax     = 8192 // journal entries checked against the done set per renewal tick
 	frontierTouchMax     = time.Minute
@@ -29,14 +30,14 @@ const (
 	frontierRetryMax     = 2 * time.Second
 	frontierReapPoll     = time.Second          // a partition with requests out and none queued is looked at again after
 	frontierAbandonMax   = 4096                 // failed pops remembered (beyond, a late pop holds its host for the lease)
-	frontierDoneLinger   = 5 * time.Millisecond // FrontierConfig.Batching: longest a done report waits for the next pop's pipeline
+	frontierDoneLinger   = 5 * time.Millisecond // Config.Batching: longest a done report waits for the next pop's pipeline
 )
 
-// FrontierStats counts what one process's frontier did.
-type FrontierStats struct {
+// Stats counts what one process's frontier did.
+type Stats struct {
 	Added     int64 // requests this process queued
 	Seen      int64 // refused as queued before (by any process)
-	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by FrontierConfig.Batching)
+	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by Config.Batching)
 	Handed    int64 // requests handed out to this process
 	Early     int64 // of which before their host was ready (MaxWait passed)
 	Done      int64 // reported done by this process
@@ -48,7 +49,7 @@ type FrontierStats struct {
 
 	Journal      int   // requests in the journal now
 	Pruned       int64 // journal entries dropped because another process finished them
-	NotJournaled int64 // requests queued while the journal was full (FrontierConfig.JournalCap)
+	NotJournaled int64 // requests queued while the journal was full (Config.JournalCap)
 }
 
 // A Frontier is the fleet's per-host queue frontier on Redis, implementing
@@ -60,7 +61,7 @@ type FrontierStats struct {
 // PerHost requests of the host out fleet-wide, and the fleet limiter's
 // state of the host (read in the same Lua script that pops, one round
 // trip) says its delay has passed and no permit holds it. While the Fleet
-// has a [Limiter], the same script grants the host's permit for the
+// has a Limiter ([redisfleet.Fleet.Limiter]), the same script grants the host's permit for the
 // request, which the Limiter's next Acquire of the host in this process
 // takes without a round trip, and Done's script releases the permit (see
 // the package doc, Round trips per request). When no host is
@@ -85,31 +86,31 @@ type FrontierStats struct {
 // Completion: robots.AttachFrontier (OnError, OnScraped) reports each request
 // done, as in package frontier. A handed-out request is leased: the
 // process renews its leases every third of the fleet's lease
-// ([Config.Lease]); when a process dies its leases end and the next GetRequest
+// ([redisfleet.Config.Lease]); when a process dies its leases end and the next GetRequest
 // anywhere puts those requests back at the head of their host's queue.
 // Delivery is therefore at least once: a request that a dying process had
 // sent, or one whose renewal was late, can be fetched again.
 //
 // Partitions: the queue of a host lives in the host's partition of the
-// fleet ([Config.Partitions]); GetRequest pops partition by partition (one
+// fleet ([redisfleet.Config.Partitions]); GetRequest pops partition by partition (one
 // round trip each) and QueueSize asks them all in one pipeline.
 //
 // Failure: while Redis is away AddRequest keeps the requests in memory and
 // writes them when it answers again (no URL is lost; QueueSize counts
 // them), Done is retried the same way, GetRequest returns an error after
 // MaxWait (Colly's loop then asks QueueSize), and QueueSize retries with
-// backoff for the outage limit ([FrontierConfig.OutageLimit]) and then returns an
-// error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
+// backoff for the outage limit ([Config.OutageLimit]) and then returns an
+// error wrapping [redisfleet.ErrUnavailable], which ends queue.Run. If Redis comes
 // back empty (restarted without persistence), every process notices (a
 // partition's generation changed; one lost partition makes it check all)
 // and queues again the requests of its
-// journal ([FrontierConfig.NoJournal]) and registers its leases again: nothing is lost
+// journal ([Config.NoJournal]) and registers its leases again: nothing is lost
 // (but requests beyond the journal's cap), and a page another process had
 // fetched is fetched again only if it was done after this process last
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
 //
-// A key of a partition that vanishes alone (evicted under Config.Eviction,
+// A key of a partition that vanishes alone (evicted under redisfleet.Config.Eviction,
 // deleted) is found by the next script there, which checks that the keys
 // its counters require exist: the partition is then emptied as if Redis
 // had lost it, keeping the request keys it saw and those done, and every
@@ -127,7 +128,7 @@ type FrontierStats struct {
 //
 // Redis memory: the seen and done sets grow with the crawl (one request
 // key each per request); every key of the frontier expires
-// [FrontierConfig.TTL] after the crawl's last activity, and [Frontier.Drop]
+// [Config.TTL] after the crawl's last activity, and [Frontier.Drop]
 // deletes them at once.
 //
 // A Frontier is safe for concurrent use; one queue should run on it per
@@ -156,9 +157,9 @@ type Frontier struct {
 	lost       map[int]bool  // partitions whose data Redis lost, to recover
 	lossLogged time.Time     // the latest recovery's log line
 	lossQuiet  int           // recoveries not logged since it
-	batchTimer *time.Timer   // FrontierConfig.Batching: writes the kept requests
-	doneTimer  *time.Timer   // FrontierConfig.Batching: writes the kept done reports (frontierDoneLinger)
-	askSize    bool          // FrontierConfig.Batching: the next QueueSize asks Redis
+	batchTimer *time.Timer   // Config.Batching: writes the kept requests
+	doneTimer  *time.Timer   // Config.Batching: writes the kept done reports (frontierDoneLinger)
+	askSize    bool          // Config.Batching: the next QueueSize asks Redis
 }
 
 // frPart is one partition of a Frontier: its keys (all in one hash slot)
@@ -179,12 +180,13 @@ type frPart struct {
 	leased    int64     // requests out fleet-wide at the latest look
 }
 
-// Frontier returns the fleet's queue frontier configured by opts. Pass it
-// to colly's queue.New and call robots.AttachFrontier on the collector the
-// queue runs.
-func (f *Fleet) Frontier(c FrontierConfig) *Frontier { return newFrontier(fleetLink{f}, c) }
+// New returns the queue frontier of fleet configured by c. Pass it to
+// Colly's queue.New and call robots.AttachFrontier on the collector the
+// queue runs. Every process of the fleet makes one of the same
+// [Config.Name] on its own Fleet.
+func New(fleet *redisfleet.Fleet, c Config) *Frontier { return newFrontier(link.Of(fleet), c) }
 
-func newFrontier(fl link.Fleet, c FrontierConfig) *Frontier {
+func newFrontier(fl link.Fleet, c Config) *Frontier {
 	cfg := c.resolve()
 	fl.SetOutageLimit(cfg.outageLimit)
 	set := fl.Settings()
@@ -292,7 +294,7 @@ func (q *Frontier) Close() error {
 func (q *Frontier) Requeues() bool { return true }
 
 // Stats returns this process's counters.
-func (q *Frontier) Stats() FrontierStats {
+func (q *Frontier) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.st.snapshot()
@@ -318,7 +320,7 @@ func (q *Frontier) run(ctx context.Context, p int, s *redis.Script, args ...any)
 func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any, error) {
 	if err != nil {
 		err = q.fl.CallError("frontier", err)
-		if errors.Is(err, ErrUnavailable) {
+		if errors.Is(err, redisfleet.ErrUnavailable) {
 			q.fl.Outage("frontier", err)
 			q.mu.Lock()
 			if q.downSince.IsZero() {
@@ -403,7 +405,7 @@ func (q *Frontier) count(ctx context.Context) (int, bool, error) {
 	}
 	if _, err := pipe.Exec(cctx); err != nil {
 		err = q.fl.CallError("frontier: count", err)
-		if errors.Is(err, ErrUnavailable) {
+		if errors.Is(err, redisfleet.ErrUnavailable) {
 			q.fl.Outage("frontier", err)
 		}
 		return 0, false, err
@@ -432,7 +434,7 @@ func (q *Frontier) count(ctx context.Context) (int, bool, error) {
 // until Redis answers. It reads every partition's counters at once (one
 // round trip per Redis node, no script). While Redis is away it retries with backoff (50 ms
 // doubling to 2 s) for the outage limit, then returns an error wrapping
-// [ErrUnavailable].
+// [redisfleet.ErrUnavailable].
 func (q *Frontier) QueueSize() (int, error) {
 	q.Init()
 	if q.cfg.batch > 0 {
@@ -468,7 +470,7 @@ func (q *Frontier) QueueSize() (int, error) {
 			q.mu.Unlock()
 			return n, nil
 		}
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, redisfleet.ErrUnavailable) {
 			return 0, err
 		}
 		if time.Since(start) >= q.cfg.outageLimit {

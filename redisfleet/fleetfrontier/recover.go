@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -74,7 +74,7 @@ func (q *Frontier) prune(ctx context.Context) {
 // sets, leases, counters) and empties this process's journal and kept
 // requests: call it once the crawl is over in every process (queue.Run
 // returned everywhere), to free Redis before the keys' TTL
-// ([FrontierConfig.TTL]) does. A process still running on the frontier
+// ([Config.TTL]) does. A process still running on the frontier
 // would see the data as lost and queue its journal again. It is bounded
 // by the call timeout.
 func (q *Frontier) Drop(ctx context.Context) error {
@@ -104,7 +104,7 @@ func (q *Frontier) kept() int {
 // lossError returns an error when Redis has kept losing the frontier's
 // keys (recoveries, each within a lease of the previous) for longer than
 // the outage limit: an evicting Redis whose maxmemory cannot hold the
-// queue (Config.Eviction), where every recovery is evicted again.
+// queue (redisfleet.Config.Eviction), where every recovery is evicted again.
 func (q *Frontier) lossError() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

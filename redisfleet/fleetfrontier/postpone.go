@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import "time"
 

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -19,7 +19,9 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // limiterCalls is a go-redis hook recording the limiter's script calls
@@ -35,7 +37,7 @@ func (*limiterCalls) DialHook(next redis.DialHook) redis.DialHook { return next 
 
 func (c *limiterCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if op := limiterOp(cmd); op != "" && op != opRenew {
+		if op := limiterOp(cmd); op != "" && op != "renew" {
 			c.mu.Lock()
 			c.calls = append(c.calls, op)
 			c.mu.Unlock()
@@ -107,12 +109,12 @@ func limiterOp(cmd redis.Cmder) string {
 
 // grantFleet returns a Fleet whose client records the limiter's calls,
 // with a Limiter and a Frontier.
-func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limiterCalls) {
+func grantFleet(t *testing.T, srv redistest.Backend) (*redisfleet.Fleet, *redisfleet.Limiter, *Frontier, *limiterCalls) {
 	t.Helper()
 	calls := &limiterCalls{}
-	c := client(t, srv, -1)
+	c := redistest.Client(t, srv, -1)
 	c.AddHook(calls)
-	f, err := New(context.Background(), c, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	f, err := redisfleet.New(context.Background(), c, redisfleet.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,17 +125,17 @@ func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limite
 			t.Fatal(err)
 		}
 	}
-	f.desk.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
-	lim := f.Limiter(LimiterConfig{})
-	q := frOpen(t, f, FrontierConfig{MaxWait: 5 * time.Second})
+	keysOf(f).SetReadyFresh(time.Hour) // pregrants wait a third of the lease: the machine's load decides nothing
+	lim := f.Limiter(redisfleet.LimiterConfig{})
+	q := frOpen(t, f, Config{MaxWait: 5 * time.Second})
 	return f, lim, q, calls
 }
 
 // hostField reads a field of host's limiter state (0 if missing).
-func hostField(t *testing.T, f *Fleet, host, field string) int64 {
+func hostField(t *testing.T, f *redisfleet.Fleet, host, field string) int64 {
 	t.Helper()
-	h, _ := f.hostKeys(host)
-	v, err := f.rdb.HGet(context.Background(), h, field).Int64()
+	h, _ := hostKeys(f, host)
+	v, err := rdbOf(f).HGet(context.Background(), h, field).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
@@ -141,10 +143,10 @@ func hostField(t *testing.T, f *Fleet, host, field string) int64 {
 }
 
 // hostHold returns the tokens of host's permits out.
-func hostHold(t *testing.T, f *Fleet, host string) []string {
+func hostHold(t *testing.T, f *redisfleet.Fleet, host string) []string {
 	t.Helper()
-	_, z := f.hostKeys(host)
-	v, err := f.rdb.ZRange(context.Background(), z, 0, -1).Result()
+	_, z := hostKeys(f, host)
+	v, err := rdbOf(f).ZRange(context.Background(), z, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +154,9 @@ func hostHold(t *testing.T, f *Fleet, host string) []string {
 }
 
 // redisNow returns the Redis server's clock in µs.
-func redisNow(t *testing.T, f *Fleet) int64 {
+func redisNow(t *testing.T, f *redisfleet.Fleet) int64 {
 	t.Helper()
-	tm, err := f.rdb.Time(context.Background()).Result()
+	tm, err := rdbOf(f).Time(context.Background()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +165,7 @@ func redisNow(t *testing.T, f *Fleet) int64 {
 
 // grantSetup gives host limiter state (one request granted under delay d
 // and released) and queues url for q.
-func grantSetup(t *testing.T, lim *Limiter, q *Frontier, host, url string, d time.Duration) {
+func grantSetup(t *testing.T, lim *redisfleet.Limiter, q *Frontier, host, url string, d time.Duration) {
 	t.Helper()
 	p, err := lim.Acquire(context.Background(), host, d)
 	if err != nil {
@@ -198,7 +200,7 @@ func grantGet(t *testing.T, q *Frontier) (string, string) {
 // and goes in its pipeline, before it.
 func TestPregrantTaken(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	redistest.ForBackends(t, func(t *testing.T, srv redistest.Backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const host, d = "http://a.example", 100 * time.Millisecond
 		grantSetup(t, lim, q, host, host+"/1", d)
@@ -244,7 +246,7 @@ func TestPregrantTaken(t *testing.T) {
 // the latest release.
 func TestPregrantLargerDelay(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const host, small, large = "http://a.example", 50 * time.Millisecond, 400 * time.Millisecond
 		grantSetup(t, lim, q, host, host+"/1", small)
@@ -281,7 +283,7 @@ func TestPregrantLargerDelay(t *testing.T) {
 // grantFresh if none comes.
 func TestPregrantUnused(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const d = 50 * time.Millisecond
 		a, b := "http://a.example", "http://b.example"
@@ -300,14 +302,14 @@ func TestPregrantUnused(t *testing.T) {
 			t.Fatalf("the give-back recorded a release (%d, was %d)", got, le)
 		}
 
-		f.desk.fresh = 300 * time.Millisecond
+		keysOf(f).SetReadyFresh(300 * time.Millisecond)
 		grantSetup(t, lim, q, b, b+"/1", d)
 		_, lease = grantGet(t, q)
 		if h := hostHold(t, f, b); !slices.Equal(h, []string{lease}) {
 			t.Fatalf("permits out after the pop: %q, want the lease id %q", h, lease)
 		}
 		le = hostField(t, f, b, "le")
-		waitFor(t, 10*time.Second, "given back", func() bool { return len(hostHold(t, f, b)) == 0 })
+		redistest.WaitFor(t, 10*time.Second, "given back", func() bool { return len(hostHold(t, f, b)) == 0 })
 		if got := hostField(t, f, b, "le"); got != le {
 			t.Fatalf("the give-back recorded a release (%d, was %d)", got, le)
 		}
@@ -331,7 +333,7 @@ func TestPregrantUnused(t *testing.T) {
 // host ended, and most grants came with their pop.
 func TestPregrantGaps(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		const d, pages = 150 * time.Millisecond, 5
 		hosts := []string{"http://a.example", "http://b.example", "http://c.example"}
 		type span struct{ start, end int64 }
@@ -340,7 +342,7 @@ func TestPregrantGaps(t *testing.T) {
 			spans = map[string][]span{}
 			done  int
 		)
-		var fleets []*Fleet
+		var fleets []*redisfleet.Fleet
 		var all []*limiterCalls
 		var wg sync.WaitGroup
 		for range 3 {

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
@@ -80,7 +81,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 				continue
 			}
 			b, err := q.pop(ctx, p, false, deadline)
-			if b != nil || err != nil && !errors.Is(err, ErrUnavailable) {
+			if b != nil || err != nil && !errors.Is(err, redisfleet.ErrUnavailable) {
 				return b, err
 			}
 			if err != nil {
@@ -194,7 +195,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		for _, a := range abandoned { // the script handled them
 			delete(pt.abandoned, a)
 		}
-	} else if errors.Is(err, ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
+	} else if errors.Is(err, redisfleet.ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
 		// The pop may still run when Redis resumes (it timed out here,
 		// not there): the next pop of the partition abandons its lease.
 		pt.abandoned[id] = time.Time{}
@@ -302,7 +303,7 @@ func (q *Frontier) hand(p int, id string, pl string, early bool, g *link.Grant) 
 // Done reports the request leased as id done: its lease ends and its host
 // may be handed out again (once the fleet limiter says so). Unknown ids
 // are ignored. While Redis is away the report is kept and sent later.
-// Under [FrontierConfig.Batching] the report waits (at most 5 ms) for this process's
+// Under [Config.Batching] the report waits (at most 5 ms) for this process's
 // next pop and goes in its pipeline; otherwise it is sent at once.
 func (q *Frontier) Done(id string) {
 	q.mu.Lock()

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
@@ -44,7 +45,7 @@ func (q *Frontier) AddRequest(b []byte) error {
 	q.flush(ctx)
 	v, err := q.run(ctx, q.fl.Part(it.host), lua.FrontierAdd, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
 	if err != nil {
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, redisfleet.ErrUnavailable) {
 			return err
 		}
 		it.unsure = true // the call may have run (a reply that never came)
@@ -69,13 +70,13 @@ func (q *Frontier) AddRequest(b []byte) error {
 // now on are not journaled.
 func (q *Frontier) warnFull(filled bool) {
 	if filled {
-		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see FrontierConfig.JournalCap)",
+		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see fleetfrontier.Config.JournalCap)",
 			slog.Int("cap", q.cfg.journalCap))
 	}
 }
 
 // flush writes what is kept (queued requests and done reports, kept while
-// Redis was away or by FrontierConfig.Batching) in one pipeline: the requests first,
+// Redis was away or by Config.Batching) in one pipeline: the requests first,
 // by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) { q.flushWith(ctx, nil) }
 
@@ -270,7 +271,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
 			for _, it := range c.adds {
-				it.unsure = it.unsure || errors.Is(err, ErrUnavailable)
+				it.unsure = it.unsure || errors.Is(err, redisfleet.ErrUnavailable)
 				failedAdds = append(failedAdds, it)
 			}
 			failedDones = append(failedDones, c.dones...)
