@@ -175,9 +175,9 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 		// a wake-up), the others not before an hour.
 		q.mu.Lock()
 		for i := range q.parts {
-			q.parts[i].look = time.Now().Add(time.Hour)
+			q.st.parts[i].look = time.Now().Add(time.Hour)
 		}
-		q.parts[p].look = time.Time{}
+		q.st.parts[p].look = time.Time{}
 		q.mu.Unlock()
 		log.take()
 		b, err := q.GetRequest()

@@ -162,22 +162,11 @@ type Frontier struct {
 	askSize    bool          // Config.Batching: the next QueueSize asks Redis
 }
 
-// frPart is one partition of a Frontier: its keys (all in one hash slot)
-// and what this process knows of it (under Frontier.mu).
+// frPart is one partition of a Frontier: its keys, all in one hash slot.
+// What this process knows of it is in frState (partState).
 type frPart struct {
 	keys []string // the KEYS of every frontier script
 	pub  string   // ARGV 3 of the scripts: the publish command, a space, the wake channel
-
-	gen string
-	// abandoned are the lease ids of pops that failed on the client, and of
-	// requests postponed (Postpone) with the time their host may be asked
-	// (zero for the others): the partition's next pop ends them
-	// (lua.FrontierPop).
-	abandoned map[string]time.Time
-	look      time.Time // when it is worth a pop (zero: now)
-	wakes     uint64    // wake-ups heard: a pop's reply does not undo a later one
-	empty     bool      // nothing queued at the latest look
-	leased    int64     // requests out fleet-wide at the latest look
 }
 
 // New returns the queue frontier of fleet configured by c. Pass it to
@@ -198,16 +187,15 @@ func newFrontier(fl link.Fleet, c Config) *Frontier {
 		log:     fl.Logger(),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
-		st:      newFrState(cfg.journal, cfg.journalCap),
+		st:      newFrState(cfg.journal, cfg.journalCap, set.Partitions),
 		woken:   make(chan struct{}),
 		lost:    map[int]bool{},
 	}
 	for p := range set.Partitions {
 		k := func(kind string) string { return fl.Tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
-			pub:       set.PubCmd + " " + fl.WakeChannel(p),
-			abandoned: map[string]time.Time{},
+			keys: []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
+			pub:  set.PubCmd + " " + fl.WakeChannel(p),
 		})
 	}
 	return q
@@ -231,26 +219,10 @@ func (q *Frontier) Init() error {
 					select {
 					case hint := <-w:
 						// hint: the µs until the partition is worth a look
-						// (0: now), or -1: the partition emptied, nothing
-						// queued or out (wakeAll, internal/lua/include/frontier_head.lua), as a
-						// pop would say; the next request queued there
-						// wakes one process.
-						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
+						// (0: now), or -1: the partition emptied (wakeAll,
+						// internal/lua/include/frontier_head.lua).
 						q.mu.Lock()
-						if hint < 0 {
-							pt := &q.parts[p]
-							pt.look, pt.empty, pt.leased = time.Now().Add(q.cfg.maxWait), true, 0
-							q.parts[p].wakes++
-							close(q.woken)
-							q.woken = make(chan struct{})
-							q.mu.Unlock()
-							continue
-						}
-						if pt := &q.parts[p]; pt.look.After(at) {
-							pt.look = at
-						}
-						q.parts[p].empty = false
-						q.parts[p].wakes++
+						q.st.woken(p, hint, time.Now(), q.cfg.maxWait)
 						close(q.woken)
 						q.woken = make(chan struct{})
 						q.mu.Unlock()
@@ -337,8 +309,7 @@ func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any,
 	gen, _ := v[0].(string)
 	q.mu.Lock()
 	q.downSince = time.Time{}
-	lost := q.parts[p].gen != "" && gen != q.parts[p].gen
-	q.parts[p].gen = gen
+	lost := q.st.sawGen(p, gen)
 	q.mu.Unlock()
 	if lost {
 		q.mu.Lock()
@@ -419,10 +390,9 @@ func (q *Frontier) count(ctx context.Context) (int, bool, error) {
 		v := c.Val()
 		n += int(frNum(frAt(v, 0)) + frNum(frAt(v, 1)))
 		gen, _ := frAt(v, 2).(string)
-		if known := q.parts[p].gen; known != "" && gen != known {
+		if q.st.countedGen(p, gen) {
 			// Gone (nil) or recreated by another process: lost.
 			q.lost[p] = true
-			q.parts[p].gen = gen
 			lost = true
 		}
 	}

@@ -421,7 +421,7 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		p := q.fl.Part("http://a.example")
 		q.mu.Lock()
 		delete(q.st.own, l)
-		q.parts[p].abandoned[l] = time.Time{}
+		q.st.parts[p].abandoned[l] = time.Time{}
 		q.mu.Unlock()
 		var got []string
 		for range 3 {

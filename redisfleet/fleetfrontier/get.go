@@ -56,13 +56,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		// at once when nothing is out here (another process may be
 		// waiting for them), and a done report kept for a pop waits for
 		// one until its timer (Done).
-		flush := q.cfg.batch == 0 || len(q.st.own) == 0
-		for p := range q.parts {
-			if !q.parts[p].look.After(now) {
-				flush = false
-				break
-			}
-		}
+		flush := (q.cfg.batch == 0 || len(q.st.own) == 0) && !q.st.anyDue(now)
 		q.mu.Unlock()
 		if flush {
 			q.flush(ctx)
@@ -75,7 +69,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		for i := range q.parts {
 			p := (start + i) % len(q.parts)
 			q.mu.Lock()
-			due := !q.parts[p].look.After(now)
+			due := q.st.due(p, now)
 			q.mu.Unlock()
 			if !due {
 				continue
@@ -93,21 +87,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 			}
 		}
 		q.mu.Lock()
-		allEmpty, leased, force := true, int64(0), -1
-		var soonest, nextLook time.Time
-		for p := range q.parts {
-			pt := &q.parts[p]
-			leased += pt.leased
-			if p == 0 || pt.look.Before(nextLook) {
-				nextLook = pt.look
-			}
-			if !pt.empty {
-				allEmpty = false
-				if force < 0 || pt.look.Before(soonest) {
-					force, soonest = p, pt.look
-				}
-			}
-		}
+		o := q.st.outlook()
 		own := len(q.st.own)
 		woken := q.woken
 		q.mu.Unlock()
@@ -118,10 +98,10 @@ func (q *Frontier) getRequest() ([]byte, error) {
 				return nil, lastErr
 			}
 			wait, backoff = backoff, min(2*backoff, frontierRetryMax)
-		case allEmpty && (past || leased == 0):
+		case o.allEmpty && (past || o.leased == 0):
 			return nil, frontier.ErrEmpty
-		case past && own > 0 && force >= 0:
-			b, err := q.pop(ctx, force, true, time.Time{})
+		case past && own > 0 && o.force >= 0:
+			b, err := q.pop(ctx, o.force, true, time.Time{})
 			if b != nil || err != nil {
 				return b, err
 			}
@@ -129,7 +109,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		case past:
 			return nil, frontier.ErrNotReady
 		default:
-			wait = min(time.Until(deadline), time.Until(nextLook))
+			wait = min(time.Until(deadline), time.Until(o.next))
 		}
 		wait = max(min(wait, time.Until(deadline), frontierPollCap), 0)
 		if timer == nil {
@@ -161,45 +141,20 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	pre, polMax := q.fl.Policies().Prefix()
 	args = append(args, polMax, pre)
 	q.mu.Lock()
-	pt := &q.parts[p]
-	var abandoned []string
-	t0 := time.Now()
-	for a, until := range pt.abandoned {
-		if len(abandoned) == frontierBatch {
-			break
-		}
-		abandoned = append(abandoned, a)
-		args = append(args, a, max(until.Sub(t0), 0).Microseconds())
-	}
-	wakes := pt.wakes
+	abandoned, waits, wakes := q.st.popping(p, time.Now(), frontierBatch)
 	q.mu.Unlock()
+	for i, a := range abandoned {
+		args = append(args, a, waits[i].Microseconds())
+	}
 	sent := time.Now()
 	// What this process keeps to write (done reports, links, the
 	// limiter's releases kept for them) goes first in the pop's pipeline:
 	// one round trip, and a host a done report frees may be handed out by
 	// this very pop.
 	v, err := q.flushWith(ctx, &frCall{p: p, s: lua.FrontierPop, args: args})
-	// A time the script names (a host due, in µs from its now) is counted
-	// from the reply, not from the call: the script ran between the two,
-	// and a look before the host is due on Redis's clock finds nothing.
-	// MaxWait is counted from the call, as the GetRequest it bounds.
 	got := time.Now()
-	after := func(us int64) time.Time {
-		if d := time.Duration(max(us, 0)) * time.Microsecond; d < q.cfg.maxWait {
-			return got.Add(d)
-		}
-		return sent.Add(q.cfg.maxWait)
-	}
 	q.mu.Lock()
-	if err == nil {
-		for _, a := range abandoned { // the script handled them
-			delete(pt.abandoned, a)
-		}
-	} else if errors.Is(err, redisfleet.ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
-		// The pop may still run when Redis resumes (it timed out here,
-		// not there): the next pop of the partition abandons its lease.
-		pt.abandoned[id] = time.Time{}
-	}
+	q.st.popped(p, id, abandoned, err == nil, errors.Is(err, redisfleet.ErrUnavailable))
 	q.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -214,13 +169,8 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	if r.Handed {
 		// The partition is looked at again when the pop registered this
 		// process for (an earlier event wakes it), unless woken meanwhile.
-		look := after(r.Look - r.Now)
 		q.mu.Lock()
-		pt.empty = false
-		if pt.wakes != wakes {
-			look = time.Time{}
-		}
-		pt.look = look
+		q.st.handedFrom(p, lookAt(r.Look-r.Now, sent, got, q.cfg.maxWait), wakes)
 		q.mu.Unlock()
 		var g *link.Grant
 		if r.Granted {
@@ -234,33 +184,8 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		}
 		return b, err
 	}
-	soonest, now := r.Soonest, r.Now
 	q.mu.Lock()
-	pt.leased = r.Leased
-	pt.empty = soonest < 0
-	switch {
-	case soonest < 0 && pt.leased == 0:
-		pt.look = sent.Add(q.cfg.maxWait) // a request queued there wakes this process
-	case soonest < 0:
-		// Requests out: a done report wakes this process, but a lease
-		// that ends (its process died) is put back only by a pop.
-		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
-	default:
-		pt.look = after(soonest - now)
-	}
-	if !by.IsZero() && pt.look.After(by) && (soonest < 0 || soonest-now >= q.cfg.maxWait.Microseconds()) {
-		// A look MaxWait away is the one the GetRequest that made this pop
-		// owes at its deadline (by): counted from this pop's call, later
-		// than the GetRequest's start, it would come just after the
-		// deadline, and the GetRequest would return ErrNotReady without
-		// looking again.
-		pt.look = by
-	}
-	if pt.wakes != wakes {
-		// Woken while the pop ran: what it saw may be older than the
-		// event that woke this process.
-		pt.look, pt.empty = time.Time{}, false
-	}
+	q.st.looked(p, lookSeen{soonest: r.Soonest, now: r.Now, leased: r.Leased, sent: sent, got: got, by: by, wakes: wakes}, q.cfg.maxWait)
 	q.mu.Unlock()
 	return nil, nil
 }

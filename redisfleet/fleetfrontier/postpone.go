@@ -28,7 +28,7 @@ import "time"
 func (q *Frontier) Postpone(id string, until time.Time) bool {
 	q.mu.Lock()
 	l := q.st.own[id]
-	full := l != nil && len(q.parts[q.fl.Part(l.host)].abandoned) >= frontierAbandonMax
+	full := l != nil && q.st.abandonFull(q.fl.Part(l.host))
 	q.mu.Unlock()
 	if l == nil || full {
 		return false
@@ -41,9 +41,7 @@ func (q *Frontier) Postpone(id string, until time.Time) bool {
 		q.mu.Unlock()
 		return false // reported done meanwhile
 	}
-	pt := &q.parts[q.fl.Part(l.host)]
-	pt.abandoned[id] = until
-	pt.look, pt.empty = time.Time{}, false
+	q.st.postpone(q.fl.Part(l.host), id, until)
 	close(q.woken) // a GetRequest waiting pops the partition now
 	q.woken = make(chan struct{})
 	q.mu.Unlock()

@@ -83,9 +83,6 @@ func (q *Frontier) Drop(ctx context.Context) error {
 	}
 	q.mu.Lock()
 	own := q.st.reset()
-	for p := range q.parts {
-		q.parts[p].gen = ""
-	}
 	q.mu.Unlock()
 	for _, l := range own {
 		q.fl.Permits().Dropped(l.host)

@@ -23,6 +23,7 @@ type frState struct {
 	stats       Stats
 	full        bool         // the journal is full (warned once until it has room)
 	losses      eventrun.Run // recoveries, each within a lease of the previous (lossError)
+	parts       []partState  // by partition (state_parts.go)
 }
 
 // ownLease is a request handed out to this process: its partition, host,
@@ -50,8 +51,13 @@ type journalItem struct {
 	again, unsure      bool
 }
 
-func newFrState(journal bool, journalCap int) frState {
-	return frState{journalOn: journal, journalCap: journalCap, own: map[string]*ownLease{}, journal: map[string]journalItem{}}
+func newFrState(journal bool, journalCap, partitions int) frState {
+	s := frState{journalOn: journal, journalCap: journalCap, own: map[string]*ownLease{}, journal: map[string]journalItem{},
+		parts: make([]partState, partitions)}
+	for p := range s.parts {
+		s.parts[p].abandoned = map[string]time.Time{}
+	}
+	return s
 }
 
 // snapshot returns the counters with the sizes of now.
@@ -238,11 +244,15 @@ func (s *frState) pruned(keys []string, done []bool) {
 	}
 }
 
-// reset empties the journal, what is kept to write and the leases (Drop),
-// and returns the leases that were out.
+// reset empties the journal, what is kept to write and the leases, and
+// forgets the partitions' generations (Drop: the keys are gone), and
+// returns the leases that were out.
 func (s *frState) reset() map[string]*ownLease {
 	own := s.own
 	s.journal, s.own = map[string]journalItem{}, map[string]*ownLease{}
 	s.pendingAdd, s.pendingDone, s.full = nil, nil, false
+	for p := range s.parts {
+		s.parts[p].gen = ""
+	}
 	return own
 }
