@@ -149,7 +149,7 @@ type Frontier struct {
 	wakeStop  func()     // ends the wake-up subscriptions
 
 	mu         sync.Mutex
-	st         frState // the client state (frontier_state.go)
+	st         frState // the client state (state.go, state_parts.go)
 	downSince  time.Time
 	touched    time.Time     // the TTL was last refreshed (renewLoop)
 	next       int           // the partition GetRequest looks at first (rotates)

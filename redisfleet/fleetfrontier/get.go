@@ -137,7 +137,7 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
 		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.set.ProcID,
 		map[bool]int{true: 1}[q.fl.Permits().Granting()], q.set.IdleTTL.Microseconds()}
-	// The policy of the host handed out, read for the Store's Get (store.go).
+	// The policy of the host handed out, read for the Store's Get (link.Policies).
 	pre, polMax := q.fl.Policies().Prefix()
 	args = append(args, polMax, pre)
 	q.mu.Lock()

@@ -18,9 +18,9 @@ import "time"
 // which the next GetRequest makes at once (the pop script's abandoned
 // ids: the permit the pop granted with the request is given back without
 // a release, its request was never sent). A release of the host's limiter
-// kept for the request's done report (the robots.txt fetch's permit,
-// grant.go) is written first, since the pop would otherwise remove that
-// permit unreleased. Postpone reports false, and the request stays
+// kept for the request's done report (the robots.txt fetch's permit) is
+// written first, since the pop would otherwise remove that permit
+// unreleased. Postpone reports false, and the request stays
 // leased, for an id this process does not hold, or when that release
 // cannot be written now (it is then retried as any release). It makes at
 // most one round trip, bounded by the call timeout. Safe for concurrent

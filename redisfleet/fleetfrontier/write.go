@@ -110,7 +110,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		}
 		return q.run(ctx, then.p, then.s, then.args...)
 	}
-	// The limiter's releases kept for this pipeline (grant.go) go after
+	// The limiter's releases kept for this pipeline (link.Carrier) go after
 	// the requests and before the done reports, whose wake-ups then see
 	// the hosts released: in the done report's script of their partition
 	// when there is one, else alone.
