@@ -149,10 +149,12 @@ type Policies interface {
 var of func(any) Fleet
 
 // Register sets the function that Of calls: package redisfleet's, once,
-// when it is initialised.
+// when it is initialised. It takes any because this package cannot name
+// redisfleet.Fleet: redisfleet imports it.
 func Register(fn func(any) Fleet) { of = fn }
 
-// Of returns the seam of a *redisfleet.Fleet.
+// Of returns the seam of a *redisfleet.Fleet (package fleetfrontier
+// imports redisfleet, so its init has run).
 func Of(fleet any) Fleet { return of(fleet) }
 
 // Testing is what the tests of package fleetfrontier read and set of a
