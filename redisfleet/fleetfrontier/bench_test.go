@@ -75,8 +75,8 @@ func BenchmarkFrontier(b *testing.B) {
 	}
 }
 
-// BenchmarkFrontierNotReady measures the frontier's cost as hosts grow
-// (issue 20, item 3): n hosts with two requests queued each; each host's
+// BenchmarkFrontierNotReady measures the frontier's cost as hosts grow:
+// n hosts with two requests queued each; each host's
 // first request is handed out, granted by the fleet limiter at a delay of
 // an hour, released and reported done, so that no host is ready. The
 // timed operation is the GetRequest that follows: it finds nothing ready

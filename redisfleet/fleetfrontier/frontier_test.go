@@ -440,7 +440,7 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 
 // TestFrontierDoneScoresReadyTime: a done report puts its host back at
 // the time its limiter state makes it ready, so a pop never looks at the
-// hosts that are done but not ready yet (issue 20, item 3): 200 hosts in
+// hosts that are done but not ready yet: 200 hosts in
 // one partition, all handed out, then each done after its request at a
 // delay of an hour; GetRequest learns that none is ready in one pop (looking at them would
 // take one pop per 32 hosts). A host whose delay ends is handed out then.
