@@ -102,8 +102,8 @@ func TestNewKeysAndPartitions(t *testing.T) {
 // TestFreshStartWithListener: a client subscribed to the fleet's wake-up
 // channels (a monitor, a leftover) when a fleet starts on an empty Redis
 // does not make the fleet believe Redis lost its data: the first request
-// is granted at once, not after a lease (issue 20 item 6: 10.13 s
-// instead of 0.18 s).
+// is granted at once, not after a lease (10.13 s instead of 0.18 s when
+// the listener was taken for a lost Redis).
 func TestFreshStartWithListener(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -496,8 +496,8 @@ func TestHelperChildOutage(t *testing.T) {
 }
 
 // TestOutageLogsOneWarning: during a Redis outage a fleet process logs the
-// fleet's one warning, not a go-redis line per failed dial (issue 18: 20–23
-// lines in a 6 s outage).
+// fleet's one warning, not a go-redis line per failed dial (20–23 lines
+// in a 6 s outage otherwise).
 func TestOutageLogsOneWarning(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChildOutage$")

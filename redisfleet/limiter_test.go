@@ -346,7 +346,7 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 // TestLimiterMaxEndsOnPauseWhileWaiting: a WaitMax or AcquireMax caller
 // already waiting when a pause past its maxPause starts (another process's
 // request answered 429, Retry-After 60) returns a *hostlimit.PausedError
-// instead of waiting the pause out (issue 18 item 5, as hostlimit does),
+// instead of waiting the pause out (as hostlimit does),
 // and leaves the fleet's queue.
 func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 	t.Parallel()
