@@ -427,6 +427,7 @@ func FuzzUsage(f *testing.F) {
 	f.Add([]byte("User-agent: *\nContent-Signal: search=yes, ai-input=yes, ai-train=no\nAllow: /\n"), "bot", "/a", `train-ai="n";p=1`)
 	f.Add([]byte("User-agent: *\nContent-Usage: /a* train-ai=y\nContent-Usage: /ab train-ai=n\nContent-Usage: /*b$ search=n\n"), "bot", "/ab", "train-ai=(y n)")
 	f.Add([]byte("User-agent: *\nContent-Usage: /%7e%zz\ttrain-ai=y, train-ai\nDisallow: /%7E\n"), "bot", "/~", "Train-AI=n")
+	f.Add([]byte("License: https://a.example/l.xml\nUser-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nAllow: /\n\nUser-agent: bot\nLicense: /b.xml\nContent-signal: use = Immediate\n"), "bot", "/a", "AI-Train = disallow, use=full;x")
 	f.Fuzz(func(t *testing.T, body []byte, agent, path, value string) {
 		for _, d := range []*Dialect{RFC9309, Google, CocCoc} {
 			rs := d.Parse(body).For(strings.Split(agent, ",")...)
@@ -434,6 +435,14 @@ func FuzzUsage(f *testing.F) {
 			v := rs.Usage(path)
 			for _, c := range Categories() {
 				_ = v.Explain(c)
+			}
+			if (v.UseRule() == nil) != (v.Rule(TrainAI) == nil) || v.Usage.Use() != UseUnknown && v.UseRule().Usage.Use() != v.Usage.Use() {
+				t.Fatalf("%s: use %v decided by %v", d, v.Usage.Use(), v.UseRule())
+			}
+			for _, l := range rs.Licenses() {
+				if l.URL == "" || !strings.Contains(string(body), l.URL) {
+					t.Fatalf("%s: license %+v not in the body", d, l)
+				}
 			}
 		}
 		for _, u := range []Usage{ParseUsage(value), ParseContentSignal(value)} {
