@@ -3,8 +3,6 @@ package redisfleet
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,35 +13,11 @@ import (
 )
 
 // benchFleet returns a fleet on srv whose client counts its calls.
-func benchFleet(b *testing.B, srv *redistest.Server, calls *callCounter) *Fleet {
+func benchFleet(b *testing.B, srv *redistest.Server, calls *redistest.CallCounter) *Fleet {
 	b.Helper()
 	f := newFleet(b, srv)
 	f.rdb.AddHook(calls)
 	return f
-}
-
-// serverTime reports the time Redis itself spent per EVALSHA call
-// (INFO commandstats, since resetStats), free of the client's scheduling.
-func serverTime(b *testing.B, f *Fleet) {
-	info, err := f.rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:"); ok {
-			for _, kv := range strings.Split(rest, ",") {
-				if v, ok := strings.CutPrefix(kv, "usec_per_call="); ok {
-					x, _ := strconv.ParseFloat(v, 64)
-					b.ReportMetric(x, "redis-µs/script")
-				}
-			}
-		}
-	}
-}
-
-// report adds the Redis calls per operation.
-func report(b *testing.B, calls *callCounter, from int64) {
-	b.ReportMetric(float64(calls.n.Load()-from)/float64(b.N), "calls/op")
 }
 
 // BenchmarkRedisPing is the floor: one round trip to Redis on loopback,
@@ -51,10 +25,10 @@ func report(b *testing.B, calls *callCounter, from int64) {
 // user, over the loop), the least a round trip costs the server.
 func BenchmarkRedisPing(b *testing.B) {
 	srv := redistest.Start(b)
-	var calls callCounter
+	var calls redistest.CallCounter
 	f := benchFleet(b, srv, &calls)
 	ctx := context.Background()
-	n0 := calls.n.Load()
+	n0 := calls.N.Load()
 	cpu0 := redistest.CPU(b, srv.Addr)
 	b.ResetTimer()
 	for range b.N {
@@ -64,7 +38,7 @@ func BenchmarkRedisPing(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric((redistest.CPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
-	report(b, &calls, n0)
+	redistest.ReportCalls(b, &calls, n0)
 }
 
 // BenchmarkLimiter: the cost the Redis limiter adds to one request,
@@ -85,7 +59,7 @@ func BenchmarkLimiter(b *testing.B) {
 		{"StartToStart/WaitAcquireSentRelease", hostlimit.StartToStart, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			var calls callCounter
+			var calls redistest.CallCounter
 			f := benchFleet(b, srv, &calls)
 			l := f.Limiter(LimiterConfig{Spacing: bc.spacing})
 			hosts := make([]string, b.N)
@@ -96,7 +70,7 @@ func BenchmarkLimiter(b *testing.B) {
 			p, _ := l.Acquire(ctx, "https://warm.example", 0)
 			p.Release()
 			f.rdb.ConfigResetStat(ctx)
-			n0 := calls.n.Load()
+			n0 := calls.N.Load()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -113,8 +87,8 @@ func BenchmarkLimiter(b *testing.B) {
 				p.Release()
 			}
 			b.StopTimer()
-			report(b, &calls, n0+1) // less the CONFIG RESETSTAT
-			serverTime(b, f)
+			redistest.ReportCalls(b, &calls, n0+1) // less the CONFIG RESETSTAT
+			redistest.ScriptTime(b, f.rdb)
 		})
 	}
 	b.Run("hostlimit/WaitAcquireRelease", func(b *testing.B) {
@@ -139,36 +113,36 @@ func BenchmarkLimiter(b *testing.B) {
 func BenchmarkStore(b *testing.B) {
 	srv := redistest.Start(b)
 	ctx := context.Background()
-	var calls callCounter
+	var calls redistest.CallCounter
 	s := benchFleet(b, srv, &calls).Store()
 	val := make([]byte, 2048)
 	for i := range val {
 		val[i] = byte('a' + i%26)
 	}
 	b.Run("Put", func(b *testing.B) {
-		n0 := calls.n.Load()
+		n0 := calls.N.Load()
 		b.ReportAllocs()
 		for i := range b.N {
 			if err := s.Put(ctx, fmt.Sprint("rfc9309 https://h", i%1000), val, time.Hour); err != nil {
 				b.Fatal(err)
 			}
 		}
-		report(b, &calls, n0)
+		redistest.ReportCalls(b, &calls, n0)
 	})
 	b.Run("Get", func(b *testing.B) {
-		n0 := calls.n.Load()
+		n0 := calls.N.Load()
 		b.ReportAllocs()
 		for i := range b.N {
 			if _, ok, err := s.Get(ctx, fmt.Sprint("rfc9309 https://h", i%1000)); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
 		}
-		report(b, &calls, n0)
+		redistest.ReportCalls(b, &calls, n0)
 	})
 	b.Run("LockUnlock", func(b *testing.B) {
 		unlock, _, _ := s.LockFetch(ctx, "warm", time.Second)
 		unlock()
-		n0 := calls.n.Load()
+		n0 := calls.N.Load()
 		b.ReportAllocs()
 		for i := range b.N {
 			unlock, ok, err := s.LockFetch(ctx, fmt.Sprint("k", i%1000), time.Second)
@@ -177,7 +151,7 @@ func BenchmarkStore(b *testing.B) {
 			}
 			unlock()
 		}
-		report(b, &calls, n0)
+		redistest.ReportCalls(b, &calls, n0)
 	})
 }
 
@@ -191,7 +165,7 @@ func BenchmarkLimiterContended(b *testing.B) {
 	const d = 2 * time.Millisecond
 	for _, procs := range []int{1, 2, 4, 8} {
 		b.Run(fmt.Sprintf("procs=%d", procs), func(b *testing.B) {
-			var calls callCounter
+			var calls redistest.CallCounter
 			lims := make([]*Limiter, procs)
 			for i := range lims {
 				lims[i] = benchFleet(b, srv, &calls).Limiter(LimiterConfig{})
@@ -203,7 +177,7 @@ func BenchmarkLimiterContended(b *testing.B) {
 			var mu sync.Mutex
 			var lastEnd time.Time
 			minGap := time.Duration(1 << 62)
-			n0 := calls.n.Load()
+			n0 := calls.N.Load()
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			for _, l := range lims {
@@ -237,7 +211,7 @@ func BenchmarkLimiterContended(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			report(b, &calls, n0)
+			redistest.ReportCalls(b, &calls, n0)
 			b.ReportMetric(float64(minGap.Nanoseconds()), "min-gap-ns")
 		})
 	}

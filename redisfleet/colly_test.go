@@ -54,7 +54,7 @@ func TestCollyTwoCollectorsShareRedis(t *testing.T) {
 	defer srvSite.Close()
 
 	var fetched atomic.Int32
-	var calls callCounter
+	var calls redistest.CallCounter
 	collectors := make([]*colly.Collector, 2)
 	for i := range collectors {
 		f := newFleet(t, srv)
@@ -104,7 +104,7 @@ func TestCollyTwoCollectorsShareRedis(t *testing.T) {
 	s.visits = log
 	g := minGap(s.log(), false)
 	t.Logf("robots.txt fetched once; shortest gap %v for Crawl-delay %v over %d requests; %.1f Redis calls per request (robots.txt, Store and lock included)",
-		g, d, len(log), float64(calls.n.Load())/float64(len(log)))
+		g, d, len(log), float64(calls.N.Load())/float64(len(log)))
 	if g < d-jitterE2S {
 		t.Fatalf("shortest gap %v, want ≥ %v", g, d)
 	}

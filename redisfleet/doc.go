@@ -5,7 +5,9 @@
 // process holds a [Fleet] (made by [New] over a go-redis client) and takes
 // from it the three shared parts it gives the Colly plugin and Colly's
 // queue: the policy [Fleet.Store], the per-host [Fleet.Limiter] and the
-// URL queue [Fleet.Frontier].
+// URL queue of package fleetfrontier
+// ([github.com/politecrawl/robots/redisfleet/fleetfrontier], made on the
+// Fleet).
 //
 //	rdbOpts, err := redisfleet.ParseURL(os.Getenv("REDIS_URL"))
 //	if err != nil { ... }
@@ -16,7 +18,7 @@
 //		robots.WithPolicy(policy.WithStore(fleet.Store())),         // one robots.txt fetch per host for the fleet
 //		robots.WithLimiter(fleet.Limiter(redisfleet.LimiterConfig{})), // one per-host pace for the fleet
 //	))
-//	front := fleet.Frontier(redisfleet.FrontierConfig{Name: "mycrawl"}) // one queue for the fleet
+//	front := fleetfrontier.New(fleet, fleetfrontier.Config{Name: "mycrawl"}) // one queue for the fleet
 //	defer front.Close()
 //	robots.AttachFrontier(c, front)
 //	q, _ := queue.New(4, front)
@@ -35,7 +37,7 @@
 //     per host fleet-wide while its delay is above zero, the next sent no
 //     earlier than the delay after the previous one ended), start-to-start
 //     as an option, 429/503 pauses shared by every process;
-//   - [Fleet.Frontier], a queue.Storage for Colly's queue, shared by the
+//   - fleetfrontier.New, a queue.Storage for Colly's queue, shared by the
 //     fleet: one queue per host, one seen set (each request queued once
 //     for the fleet), a request handed out only when its host may be asked
 //     (it reads the fleet limiter's state in the same script), leases so
@@ -43,7 +45,7 @@
 //     journal so that what Redis loses is queued again. Each process's
 //     queue.Run ends when the fleet's queue is empty and no process works.
 //
-// The package's examples (Example, and Fleet.Frontier's) are this program,
+// The package's examples (Example, and fleetfrontier's) are this program,
 // compiled (they need a Redis to run); the command in examples/distributed
 // of this module is the whole crawler, and the package's tests run it as
 // several processes against a real redis-server.
@@ -81,9 +83,9 @@
 // request of its host out is released by that request's done report, in
 // the same script (at most 100 ms later, which only lengthens the gap
 // before the host's next grant), and the page's links go in the same
-// pipeline under [FrontierConfig.Batching]. A page whose host is known then costs
+// pipeline under fleetfrontier.Config.Batching. A page whose host is known then costs
 // two script calls, its pop and its done report, and two round trips, or
-// one under [FrontierConfig.Batching]: there the done report waits (at most 5 ms)
+// one under Batching: there the done report waits (at most 5 ms)
 // for the process's next pop and goes first in its pipeline. (A pipeline
 // is counted as one round trip; on a Cluster, go-redis sends its calls to
 // their nodes at once, one request each.) The pop that hands out a request
@@ -94,7 +96,7 @@
 // and per host the robots.txt fetch (the fetch lock, the policy written,
 // the robots.txt request's own permit; when the host's delay is 50 ms or
 // more, the request that brought the fetch is handed back until the
-// host's turn, [Frontier.Postpone]: the permit's release alone and one
+// host's turn, fleetfrontier.Frontier.Postpone: the permit's release alone and one
 // more pop). A partition that empties tells the processes waiting on it
 // so in its wake-up, instead of having each look. docs/fleet.md gives the
 // round trips per page measured (BenchmarkFleetScaling).
@@ -168,7 +170,7 @@
 //     is fetched again.
 //   - Redis hangs (SIGSTOP, a long fork) and resumes: calls that timed
 //     out on the client run when Redis resumes. A pop or a grant they
-//     made is undone by the process's next call (see [Fleet.Frontier] and
+//     made is undone by the process's next call (see fleetfrontier.Frontier and
 //     the limiter's leave), so hosts are free again within about a call
 //     timeout of the resume, not a lease.
 //   - A key evicted (under [Config.Eviction]) or deleted: a host whose limiter
@@ -185,7 +187,7 @@
 //     requests the partition dropped. A page may be fetched twice (the
 //     seen set vanished); a request no live process journaled is lost,
 //     with that warning. A Redis that keeps losing them (its maxmemory
-//     cannot hold the queue) ends the crawl: after FrontierConfig.OutageLimit of
+//     cannot hold the queue) ends the crawl: after fleetfrontier.Config.OutageLimit of
 //     recoveries, QueueSize returns an error counting the requests not
 //     crawled. A stored policy or a fetch lock that vanishes costs a
 //     robots.txt fetch more: a process that needs the policy again
@@ -202,7 +204,7 @@
 //     reply and each server's maxmemory and used_memory (the setting to
 //     raise). A run of OOM replies (each within a lease, and at least
 //     5 s, of the previous) longer than the outage limit (the largest
-//     [FrontierConfig.OutageLimit] of the Fleet's frontiers; 1 minute without one)
+//     fleetfrontier.Config.OutageLimit of the Fleet's frontiers; 1 minute without one)
 //     ends the crawl: the frontier's QueueSize returns an error wrapping
 //     [ErrUnavailable] that names the OOM reply and maxmemory and counts
 //     the requests known to this process not crawled, which ends

@@ -73,8 +73,8 @@ func ExampleNew() {
 		return
 	}
 	defer fleet.Close()
-	// fleet.Store(), fleet.Limiter(...) and fleet.Frontier(...) share its
-	// keys, under "mycrawl:v1:".
+	// fleet.Store(), fleet.Limiter(...) and fleetfrontier.New(fleet, ...) share its
+	// keys, under "mycrawl:v2:".
 }
 
 // The Store is a policy.Store; with the resolver of package policy (or the

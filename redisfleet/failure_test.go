@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,26 +14,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // newClient returns a client of srv with the options ParseURL (or
 // ParseClusterURL) sets, closed when t ends.
-func newClient(t testing.TB, srv backend) redis.UniversalClient {
+func newClient(t testing.TB, srv redistest.Backend) redis.UniversalClient {
 	t.Helper()
-	return client(t, srv, 0)
+	return redistest.Client(t, srv, 0)
 }
 
 // newFleet returns a Fleet on a client of its own, closed when t ends.
-func newFleet(t testing.TB, srv backend, cfg ...Config) *Fleet {
+func newFleet(t testing.TB, srv redistest.Backend, cfg ...Config) *Fleet {
 	t.Helper()
-	f, err := New(context.Background(), newClient(t, srv), first(cfg))
+	f, err := New(context.Background(), newClient(t, srv), redistest.First(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +85,7 @@ func TestNewKeysAndPartitions(t *testing.T) {
 		}
 		return n
 	}
-	if slot(h) != slot(z) || slot(h) != slot(f.pkey(p, kindEpoch)) || slot(h) != slot(f.Frontier(FrontierConfig{}).parts[p].keys[0]) {
+	if slot(h) != slot(z) || slot(h) != slot(f.pkey(p, kindEpoch)) || slot(h) != slot(f.tag(p)+"fr:default:hosts") {
 		t.Fatal("a partition's keys are in different hash slots")
 	}
 	// Another partition count for the same fleet is refused.
@@ -105,8 +102,8 @@ func TestNewKeysAndPartitions(t *testing.T) {
 // TestFreshStartWithListener: a client subscribed to the fleet's wake-up
 // channels (a monitor, a leftover) when a fleet starts on an empty Redis
 // does not make the fleet believe Redis lost its data: the first request
-// is granted at once, not after a lease (issue 20 item 6: 10.13 s
-// instead of 0.18 s).
+// is granted at once, not after a lease (10.13 s instead of 0.18 s when
+// the listener was taken for a lost Redis).
 func TestFreshStartWithListener(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -345,72 +342,6 @@ func TestLimiterFallBackLocal(t *testing.T) {
 	}
 }
 
-// stallProxy forwards TCP to a Redis server until stalled: then it stops
-// passing replies back, as a Redis that hangs would.
-type stallProxy struct {
-	ln      net.Listener
-	stalled atomic.Bool
-	mu      sync.Mutex
-	conns   []net.Conn
-}
-
-func newStallProxy(t *testing.T, upstream string) *stallProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &stallProxy{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			u, err := net.Dial("tcp", upstream)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, u)
-			p.mu.Unlock()
-			go io.Copy(u, c)
-			go p.replies(c, u)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-	})
-	return p
-}
-
-func (p *stallProxy) replies(c, u net.Conn) {
-	buf := make([]byte, 4096)
-	for {
-		n, err := u.Read(buf)
-		for p.stalled.Load() {
-			time.Sleep(10 * time.Millisecond)
-			if _, err := c.Write(nil); err != nil {
-				return
-			}
-		}
-		if n > 0 {
-			if _, err := c.Write(buf[:n]); err != nil {
-				return
-			}
-		}
-		if err != nil {
-			c.Close()
-			return
-		}
-	}
-}
-
 // TestSlowRedis: a Redis that stops answering costs each call the call
 // timeout, not more: New fails with ErrUnavailable, Acquire (waiting for
 // Redis) ends with its context and grants nothing, and a FallBackLocal
@@ -418,9 +349,9 @@ func (p *stallProxy) replies(c, u net.Conn) {
 func TestSlowRedis(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	px := newStallProxy(t, srv.Addr)
+	px := redistest.NewStallProxy(t, srv.Addr)
 	mk := func(onDown OnRedisDown) *Fleet {
-		c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
+		c := redis.NewClient(&redis.Options{Addr: px.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 		t.Cleanup(func() { c.Close() })
 		f, err := New(context.Background(), c, Config{CallTimeout: time.Second, OnRedisDown: onDown})
 		if err != nil {
@@ -430,10 +361,10 @@ func TestSlowRedis(t *testing.T) {
 		return f
 	}
 	wait, local := mk(WaitForRedis).Limiter(LimiterConfig{}), mk(FallBackLocal).Limiter(LimiterConfig{})
-	px.stalled.Store(true)
-	defer px.stalled.Store(false)
+	px.Stall(true)
+	defer px.Stall(false)
 
-	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: px.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
 	if _, err := New(context.Background(), c, Config{CallTimeout: time.Second}); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("New on a Redis that does not answer: %v", err)
@@ -565,8 +496,8 @@ func TestHelperChildOutage(t *testing.T) {
 }
 
 // TestOutageLogsOneWarning: during a Redis outage a fleet process logs the
-// fleet's one warning, not a go-redis line per failed dial (issue 18: 20–23
-// lines in a 6 s outage).
+// fleet's one warning, not a go-redis line per failed dial (20–23 lines
+// in a 6 s outage otherwise).
 func TestOutageLogsOneWarning(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChildOutage$")
@@ -583,146 +514,6 @@ func TestOutageLogsOneWarning(t *testing.T) {
 	}
 }
 
-// pausable is a backend that can hang: every node stopped (SIGSTOP).
-type pausable interface {
-	backend
-	Pause() error
-	Resume() error
-}
-
-// TestFrontierRedisHang: Redis hangs (SIGSTOP) while two processes pop
-// requests, and resumes (SIGCONT) after 3 s. The pop scripts that timed out
-// on the client still run when Redis resumes; they must not keep a host
-// leased to nobody for a lease (issue 18: every host stalled 10 s, with a
-// warning blaming a dead process). After the resume every request is
-// handed out within a few call timeouts (the lease is 10 s), each to one
-// process once, none lost, and no lease is reaped.
-func TestFrontierRedisHang(t *testing.T) {
-	t.Parallel()
-	onServer(t, func(t *testing.T, be backend) {
-		srv := be.(pausable)
-		const (
-			callTimeout = time.Second
-			lease       = 10 * time.Second
-			hosts       = 4
-		)
-		var logs testutil.Buffer
-		log := slog.New(slog.NewTextHandler(&logs, nil))
-		var fs []*Frontier
-		for range 2 {
-			f := frFleet(t, srv, Config{CallTimeout: callTimeout, Lease: lease, Logger: log})
-			fs = append(fs, frOpen(t, f, FrontierConfig{MaxWait: 200 * time.Millisecond}))
-		}
-		// A host in every partition, so that whichever partition a pop that
-		// times out goes to, it has a request to lease when it runs late.
-		want := map[string]bool{}
-		covered := map[int]bool{}
-		for h := 0; len(covered) < fs[0].fl.cfg.partitions; h++ {
-			p := fs[0].fl.part(fmt.Sprintf("http://h%d.example", h))
-			if covered[p] {
-				continue
-			}
-			covered[p] = true
-			for i := range 2 {
-				u := fmt.Sprintf("http://h%d.example/%d", h, i)
-				want[u] = true
-				if err := fs[0].AddRequest(testutil.CollyRequest(t, u)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		// Warm both clients' pools, so that pops go out on open connections
-		// while Redis hangs (a new connection's handshake would time out
-		// before the script is written), with the pop script loaded, as in a
-		// fleet that has been crawling.
-		for _, q := range fs {
-			if err := frPopScript.Load(context.Background(), q.fl.rdb).Err(); err != nil {
-				t.Fatal(err)
-			}
-			for range 4 {
-				if _, err := q.QueueSize(); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := srv.Pause(); err != nil {
-			t.Fatal(err)
-		}
-		var (
-			mu      sync.Mutex
-			handed  = map[string]int{}
-			last    time.Time
-			resumed time.Time
-		)
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for _, q := range fs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					b, err := q.GetRequest()
-					if err != nil {
-						continue
-					}
-					r, err := colly.NewCollector().UnmarshalRequest(b)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					mu.Lock()
-					handed[r.URL.String()]++
-					last = time.Now()
-					mu.Unlock()
-					q.Done(robots.FrontierLease(r.Ctx))
-				}
-			}()
-		}
-		time.Sleep(3 * time.Second)
-		mu.Lock()
-		resumed = time.Now()
-		mu.Unlock()
-		if err := srv.Resume(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			mu.Lock()
-			n := len(handed)
-			mu.Unlock()
-			if n == len(want) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		close(stop)
-		wg.Wait()
-		for u := range want {
-			if handed[u] != 1 {
-				t.Errorf("%s handed out %d times, want once", u, handed[u])
-			}
-		}
-		after := last.Sub(resumed)
-		t.Logf("every request handed out %v after Redis resumed (call timeout %v, lease %v)", after.Round(time.Millisecond), callTimeout, lease)
-		if after > 4*callTimeout {
-			t.Errorf("the last request was handed out %v after Redis resumed: a late pop held its host (lease %v); want within a few call timeouts", after, lease)
-		}
-		for i, q := range fs {
-			if st := q.Stats(); st.Reaped != 0 || st.Leased != 0 {
-				t.Errorf("process %d: %+v: leases reaped or left", i, st)
-			}
-		}
-		if strings.Contains(logs.String(), "stopped renewing") {
-			t.Errorf("a live process's late pop was reported as a dead process's lease:\n%s", logs.String())
-		}
-	})
-}
-
 // TestLimiterRedisHang: Redis hangs (SIGSTOP) while a process asks for a
 // host and resumes 3 s later. The Acquire whose call timed out retries
 // under the same token; the grant its late call made is its own, so it
@@ -732,8 +523,8 @@ func TestFrontierRedisHang(t *testing.T) {
 // a lease, and no two permits overlap.
 func TestLimiterRedisHang(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, be backend) {
-		srv := be.(pausable)
+	redistest.OnServer(t, func(t *testing.T, be redistest.Backend) {
+		srv := be.(redistest.Pausable)
 		const (
 			callTimeout = time.Second
 			lease       = 10 * time.Second
@@ -741,8 +532,14 @@ func TestLimiterRedisHang(t *testing.T) {
 			d           = 50 * time.Millisecond
 		)
 		mk := func() *Limiter {
-			f := frFleet(t, srv, Config{CallTimeout: callTimeout, Lease: lease})
-			if err := hostScript.Load(context.Background(), f.rdb).Err(); err != nil {
+			// A client without retries (a hung server fails a call at once).
+			f, err := New(context.Background(), redistest.Client(t, srv, -1),
+				Config{CallTimeout: callTimeout, Lease: lease, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if err := lua.Limiter.Load(context.Background(), f.rdb).Err(); err != nil {
 				t.Fatal(err)
 			}
 			return f.Limiter(LimiterConfig{})
@@ -809,11 +606,13 @@ func TestLimiterRedisHang(t *testing.T) {
 // (SSUBSCRIBE takes one slot's channels). A wake-up still reaches the
 // waiter in each case.
 func TestPubSubConnections(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	redistest.ForBackends(t, func(t *testing.T, srv redistest.Backend) {
 		a, b := newFleet(t, srv), newFleet(t, srv)
-		q := b.Frontier(FrontierConfig{})
-		q.Init() // waits on every partition
-		defer q.Close()
+		all := make([]int, b.cfg.partitions)
+		for p := range all {
+			all[p] = p
+		}
+		b.listen(context.Background(), all...) // waits on every partition, as a frontier's Init
 		var subs int
 		b.shMu.Lock()
 		for _, sh := range b.shards {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet/internal/eventrun"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -194,9 +195,9 @@ type Fleet struct {
 	subs     map[string]map[*waiter]struct{}
 	down     atomic.Bool // an outage is being reported (one warning per outage)
 	incMu    sync.Mutex
-	incident eventRun     // trouble events: one warning per incident (incident.go)
+	incident eventrun.Run // trouble events: one warning per incident (incident.go)
 	oom      oomRun       // Redis refusing writes with OOM
-	outLim   atomic.Int64 // the largest FrontierConfig.OutageLimit of the Fleet's frontiers (ns); 0: none made
+	outLim   atomic.Int64 // the largest fleetfrontier.Config.OutageLimit of the Fleet's frontiers (ns); 0: none made
 	closeMu  sync.Once
 	lost     atomic.Int64 // releases, send marks, unlocks that never reached Redis
 	heard    atomic.Int64 // wake-up messages received

@@ -219,7 +219,7 @@ func commandStats(t testing.TB, addr string) (scripts, all int64) {
 	return scripts, all
 }
 
-// BenchmarkFleetScale is issue 20's scale figure: examples/distributed as
+// BenchmarkFleetScale is the fleet's scale figure: examples/distributed as
 // 16 processes (4 queue threads each) on a local 3-node Redis Cluster, over
 // 1,000 hosts of 100 pages each (a root linking to 99): 100,000 pages, at
 // a Crawl-delay of 2 s (delay=2s) or 4 s (delay=4s). It fails on a page

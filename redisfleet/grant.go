@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -14,9 +15,9 @@ import (
 //   - A pop of the frontier that hands out the request of a ready host
 //     also grants, in the same script, a permit of the host's limiter
 //     under the request's lease id (robots_host_grant; only while this
-//     Fleet has a Limiter). The permit waits on the permitDesk
-//     (limiter_desk.go, a pregrant) for the
-//     limiter's next AcquireMax of that host in this process, which takes
+//     Fleet has a Limiter). The frontier hands it to the permitDesk
+//     (limiter_desk.go, a pregrant, through link.Permits), where it waits
+//     for the limiter's next AcquireMax of that host in this process, which takes
 //     it without a round trip if its delay is not above the delay the
 //     grant was made under; else, and if nobody takes it within
 //     grantFresh, it is given back (the limiter's leave: no release
@@ -27,8 +28,9 @@ import (
 //     once: its release waits (deferred) for the frontier's next pipeline,
 //     the done report's, and runs inside the done report's script of its
 //     partition (frontier_done.lua runs the limiter's body first, as
-//     robots_host_op; the frontier takes them through releaseCarrier), or beside it when that pipeline has no done report
-//     of its partition. It goes alone after releaseDefer at the latest,
+//     robots_host_op), or beside it when that pipeline has no done report
+//     of its partition: the frontier takes them, and hands back their
+//     replies, through link.Carrier (fleetLink.TakeCarried). It goes alone after releaseDefer at the latest,
 //     and before the next AcquireMax of the host in this process. A later
 //     release only lengthens the gap before the host's next grant.
 
@@ -48,7 +50,7 @@ type pregrant struct {
 	timer *time.Timer // gives it back if nobody takes it
 }
 
-// hostOp is a hostScript call waiting for a pipeline: a deferred release
+// hostOp is a lua.Limiter call waiting for a pipeline: a deferred release
 // (or send mark), or the give-back (leave) of a pregrant nobody took.
 type hostOp struct {
 	host  string
@@ -59,14 +61,14 @@ type hostOp struct {
 	extra []any
 }
 
-// hostScriptKeys returns the KEYS of hostScript for host (lua/limiter.lua).
+// hostScriptKeys returns the KEYS of lua.Limiter for host (internal/lua/limiter.lua).
 func (f *Fleet) hostScriptKeys(host string) []string {
 	hash, hold := f.hostKeys(host)
 	p := f.part(host)
 	return []string{hash, hold, f.pkey(p, kindEpoch), f.key(kindWait, host), f.key(kindSeen, host), f.key(kindEarly, host), f.pkey(p, kindPace)}
 }
 
-// hostArgs returns the ARGV of a hostScript call on partition p (delay in
+// hostArgs returns the ARGV of a lua.Limiter call on partition p (delay in
 // µs, < 0: keep).
 func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any) []any {
 	args := make([]any, 0, 9+len(extra))
@@ -81,7 +83,7 @@ func (f *Fleet) hostArgs(p, mode int, op, tok string, delay int64, extra ...any)
 func (f *Fleet) runHost(ctx context.Context, p int, keys []string, mode int, op, tok string, delay int64, extra ...any) (limiterReply, error) {
 	cctx, cancel := context.WithTimeout(ctx, f.cfg.callTimeout)
 	defer cancel()
-	v, err := hostScript.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
+	v, err := lua.Limiter.Run(cctx, f.rdb, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...).Int64Slice()
 	if err != nil {
 		if ctx.Err() != nil {
 			return limiterReply{}, ctx.Err()
@@ -101,7 +103,7 @@ func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []st
 	defer cancel()
 	pipe := f.rdb.Pipeline()
 	cmds := f.queueHostOps(cctx, pipe, ops)
-	cmd := hostScript.EvalSha(cctx, pipe, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...)
+	cmd := lua.Limiter.EvalSha(cctx, pipe, keys, f.hostArgs(p, mode, op, tok, delay, extra...)...)
 	pipe.Exec(cctx) // each command carries its own error
 	if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 		// The node lacks the script: every call of the pipeline was
@@ -120,7 +122,7 @@ func (f *Fleet) runHostAfter(ctx context.Context, ops []hostOp, p int, keys []st
 	return f.hostReply(op, p, v)
 }
 
-// hostReply checks a hostScript reply to op on partition p, records the
+// hostReply checks a lua.Limiter reply to op on partition p, records the
 // partition's generation (its last element) and decodes the rest.
 func (f *Fleet) hostReply(op string, p int, v []int64) (limiterReply, error) {
 	if len(v) < 2 {
@@ -134,12 +136,12 @@ func (g *pregrant) leaveOp() hostOp {
 	return hostOp{host: g.host, p: g.p, mode: g.mode, op: opLeave, tok: g.id}
 }
 
-// queueHostOps adds ops to pipe (EVALSHA of hostScript) and returns their
+// queueHostOps adds ops to pipe (EVALSHA of lua.Limiter) and returns their
 // commands.
 func (f *Fleet) queueHostOps(ctx context.Context, pipe redis.Pipeliner, ops []hostOp) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(ops))
 	for i, op := range ops {
-		cmds[i] = hostScript.EvalSha(ctx, pipe, f.hostScriptKeys(op.host), f.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+		cmds[i] = lua.Limiter.EvalSha(ctx, pipe, f.hostScriptKeys(op.host), f.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
 	}
 	return cmds
 }
@@ -188,7 +190,7 @@ func (f *Fleet) sendHostOps(ops []hostOp) bool {
 			again = append(again, i)
 		}
 	}
-	if len(again) > 0 && hostScript.Load(ctx, f.rdb).Err() == nil {
+	if len(again) > 0 && lua.Limiter.Load(ctx, f.rdb).Err() == nil {
 		// Send again only the calls a node refused (the others ran).
 		retry := make([]hostOp, len(again))
 		for j, i := range again {
@@ -224,11 +226,3 @@ func (f *Fleet) retryHostOp(op hostOp) {
 	}
 	f.lostRelease("limiter "+op.op, err)
 }
-
-// takeCarried implements releaseCarrier: the releases kept for the
-// frontier's next pipeline.
-func (f *Fleet) takeCarried() []hostOp { return f.desk.takeDeferred("") }
-
-// carriedDone implements releaseCarrier: the replies of the releases a
-// pipeline carried.
-func (f *Fleet) carriedDone(ops []hostOp, cmds []*redis.Cmd) { f.hostOpsDone(ops, cmds) }

@@ -89,7 +89,7 @@ import (
 //	                                for the stale time (a second plus two
 //	                                call timeouts plus a second) is dropped.
 //	T(n) fr:<name>:<kind>   the frontier <name>'s keys in partition n
-//	                                (lua/include/frontier_head.lua): twelve, whatever
+//	                                (internal/lua/include/frontier_head.lua): twelve, whatever
 //	                                the number of hosts (the hosts' FIFOs
 //	                                are fields of two hashes).
 //
@@ -132,7 +132,7 @@ import (
 //	if dd > 0: no member of hold:<host> has a score > now, and
 //	           now >= le + dd (m = 0) or now >= ls + dd (m = 1).
 //
-// lua/include/host_ready.lua is that test as a Lua function for other scripts (the
+// internal/lua/include/host_ready.lua is that test as a Lua function for other scripts (the
 // queue frontier's).
 
 // Key kinds.

@@ -78,7 +78,7 @@ const (
 // request costs three round trips: Wait, Acquire, and Release
 // (end-to-start) or Sent (start-to-start); a contended one about four,
 // however many processes contend (measured from 1 to 8). A request handed
-// out by the Fleet's [Frontier] costs none of its own: the pop answered
+// out by the Fleet's frontier (package fleetfrontier) costs none of its own: the pop answered
 // Wait and granted the permit Acquire takes (when the pop's grant covers
 // the delay Acquire passes; else Acquire gives it back and asks Redis, in
 // one round trip), and the release goes with the request's done report
@@ -110,7 +110,7 @@ type lhost struct {
 	host        string
 	p           int           // the host's partition
 	hash        string        // keys[0]
-	keys        []string      // the KEYS of hostScript (Fleet.hostScriptKeys)
+	keys        []string      // the KEYS of lua.Limiter (Fleet.hostScriptKeys)
 	gate, early chan struct{} // capacity 1: held by the local head
 	refs        int           // guarded by Limiter.mu
 	used        time.Time     // guarded by Limiter.mu
@@ -338,7 +338,7 @@ func (l *Limiter) Wait(ctx context.Context, host string, delay time.Duration) er
 // likely to admit a request at once (not paused, its delay passed since
 // the latest release or send, nothing blocking it, no earlier Wait caller
 // of any process still heading for the gate within WaitClaim) and returns
-// how long it blocked. Right after the fleet's [Frontier] of this process
+// how long it blocked. Right after the fleet's frontier (fleetfrontier) of this process
 // handed out a request of the host as ready (within a second), one call
 // returns at once without asking Redis: the pop read the same state. It does not wait out a pause ending more than
 // maxPause from now (429, 503): it then returns a *hostlimit.PausedError at

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/politecrawl/robots/redisfleet/internal/link"
 )
 
 // readyFresh is how long a frontier pop's finding that a host is ready
@@ -180,4 +182,49 @@ func (d *permitDesk) flush() {
 	}
 	d.mu.Unlock()
 	d.send(append(ops, d.takeDeferred("")...))
+}
+
+// The desk's side of the frontier (link.Permits).
+
+// Granting implements link.Permits: the Fleet has a Limiter.
+func (d *permitDesk) Granting() bool { return d.limiters.Load() > 0 }
+
+// Handed implements link.Permits.
+func (d *permitDesk) Handed(host string, ready bool, g *link.Grant) {
+	d.leasing(host, 1)
+	if ready {
+		d.markReady(host)
+	}
+	if g != nil {
+		d.addGrant(newPregrant(*g))
+	}
+}
+
+// GiveBack implements link.Permits.
+func (d *permitDesk) GiveBack(g link.Grant) { d.giveBack(newPregrant(g)) }
+
+// Done implements link.Permits: a permit granted with the request and never
+// taken (the request stopped before the send) is given back in the
+// frontier's next pipeline.
+func (d *permitDesk) Done(host, id string) {
+	d.leasing(host, -1)
+	if g := d.takeGrant(host, id); g != nil {
+		d.deferRelease(g.leaveOp(), true)
+	}
+}
+
+// Postponed implements link.Permits.
+func (d *permitDesk) Postponed(host, id string) {
+	d.leasing(host, -1)
+	d.takeGrant(host, id)
+}
+
+// Dropped implements link.Permits.
+func (d *permitDesk) Dropped(host string) { d.leasing(host, -1) }
+
+// FlushHost implements link.Permits.
+func (d *permitDesk) FlushHost(host string) bool { return d.send(d.takeDeferred(host)) }
+
+func newPregrant(g link.Grant) *pregrant {
+	return &pregrant{host: g.Host, p: g.Part, id: g.ID, d: g.Delay, fail: g.Fail, mode: g.Mode}
 }

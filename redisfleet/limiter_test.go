@@ -9,11 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
@@ -207,31 +204,13 @@ func (p *loggedPermit) mark() {
 func (p *loggedPermit) Sent()    { p.mark(); p.Permit.Sent() }
 func (p *loggedPermit) Release() { p.mark(); p.Permit.Release() }
 
-// callCounter is a go-redis hook counting commands sent (a pipeline
-// counts once: one round trip).
-type callCounter struct{ n atomic.Int64 }
-
-func (c *callCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *callCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmd)
-	}
-}
-func (c *callCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		c.n.Add(1)
-		return next(ctx, cmds)
-	}
-}
-
 // fleetRun runs procs limiters (each on its own fleet handle and client,
 // as separate processes have), each with workers goroutines sending n
 // requests to s, and returns the Redis calls the limiters made per
 // request.
-func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg LimiterConfig, delay time.Duration) float64 {
+func fleetRun(t *testing.T, srv redistest.Backend, s *site, procs, workers, n int, cfg LimiterConfig, delay time.Duration) float64 {
 	t.Helper()
-	var calls callCounter
+	var calls redistest.CallCounter
 	lims := make([]*Limiter, procs)
 	for i := range lims {
 		c := newClient(t, srv)
@@ -262,7 +241,7 @@ func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg Lim
 		}
 	}
 	wg.Wait()
-	return float64(calls.n.Load()) / float64(procs*workers*n)
+	return float64(calls.N.Load()) / float64(procs*workers*n)
 }
 
 // TestLimiterEndToStartAcrossProcesses: three limiters on three clients,
@@ -271,7 +250,7 @@ func fleetRun(t *testing.T, srv backend, s *site, procs, workers, n int, cfg Lim
 // ended.
 func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		s := newSite(t, 5*time.Millisecond)
 		const d = 100 * time.Millisecond
 		perReq := fleetRun(t, srv, s, 3, 3, 4, LimiterConfig{}, d)
@@ -301,7 +280,7 @@ func TestLimiterEndToStartAcrossProcesses(t *testing.T) {
 // sends are spaced by the delay while slow responses overlap.
 func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		s := newSite(t, 250*time.Millisecond)
 		s.mu.Lock()
 		s.holdFirst = true // the first response ends only once the second request came: an overlap is certain unless the limiter serialises
@@ -332,7 +311,7 @@ func TestLimiterStartToStartAcrossProcesses(t *testing.T) {
 // than its limit (2 s against 100 ms: the check holds on a loaded machine).
 func TestLimiterRetryAfterShared(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		s := newSite(t, 0)
 		s.status = func(n int) (int, http.Header) {
 			if n == 0 {
@@ -367,7 +346,7 @@ func TestLimiterRetryAfterShared(t *testing.T) {
 // TestLimiterMaxEndsOnPauseWhileWaiting: a WaitMax or AcquireMax caller
 // already waiting when a pause past its maxPause starts (another process's
 // request answered 429, Retry-After 60) returns a *hostlimit.PausedError
-// instead of waiting the pause out (issue 18 item 5, as hostlimit does),
+// instead of waiting the pause out (as hostlimit does),
 // and leaves the fleet's queue.
 func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 	t.Parallel()
@@ -437,7 +416,7 @@ func TestLimiterMaxEndsOnPauseWhileWaiting(t *testing.T) {
 // processes in turn double the pause: the run is counted in Redis.
 func TestLimiterBackoffCountedFleetWide(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		s := newSite(t, 0)
 		s.status = func(n int) (int, http.Header) {
 			if n < 2 {
@@ -588,7 +567,7 @@ func TestLimiterPause(t *testing.T) {
 // waits for it to end, and then for the 300 ms it was granted under.
 func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		s := newSite(t, 200*time.Millisecond)
 		a, b := newFleet(t, srv).Limiter(LimiterConfig{}), newFleet(t, srv).Limiter(LimiterConfig{})
 		host := "http://" + s.Listener.Addr().String()
@@ -599,7 +578,7 @@ func TestLimiterLowerDelayKeepsSerialisation(t *testing.T) {
 			_, err := get(ctx, a, host, s.URL+"/page", d)
 			done <- err
 		}()
-		waitFor(t, 10*time.Second, "a's request at the server", func() bool {
+		redistest.WaitFor(t, 10*time.Second, "a's request at the server", func() bool {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			return len(s.visits) == 1

@@ -2,57 +2,11 @@ package redisfleet
 
 import (
 	"context"
-	"io/fs"
-	"path"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
-
-// TestLuaScripts: every script in lua/ compiles on a real Redis once its
-// includes are expanded, names only fragments that exist, and every
-// fragment in lua/include/ is included by some script.
-func TestLuaScripts(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t).Addr})
-	defer rdb.Close()
-	used := map[string]bool{}
-	scripts, err := fs.Glob(luaFiles, "lua/*.lua")
-	if err != nil || len(scripts) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, name := range scripts {
-		var walk func(p string)
-		walk = func(p string) {
-			b, err := luaFiles.ReadFile(p)
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-			for line := range strings.Lines(string(b)) {
-				if inc, ok := strings.CutPrefix(line, "--#include "); ok {
-					inc = strings.TrimSpace(inc)
-					used[inc] = true
-					walk("lua/include/" + inc + ".lua")
-				}
-			}
-		}
-		walk(name)
-		if err := rdb.ScriptLoad(context.Background(), luaSource(name)).Err(); err != nil {
-			t.Errorf("%s does not compile: %v", name, err)
-		}
-	}
-	frags, _ := fs.Glob(luaFiles, "lua/include/*.lua")
-	for _, f := range frags {
-		if n := strings.TrimSuffix(path.Base(f), ".lua"); !used[n] {
-			t.Errorf("%s is included by no script", f)
-		}
-	}
-}
 
 // TestLimiterReplyDecoded: limiter.lua's replies read by name: a grant
 // carries the delay it was made under, the next caller is told to come
@@ -83,42 +37,5 @@ func TestLimiterReplyDecoded(t *testing.T) {
 	}
 	if r.Pause != 5*time.Second {
 		t.Fatalf("pause: %+v, want Pause 5s", r)
-	}
-}
-
-// TestPopReplyDecoded: frontier_pop.lua's reply read by name: a pop on a
-// partition with one request hands it out (not early: the host has no
-// limiter state), and the next pop finds nothing queued, with the request
-// still out.
-func TestPopReplyDecoded(t *testing.T) {
-	f := newFleet(t, redistest.Start(t))
-	q := f.Frontier(FrontierConfig{MaxWait: time.Second})
-	defer q.Close()
-	b := testutil.CollyRequest(t, "http://pop.example/a")
-	if err := q.AddRequest(b); err != nil {
-		t.Fatal(err)
-	}
-	req, err := frontier.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := f.part(req.Host)
-	pop := func() popReply {
-		t.Helper()
-		v, err := q.run(context.Background(), p, frPopScript, f.tag(p), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
-			frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(), q.cfg.maxWait.Microseconds(),
-			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds(), 0, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return decodePop(v)
-	}
-	r := pop()
-	if !r.Handed || r.Early || r.Granted || r.PolicyRead || !strings.Contains(r.Payload, "http://pop.example/a") || r.Now <= 0 || r.Look < r.Now {
-		t.Fatalf("first pop: %+v", r)
-	}
-	r = pop()
-	if r.Handed || r.Soonest != -1 || r.Leased != 1 {
-		t.Fatalf("second pop: %+v, want nothing queued and one request out", r)
 	}
 }

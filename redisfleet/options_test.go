@@ -54,7 +54,7 @@ func TestNewAfterRestartKeepsHold(t *testing.T) {
 	}
 	c := newClient(t, srv)
 	epoch := fa.pkey(fa.part(host), kindEpoch)
-	waitFor(t, 10*time.Second, "the live process's renewal", func() bool {
+	redistest.WaitFor(t, 10*time.Second, "the live process's renewal", func() bool {
 		ep, err := c.HGet(ctx, epoch, "ep").Int64()
 		return err == nil && ep > 0
 	})
@@ -152,8 +152,7 @@ func TestNewRefusesEviction(t *testing.T) {
 
 // TestConfig: the zero Config is the defaults; New refuses a value that
 // cannot act (a negative duration, a partition count out of range, an
-// unknown OnRedisDown), naming the field; the zero FrontierConfig is the
-// frontier's defaults, and a value below zero reads as its default.
+// unknown OnRedisDown), naming the field.
 func TestConfig(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
@@ -177,13 +176,5 @@ func TestConfig(t *testing.T) {
 		if _, err := New(ctx, newClient(t, srv), c.cfg); err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("New(%+v) = %v; want an error naming %s", c.cfg, err, c.field)
 		}
-	}
-	if got := f.Frontier(FrontierConfig{}).cfg; got != (frontierConfig{name: DefaultFrontierName, perHost: 1, maxWait: time.Second, hold: 2 * time.Minute,
-		outageLimit: DefaultOutageLimit, journal: true, journalCap: DefaultJournalCap, ttl: DefaultFrontierTTL}) {
-		t.Errorf("zero FrontierConfig: %+v", got)
-	}
-	neg := f.Frontier(FrontierConfig{PerHost: -1, MaxWait: -1, TTL: time.Second, Batching: -1, NoJournal: true}).cfg
-	if neg.perHost != 1 || neg.maxWait != time.Second || neg.ttl != time.Minute || neg.batch != 0 || neg.journal {
-		t.Errorf("FrontierConfig below zero: %+v; want the defaults, a TTL of at least a minute, no journal", neg)
 	}
 }

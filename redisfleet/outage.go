@@ -140,12 +140,13 @@ func (f *Fleet) setOutageLimit(d time.Duration) {
 
 // outageLimit is how long the limiter's Acquire waits through a run of
 // OOM replies before it returns the error: the largest outage limit of the
-// Fleet's frontiers, which end the crawl then, else DefaultOutageLimit.
+// Fleet's frontiers, which end the crawl then, else a minute (the
+// frontier's default).
 func (f *Fleet) outageLimit() time.Duration {
 	if d := f.outLim.Load(); d > 0 {
 		return time.Duration(d)
 	}
-	return DefaultOutageLimit
+	return time.Minute
 }
 
 // oomError returns an error when Redis has refused writes with OOM

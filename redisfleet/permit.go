@@ -113,7 +113,7 @@ func (p *permit) Observe(status int, header http.Header) time.Duration {
 
 // Release records the end of the request and gives the permit back: one
 // round trip, bounded by the call timeout (none in start-to-start mode once
-// Sent was called). While the Fleet's [Frontier] of this process has a
+// Sent was called). While the Fleet's frontier (fleetfrontier) of this process has a
 // request of the host out, the release waits for that request's done
 // report and goes in its pipeline, 100 ms later at the latest, and before
 // the next Acquire of the host in this process. A release that cannot reach Redis is retried in the

@@ -1,6 +1,9 @@
 package redisfleet
 
-// Operations of hostScript.
+// Operations of lua.Limiter, the limiter's script: every decision about
+// a host, taken on the server's clock in one round trip
+// (internal/lua/limiter.lua gives its KEYS, ARGV and replies). The state
+// is described in keys.go.
 const (
 	opAcquire = "acq"
 	opWait    = "wait"
@@ -11,8 +14,3 @@ const (
 	opPause   = "pause"
 	opLeave   = "leave"
 )
-
-// hostScript is the limiter: every decision about a host, taken on the
-// server's clock in one round trip (lua/limiter.lua gives its KEYS, ARGV
-// and replies). The state is described in keys.go.
-var hostScript = luaScript("limiter")

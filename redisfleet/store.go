@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // valueHeader starts every stored policy value: the format version. A value
@@ -69,7 +70,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	return b[len(valueHeader):], true, nil
 }
 
-// Policies the frontier's pops read (Frontier.GetRequest), kept for the
+// Policies the frontier's pops read (fleetfrontier.Frontier.GetRequest), kept for the
 // Store's next Get of each in this process.
 const (
 	policyReadMax = 8 << 10     // a pop reads a stored value shorter than this (bytes)
@@ -103,18 +104,19 @@ func (r *policyReads) learn(k string) {
 	}
 }
 
-// prefix returns the part of the store keys before the authority
-// (learn), and false before the Store has seen a key.
-func (r *policyReads) prefix() (string, bool) {
+// Prefix implements link.Policies: the part of the store keys before the
+// authority (learn), and the largest value a pop reads; 0 before the
+// Store has seen a key.
+func (r *policyReads) Prefix() (string, int) {
 	if p := r.pre.Load(); p != nil {
-		return *p, true
+		return *p, policyReadMax
 	}
-	return "", false
+	return "", 0
 }
 
-// keep keeps v, the value a pop read for store key k ("": none stored),
-// for the next Get of k.
-func (r *policyReads) keep(k, v string) {
+// Keep implements link.Policies: it keeps v, the value a pop read for
+// store key k ("": none stored), for the next Get of k.
+func (r *policyReads) Keep(k, v string) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -167,12 +169,6 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	return nil
 }
 
-// The fetch lock's scripts: lua/fetch_unlock.lua, lua/fetch_renew.lua.
-var (
-	unlockScript = luaScript("fetch_unlock")
-	renewScript  = luaScript("fetch_renew")
-)
-
 // LockFetch implements [policy.FetchLocker]: SET NX with the lease (one
 // round trip). While the lock is held, a timer renews it every third of the
 // lease; unlock stops the renewal, deletes the lock if this holder still
@@ -209,7 +205,7 @@ type fetchLock struct {
 
 func (lk *fetchLock) renew() {
 	ctx, cancel := lk.s.ctx(context.Background())
-	held, err := renewScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.lease.Milliseconds()).Int()
+	held, err := lua.FetchRenew.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.lease.Milliseconds()).Int()
 	cancel()
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
@@ -231,7 +227,7 @@ func (lk *fetchLock) unlock() {
 	ctx, cancel := lk.s.ctx(context.Background())
 	defer cancel()
 	// On failure the lease ends the lock; the waiters' timers see it.
-	if err := unlockScript.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.pkey(lk.part, kindWake), lk.s.f.pubCmd).Err(); err != nil {
+	if err := lua.FetchUnlock.Run(ctx, lk.s.f.rdb, []string{lk.key}, lk.token, lk.s.f.pkey(lk.part, kindWake), lk.s.f.pubCmd).Err(); err != nil {
 		lk.s.f.lostRelease("fetch unlock", lk.s.f.callError("fetch unlock", err))
 	}
 }

@@ -7,15 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
@@ -115,7 +112,7 @@ func resolveAtOnce(t *testing.T, fleets []*Fleet, u string) []*policy.Policy {
 // robots.txt once; every one gets the policy.
 func TestStoreOneFetchForTheFleet(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\nCrawl-delay: 2\n", 300*time.Millisecond)
 		fleets := make([]*Fleet, 8)
 		for i := range fleets {
@@ -142,7 +139,7 @@ func TestStoreOneFetchForTheFleet(t *testing.T) {
 // one of them fetches.
 func TestStoreDeadFetchHolder(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		site := newRobotsSite(t, "User-agent: *\nDisallow: /private\n", 0)
 		fleets := []*Fleet{newFleet(t, srv), newFleet(t, srv), newFleet(t, srv)}
 		u, _ := url.Parse(site.URL + "/")
@@ -230,82 +227,31 @@ func TestStoreRedisDown(t *testing.T) {
 	}
 }
 
-// TestStoreGetAnsweredByPop: the frontier's pop that hands out a request
-// of a host reads the host's stored policy in its script (the policy's
-// key is in the host's partition), and the Store's next Get of it in this
-// process costs no round trip, a miss as well as a hit; once: the Get
-// after it asks Redis, and so does a Get of a value read too long ago,
-// and of a value too large for the pops to read (8 KiB or more).
-func TestStoreGetAnsweredByPop(t *testing.T) {
-	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
-		ctx := context.Background()
-		f := frFleet(t, srv, Config{Lease: time.Hour}) // no renewal tick in the counts
-		var log tripLog
-		f.rdb.AddHook(&log)
-		s := f.Store()
-		q := frOpen(t, f, FrontierConfig{MaxWait: time.Second})
-		key := func(host string) string { return dialect.RFC9309.Name() + " " + host }
-		// Before the Store has seen a key, the pops read no policy.
-		if _, ok, err := s.Get(ctx, key("http://z.example")); ok || err != nil {
-			t.Fatalf("Get on an empty Redis: %v, %v", ok, err)
-		}
-		if err := s.Put(ctx, key("http://a.example"), []byte("payload a"), time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		big := strings.Repeat("x", policyReadMax)
-		if err := s.Put(ctx, key("http://c.example"), []byte(big), time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		for _, u := range []string{"http://a.example/1", "http://b.example/1", "http://c.example/1"} {
-			if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for range 3 {
-			u, lease := grantGet(t, q)
-			host := u[:len("http://a.example")]
-			log.take()
-			v, ok, err := s.Get(ctx, key(host))
-			trips := log.take()
-			if want := []string{}; host == "http://c.example" {
-				if !slices.Equal(trips, []string{"get"}) {
-					t.Fatalf("Get of a value too large for the pop made round trips %v, want [get]", trips)
-				}
-			} else if !slices.Equal(trips, want) {
-				t.Fatalf("%s: Get after the pop made round trips %v, want none", host, trips)
-			}
-			switch {
-			case err != nil:
-				t.Fatal(err)
-			case host == "http://a.example" && (!ok || string(v) != "payload a"):
-				t.Fatalf("Get(a) = %q, %v; want the stored payload", v, ok)
-			case host == "http://b.example" && ok:
-				t.Fatalf("Get(b) = %q: want a miss (nothing stored)", v)
-			case host == "http://c.example" && (!ok || string(v) != big):
-				t.Fatalf("Get(c): %d bytes, %v; want the stored %d", len(v), ok, len(big))
-			}
-			if _, _, err := s.Get(ctx, key(host)); err != nil {
-				t.Fatal(err)
-			}
-			if trips := log.take(); !slices.Equal(trips, []string{"get"}) {
-				t.Fatalf("%s: second Get made round trips %v, want [get]", host, trips)
-			}
-			q.Done(lease)
-		}
-		// A value a pop read more than policyFresh ago is not used.
-		f.pols.keep(key("http://a.example"), "robots-policy/v2\nstale")
-		f.pols.mu.Lock()
-		r := f.pols.m[key("http://a.example")]
-		r.at = r.at.Add(-policyFresh)
-		f.pols.m[key("http://a.example")] = r
-		f.pols.mu.Unlock()
-		log.take()
-		if v, ok, err := s.Get(ctx, key("http://a.example")); !ok || err != nil || string(v) != "payload a" {
-			t.Fatalf("Get after a stale read = %q, %v, %v; want Redis's value", v, ok, err)
-		}
-		if trips := log.take(); !slices.Equal(trips, []string{"get"}) {
-			t.Fatalf("Get after a stale read made round trips %v, want [get]", trips)
-		}
-	})
+// TestStoreStaleRead: a value a pop read more than policyFresh ago does
+// not answer the Store's Get: Redis's value does.
+func TestStoreStaleRead(t *testing.T) {
+	ctx := context.Background()
+	f := newFleet(t, redistest.Start(t))
+	s := f.Store()
+	key := dialect.RFC9309.Name() + " http://a.example"
+	if err := s.Put(ctx, key, []byte("payload a"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	f.pols.Keep(key, "robots-policy/v2\nstale")
+	f.pols.mu.Lock()
+	r := f.pols.m[key]
+	r.at = r.at.Add(-policyFresh)
+	f.pols.m[key] = r
+	f.pols.mu.Unlock()
+	if v, ok, err := s.Get(ctx, key); !ok || err != nil || string(v) != "payload a" {
+		t.Fatalf("Get after a stale read = %q, %v, %v; want Redis's value", v, ok, err)
+	}
+	// A fresh one does, once.
+	f.pols.Keep(key, "robots-policy/v2\nfresh")
+	if v, ok, err := s.Get(ctx, key); !ok || err != nil || string(v) != "fresh" {
+		t.Fatalf("Get after a fresh read = %q, %v, %v; want the value read", v, ok, err)
+	}
+	if v, _, _ := s.Get(ctx, key); string(v) != "payload a" {
+		t.Fatalf("second Get after a fresh read = %q; want Redis's value", v)
+	}
 }

@@ -79,6 +79,7 @@ import (
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/fleetfrontier"
 )
 
 func main() {
@@ -108,7 +109,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.threads, "threads", 4, "queue threads of this process")
 	fs.IntVar(&o.depth, "depth", 2, "follow same-host links up to this many hops")
 	fs.DurationVar(&o.lease, "lease", redisfleet.DefaultLease, "how long a dead process holds a host, a fetch or a request")
-	fs.DurationVar(&o.outage, "outage", redisfleet.DefaultOutageLimit, "how long to wait for an unreachable Redis")
+	fs.DurationVar(&o.outage, "outage", fleetfrontier.DefaultOutageLimit, "how long to wait for an unreachable Redis")
 	fs.DurationVar(&o.minDelay, "min-delay", time.Second, "least time between two requests to one host")
 	fs.DurationVar(&o.defaultDelay, "default-delay", robots.DefaultDelay, "time between two requests to a host without Crawl-delay")
 	fs.StringVar(&o.connect, "connect", "", "send every request to this host:port (a local test server)")
@@ -205,7 +206,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer plugin.Close()
-	front := fleet.Frontier(redisfleet.FrontierConfig{Name: o.name, OutageLimit: o.outage, Batching: 100 * time.Millisecond})
+	front := fleetfrontier.New(fleet, fleetfrontier.Config{Name: o.name, OutageLimit: o.outage, Batching: 100 * time.Millisecond})
 	defer front.Close()
 	robots.AttachFrontier(c, front)
 	q, err := queue.New(o.threads, front)

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -22,12 +25,12 @@ import (
 // empty (the head, the waiters' registration).
 func BenchmarkScriptCost(b *testing.B) {
 	srv := redistest.Start(b)
-	var calls callCounter
+	var calls redistest.CallCounter
 	f := benchFleet(b, srv, &calls)
-	q := f.Frontier(FrontierConfig{})
+	q := New(f, Config{})
 	ctx := context.Background()
 	trivial := redis.NewScript("return 1")
-	head := redis.NewScript(luaSource("lua/include/frontier_head.lua") + "return {gen}")
+	head := redis.NewScript(lua.Source("include/frontier_head.lua") + "return {gen}")
 	run := func(name string, call func() error) {
 		b.Run(name, func(b *testing.B) {
 			if err := call(); err != nil { // the script loaded
@@ -44,13 +47,13 @@ func BenchmarkScriptCost(b *testing.B) {
 			b.ReportMetric((redistest.CPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
 		})
 	}
-	run("ping", func() error { return f.rdb.Ping(ctx).Err() })
-	run("script", func() error { return trivial.Run(ctx, f.rdb, []string{"x"}).Err() })
-	run("head", func() error { return head.Run(ctx, f.rdb, q.parts[0].keys, q.argv(0)...).Err() })
+	run("ping", func() error { return rdbOf(f).Ping(ctx).Err() })
+	run("script", func() error { return trivial.Run(ctx, rdbOf(f), []string{"x"}).Err() })
+	run("head", func() error { return head.Run(ctx, rdbOf(f), q.parts[0].keys, q.argv(0)...).Err() })
 	run("pop-empty", func() error {
-		_, err := q.run(ctx, 0, frPopScript, f.tag(0), f.token(), f.cfg.lease.Microseconds(), 1, 0, frontierScan,
+		_, err := q.run(ctx, 0, lua.FrontierPop, link.Of(f).Tag(0), link.Of(f).Token(), link.Of(f).Settings().Lease.Microseconds(), 1, 0, frontierScan,
 			frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(), q.cfg.maxWait.Microseconds(),
-			frontierReapPoll.Microseconds(), f.procID, 0, f.cfg.idleTTL.Microseconds(), 0, "")
+			frontierReapPoll.Microseconds(), link.Of(f).Settings().ProcID, 0, link.Of(f).Settings().IdleTTL.Microseconds(), 0, "")
 		return err
 	})
 }
@@ -72,15 +75,15 @@ func BenchmarkScriptCostPage(b *testing.B) {
 
 func scriptCostPage(b *testing.B, withLimiter bool) {
 	srv := redistest.Start(b)
-	var calls callCounter
+	var calls redistest.CallCounter
 	f := benchFleet(b, srv, &calls)
 	ctx := context.Background()
-	var lim *Limiter
+	var lim *redisfleet.Limiter
 	if withLimiter {
-		lim = f.Limiter(LimiterConfig{})
+		lim = f.Limiter(redisfleet.LimiterConfig{})
 	}
-	f.desk.fresh = time.Hour // every pregrant is taken
-	q := f.Frontier(FrontierConfig{MaxWait: time.Second})
+	keysOf(f).SetReadyFresh(time.Hour) // every pregrant is taken
+	q := New(f, Config{MaxWait: time.Second})
 	q.Init()
 	defer q.Close()
 	const hosts = 16
@@ -107,8 +110,8 @@ func scriptCostPage(b *testing.B, withLimiter bool) {
 	for range hosts { // every host has state, the scripts are loaded
 		page()
 	}
-	f.rdb.ConfigResetStat(ctx)
-	n0 := calls.n.Load()
+	rdbOf(f).ConfigResetStat(ctx)
+	n0 := calls.N.Load()
 	cpu0 := redistest.CPU(b, srv.Addr)
 	b.ResetTimer()
 	for range b.N {
@@ -116,8 +119,8 @@ func scriptCostPage(b *testing.B, withLimiter bool) {
 	}
 	b.StopTimer()
 	b.ReportMetric((redistest.CPU(b, srv.Addr)-cpu0)*1e6/float64(b.N), "redis-µs/op")
-	report(b, &calls, n0+1) // less the CONFIG RESETSTAT
-	serverTime(b, f)
+	redistest.ReportCalls(b, &calls, n0+1) // less the CONFIG RESETSTAT
+	redistest.ScriptTime(b, rdbOf(f))
 	info, err := redistest.Do(srv.Addr, "INFO", "commandstats")
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import "time"
 
@@ -18,9 +18,9 @@ import "time"
 // which the next GetRequest makes at once (the pop script's abandoned
 // ids: the permit the pop granted with the request is given back without
 // a release, its request was never sent). A release of the host's limiter
-// kept for the request's done report (the robots.txt fetch's permit,
-// grant.go) is written first, since the pop would otherwise remove that
-// permit unreleased. Postpone reports false, and the request stays
+// kept for the request's done report (the robots.txt fetch's permit) is
+// written first, since the pop would otherwise remove that permit
+// unreleased. Postpone reports false, and the request stays
 // leased, for an id this process does not hold, or when that release
 // cannot be written now (it is then retried as any release). It makes at
 // most one round trip, bounded by the call timeout. Safe for concurrent
@@ -28,12 +28,12 @@ import "time"
 func (q *Frontier) Postpone(id string, until time.Time) bool {
 	q.mu.Lock()
 	l := q.st.own[id]
-	full := l != nil && len(q.parts[q.fl.part(l.host)].abandoned) >= frontierAbandonMax
+	full := l != nil && q.st.abandonFull(q.fl.Part(l.host))
 	q.mu.Unlock()
 	if l == nil || full {
 		return false
 	}
-	if !q.fl.sendHostOps(q.fl.desk.takeDeferred(l.host)) {
+	if !q.fl.Permits().FlushHost(l.host) {
 		return false
 	}
 	q.mu.Lock()
@@ -41,15 +41,12 @@ func (q *Frontier) Postpone(id string, until time.Time) bool {
 		q.mu.Unlock()
 		return false // reported done meanwhile
 	}
-	pt := &q.parts[q.fl.part(l.host)]
-	pt.abandoned[id] = until
-	pt.look, pt.empty = time.Time{}, false
+	q.st.postpone(q.fl.Part(l.host), id, until)
 	close(q.woken) // a GetRequest waiting pops the partition now
 	q.woken = make(chan struct{})
 	q.mu.Unlock()
-	q.fl.desk.leasing(l.host, -1)
 	// A permit granted with the request and not taken: the pop that ends
 	// the lease gives it back.
-	q.fl.desk.takeGrant(l.host, id)
+	q.fl.Permits().Postponed(l.host, id)
 	return true
 }

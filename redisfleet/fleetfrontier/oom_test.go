@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // nodesOf returns the addresses of srv's nodes (one for a redis-server).
-func nodesOf(srv backend) []string {
+func nodesOf(srv redistest.Backend) []string {
 	switch s := srv.(type) {
 	case *redistest.Cluster:
 		return s.Addrs()
@@ -28,7 +29,7 @@ func nodesOf(srv backend) []string {
 // Config.Eviction and without (noeviction needs no opt-in; it changes
 // nothing), and on a 3-node Cluster without. Each process's queue.Run
 // ends with an error no earlier than the outage limit (3 s) after
-// maxmemory was set and within 20 s of it: the error wraps ErrUnavailable,
+// maxmemory was set and within 20 s of it: the error wraps redisfleet.ErrUnavailable,
 // names the cause (the OOM reply and the maxmemory to raise: "maxmemory
 // 1") and counts the requests this process knew not crawled. Every
 // request not crawled is reported: in such a count, or failed in Colly's
@@ -44,15 +45,15 @@ func TestRedisOutOfMemory(t *testing.T) {
 	for _, cluster := range []bool{false, true} {
 		for _, opt := range []struct {
 			name  string
-			fopts Config
-		}{{"noeviction", Config{}}, {"opted in", Config{Eviction: true}}} {
+			fopts redisfleet.Config
+		}{{"noeviction", redisfleet.Config{}}, {"opted in", redisfleet.Config{Eviction: true}}} {
 			if cluster && opt.fopts.Eviction {
 				continue // the same code as without Config.Eviction: one Cluster less in CI
 			}
 			t.Run(map[bool]string{false: "single", true: "cluster"}[cluster]+"/"+opt.name, func(t *testing.T) {
 				t.Parallel()
 				// A Redis of its own: maxmemory is the server's.
-				var srv backend
+				var srv redistest.Backend
 				if cluster {
 					srv = redistest.StartCluster(t, 3)
 				} else {
@@ -62,8 +63,8 @@ func TestRedisOutOfMemory(t *testing.T) {
 				var setAt time.Time
 				res := runCrawl(t, srv, crawlSpec{
 					prefix: prefix, hosts: 6, pages: 30, threads: 2, delay: "0.2", at: []int{10},
-					fopts: opt.fopts, qopts: FrontierConfig{OutageLimit: outage},
-					vanish: func(*Fleet, *Frontier) {
+					fopts: opt.fopts, qopts: Config{OutageLimit: outage},
+					vanish: func(*redisfleet.Fleet, *Frontier) {
 						setAt = time.Now()
 						for _, n := range nodesOf(srv) {
 							if _, err := redistest.Do(n, "CONFIG", "SET", "maxmemory", "1"); err != nil {
@@ -79,8 +80,8 @@ func TestRedisOutOfMemory(t *testing.T) {
 						t.Errorf("process %d: queue.Run ended without an error on a Redis that refuses every write", i)
 						continue
 					}
-					if !errors.Is(err, ErrUnavailable) {
-						t.Errorf("process %d: %v does not wrap ErrUnavailable", i, err)
+					if !errors.Is(err, redisfleet.ErrUnavailable) {
+						t.Errorf("process %d: %v does not wrap redisfleet.ErrUnavailable", i, err)
 					}
 					for _, want := range []string{"OOM", "maxmemory 1", "requests known to this process not crawled"} {
 						if !strings.Contains(err.Error(), want) {
@@ -125,13 +126,13 @@ func TestRedisOutOfMemory(t *testing.T) {
 					t.Errorf("%d warnings naming the OOM reply and maxmemory, want one per process:\n%s", n, logs)
 				}
 				// New on the refusing Redis: the same cause.
-				f, err := New(context.Background(), newClient(t, srv), Config{Prefix: prefix + "new:", Eviction: opt.fopts.Eviction})
+				f, err := redisfleet.New(context.Background(), redistest.Client(t, srv, 0), redisfleet.Config{Prefix: prefix + "new:", Eviction: opt.fopts.Eviction})
 				if err == nil {
 					f.Close()
 					t.Fatal("New on a Redis that refuses every write succeeded")
 				}
-				if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "OOM") || !strings.Contains(err.Error(), "maxmemory 1") {
-					t.Errorf("New: %v; want ErrUnavailable, the OOM reply and maxmemory 1", err)
+				if !errors.Is(err, redisfleet.ErrUnavailable) || !strings.Contains(err.Error(), "OOM") || !strings.Contains(err.Error(), "maxmemory 1") {
+					t.Errorf("New: %v; want redisfleet.ErrUnavailable, the OOM reply and maxmemory 1", err)
 				}
 				t.Logf("New: %v", err)
 			})

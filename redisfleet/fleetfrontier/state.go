@@ -1,8 +1,10 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/politecrawl/robots/redisfleet/internal/eventrun"
 )
 
 // frState is a Frontier's client state in one process: the requests it
@@ -18,9 +20,10 @@ type frState struct {
 	journal     map[string]journalItem // request key -> a request this process queued, not done fleet-wide
 	pendingAdd  []journalItem          // requests to queue, in order
 	pendingDone []doneItem             // done reports to send, in order
-	stats       FrontierStats
-	full        bool     // the journal is full (warned once until it has room)
-	losses      eventRun // recoveries, each within a lease of the previous (lossError)
+	stats       Stats
+	full        bool         // the journal is full (warned once until it has room)
+	losses      eventrun.Run // recoveries, each within a lease of the previous (lossError)
+	parts       []partState  // by partition (state_parts.go)
 }
 
 // ownLease is a request handed out to this process: its partition, host,
@@ -48,12 +51,17 @@ type journalItem struct {
 	again, unsure      bool
 }
 
-func newFrState(journal bool, journalCap int) frState {
-	return frState{journalOn: journal, journalCap: journalCap, own: map[string]*ownLease{}, journal: map[string]journalItem{}}
+func newFrState(journal bool, journalCap, partitions int) frState {
+	s := frState{journalOn: journal, journalCap: journalCap, own: map[string]*ownLease{}, journal: map[string]journalItem{},
+		parts: make([]partState, partitions)}
+	for p := range s.parts {
+		s.parts[p].abandoned = map[string]time.Time{}
+	}
+	return s
 }
 
 // snapshot returns the counters with the sizes of now.
-func (s *frState) snapshot() FrontierStats {
+func (s *frState) snapshot() Stats {
 	st := s.stats
 	st.Pending, st.Leased, st.Journal = len(s.pendingAdd), len(s.own), len(s.journal)
 	return st
@@ -178,7 +186,7 @@ func (s *frState) restore(adds []journalItem, dones []doneItem) {
 // that are not among them, marked to be queued again; it keeps them to
 // write. part gives a host's partition.
 func (s *frState) lost(now time.Time, lease time.Duration, p int, part func(string) int) (leases []any, items []journalItem) {
-	s.losses.add(now, lease)
+	s.losses.Add(now, lease)
 	out := map[string]bool{}
 	for id, l := range s.own {
 		if l.p == p {
@@ -201,12 +209,12 @@ func (s *frState) lost(now time.Time, lease time.Duration, p int, part func(stri
 // frontier's data (recoveries, each within lease of the previous) for
 // longer than limit.
 func (s *frState) lossError(now time.Time, lease, limit time.Duration) error {
-	d, on := s.losses.lasting(now, lease)
+	d, on := s.losses.Lasting(now, lease)
 	if !on || d < limit {
 		return nil
 	}
 	return fmt.Errorf("redisfleet: frontier: Redis lost the frontier's keys %d times in %s (evicted? its maxmemory cannot hold the queue); %d requests known to this process not crawled",
-		s.losses.n, d.Round(time.Second), s.kept())
+		s.losses.N, d.Round(time.Second), s.kept())
 }
 
 // prunable returns up to max keys of the journal, by the partition of
@@ -236,11 +244,15 @@ func (s *frState) pruned(keys []string, done []bool) {
 	}
 }
 
-// reset empties the journal, what is kept to write and the leases (Drop),
-// and returns the leases that were out.
+// reset empties the journal, what is kept to write and the leases, and
+// forgets the partitions' generations (Drop: the keys are gone), and
+// returns the leases that were out.
 func (s *frState) reset() map[string]*ownLease {
 	own := s.own
 	s.journal, s.own = map[string]journalItem{}, map[string]*ownLease{}
 	s.pendingAdd, s.pendingDone, s.full = nil, nil, false
+	for p := range s.parts {
+		s.parts[p].gen = ""
+	}
 	return own
 }

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // TestStoreKeysVanish: the stored robots.txt policies and the robots.txt
@@ -35,8 +37,8 @@ func TestStoreKeysVanish(t *testing.T) {
 		t.Skip("-short")
 	}
 	const delay = 200 * time.Millisecond
-	onServer(t, func(t *testing.T, srv backend) {
-		rdb := client(t, srv, 3)
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		rdb := redistest.Client(t, srv, 3)
 		var (
 			policies, locks, rounds atomic.Int64
 			stop                    = make(chan struct{})
@@ -56,12 +58,12 @@ func TestStoreKeysVanish(t *testing.T) {
 					time.Sleep(50 * time.Millisecond)
 				}
 			},
-			onStart: func(fleets []*Fleet, _ []*Frontier) {
+			onStart: func(fleets []*redisfleet.Fleet, _ []*Frontier) {
 				f := fleets[0]
 				var keys []string
 				for i := range 4 {
 					sk := "rfc9309 http://h" + string(rune('0'+i)) + ".example"
-					keys = append(keys, f.polKey(sk), f.key(kindFetch, sk))
+					keys = append(keys, keysOf(f).PolicyKey(sk), keysOf(f).Key("fetch", sk))
 				}
 				wg.Add(1)
 				go func() {

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -8,14 +8,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/redis/go-redis/v9"
 )
 
 // Defaults of the frontier's options.
 const (
-	DefaultFrontierName  = "default"
+	DefaultName          = "default"
 	DefaultOutageLimit   = time.Minute
-	DefaultFrontierTTL   = 7 * 24 * time.Hour
+	DefaultTTL           = 7 * 24 * time.Hour
 	DefaultJournalCap    = 100_000
 	frontierPruneMax     = 8192 // journal entries checked against the done set per renewal tick
 	frontierTouchMax     = time.Minute
@@ -28,14 +30,14 @@ const (
 	frontierRetryMax     = 2 * time.Second
 	frontierReapPoll     = time.Second          // a partition with requests out and none queued is looked at again after
 	frontierAbandonMax   = 4096                 // failed pops remembered (beyond, a late pop holds its host for the lease)
-	frontierDoneLinger   = 5 * time.Millisecond // FrontierConfig.Batching: longest a done report waits for the next pop's pipeline
+	frontierDoneLinger   = 5 * time.Millisecond // Config.Batching: longest a done report waits for the next pop's pipeline
 )
 
-// FrontierStats counts what one process's frontier did.
-type FrontierStats struct {
+// Stats counts what one process's frontier did.
+type Stats struct {
 	Added     int64 // requests this process queued
 	Seen      int64 // refused as queued before (by any process)
-	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by FrontierConfig.Batching)
+	Pending   int   // queued, not yet written to Redis (kept while Redis was away, or by Config.Batching)
 	Handed    int64 // requests handed out to this process
 	Early     int64 // of which before their host was ready (MaxWait passed)
 	Done      int64 // reported done by this process
@@ -47,7 +49,7 @@ type FrontierStats struct {
 
 	Journal      int   // requests in the journal now
 	Pruned       int64 // journal entries dropped because another process finished them
-	NotJournaled int64 // requests queued while the journal was full (FrontierConfig.JournalCap)
+	NotJournaled int64 // requests queued while the journal was full (Config.JournalCap)
 }
 
 // A Frontier is the fleet's per-host queue frontier on Redis, implementing
@@ -59,7 +61,7 @@ type FrontierStats struct {
 // PerHost requests of the host out fleet-wide, and the fleet limiter's
 // state of the host (read in the same Lua script that pops, one round
 // trip) says its delay has passed and no permit holds it. While the Fleet
-// has a [Limiter], the same script grants the host's permit for the
+// has a Limiter ([redisfleet.Fleet.Limiter]), the same script grants the host's permit for the
 // request, which the Limiter's next Acquire of the host in this process
 // takes without a round trip, and Done's script releases the permit (see
 // the package doc, Round trips per request). When no host is
@@ -84,31 +86,31 @@ type FrontierStats struct {
 // Completion: robots.AttachFrontier (OnError, OnScraped) reports each request
 // done, as in package frontier. A handed-out request is leased: the
 // process renews its leases every third of the fleet's lease
-// ([Config.Lease]); when a process dies its leases end and the next GetRequest
+// ([redisfleet.Config.Lease]); when a process dies its leases end and the next GetRequest
 // anywhere puts those requests back at the head of their host's queue.
 // Delivery is therefore at least once: a request that a dying process had
 // sent, or one whose renewal was late, can be fetched again.
 //
 // Partitions: the queue of a host lives in the host's partition of the
-// fleet ([Config.Partitions]); GetRequest pops partition by partition (one
+// fleet ([redisfleet.Config.Partitions]); GetRequest pops partition by partition (one
 // round trip each) and QueueSize asks them all in one pipeline.
 //
 // Failure: while Redis is away AddRequest keeps the requests in memory and
 // writes them when it answers again (no URL is lost; QueueSize counts
 // them), Done is retried the same way, GetRequest returns an error after
 // MaxWait (Colly's loop then asks QueueSize), and QueueSize retries with
-// backoff for the outage limit ([FrontierConfig.OutageLimit]) and then returns an
-// error wrapping [ErrUnavailable], which ends queue.Run. If Redis comes
+// backoff for the outage limit ([Config.OutageLimit]) and then returns an
+// error wrapping [redisfleet.ErrUnavailable], which ends queue.Run. If Redis comes
 // back empty (restarted without persistence), every process notices (a
 // partition's generation changed; one lost partition makes it check all)
 // and queues again the requests of its
-// journal ([FrontierConfig.NoJournal]) and registers its leases again: nothing is lost
+// journal ([Config.NoJournal]) and registers its leases again: nothing is lost
 // (but requests beyond the journal's cap), and a page another process had
 // fetched is fetched again only if it was done after this process last
 // pruned its journal (every third of the lease, against a fleet-wide set
 // of the requests done).
 //
-// A key of a partition that vanishes alone (evicted under Config.Eviction,
+// A key of a partition that vanishes alone (evicted under redisfleet.Config.Eviction,
 // deleted) is found by the next script there, which checks that the keys
 // its counters require exist: the partition is then emptied as if Redis
 // had lost it, keeping the request keys it saw and those done, and every
@@ -126,14 +128,15 @@ type FrontierStats struct {
 //
 // Redis memory: the seen and done sets grow with the crawl (one request
 // key each per request); every key of the frontier expires
-// [FrontierConfig.TTL] after the crawl's last activity, and [Frontier.Drop]
+// [Config.TTL] after the crawl's last activity, and [Frontier.Drop]
 // deletes them at once.
 //
 // A Frontier is safe for concurrent use; one queue should run on it per
 // process. Init starts one goroutine (lease renewal), which Close stops.
 type Frontier struct {
-	fl    *Fleet
-	rel   releaseCarrier // the limiter's releases riding the frontier's pipelines (the Fleet)
+	fl    link.Fleet    // the Fleet: connection, keys, wake-ups, the limiter's permits
+	set   link.Settings // the Fleet's settings
+	rdb   redis.UniversalClient
 	cfg   frontierConfig
 	log   *slog.Logger
 	parts []frPart
@@ -146,7 +149,7 @@ type Frontier struct {
 	wakeStop  func()     // ends the wake-up subscriptions
 
 	mu         sync.Mutex
-	st         frState // the client state (frontier_state.go)
+	st         frState // the client state (state.go, state_parts.go)
 	downSince  time.Time
 	touched    time.Time     // the TTL was last refreshed (renewLoop)
 	next       int           // the partition GetRequest looks at first (rotates)
@@ -154,52 +157,45 @@ type Frontier struct {
 	lost       map[int]bool  // partitions whose data Redis lost, to recover
 	lossLogged time.Time     // the latest recovery's log line
 	lossQuiet  int           // recoveries not logged since it
-	batchTimer *time.Timer   // FrontierConfig.Batching: writes the kept requests
-	doneTimer  *time.Timer   // FrontierConfig.Batching: writes the kept done reports (frontierDoneLinger)
-	askSize    bool          // FrontierConfig.Batching: the next QueueSize asks Redis
+	batchTimer *time.Timer   // Config.Batching: writes the kept requests
+	doneTimer  *time.Timer   // Config.Batching: writes the kept done reports (frontierDoneLinger)
+	askSize    bool          // Config.Batching: the next QueueSize asks Redis
 }
 
-// frPart is one partition of a Frontier: its keys (all in one hash slot)
-// and what this process knows of it (under Frontier.mu).
+// frPart is one partition of a Frontier: its keys, all in one hash slot.
+// What this process knows of it is in frState (partState).
 type frPart struct {
 	keys []string // the KEYS of every frontier script
 	pub  string   // ARGV 3 of the scripts: the publish command, a space, the wake channel
-
-	gen string
-	// abandoned are the lease ids of pops that failed on the client, and of
-	// requests postponed (Postpone) with the time their host may be asked
-	// (zero for the others): the partition's next pop ends them
-	// (frPopScript).
-	abandoned map[string]time.Time
-	look      time.Time // when it is worth a pop (zero: now)
-	wakes     uint64    // wake-ups heard: a pop's reply does not undo a later one
-	empty     bool      // nothing queued at the latest look
-	leased    int64     // requests out fleet-wide at the latest look
 }
 
-// Frontier returns the fleet's queue frontier configured by opts. Pass it
-// to colly's queue.New and call robots.AttachFrontier on the collector the
-// queue runs.
-func (f *Fleet) Frontier(c FrontierConfig) *Frontier {
+// New returns the queue frontier of fleet configured by c. Pass it to
+// Colly's queue.New and call robots.AttachFrontier on the collector the
+// queue runs. Every process of the fleet makes one of the same
+// [Config.Name] on its own Fleet.
+func New(fleet *redisfleet.Fleet, c Config) *Frontier { return newFrontier(link.Of(fleet), c) }
+
+func newFrontier(fl link.Fleet, c Config) *Frontier {
 	cfg := c.resolve()
-	f.setOutageLimit(cfg.outageLimit)
+	fl.SetOutageLimit(cfg.outageLimit)
+	set := fl.Settings()
 	q := &Frontier{
-		fl:      f,
-		rel:     f,
+		fl:      fl,
+		set:     set,
+		rdb:     fl.Client(),
 		cfg:     cfg,
-		log:     f.log,
+		log:     fl.Logger(),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
-		st:      newFrState(cfg.journal, cfg.journalCap),
+		st:      newFrState(cfg.journal, cfg.journalCap, set.Partitions),
 		woken:   make(chan struct{}),
 		lost:    map[int]bool{},
 	}
-	for p := range f.cfg.partitions {
-		k := func(kind string) string { return f.tag(p) + "fr:" + cfg.name + ":" + kind }
+	for p := range set.Partitions {
+		k := func(kind string) string { return fl.Tag(p) + "fr:" + cfg.name + ":" + kind }
 		q.parts = append(q.parts, frPart{
-			keys:      []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
-			pub:       f.pubCmd + " " + f.pkey(p, kindWake),
-			abandoned: map[string]time.Time{},
+			keys: []string{k("hosts"), k("count"), k("seen"), k("lease"), k("leaseend"), k("held"), k("done"), k("abandoned"), k("qitems"), k("qends"), k("waiters"), k("seen0")},
+			pub:  set.PubCmd + " " + fl.WakeChannel(p),
 		})
 	}
 	return q
@@ -213,36 +209,20 @@ func (q *Frontier) Init() error {
 		for p := range all {
 			all[p] = p
 		}
-		q.fl.listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
+		q.fl.Listen(context.Background(), all...) // all at once, then each wakeups below costs nothing
 		var stops []func()
 		for p := range q.parts {
-			w, cancel := q.fl.subscribe(context.Background(), p, q.parts[p].keys[0], "")
+			w, cancel := q.fl.Subscribe(context.Background(), p, q.parts[p].keys[0])
 			stop := make(chan struct{})
 			go func() {
 				for {
 					select {
 					case hint := <-w:
 						// hint: the µs until the partition is worth a look
-						// (0: now), or -1: the partition emptied, nothing
-						// queued or out (wakeAll, lua/include/frontier_head.lua), as a
-						// pop would say; the next request queued there
-						// wakes one process.
-						at := time.Now().Add(time.Duration(hint) * time.Microsecond)
+						// (0: now), or -1: the partition emptied (wakeAll,
+						// internal/lua/include/frontier_head.lua).
 						q.mu.Lock()
-						if hint < 0 {
-							pt := &q.parts[p]
-							pt.look, pt.empty, pt.leased = time.Now().Add(q.cfg.maxWait), true, 0
-							q.parts[p].wakes++
-							close(q.woken)
-							q.woken = make(chan struct{})
-							q.mu.Unlock()
-							continue
-						}
-						if pt := &q.parts[p]; pt.look.After(at) {
-							pt.look = at
-						}
-						q.parts[p].empty = false
-						q.parts[p].wakes++
+						q.st.woken(p, hint, time.Now(), q.cfg.maxWait)
 						close(q.woken)
 						q.woken = make(chan struct{})
 						q.mu.Unlock()
@@ -286,7 +266,7 @@ func (q *Frontier) Close() error {
 func (q *Frontier) Requeues() bool { return true }
 
 // Stats returns this process's counters.
-func (q *Frontier) Stats() FrontierStats {
+func (q *Frontier) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.st.snapshot()
@@ -294,15 +274,15 @@ func (q *Frontier) Stats() FrontierStats {
 
 // argv returns the ARGV every script of partition p starts with.
 func (q *Frontier) argv(p int, args ...any) []any {
-	return append([]any{q.fl.token(), q.fl.tag(p), q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
+	return append([]any{q.fl.Token(), q.fl.Tag(p), q.parts[p].pub, q.cfg.ttl.Milliseconds()}, args...)
 }
 
 // run runs one script on partition p, bounded by the call timeout, and
 // checks the data generation it returns.
 func (q *Frontier) run(ctx context.Context, p int, s *redis.Script, args ...any) ([]any, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
-	v, err := s.Run(cctx, q.fl.rdb, q.parts[p].keys, q.argv(p, args...)...).Slice()
+	v, err := s.Run(cctx, q.rdb, q.parts[p].keys, q.argv(p, args...)...).Slice()
 	return q.reply(ctx, p, v, err)
 }
 
@@ -311,9 +291,9 @@ func (q *Frontier) run(ctx context.Context, p int, s *redis.Script, args ...any)
 // process queue again what it knows.
 func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any, error) {
 	if err != nil {
-		err = q.fl.callError("frontier", err)
-		if errors.Is(err, ErrUnavailable) {
-			q.fl.outage("frontier", err)
+		err = q.fl.CallError("frontier", err)
+		if errors.Is(err, redisfleet.ErrUnavailable) {
+			q.fl.Outage("frontier", err)
 			q.mu.Lock()
 			if q.downSince.IsZero() {
 				q.downSince = time.Now()
@@ -322,15 +302,14 @@ func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any,
 		}
 		return nil, err
 	}
-	q.fl.recovered()
+	q.fl.Recovered()
 	if len(v) == 0 {
 		return nil, errors.New("redisfleet: frontier: empty script reply")
 	}
 	gen, _ := v[0].(string)
 	q.mu.Lock()
 	q.downSince = time.Time{}
-	lost := q.parts[p].gen != "" && gen != q.parts[p].gen
-	q.parts[p].gen = gen
+	lost := q.st.sawGen(p, gen)
 	q.mu.Unlock()
 	if lost {
 		q.mu.Lock()
@@ -345,10 +324,10 @@ func (q *Frontier) reply(ctx context.Context, p int, v []any, err error) ([]any,
 // per Redis node) with the same script arguments, and returns the replies
 // by partition; the first error, if any.
 func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([][]any, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
 	exec := func() ([]*redis.Cmd, bool) {
-		pipe := q.fl.rdb.Pipeline()
+		pipe := q.rdb.Pipeline()
 		cmds := make([]*redis.Cmd, len(q.parts))
 		for p := range q.parts {
 			cmds[p] = s.EvalSha(cctx, pipe, q.parts[p].keys, q.argv(p, args...)...)
@@ -365,8 +344,8 @@ func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([]
 	if noScript {
 		// A node that has not seen the script yet (a Cluster node, a
 		// restarted server): load it everywhere, and once more.
-		if err := s.Load(cctx, q.fl.rdb).Err(); err != nil {
-			return nil, q.fl.callError("frontier: SCRIPT LOAD", err)
+		if err := s.Load(cctx, q.rdb).Err(); err != nil {
+			return nil, q.fl.CallError("frontier: SCRIPT LOAD", err)
 		}
 		cmds, _ = exec()
 	}
@@ -388,21 +367,21 @@ func (q *Frontier) runAll(ctx context.Context, s *redis.Script, args ...any) ([]
 // generation changed or vanished since this process last saw it (Redis
 // lost its data), which it marks for recovery.
 func (q *Frontier) count(ctx context.Context) (int, bool, error) {
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
-	pipe := q.fl.rdb.Pipeline()
+	pipe := q.rdb.Pipeline()
 	cmds := make([]*redis.SliceCmd, len(q.parts))
 	for p := range q.parts {
 		cmds[p] = pipe.HMGet(cctx, q.parts[p].keys[1], "q", "l", "gen")
 	}
 	if _, err := pipe.Exec(cctx); err != nil {
-		err = q.fl.callError("frontier: count", err)
-		if errors.Is(err, ErrUnavailable) {
-			q.fl.outage("frontier", err)
+		err = q.fl.CallError("frontier: count", err)
+		if errors.Is(err, redisfleet.ErrUnavailable) {
+			q.fl.Outage("frontier", err)
 		}
 		return 0, false, err
 	}
-	q.fl.recovered()
+	q.fl.Recovered()
 	n, lost := 0, false
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -411,10 +390,9 @@ func (q *Frontier) count(ctx context.Context) (int, bool, error) {
 		v := c.Val()
 		n += int(frNum(frAt(v, 0)) + frNum(frAt(v, 1)))
 		gen, _ := frAt(v, 2).(string)
-		if known := q.parts[p].gen; known != "" && gen != known {
+		if q.st.countedGen(p, gen) {
 			// Gone (nil) or recreated by another process: lost.
 			q.lost[p] = true
-			q.parts[p].gen = gen
 			lost = true
 		}
 	}
@@ -426,7 +404,7 @@ func (q *Frontier) count(ctx context.Context) (int, bool, error) {
 // until Redis answers. It reads every partition's counters at once (one
 // round trip per Redis node, no script). While Redis is away it retries with backoff (50 ms
 // doubling to 2 s) for the outage limit, then returns an error wrapping
-// [ErrUnavailable].
+// [redisfleet.ErrUnavailable].
 func (q *Frontier) QueueSize() (int, error) {
 	q.Init()
 	if q.cfg.batch > 0 {
@@ -447,7 +425,7 @@ func (q *Frontier) QueueSize() (int, error) {
 			if err := q.lossError(); err != nil {
 				return 0, err
 			}
-			if err := q.fl.oomError(q.cfg.outageLimit, "frontier", q.kept); err != nil {
+			if err := q.fl.OOMError(q.cfg.outageLimit, "frontier", q.kept); err != nil {
 				return 0, err
 			}
 			if lost {
@@ -462,7 +440,7 @@ func (q *Frontier) QueueSize() (int, error) {
 			q.mu.Unlock()
 			return n, nil
 		}
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, redisfleet.ErrUnavailable) {
 			return 0, err
 		}
 		if time.Since(start) >= q.cfg.outageLimit {

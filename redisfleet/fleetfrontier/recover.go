@@ -1,9 +1,11 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // renewLoop renews this process's leases every third of the lease, counts
@@ -11,7 +13,7 @@ import (
 // while Redis was away, prunes the journal and refreshes the keys' TTL.
 func (q *Frontier) renewLoop() {
 	defer close(q.stopped)
-	t := time.NewTicker(q.fl.cfg.lease / 3)
+	t := time.NewTicker(q.set.Lease / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -31,11 +33,11 @@ func (q *Frontier) renewLoop() {
 		}
 		q.flush(ctx)
 		for p, v := range ids {
-			q.run(ctx, p, frRenewScript, append([]any{q.fl.cfg.lease.Microseconds()}, v...)...)
+			q.run(ctx, p, lua.FrontierRenew, append([]any{q.set.Lease.Microseconds()}, v...)...)
 		}
 		q.prune(ctx)
 		if time.Since(q.touched) >= min(q.cfg.ttl/4, frontierTouchMax) {
-			if _, err := q.runAll(ctx, frTouchScript, q.cfg.ttl.Milliseconds()); err == nil {
+			if _, err := q.runAll(ctx, lua.FrontierTouch, q.cfg.ttl.Milliseconds()); err == nil {
 				q.touched = time.Now()
 			}
 		}
@@ -47,7 +49,7 @@ func (q *Frontier) renewLoop() {
 // frontierBatch per partition.
 func (q *Frontier) prune(ctx context.Context) {
 	q.mu.Lock()
-	byPart := q.st.prunable(frontierPruneMax, q.fl.part)
+	byPart := q.st.prunable(frontierPruneMax, q.fl.Part)
 	q.mu.Unlock()
 	for p, keys := range byPart {
 		for len(keys) > 0 {
@@ -56,7 +58,7 @@ func (q *Frontier) prune(ctx context.Context) {
 			for i, k := range keys[:n] {
 				args[i] = k
 			}
-			v, err := q.run(ctx, p, frPruneScript, args...)
+			v, err := q.run(ctx, p, lua.FrontierPrune, args...)
 			if err != nil {
 				return
 			}
@@ -72,21 +74,18 @@ func (q *Frontier) prune(ctx context.Context) {
 // sets, leases, counters) and empties this process's journal and kept
 // requests: call it once the crawl is over in every process (queue.Run
 // returned everywhere), to free Redis before the keys' TTL
-// ([FrontierConfig.TTL]) does. A process still running on the frontier
+// ([Config.TTL]) does. A process still running on the frontier
 // would see the data as lost and queue its journal again. It is bounded
 // by the call timeout.
 func (q *Frontier) Drop(ctx context.Context) error {
-	if _, err := q.runAll(ctx, frDropScript); err != nil {
+	if _, err := q.runAll(ctx, lua.FrontierDrop); err != nil {
 		return err
 	}
 	q.mu.Lock()
 	own := q.st.reset()
-	for p := range q.parts {
-		q.parts[p].gen = ""
-	}
 	q.mu.Unlock()
 	for _, l := range own {
-		q.fl.desk.leasing(l.host, -1)
+		q.fl.Permits().Dropped(l.host)
 	}
 	return nil
 }
@@ -102,11 +101,11 @@ func (q *Frontier) kept() int {
 // lossError returns an error when Redis has kept losing the frontier's
 // keys (recoveries, each within a lease of the previous) for longer than
 // the outage limit: an evicting Redis whose maxmemory cannot hold the
-// queue (Config.Eviction), where every recovery is evicted again.
+// queue (redisfleet.Config.Eviction), where every recovery is evicted again.
 func (q *Frontier) lossError() error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.st.lossError(time.Now(), q.fl.cfg.lease, q.cfg.outageLimit)
+	return q.st.lossError(time.Now(), q.set.Lease, q.cfg.outageLimit)
 }
 
 // recover queues again, after Redis lost the data of the partitions in
@@ -179,7 +178,7 @@ func (q *Frontier) logLoss(s lossSum) {
 		return
 	}
 	now := time.Now()
-	level := q.fl.incidentLevel(now)
+	level := q.fl.IncidentLevel(now)
 	q.mu.Lock()
 	if level == slog.LevelInfo && now.Sub(q.lossLogged) < time.Second {
 		q.lossQuiet++
@@ -198,20 +197,20 @@ func (q *Frontier) logLoss(s lossSum) {
 // returns what it found and did.
 func (q *Frontier) recoverPart(ctx context.Context, p int) lossSum {
 	q.mu.Lock()
-	leases, items := q.st.lost(time.Now(), q.fl.cfg.lease, p, q.fl.part)
+	leases, items := q.st.lost(time.Now(), q.set.Lease, p, q.fl.Part)
 	q.mu.Unlock()
 	sum := lossSum{partitions: 1, requeued: len(items), leases: len(leases) / 4}
 	// A partition emptied because one of its keys vanished (evicted,
-	// deleted: lua/include/frontier_head.lua) says how many requests it
+	// deleted: internal/lua/include/frontier_head.lua) says how many requests it
 	// held then; one Redis lost whole has no such count.
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
-	dropped, err := q.fl.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
+	dropped, err := q.rdb.HGet(cctx, q.parts[p].keys[1], "lost").Int64()
 	cancel()
 	if err == nil {
 		sum.emptied, sum.dropped = 1, dropped
 	}
 	if len(leases) > 0 {
-		q.run(ctx, p, frReattachScript, append([]any{q.fl.cfg.lease.Microseconds()}, leases...)...)
+		q.run(ctx, p, lua.FrontierReattach, append([]any{q.set.Lease.Microseconds()}, leases...)...)
 	}
 	q.flush(ctx)
 	return sum

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -17,19 +17,20 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // frFleet returns a Fleet on a client of its own (one "process"), closed
 // when t ends.
-func frFleet(t testing.TB, srv backend, cfg ...Config) *Fleet {
+func frFleet(t testing.TB, srv redistest.Backend, cfg ...redisfleet.Config) *redisfleet.Fleet {
 	t.Helper()
-	c := client(t, srv, -1) // a dead server fails a call at once
-	fc := first(cfg)
+	c := redistest.Client(t, srv, -1) // a dead server fails a call at once
+	fc := redistest.First(cfg)
 	if fc.Logger == nil {
 		fc.Logger = slog.New(slog.DiscardHandler)
 	}
-	f, err := New(context.Background(), c, fc)
+	f, err := redisfleet.New(context.Background(), c, fc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,9 +38,9 @@ func frFleet(t testing.TB, srv backend, cfg ...Config) *Fleet {
 	return f
 }
 
-func frOpen(t testing.TB, f *Fleet, cfg ...FrontierConfig) *Frontier {
+func frOpen(t testing.TB, f *redisfleet.Fleet, cfg ...Config) *Frontier {
 	t.Helper()
-	q := f.Frontier(first(cfg))
+	q := New(f, redistest.First(cfg))
 	if err := q.Init(); err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +84,9 @@ func frSize(t testing.TB, q *Frontier) int {
 // is out anywhere.
 func TestFrontierSharedQueue(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
-		p1 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
-		p2 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		p1 := frOpen(t, frFleet(t, srv), Config{MaxWait: 100 * time.Millisecond})
+		p2 := frOpen(t, frFleet(t, srv), Config{MaxWait: 100 * time.Millisecond})
 		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
 			if err := p1.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 				t.Fatal(err)
@@ -136,7 +137,7 @@ func TestFrontierSharedQueue(t *testing.T) {
 		// An empty fleet: ErrEmpty without waiting for anything (a process
 		// with a long MaxWait tells "at once" from "after MaxWait" whatever
 		// the machine's load).
-		p3 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: time.Minute})
+		p3 := frOpen(t, frFleet(t, srv), Config{MaxWait: time.Minute})
 		start = time.Now()
 		if _, err := p3.GetRequest(); !errors.Is(err, frontier.ErrEmpty) || time.Since(start) > 30*time.Second {
 			t.Fatalf("empty fleet: %v after %v, want ErrEmpty at once", err, time.Since(start))
@@ -148,10 +149,10 @@ func TestFrontierSharedQueue(t *testing.T) {
 // whose delay has not passed) is skipped for a ready one, read in the same
 // script that pops.
 func TestFrontierReadsLimiter(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
+	redistest.ForBackends(t, func(t *testing.T, srv redistest.Backend) {
 		fl := frFleet(t, srv)
-		q := frOpen(t, fl, FrontierConfig{MaxWait: 5 * time.Second})
-		lim := fl.Limiter(LimiterConfig{})
+		q := frOpen(t, fl, Config{MaxWait: 5 * time.Second})
+		lim := fl.Limiter(redisfleet.LimiterConfig{})
 		ctx := context.Background()
 		const delay = 300 * time.Millisecond
 		p, err := lim.Acquire(ctx, "http://a.example", delay) // another request to a is in flight
@@ -185,10 +186,10 @@ func TestFrontierReadsLimiter(t *testing.T) {
 // may be waiting to hand it a new request).
 func TestFrontierNotReady(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		fl := frFleet(t, srv)
-		q := frOpen(t, fl, FrontierConfig{MaxWait: 100 * time.Millisecond})
-		if err := fl.Limiter(LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
+		q := frOpen(t, fl, Config{MaxWait: 100 * time.Millisecond})
+		if err := fl.Limiter(redisfleet.LimiterConfig{}).Pause(context.Background(), "http://a.example", time.Hour); err != nil {
 			t.Fatal(err)
 		}
 		q.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
@@ -218,8 +219,8 @@ func TestFrontierDeadProcess(t *testing.T) {
 	testutil.CheckGoroutines(t)
 	srv := redistest.Start(t)
 	const lease = 3 * time.Second
-	dying := frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}).Frontier(FrontierConfig{MaxWait: 100 * time.Millisecond})
-	live := frOpen(t, frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}), FrontierConfig{MaxWait: 4 * lease})
+	dying := New(frFleet(t, srv, redisfleet.Config{Lease: lease, CallTimeout: lease / 3}), Config{MaxWait: 100 * time.Millisecond})
+	live := frOpen(t, frFleet(t, srv, redisfleet.Config{Lease: lease, CallTimeout: lease / 3}), Config{MaxWait: 4 * lease})
 	dying.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	if u, _ := frGet(t, dying); u != "http://a.example/1" {
 		t.Fatal(u)
@@ -246,12 +247,12 @@ func TestFrontierDeadProcess(t *testing.T) {
 // lease.
 func TestFrontierLeaseRenewed(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		// The lease is renewed every lease/3: p2 waits out two leases, so a
 		// missed renewal would hand it the request.
 		const lease = 3 * time.Second
-		p1 := frOpen(t, frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}))
-		p2 := frOpen(t, frFleet(t, srv, Config{Lease: lease, CallTimeout: lease / 3}), FrontierConfig{MaxWait: 2 * lease})
+		p1 := frOpen(t, frFleet(t, srv, redisfleet.Config{Lease: lease, CallTimeout: lease / 3}))
+		p2 := frOpen(t, frFleet(t, srv, redisfleet.Config{Lease: lease, CallTimeout: lease / 3}), Config{MaxWait: 2 * lease})
 		p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 		frGet(t, p1)
 		if _, err := p2.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
@@ -269,8 +270,8 @@ func TestFrontierLeaseRenewed(t *testing.T) {
 func TestFrontierRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	p1 := frOpen(t, frFleet(t, srv, Config{CallTimeout: time.Second}), FrontierConfig{MaxWait: 200 * time.Millisecond, OutageLimit: time.Second})
-	p2 := frOpen(t, frFleet(t, srv, Config{CallTimeout: time.Second}), FrontierConfig{MaxWait: 200 * time.Millisecond})
+	p1 := frOpen(t, frFleet(t, srv, redisfleet.Config{CallTimeout: time.Second}), Config{MaxWait: 200 * time.Millisecond, OutageLimit: time.Second})
+	p2 := frOpen(t, frFleet(t, srv, redisfleet.Config{CallTimeout: time.Second}), Config{MaxWait: 200 * time.Millisecond})
 	p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1"))
 	_, la := frGet(t, p2) // a: out at p2 while Redis is lost
 	p2.AddRequest(testutil.CollyRequest(t, "http://b.example/1"))
@@ -281,7 +282,7 @@ func TestFrontierRedisDown(t *testing.T) {
 	if st := p1.Stats(); st.Pending != 1 {
 		t.Fatalf("stats %+v", st)
 	}
-	if _, err := p1.QueueSize(); !errors.Is(err, ErrUnavailable) {
+	if _, err := p1.QueueSize(); !errors.Is(err, redisfleet.ErrUnavailable) {
 		t.Fatalf("QueueSize after the outage limit: %v", err)
 	}
 	if err := srv.Start(); err != nil { // back, empty
@@ -308,7 +309,7 @@ func TestFrontierRedisDown(t *testing.T) {
 // Fleets over one Redis: every URL once, and both runs end.
 func TestFrontierColly(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		var fetched = make(chan string, 100)
 		run := func(q *Frontier) error {
 			c := colly.NewCollector()
@@ -364,10 +365,10 @@ func TestFrontierInitRedisDown(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const callTimeout = 500 * time.Millisecond
-	f := frFleet(t, srv, Config{CallTimeout: callTimeout})
+	f := frFleet(t, srv, redisfleet.Config{CallTimeout: callTimeout})
 	srv.Stop()
 	start := time.Now()
-	q := f.Frontier(FrontierConfig{})
+	q := New(f, Config{})
 	q.Init()
 	defer q.Close()
 	if el := time.Since(start); el > 8*callTimeout {
@@ -382,7 +383,7 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	const callTimeout = 500 * time.Millisecond
-	q := frOpen(t, frFleet(t, srv, Config{CallTimeout: callTimeout}), FrontierConfig{MaxWait: 200 * time.Millisecond})
+	q := frOpen(t, frFleet(t, srv, redisfleet.Config{CallTimeout: callTimeout}), Config{MaxWait: 200 * time.Millisecond})
 	if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 	}
 	defer srv.Resume()
 	start := time.Now()
-	if _, err := q.GetRequest(); !errors.Is(err, ErrUnavailable) {
+	if _, err := q.GetRequest(); !errors.Is(err, redisfleet.ErrUnavailable) {
 		t.Fatalf("GetRequest with Redis hung: %v", err)
 	}
 	if el := time.Since(start); el > 8*callTimeout {
@@ -404,8 +405,8 @@ func TestFrontierGetRequestRedisHung(t *testing.T) {
 // Redis hang) comes out first again, on both backends.
 func TestFrontierFIFOAndPutBack(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
-		q := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		q := frOpen(t, frFleet(t, srv), Config{MaxWait: 100 * time.Millisecond})
 		for i := 1; i <= 3; i++ {
 			if err := q.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://a.example/%d", i))); err != nil {
 				t.Fatal(err)
@@ -417,10 +418,10 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 		}
 		// Forget the lease as a pop that timed out would; the next pop puts
 		// its request back at the head of the host's queue.
-		p := q.fl.part("http://a.example")
+		p := q.fl.Part("http://a.example")
 		q.mu.Lock()
 		delete(q.st.own, l)
-		q.parts[p].abandoned[l] = time.Time{}
+		q.st.parts[p].abandoned[l] = time.Time{}
 		q.mu.Unlock()
 		var got []string
 		for range 3 {
@@ -439,18 +440,18 @@ func TestFrontierFIFOAndPutBack(t *testing.T) {
 
 // TestFrontierDoneScoresReadyTime: a done report puts its host back at
 // the time its limiter state makes it ready, so a pop never looks at the
-// hosts that are done but not ready yet (issue 20, item 3): 200 hosts in
+// hosts that are done but not ready yet: 200 hosts in
 // one partition, all handed out, then each done after its request at a
 // delay of an hour; GetRequest learns that none is ready in one pop (looking at them would
 // take one pop per 32 hosts). A host whose delay ends is handed out then.
 func TestFrontierDoneScoresReadyTime(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
-		fl := frFleet(t, srv, Config{Partitions: 1})
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		fl := frFleet(t, srv, redisfleet.Config{Partitions: 1})
 		var pops popCounter
-		fl.rdb.AddHook(&pops)
-		q := frOpen(t, fl, FrontierConfig{MaxWait: 5 * time.Second})
-		lim := fl.Limiter(LimiterConfig{})
+		rdbOf(fl).AddHook(&pops)
+		q := frOpen(t, fl, Config{MaxWait: 5 * time.Second})
+		lim := fl.Limiter(redisfleet.LimiterConfig{})
 		ctx := context.Background()
 		const n = 200
 		for h := range n {
@@ -499,15 +500,15 @@ func TestFrontierDoneScoresReadyTime(t *testing.T) {
 // MaxWait.
 func TestFrontierLookerDies(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
-		flA, flB := frFleet(t, srv, Config{Partitions: 1}), frFleet(t, srv, Config{Partitions: 1})
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		flA, flB := frFleet(t, srv, redisfleet.Config{Partitions: 1}), frFleet(t, srv, redisfleet.Config{Partitions: 1})
 		var popsA popCounter
-		flA.rdb.AddHook(&popsA)
-		a := frOpen(t, flA, FrontierConfig{MaxWait: 5 * time.Second})
-		b := frOpen(t, flB, FrontierConfig{MaxWait: 4 * time.Second})
+		rdbOf(flA).AddHook(&popsA)
+		a := frOpen(t, flA, Config{MaxWait: 5 * time.Second})
+		b := frOpen(t, flB, Config{MaxWait: 4 * time.Second})
 		ctx := context.Background()
 		const host = "http://a.example"
-		p, err := flB.Limiter(LimiterConfig{}).Acquire(ctx, host, 2*time.Second)
+		p, err := flB.Limiter(redisfleet.LimiterConfig{}).Acquire(ctx, host, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -524,7 +525,7 @@ func TestFrontierLookerDies(t *testing.T) {
 		for popsA.n.Load() == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		flA.rdb.Close()         // A dies: it never looks
+		rdbOf(flA).Close()      // A dies: it never looks
 		u, lease := frGet(t, b) // fails on ErrNotReady: B waited for A
 		if u != host+"/1" {
 			t.Fatalf("got %s", u)

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -9,19 +9,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
-
-// waitFor polls cond every 20 ms; it fails t after limit (a failure
-// timeout, not a timed assertion).
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("still not %s after %s", what, limit)
-		}
-	}
-}
 
 // TestFrontierJournalPruned: a process's journal drops the requests other
 // processes finished, and after Redis comes back empty only the requests
@@ -31,9 +23,9 @@ func TestFrontierJournalPruned(t *testing.T) {
 	srv := redistest.Start(t)
 	// A call timeout of 1 s: the first call to the restarted (fresh)
 	// Redis dials a new connection, slow on a loaded machine.
-	cfg := Config{Lease: 3 * time.Second, CallTimeout: time.Second}
-	p1 := frOpen(t, frFleet(t, srv, cfg), FrontierConfig{MaxWait: 100 * time.Millisecond})
-	p2 := frOpen(t, frFleet(t, srv, cfg), FrontierConfig{MaxWait: 100 * time.Millisecond})
+	cfg := redisfleet.Config{Lease: 3 * time.Second, CallTimeout: time.Second}
+	p1 := frOpen(t, frFleet(t, srv, cfg), Config{MaxWait: 100 * time.Millisecond})
+	p2 := frOpen(t, frFleet(t, srv, cfg), Config{MaxWait: 100 * time.Millisecond})
 	const n, left = 20, 5
 	for i := range n {
 		if err := p1.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
@@ -44,7 +36,7 @@ func TestFrontierJournalPruned(t *testing.T) {
 		_, l := frGet(t, p2)
 		p2.Done(l)
 	}
-	waitFor(t, 10*time.Second, "pruned", func() bool { return p1.Stats().Journal == left })
+	redistest.WaitFor(t, 10*time.Second, "pruned", func() bool { return p1.Stats().Journal == left })
 	if st := p1.Stats(); st.Pruned != n-left {
 		t.Fatalf("stats %+v, want %d pruned", st, n-left)
 	}
@@ -67,7 +59,7 @@ func TestFrontierJournalPruned(t *testing.T) {
 func TestFrontierJournalCap(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	p := frOpen(t, frFleet(t, srv), FrontierConfig{JournalCap: 3})
+	p := frOpen(t, frFleet(t, srv), Config{JournalCap: 3})
 	for i := range 5 {
 		if err := p.AddRequest(testutil.CollyRequest(t, fmt.Sprintf("http://h%d.example/p", i))); err != nil {
 			t.Fatal(err)
@@ -83,8 +75,8 @@ func TestFrontierJournalCap(t *testing.T) {
 func TestFrontierTTLAndDrop(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	f := frFleet(t, srv, Config{Prefix: "ttl:"})
-	p := frOpen(t, f, FrontierConfig{TTL: time.Hour, MaxWait: 100 * time.Millisecond})
+	f := frFleet(t, srv, redisfleet.Config{Prefix: "ttl:"})
+	p := frOpen(t, f, Config{TTL: time.Hour, MaxWait: 100 * time.Millisecond})
 	for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://b.example/1"} {
 		if err := p.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 			t.Fatal(err)
@@ -93,8 +85,8 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	_, l := frGet(t, p)
 	p.Done(l)
 	ctx := context.Background()
-	rdb := f.rdb
-	keys, err := rdb.Keys(ctx, f.prefix+"*fr:*").Result()
+	rdb := rdbOf(f)
+	keys, err := rdb.Keys(ctx, keysOf(f).Prefix()+"*fr:*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +105,7 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 	if err := p.Drop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if keys, _ := rdb.Keys(ctx, f.prefix+"*fr:*").Result(); len(keys) != 0 {
+	if keys, _ := rdb.Keys(ctx, keysOf(f).Prefix()+"*fr:*").Result(); len(keys) != 0 {
 		t.Fatalf("after Drop: %v", keys)
 	}
 	if n := frSize(t, p); n != 0 {
@@ -126,8 +118,8 @@ func TestFrontierTTLAndDrop(t *testing.T) {
 // the script where it is missing): the queue is empty and a URL seen
 // before may be queued again.
 func TestFrontierDropBothBackends(t *testing.T) {
-	forBackends(t, func(t *testing.T, srv backend) {
-		p := frOpen(t, frFleet(t, srv, Config{Prefix: "drop:"}), FrontierConfig{MaxWait: 100 * time.Millisecond})
+	redistest.ForBackends(t, func(t *testing.T, srv redistest.Backend) {
+		p := frOpen(t, frFleet(t, srv, redisfleet.Config{Prefix: "drop:"}), Config{MaxWait: 100 * time.Millisecond})
 		urls := []string{"http://a.example/1", "http://b.example/1", "http://c.example/1", "http://d.example/1"}
 		for _, u := range urls {
 			if err := p.AddRequest(testutil.CollyRequest(t, u)); err != nil {
@@ -161,31 +153,31 @@ func TestFrontierDropBothBackends(t *testing.T) {
 func TestFrontierJournalUnsureAdd(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	px := newStallProxy(t, srv.Addr)
-	c := redis.NewClient(&redis.Options{Addr: px.ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	px := redistest.NewStallProxy(t, srv.Addr)
+	c := redis.NewClient(&redis.Options{Addr: px.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
-	f, err := New(ctx, c, Config{CallTimeout: time.Second, Lease: time.Hour})
+	f, err := redisfleet.New(ctx, c, redisfleet.Config{CallTimeout: time.Second, Lease: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	if err := frAddScript.Load(ctx, c).Err(); err != nil { // runs under the stall, no NOSCRIPT
+	if err := lua.FrontierAdd.Load(ctx, c).Err(); err != nil { // runs under the stall, no NOSCRIPT
 		t.Fatal(err)
 	}
-	q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})
+	q := frOpen(t, f, Config{MaxWait: 100 * time.Millisecond})
 	const u = "http://a.example/1"
-	px.stalled.Store(true)
+	px.Stall(true)
 	if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
 		t.Fatalf("AddRequest with Redis hung: %v (the request is kept)", err)
 	}
-	px.stalled.Store(false)
+	px.Stall(false)
 	if st := q.Stats(); st.Pending != 1 || st.Journal != 0 {
 		t.Fatalf("after the call timed out: %+v, want the request kept (1 pending), not journaled", st)
 	}
 	// Queued by the call that timed out on the client.
-	raw := newClient(t, srv)
-	if n, err := raw.HGet(ctx, q.parts[f.part("http://a.example")].keys[1], "q").Int(); err != nil || n != 1 {
+	raw := redistest.Client(t, srv, 0)
+	if n, err := raw.HGet(ctx, q.parts[link.Of(f).Part("http://a.example")].keys[1], "q").Int(); err != nil || n != 1 {
 		t.Fatalf("queued in Redis: %d, %v; want 1 (the call ran)", n, err)
 	}
 	if n := frSize(t, q); n != 1 { // writes the kept request: seen

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
@@ -23,27 +25,27 @@ import (
 // counts round trips; ns/op is per request.
 func BenchmarkFrontier(b *testing.B) {
 	srv := redistest.Start(b)
-	o, err := ParseURL(srv.URL())
+	o, err := redisfleet.ParseURL(srv.URL())
 	if err != nil {
 		b.Fatal(err)
 	}
 	rdb := redis.NewClient(o)
 	defer rdb.Close()
-	var calls callCounter
+	var calls redistest.CallCounter
 	rdb.AddHook(&calls)
-	fl, err := New(context.Background(), rdb, Config{})
+	fl, err := redisfleet.New(context.Background(), rdb, redisfleet.Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer fl.Close()
-	q := fl.Frontier(FrontierConfig{Name: fmt.Sprint(time.Now().UnixNano())})
+	q := New(fl, Config{Name: fmt.Sprint(time.Now().UnixNano())})
 	q.Init()
 	defer q.Close()
 	reqs := make([][]byte, b.N)
 	for i := range reqs {
 		reqs[i] = testutil.CollyRequest(b, fmt.Sprintf("http://h%d.example/p%d", i%1000, i))
 	}
-	calls.n.Store(0)
+	calls.N.Store(0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -67,14 +69,14 @@ func BenchmarkFrontier(b *testing.B) {
 		q.Done(id)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(calls.n.Load())/float64(b.N), "calls/req")
+	b.ReportMetric(float64(calls.N.Load())/float64(b.N), "calls/req")
 	if st := q.Stats(); st.Early != 0 || st.Done != int64(b.N) {
 		b.Fatalf("stats %+v", st)
 	}
 }
 
-// BenchmarkFrontierNotReady measures the frontier's cost as hosts grow
-// (issue 20, item 3): n hosts with two requests queued each; each host's
+// BenchmarkFrontierNotReady measures the frontier's cost as hosts grow:
+// n hosts with two requests queued each; each host's
 // first request is handed out, granted by the fleet limiter at a delay of
 // an hour, released and reported done, so that no host is ready. The
 // timed operation is the GetRequest that follows: it finds nothing ready
@@ -89,15 +91,15 @@ func BenchmarkFrontierNotReady(b *testing.B) {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
 			srv := redistest.Start(b)
 			var pops popCounter
-			fl := benchFleet(b, srv, &callCounter{})
-			fl.rdb.AddHook(&pops)
+			fl := benchFleet(b, srv, &redistest.CallCounter{})
+			rdbOf(fl).AddHook(&pops)
 			defer fl.Close()
-			lim := fl.Limiter(LimiterConfig{})
+			lim := fl.Limiter(redisfleet.LimiterConfig{})
 			ctx := context.Background()
 			var callsN, popNs float64
 			b.StopTimer()
 			for i := range b.N {
-				q := fl.Frontier(FrontierConfig{Name: fmt.Sprintf("nr%d", i), MaxWait: time.Second})
+				q := New(fl, Config{Name: fmt.Sprintf("nr%d", i), MaxWait: time.Second})
 				if err := q.Init(); err != nil {
 					b.Fatal(err)
 				}
@@ -190,7 +192,7 @@ func (c *popCounter) DialHook(next redis.DialHook) redis.DialHook { return next 
 func (c *popCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		a := cmd.Args()
-		if len(a) < 2 || a[1] != frPopScript.Hash() {
+		if len(a) < 2 || a[1] != lua.FrontierPop.Hash() {
 			return next(ctx, cmd)
 		}
 		start := time.Now()

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // GetRequest implements queue.Storage: it hands out the next request of a
@@ -53,13 +56,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		// at once when nothing is out here (another process may be
 		// waiting for them), and a done report kept for a pop waits for
 		// one until its timer (Done).
-		flush := q.cfg.batch == 0 || len(q.st.own) == 0
-		for p := range q.parts {
-			if !q.parts[p].look.After(now) {
-				flush = false
-				break
-			}
-		}
+		flush := (q.cfg.batch == 0 || len(q.st.own) == 0) && !q.st.anyDue(now)
 		q.mu.Unlock()
 		if flush {
 			q.flush(ctx)
@@ -72,13 +69,13 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		for i := range q.parts {
 			p := (start + i) % len(q.parts)
 			q.mu.Lock()
-			due := !q.parts[p].look.After(now)
+			due := q.st.due(p, now)
 			q.mu.Unlock()
 			if !due {
 				continue
 			}
 			b, err := q.pop(ctx, p, false, deadline)
-			if b != nil || err != nil && !errors.Is(err, ErrUnavailable) {
+			if b != nil || err != nil && !errors.Is(err, redisfleet.ErrUnavailable) {
 				return b, err
 			}
 			if err != nil {
@@ -90,21 +87,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 			}
 		}
 		q.mu.Lock()
-		allEmpty, leased, force := true, int64(0), -1
-		var soonest, nextLook time.Time
-		for p := range q.parts {
-			pt := &q.parts[p]
-			leased += pt.leased
-			if p == 0 || pt.look.Before(nextLook) {
-				nextLook = pt.look
-			}
-			if !pt.empty {
-				allEmpty = false
-				if force < 0 || pt.look.Before(soonest) {
-					force, soonest = p, pt.look
-				}
-			}
-		}
+		o := q.st.outlook()
 		own := len(q.st.own)
 		woken := q.woken
 		q.mu.Unlock()
@@ -115,10 +98,10 @@ func (q *Frontier) getRequest() ([]byte, error) {
 				return nil, lastErr
 			}
 			wait, backoff = backoff, min(2*backoff, frontierRetryMax)
-		case allEmpty && (past || leased == 0):
+		case o.allEmpty && (past || o.leased == 0):
 			return nil, frontier.ErrEmpty
-		case past && own > 0 && force >= 0:
-			b, err := q.pop(ctx, force, true, time.Time{})
+		case past && own > 0 && o.force >= 0:
+			b, err := q.pop(ctx, o.force, true, time.Time{})
 			if b != nil || err != nil {
 				return b, err
 			}
@@ -126,7 +109,7 @@ func (q *Frontier) getRequest() ([]byte, error) {
 		case past:
 			return nil, frontier.ErrNotReady
 		default:
-			wait = min(time.Until(deadline), time.Until(nextLook))
+			wait = min(time.Until(deadline), time.Until(o.next))
 		}
 		wait = max(min(wait, time.Until(deadline), frontierPollCap), 0)
 		if timer == nil {
@@ -149,54 +132,29 @@ func (q *Frontier) getRequest() ([]byte, error) {
 // for a GetRequest whose deadline is by (zero: none). It returns the
 // request handed out, or nil.
 func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]byte, error) {
-	id := q.fl.token()
-	args := []any{q.fl.tag(p), id, q.fl.cfg.lease.Microseconds(), q.cfg.perHost,
+	id := q.fl.Token()
+	args := []any{q.fl.Tag(p), id, q.set.Lease.Microseconds(), q.cfg.perHost,
 		map[bool]int{true: 1}[force], frontierScan, frontierBusyPoll.Microseconds(), frontierCapWait.Microseconds(),
-		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.fl.procID,
-		map[bool]int{true: 1}[q.fl.desk.limiters.Load() > 0], q.fl.cfg.idleTTL.Microseconds()}
-	// The policy of the host handed out, read for the Store's Get (store.go).
-	pre, asked := q.fl.pols.prefix()
-	args = append(args, map[bool]int{true: policyReadMax}[asked], pre)
+		q.cfg.maxWait.Microseconds(), frontierReapPoll.Microseconds(), q.set.ProcID,
+		map[bool]int{true: 1}[q.fl.Permits().Granting()], q.set.IdleTTL.Microseconds()}
+	// The policy of the host handed out, read for the Store's Get (link.Policies).
+	pre, polMax := q.fl.Policies().Prefix()
+	args = append(args, polMax, pre)
 	q.mu.Lock()
-	pt := &q.parts[p]
-	var abandoned []string
-	t0 := time.Now()
-	for a, until := range pt.abandoned {
-		if len(abandoned) == frontierBatch {
-			break
-		}
-		abandoned = append(abandoned, a)
-		args = append(args, a, max(until.Sub(t0), 0).Microseconds())
-	}
-	wakes := pt.wakes
+	abandoned, waits, wakes := q.st.popping(p, time.Now(), frontierBatch)
 	q.mu.Unlock()
+	for i, a := range abandoned {
+		args = append(args, a, waits[i].Microseconds())
+	}
 	sent := time.Now()
 	// What this process keeps to write (done reports, links, the
 	// limiter's releases kept for them) goes first in the pop's pipeline:
 	// one round trip, and a host a done report frees may be handed out by
 	// this very pop.
-	v, err := q.flushWith(ctx, &frCall{p: p, s: frPopScript, args: args})
-	// A time the script names (a host due, in µs from its now) is counted
-	// from the reply, not from the call: the script ran between the two,
-	// and a look before the host is due on Redis's clock finds nothing.
-	// MaxWait is counted from the call, as the GetRequest it bounds.
+	v, err := q.flushWith(ctx, &frCall{p: p, s: lua.FrontierPop, args: args})
 	got := time.Now()
-	after := func(us int64) time.Time {
-		if d := time.Duration(max(us, 0)) * time.Microsecond; d < q.cfg.maxWait {
-			return got.Add(d)
-		}
-		return sent.Add(q.cfg.maxWait)
-	}
 	q.mu.Lock()
-	if err == nil {
-		for _, a := range abandoned { // the script handled them
-			delete(pt.abandoned, a)
-		}
-	} else if errors.Is(err, ErrUnavailable) && len(pt.abandoned) < frontierAbandonMax {
-		// The pop may still run when Redis resumes (it timed out here,
-		// not there): the next pop of the partition abandons its lease.
-		pt.abandoned[id] = time.Time{}
-	}
+	q.st.popped(p, id, abandoned, err == nil, errors.Is(err, redisfleet.ErrUnavailable))
 	q.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -211,64 +169,32 @@ func (q *Frontier) pop(ctx context.Context, p int, force bool, by time.Time) ([]
 	if r.Handed {
 		// The partition is looked at again when the pop registered this
 		// process for (an earlier event wakes it), unless woken meanwhile.
-		look := after(r.Look - r.Now)
 		q.mu.Lock()
-		pt.empty = false
-		if pt.wakes != wakes {
-			look = time.Time{}
-		}
-		pt.look = look
+		q.st.handedFrom(p, lookAt(r.Look-r.Now, sent, got, q.cfg.maxWait), wakes)
 		q.mu.Unlock()
-		b, host, err := q.hand(p, id, r.Payload, r.Early)
-		if asked && err == nil && r.PolicyRead {
-			// The stored policy of the host, read by the pop ("": none).
-			q.fl.pols.keep(pre+host, r.Policy)
-		}
+		var g *link.Grant
 		if r.Granted {
 			// The pop granted a permit of the host's limiter with it.
-			g := &pregrant{host: host, p: p, id: id, d: r.Delay, fail: r.Fail, mode: r.Mode}
-			if err != nil {
-				q.fl.desk.giveBack(g)
-			} else {
-				q.fl.desk.addGrant(g)
-			}
+			g = &link.Grant{Part: p, ID: id, Delay: r.Delay, Fail: r.Fail, Mode: r.Mode}
+		}
+		b, host, err := q.hand(p, id, r.Payload, r.Early, g)
+		if polMax > 0 && err == nil && r.PolicyRead {
+			// The stored policy of the host, read by the pop ("": none).
+			q.fl.Policies().Keep(pre+host, r.Policy)
 		}
 		return b, err
 	}
-	soonest, now := r.Soonest, r.Now
 	q.mu.Lock()
-	pt.leased = r.Leased
-	pt.empty = soonest < 0
-	switch {
-	case soonest < 0 && pt.leased == 0:
-		pt.look = sent.Add(q.cfg.maxWait) // a request queued there wakes this process
-	case soonest < 0:
-		// Requests out: a done report wakes this process, but a lease
-		// that ends (its process died) is put back only by a pop.
-		pt.look = sent.Add(min(q.cfg.maxWait, frontierReapPoll))
-	default:
-		pt.look = after(soonest - now)
-	}
-	if !by.IsZero() && pt.look.After(by) && (soonest < 0 || soonest-now >= q.cfg.maxWait.Microseconds()) {
-		// A look MaxWait away is the one the GetRequest that made this pop
-		// owes at its deadline (by): counted from this pop's call, later
-		// than the GetRequest's start, it would come just after the
-		// deadline, and the GetRequest would return ErrNotReady without
-		// looking again.
-		pt.look = by
-	}
-	if pt.wakes != wakes {
-		// Woken while the pop ran: what it saw may be older than the
-		// event that woke this process.
-		pt.look, pt.empty = time.Time{}, false
-	}
+	q.st.looked(p, lookSeen{soonest: r.Soonest, now: r.Now, leased: r.Leased, sent: sent, got: got, by: by, wakes: wakes}, q.cfg.maxWait)
 	q.mu.Unlock()
 	return nil, nil
 }
 
 // hand records a lease of this process on partition p and returns its
-// request with the lease id in its context, and its host.
-func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string, error) {
+// request with the lease id in its context, and its host; g (nil: none)
+// is the permit the pop granted with it, kept for the limiter or, if the
+// request cannot be handed out, given back.
+func (q *Frontier) hand(p int, id string, pl string, early bool, g *link.Grant) ([]byte, string, error) {
 	r, err := frontier.Decode([]byte(pl))
 	var b []byte
 	if err == nil {
@@ -277,20 +203,23 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 	q.mu.Lock()
 	q.st.handed(id, &ownLease{p: p, host: r.Host, key: r.Key, payload: pl, url: r.URL, at: time.Now()}, early)
 	q.mu.Unlock()
+	if g != nil {
+		g.Host = r.Host
+	}
 	if err == nil {
-		q.fl.desk.leasing(r.Host, 1)
-		if !early {
-			q.fl.desk.markReady(r.Host)
-		}
+		q.fl.Permits().Handed(r.Host, !early, g)
 	}
 	if err != nil {
+		if g != nil {
+			q.fl.Permits().GiveBack(*g)
+		}
 		// Cannot happen (AddRequest decoded it): end the lease so that the
 		// host is not held, and say so.
 		q.log.Error("redisfleet: frontier: a queued request cannot be read; dropped", slog.Any("error", err))
 		q.mu.Lock()
 		delete(q.st.own, id)
 		q.mu.Unlock()
-		q.run(context.Background(), p, frDoneScript, frontierBusyPoll.Microseconds(), 0, id, "")
+		q.run(context.Background(), p, lua.FrontierDone, frontierBusyPoll.Microseconds(), 0, id, "")
 		return nil, r.Host, err
 	}
 	return b, r.Host, nil
@@ -299,7 +228,7 @@ func (q *Frontier) hand(p int, id string, pl string, early bool) ([]byte, string
 // Done reports the request leased as id done: its lease ends and its host
 // may be handed out again (once the fleet limiter says so). Unknown ids
 // are ignored. While Redis is away the report is kept and sent later.
-// Under [FrontierConfig.Batching] the report waits (at most 5 ms) for this process's
+// Under [Config.Batching] the report waits (at most 5 ms) for this process's
 // next pop and goes in its pipeline; otherwise it is sent at once.
 func (q *Frontier) Done(id string) {
 	q.mu.Lock()
@@ -313,12 +242,7 @@ func (q *Frontier) Done(id string) {
 		q.doneTimer = time.AfterFunc(q.cfg.linger, func() { q.flush(context.Background()) })
 	}
 	q.mu.Unlock()
-	q.fl.desk.leasing(l.host, -1)
-	if g := q.fl.desk.takeGrant(l.host, id); g != nil {
-		// The permit the pop granted with the request was never taken (the
-		// request stopped before the send): given back in the pipeline.
-		q.fl.desk.deferRelease(g.leaveOp(), true)
-	}
+	q.fl.Permits().Done(l.host, id)
 	if !linger {
 		q.flush(context.Background())
 	}

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
 )
 
 // AddRequest implements queue.Storage: it queues a request serialised by
@@ -41,9 +43,9 @@ func (q *Frontier) AddRequest(b []byte) error {
 		return nil
 	}
 	q.flush(ctx)
-	v, err := q.run(ctx, q.fl.part(it.host), frAddScript, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
+	v, err := q.run(ctx, q.fl.Part(it.host), lua.FrontierAdd, q.cfg.ttl.Milliseconds(), 0, it.key, it.host, it.payload)
 	if err != nil {
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, redisfleet.ErrUnavailable) {
 			return err
 		}
 		it.unsure = true // the call may have run (a reply that never came)
@@ -68,24 +70,15 @@ func (q *Frontier) AddRequest(b []byte) error {
 // now on are not journaled.
 func (q *Frontier) warnFull(filled bool) {
 	if filled {
-		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see FrontierConfig.JournalCap)",
+		q.log.Warn("redisfleet: frontier: the journal is full; requests queued from now on are lost if Redis loses its data (see fleetfrontier.Config.JournalCap)",
 			slog.Int("cap", q.cfg.journalCap))
 	}
 }
 
 // flush writes what is kept (queued requests and done reports, kept while
-// Redis was away or by FrontierConfig.Batching) in one pipeline: the requests first,
+// Redis was away or by Config.Batching) in one pipeline: the requests first,
 // by partition, then the done reports. What fails stays kept.
 func (q *Frontier) flush(ctx context.Context) { q.flushWith(ctx, nil) }
-
-// releaseCarrier is the one seam between the frontier's pipelines and the
-// limiter (grant.go): a pipeline of the frontier takes the releases the
-// limiter keeps for it, runs each inside the done report of its partition
-// (or beside it), and hands back their replies.
-type releaseCarrier interface {
-	takeCarried() []hostOp
-	carriedDone(ops []hostOp, cmds []*redis.Cmd)
-}
 
 // frCall is a script call of the frontier on one partition, with the
 // partition's KEYS and ARGV q.argv(p, args...).
@@ -117,11 +110,11 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		}
 		return q.run(ctx, then.p, then.s, then.args...)
 	}
-	// The limiter's releases kept for this pipeline (grant.go) go after
+	// The limiter's releases kept for this pipeline (link.Carrier) go after
 	// the requests and before the done reports, whose wake-ups then see
 	// the hosts released: in the done report's script of their partition
 	// when there is one, else alone.
-	ops := q.rel.takeCarried()
+	ops, carriedDone := q.fl.Carrier().TakeCarried()
 	type call struct {
 		p     int
 		s     *redis.Script
@@ -129,7 +122,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		args  []any
 		adds  []journalItem
 		dones []doneItem
-		host  int   // 1 + the index in ops of a hostScript call; 0: a frontier script
+		host  int   // 1 + the index in ops of a lua.Limiter call; 0: a frontier script
 		ops   []int // the indexes in ops of the limiter operations a done report carries
 	}
 	var calls []call
@@ -141,7 +134,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	byPart := map[batch][]journalItem{}
 	var order []batch
 	for _, it := range adds {
-		b := batch{q.fl.part(it.host), it.again}
+		b := batch{q.fl.Part(it.host), it.again}
 		if _, ok := byPart[b]; !ok {
 			order = append(order, b)
 		}
@@ -160,7 +153,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 			for _, it := range items[:n] {
 				args = append(args, it.key, it.host, it.payload)
 			}
-			calls = append(calls, call{p: b.p, s: frAddScript, args: args, adds: items[:n]})
+			calls = append(calls, call{p: b.p, s: lua.FrontierAdd, args: args, adds: items[:n]})
 			items = items[n:]
 		}
 	}
@@ -174,10 +167,10 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 	}
 	opsByPart := map[int][]int{}
 	for i, op := range ops {
-		if _, ok := donesByPart[op.p]; ok {
-			opsByPart[op.p] = append(opsByPart[op.p], i)
+		if _, ok := donesByPart[op.Part]; ok {
+			opsByPart[op.Part] = append(opsByPart[op.Part], i)
 		} else {
-			calls = append(calls, call{p: op.p, s: hostScript, host: i + 1})
+			calls = append(calls, call{p: op.Part, s: lua.Limiter, host: i + 1})
 		}
 	}
 	for _, p := range doneOrder {
@@ -188,33 +181,31 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		if len(carried) > 0 {
 			keys = slices.Clip(keys)
 			for _, i := range carried {
-				op := ops[i]
-				keys = append(keys, q.fl.hostScriptKeys(op.host)...)
-				ha := q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)
-				args = append(append(args, len(ha)), ha...)
+				keys = append(keys, ops[i].Keys...)
+				args = append(append(args, len(ops[i].Args)), ops[i].Args...)
 			}
 		}
 		for _, d := range ds {
 			args = append(args, d.id, d.key)
 		}
-		calls = append(calls, call{p: p, s: frDoneScript, keys: keys, args: args, dones: ds, ops: carried})
+		calls = append(calls, call{p: p, s: lua.FrontierDone, keys: keys, args: args, dones: ds, ops: carried})
 	}
 	last := -1 // the index of then in calls
 	if then != nil {
 		last = len(calls)
 		calls = append(calls, call{p: then.p, s: then.s, args: then.args})
 	}
-	cctx, cancel := context.WithTimeout(ctx, q.fl.cfg.callTimeout)
+	cctx, cancel := context.WithTimeout(ctx, q.set.CallTimeout)
 	defer cancel()
 	cmds := make([]*redis.Cmd, len(calls))
 	exec := func(only func(i int) bool) bool {
-		pipe := q.fl.rdb.Pipeline()
+		pipe := q.rdb.Pipeline()
 		for i, c := range calls {
 			switch {
 			case !only(i):
 			case c.host > 0:
 				op := ops[c.host-1]
-				cmds[i] = hostScript.EvalSha(cctx, pipe, q.fl.hostScriptKeys(op.host), q.fl.hostArgs(op.p, op.mode, op.op, op.tok, -1, op.extra...)...)
+				cmds[i] = lua.Limiter.EvalSha(cctx, pipe, op.Keys, op.Args...)
 			default:
 				keys := c.keys
 				if keys == nil {
@@ -238,7 +229,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		for i, c := range calls {
 			if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") && !loaded[c.s] {
 				loaded[c.s] = true
-				if err := c.s.Load(cctx, q.fl.rdb).Err(); err != nil && lerr == nil {
+				if err := c.s.Load(cctx, q.rdb).Err(); err != nil && lerr == nil {
 					lerr = err
 				}
 			}
@@ -266,27 +257,27 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		done := decodeDone(v, len(c.ops))
 		for j, k := range c.ops {
 			// The reply of a limiter operation the done report carried,
-			// as hostScript's own: {1, generation}.
+			// as lua.Limiter's own: {1, generation}.
 			oc := redis.NewCmd(cctx)
 			if e := done.OpGens[j]; err == nil && e != 0 {
 				oc.SetVal([]any{int64(1), e})
 			} else if err != nil {
 				oc.SetErr(err)
 			} else {
-				oc.SetErr(fmt.Errorf("redisfleet: limiter %s in the done report: no reply", ops[k].op))
+				oc.SetErr(fmt.Errorf("redisfleet: limiter %s in the done report: no reply", ops[k].Name))
 			}
 			opCmds[k] = oc
 		}
 		v, err = q.reply(ctx, c.p, v, err)
 		if err != nil {
 			for _, it := range c.adds {
-				it.unsure = it.unsure || errors.Is(err, ErrUnavailable)
+				it.unsure = it.unsure || errors.Is(err, redisfleet.ErrUnavailable)
 				failedAdds = append(failedAdds, it)
 			}
 			failedDones = append(failedDones, c.dones...)
 			continue
 		}
-		if c.s != frAddScript {
+		if c.s != lua.FrontierAdd {
 			continue
 		}
 		queued := decodeFlags(v)
@@ -298,7 +289,7 @@ func (q *Frontier) flushWith(ctx context.Context, then *frCall) ([]any, error) {
 		q.mu.Unlock()
 		q.warnFull(filled)
 	}
-	q.rel.carriedDone(ops, opCmds)
+	carriedDone(opCmds)
 	if len(failedAdds) > 0 || len(failedDones) > 0 {
 		q.mu.Lock()
 		q.st.restore(failedAdds, failedDones)

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -19,6 +19,9 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // limiterCalls is a go-redis hook recording the limiter's script calls
@@ -34,7 +37,7 @@ func (*limiterCalls) DialHook(next redis.DialHook) redis.DialHook { return next 
 
 func (c *limiterCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if op := limiterOp(cmd); op != "" && op != opRenew {
+		if op := limiterOp(cmd); op != "" && op != "renew" {
 			c.mu.Lock()
 			c.calls = append(c.calls, op)
 			c.mu.Unlock()
@@ -49,7 +52,7 @@ func (c *limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 		for _, cmd := range cmds {
 			if op := limiterOp(cmd); op != "" {
 				ops = append(ops, op)
-			} else if a := cmd.Args(); len(a) > 1 && a[1] == frDoneScript.Hash() {
+			} else if a := cmd.Args(); len(a) > 1 && a[1] == lua.FrontierDone.Hash() {
 				ops = append(append(ops, doneOps(a)...), "done")
 			}
 		}
@@ -62,7 +65,7 @@ func (c *limiterCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	}
 }
 
-// doneOps returns the ops of the limiter operations a frDoneScript call
+// doneOps returns the ops of the limiter operations a lua.FrontierDone call
 // (its args a) carries.
 func doneOps(a []any) []string {
 	n, _ := a[2].(int) // evalsha sha n k1..kn token tag pub ttl busyPoll m [k argv...]...
@@ -90,10 +93,10 @@ func (c *limiterCalls) take() []string {
 	return out
 }
 
-// limiterOp returns the op of a hostScript call, or "".
+// limiterOp returns the op of a lua.Limiter call, or "".
 func limiterOp(cmd redis.Cmder) string {
 	a := cmd.Args()
-	if len(a) < 4 || a[1] != hostScript.Hash() {
+	if len(a) < 4 || a[1] != lua.Limiter.Hash() {
 		return ""
 	}
 	n, _ := a[2].(int) // evalsha sha n k1..kn op
@@ -106,33 +109,33 @@ func limiterOp(cmd redis.Cmder) string {
 
 // grantFleet returns a Fleet whose client records the limiter's calls,
 // with a Limiter and a Frontier.
-func grantFleet(t *testing.T, srv backend) (*Fleet, *Limiter, *Frontier, *limiterCalls) {
+func grantFleet(t *testing.T, srv redistest.Backend) (*redisfleet.Fleet, *redisfleet.Limiter, *Frontier, *limiterCalls) {
 	t.Helper()
 	calls := &limiterCalls{}
-	c := client(t, srv, -1)
+	c := redistest.Client(t, srv, -1)
 	c.AddHook(calls)
-	f, err := New(context.Background(), c, Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	f, err := redisfleet.New(context.Background(), c, redisfleet.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	// Every node knows the scripts: no call is sent again after a NOSCRIPT.
-	for _, s := range []*redis.Script{hostScript, frDoneScript} {
+	for _, s := range []*redis.Script{lua.Limiter, lua.FrontierDone} {
 		if err := s.Load(context.Background(), c).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.desk.fresh = time.Hour // pregrants wait a third of the lease: the machine's load decides nothing
-	lim := f.Limiter(LimiterConfig{})
-	q := frOpen(t, f, FrontierConfig{MaxWait: 5 * time.Second})
+	keysOf(f).SetReadyFresh(time.Hour) // pregrants wait a third of the lease: the machine's load decides nothing
+	lim := f.Limiter(redisfleet.LimiterConfig{})
+	q := frOpen(t, f, Config{MaxWait: 5 * time.Second})
 	return f, lim, q, calls
 }
 
 // hostField reads a field of host's limiter state (0 if missing).
-func hostField(t *testing.T, f *Fleet, host, field string) int64 {
+func hostField(t *testing.T, f *redisfleet.Fleet, host, field string) int64 {
 	t.Helper()
-	h, _ := f.hostKeys(host)
-	v, err := f.rdb.HGet(context.Background(), h, field).Int64()
+	h, _ := hostKeys(f, host)
+	v, err := rdbOf(f).HGet(context.Background(), h, field).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
 	}
@@ -140,10 +143,10 @@ func hostField(t *testing.T, f *Fleet, host, field string) int64 {
 }
 
 // hostHold returns the tokens of host's permits out.
-func hostHold(t *testing.T, f *Fleet, host string) []string {
+func hostHold(t *testing.T, f *redisfleet.Fleet, host string) []string {
 	t.Helper()
-	_, z := f.hostKeys(host)
-	v, err := f.rdb.ZRange(context.Background(), z, 0, -1).Result()
+	_, z := hostKeys(f, host)
+	v, err := rdbOf(f).ZRange(context.Background(), z, 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +154,9 @@ func hostHold(t *testing.T, f *Fleet, host string) []string {
 }
 
 // redisNow returns the Redis server's clock in µs.
-func redisNow(t *testing.T, f *Fleet) int64 {
+func redisNow(t *testing.T, f *redisfleet.Fleet) int64 {
 	t.Helper()
-	tm, err := f.rdb.Time(context.Background()).Result()
+	tm, err := rdbOf(f).Time(context.Background()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +165,7 @@ func redisNow(t *testing.T, f *Fleet) int64 {
 
 // grantSetup gives host limiter state (one request granted under delay d
 // and released) and queues url for q.
-func grantSetup(t *testing.T, lim *Limiter, q *Frontier, host, url string, d time.Duration) {
+func grantSetup(t *testing.T, lim *redisfleet.Limiter, q *Frontier, host, url string, d time.Duration) {
 	t.Helper()
 	p, err := lim.Acquire(context.Background(), host, d)
 	if err != nil {
@@ -197,7 +200,7 @@ func grantGet(t *testing.T, q *Frontier) (string, string) {
 // and goes in its pipeline, before it.
 func TestPregrantTaken(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	redistest.ForBackends(t, func(t *testing.T, srv redistest.Backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const host, d = "http://a.example", 100 * time.Millisecond
 		grantSetup(t, lim, q, host, host+"/1", d)
@@ -243,7 +246,7 @@ func TestPregrantTaken(t *testing.T) {
 // the latest release.
 func TestPregrantLargerDelay(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const host, small, large = "http://a.example", 50 * time.Millisecond, 400 * time.Millisecond
 		grantSetup(t, lim, q, host, host+"/1", small)
@@ -280,7 +283,7 @@ func TestPregrantLargerDelay(t *testing.T) {
 // grantFresh if none comes.
 func TestPregrantUnused(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		f, lim, q, calls := grantFleet(t, srv)
 		const d = 50 * time.Millisecond
 		a, b := "http://a.example", "http://b.example"
@@ -299,14 +302,14 @@ func TestPregrantUnused(t *testing.T) {
 			t.Fatalf("the give-back recorded a release (%d, was %d)", got, le)
 		}
 
-		f.desk.fresh = 300 * time.Millisecond
+		keysOf(f).SetReadyFresh(300 * time.Millisecond)
 		grantSetup(t, lim, q, b, b+"/1", d)
 		_, lease = grantGet(t, q)
 		if h := hostHold(t, f, b); !slices.Equal(h, []string{lease}) {
 			t.Fatalf("permits out after the pop: %q, want the lease id %q", h, lease)
 		}
 		le = hostField(t, f, b, "le")
-		waitFor(t, 10*time.Second, "given back", func() bool { return len(hostHold(t, f, b)) == 0 })
+		redistest.WaitFor(t, 10*time.Second, "given back", func() bool { return len(hostHold(t, f, b)) == 0 })
 		if got := hostField(t, f, b, "le"); got != le {
 			t.Fatalf("the give-back recorded a release (%d, was %d)", got, le)
 		}
@@ -330,7 +333,7 @@ func TestPregrantUnused(t *testing.T) {
 // host ended, and most grants came with their pop.
 func TestPregrantGaps(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		const d, pages = 150 * time.Millisecond, 5
 		hosts := []string{"http://a.example", "http://b.example", "http://c.example"}
 		type span struct{ start, end int64 }
@@ -339,7 +342,7 @@ func TestPregrantGaps(t *testing.T) {
 			spans = map[string][]span{}
 			done  int
 		)
-		var fleets []*Fleet
+		var fleets []*redisfleet.Fleet
 		var all []*limiterCalls
 		var wg sync.WaitGroup
 		for range 3 {

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
 // TestPostponeAfterRobots: one queue thread, four new hosts whose
@@ -25,7 +27,7 @@ import (
 // no host sees two requests (robots.txt included) closer than the delay.
 func TestPostponeAfterRobots(t *testing.T) {
 	t.Parallel()
-	onServer(t, func(t *testing.T, srv backend) {
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
 		const hosts, delay = 4, 2 * time.Second
 		sites := map[string]*testutil.Site{}
 		var names []string
@@ -36,12 +38,12 @@ func TestPostponeAfterRobots(t *testing.T) {
 		}
 		farm := testutil.NewFarm(t, sites)
 		f := newFleet(t, srv)
-		q := f.Frontier(FrontierConfig{})
+		q := New(f, Config{})
 		t.Cleanup(func() { q.Close() })
 		c := colly.NewCollector()
 		p, err := robots.Attach(c,
 			robots.WithPolicy(policy.WithStore(f.Store())),
-			robots.WithLimiter(f.Limiter(LimiterConfig{})),
+			robots.WithLimiter(f.Limiter(redisfleet.LimiterConfig{})),
 			robots.WithTransport(farm.Transport()),
 		)
 		if err != nil {

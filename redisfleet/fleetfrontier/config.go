@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"cmp"
@@ -7,10 +7,10 @@ import (
 	"github.com/politecrawl/robots/frontier"
 )
 
-// FrontierConfig configures a [Frontier]. The zero FrontierConfig is the
+// Config configures a [Frontier]. The zero Config is the
 // default: every field's zero value (or a value below zero) means its
 // default.
-type FrontierConfig struct {
+type Config struct {
 	// Name names the frontier (default "default"): processes that crawl
 	// together use the same name; a new crawl on the same Redis uses a
 	// new one (the frontier's seen set lasts, so that a URL is fetched
@@ -36,7 +36,7 @@ type FrontierConfig struct {
 	// queue.Run with it (default 1 minute). It also bounds how long Redis
 	// may keep losing the frontier's keys (each recovery within a lease
 	// of the previous one: an evicting Redis whose maxmemory cannot hold
-	// the queue, see Config.Eviction) before QueueSize returns an error
+	// the queue, see redisfleet.Config.Eviction) before QueueSize returns an error
 	// saying so, with the requests this process knows not crawled.
 	OutageLimit time.Duration
 
@@ -55,7 +55,7 @@ type FrontierConfig struct {
 	// every third of the lease, up to 8,192 of those other processes
 	// reported done (a fleet-wide done set in Redis). A request queued
 	// while the journal is full is not journaled: it is counted
-	// (FrontierStats.NotJournaled) and a warning is logged when the
+	// (Stats.NotJournaled) and a warning is logged when the
 	// journal fills; a Redis restarted empty loses such a request.
 	JournalCap int
 
@@ -74,7 +74,7 @@ type FrontierConfig struct {
 	//
 	//   - AddRequest keeps the request in memory and returns nil (never
 	//     frontier.ErrSeen: a request seen before is dropped when written,
-	//     and counted in FrontierStats.Seen). The kept requests are
+	//     and counted in Stats.Seen). The kept requests are
 	//     written together, in one pipeline with the next done report (so
 	//     a page's links go out with its done report, links first, then
 	//     the limiter's releases kept for it) or the next pop, at the
@@ -103,7 +103,7 @@ type FrontierConfig struct {
 	Batching time.Duration
 }
 
-// frontierConfig is a FrontierConfig with its defaults filled in.
+// frontierConfig is a Config with its defaults filled in.
 type frontierConfig struct {
 	name        string
 	perHost     int
@@ -126,16 +126,16 @@ func positive[T int | time.Duration](v, def T) T {
 }
 
 // resolve returns the settings c gives, defaults filled in.
-func (c FrontierConfig) resolve() frontierConfig {
+func (c Config) resolve() frontierConfig {
 	cfg := frontierConfig{
-		name:        cmp.Or(c.Name, DefaultFrontierName),
+		name:        cmp.Or(c.Name, DefaultName),
 		perHost:     positive(c.PerHost, 1),
 		maxWait:     positive(c.MaxWait, frontier.DefaultMaxWait),
 		hold:        positive(c.Hold, frontier.DefaultHold),
 		outageLimit: positive(c.OutageLimit, DefaultOutageLimit),
 		journal:     !c.NoJournal,
 		journalCap:  positive(c.JournalCap, DefaultJournalCap),
-		ttl:         max(positive(c.TTL, DefaultFrontierTTL), time.Minute),
+		ttl:         max(positive(c.TTL, DefaultTTL), time.Minute),
 		batch:       max(c.Batching, 0),
 	}
 	cfg.linger = min(cfg.batch, frontierDoneLinger)

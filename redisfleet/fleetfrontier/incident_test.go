@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"fmt"
@@ -8,60 +8,22 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
-
-// TestEventRun: events each within the gap of the previous one are one
-// run; a longer silence starts a new one; a run is on until the gap
-// passes after its latest event, and lasts from its first to its latest.
-func TestEventRun(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	const gap = 5 * time.Second
-	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	var r eventRun
-	if _, on := r.lasting(t0, gap); on {
-		t.Fatal("an empty run is on")
-	}
-	steps := []struct {
-		at      time.Duration
-		fresh   bool
-		n       int64
-		lasting time.Duration
-	}{
-		{0, true, 1, 0},
-		{4 * time.Second, false, 2, 4 * time.Second},
-		{9 * time.Second, false, 3, 9 * time.Second}, // exactly the gap after the latest: the same run
-		{14*time.Second + 1, true, 1, 0},             // just over the gap: a new run
-		{15 * time.Second, false, 2, time.Second - 1},
-	}
-	for _, s := range steps {
-		if got := r.add(at(s.at), gap); got != s.fresh {
-			t.Errorf("add at %v: fresh %v, want %v", s.at, got, s.fresh)
-		}
-		d, on := r.lasting(at(s.at), gap)
-		if !on || d != s.lasting || r.n != s.n {
-			t.Errorf("after the event at %v: lasting %v (on %v), %d events; want %v, %d", s.at, d, on, r.n, s.lasting, s.n)
-		}
-	}
-	if d, on := r.lasting(at(20*time.Second), gap); !on || d != time.Second-1 {
-		t.Errorf("at 20s: lasting %v (on %v), want the run on", d, on)
-	}
-	if _, on := r.lasting(at(20*time.Second+1), gap); on {
-		t.Error("at 20s+1ns, more than the gap after the latest event: still on")
-	}
-}
 
 // restartFleet is a fleet process whose frontier knows every partition
 // (a request queued in each), logging at Info and above to logs.
 func restartFleet(t *testing.T, srv *redistest.Server, logs *testutil.Buffer) *Frontier {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	f := frFleet(t, srv, Config{Logger: log, CallTimeout: time.Second, Lease: 3 * time.Second})
-	q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})
+	f := frFleet(t, srv, redisfleet.Config{Logger: log, CallTimeout: time.Second, Lease: 3 * time.Second})
+	q := frOpen(t, f, Config{MaxWait: 100 * time.Millisecond})
 	covered := map[int]bool{}
-	for h := 0; len(covered) < f.cfg.partitions; h++ {
+	for h := 0; len(covered) < link.Of(f).Settings().Partitions; h++ {
 		host := fmt.Sprintf("http://h%d.example", h)
-		if p := f.part(host); !covered[p] {
+		if p := link.Of(f).Part(host); !covered[p] {
 			covered[p] = true
 			if err := q.AddRequest(testutil.CollyRequest(t, host+"/")); err != nil {
 				t.Fatal(err)
@@ -112,7 +74,7 @@ func TestRestartOneWarning(t *testing.T) {
 			if _, err := q.QueueSize(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "the loss line", func() bool { return len(lines(&logs, "", "lost the frontier's data")) > 0 })
+			redistest.WaitFor(t, 10*time.Second, "the loss line", func() bool { return len(lines(&logs, "", "lost the frontier's data")) > 0 })
 			if n, err := q.QueueSize(); err != nil || n != 16 {
 				t.Fatalf("QueueSize after the recovery: %d, %v; want the 16 requests queued again", n, err)
 			}

@@ -1,4 +1,4 @@
-package redisfleet
+package fleetfrontier
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,9 +13,13 @@ import (
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/redisfleet"
+	"github.com/politecrawl/robots/redisfleet/internal/link"
+	"github.com/politecrawl/robots/redisfleet/internal/lua"
+	"github.com/politecrawl/robots/redisfleet/internal/redistest"
 )
 
-// TestFrontierBatching: with FrontierConfig.Batching, AddRequest keeps the links in
+// TestFrontierBatching: with Config.Batching, AddRequest keeps the links in
 // memory (nothing reaches Redis: another process counts none of them)
 // until the next Done writes them in the same pipeline, links first; a
 // link seen before is dropped then and counted; QueueSize answers from
@@ -24,9 +27,9 @@ import (
 // kept by a process that reports nothing done.
 func TestFrontierBatching(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
-		p1 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond, Batching: time.Hour})
-		p2 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond})
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		p1 := frOpen(t, frFleet(t, srv), Config{MaxWait: 100 * time.Millisecond, Batching: time.Hour})
+		p2 := frOpen(t, frFleet(t, srv), Config{MaxWait: 100 * time.Millisecond})
 		if err := p1.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 			t.Fatal(err)
 		}
@@ -52,16 +55,16 @@ func TestFrontierBatching(t *testing.T) {
 			t.Fatalf("another process counts %d, want 1 (a/1 out; the links kept)", n)
 		}
 		p1.Done(lease) // the links, then the done report (with the next pop, or after its linger)
-		waitFor(t, 10*time.Second, "the links written with the done report", func() bool { return frSize(t, p2) == 2 })
+		redistest.WaitFor(t, 10*time.Second, "the links written with the done report", func() bool { return frSize(t, p2) == 2 })
 		if st := p1.Stats(); st.Added != 3 || st.Seen != 1 || st.Pending != 0 || st.Done != 1 {
 			t.Fatalf("stats %+v, want 3 added, 1 seen, none pending, 1 done", st)
 		}
 
-		p3 := frOpen(t, frFleet(t, srv), FrontierConfig{MaxWait: 100 * time.Millisecond, Batching: 200 * time.Millisecond})
+		p3 := frOpen(t, frFleet(t, srv), Config{MaxWait: 100 * time.Millisecond, Batching: 200 * time.Millisecond})
 		if err := p3.AddRequest(testutil.CollyRequest(t, "http://c.example/1")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, "the kept link written by the timer", func() bool { return frSize(t, p2) == 3 })
+		redistest.WaitFor(t, 10*time.Second, "the kept link written by the timer", func() bool { return frSize(t, p2) == 3 })
 	})
 }
 
@@ -111,18 +114,18 @@ func (l *tripLog) take() []string {
 func tripName(c redis.Cmder) string {
 	if a := c.Args(); len(a) > 1 && c.Name() == "evalsha" {
 		switch a[1] {
-		case frAddScript.Hash():
+		case lua.FrontierAdd.Hash():
 			return "add"
-		case frPopScript.Hash():
+		case lua.FrontierPop.Hash():
 			return "pop"
-		case frDoneScript.Hash():
+		case lua.FrontierDone.Hash():
 			return "done"
 		}
 	}
 	return c.Name()
 }
 
-// TestFrontierDoneRidesPop: with FrontierConfig.Batching, Done sends nothing: the
+// TestFrontierDoneRidesPop: with Config.Batching, Done sends nothing: the
 // done report waits for this process's next pop and goes first in its
 // pipeline, one round trip for both, so that the host it frees is handed
 // out by that very pop (PerHost 1). A done report no pop follows is
@@ -130,17 +133,17 @@ func tripName(c redis.Cmder) string {
 // kept first.
 func TestFrontierDoneRidesPop(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	forBackends(t, func(t *testing.T, srv backend) {
+	redistest.ForBackends(t, func(t *testing.T, srv redistest.Backend) {
 		ctx := context.Background()
-		f := frFleet(t, srv, Config{Lease: time.Hour}) // no renewal tick (a flush, a renewal) in the counts
+		f := frFleet(t, srv, redisfleet.Config{Lease: time.Hour}) // no renewal tick (a flush, a renewal) in the counts
 		var log tripLog
-		f.rdb.AddHook(&log)
-		for _, s := range []*redis.Script{frAddScript, frPopScript, frDoneScript} {
-			if err := s.Load(ctx, f.rdb).Err(); err != nil { // no NOSCRIPT fallback in the counts
+		rdbOf(f).AddHook(&log)
+		for _, s := range []*redis.Script{lua.FrontierAdd, lua.FrontierPop, lua.FrontierDone} {
+			if err := s.Load(ctx, rdbOf(f)).Err(); err != nil { // no NOSCRIPT fallback in the counts
 				t.Fatal(err)
 			}
 		}
-		q := frOpen(t, f, FrontierConfig{MaxWait: time.Second, Batching: time.Hour})
+		q := frOpen(t, f, Config{MaxWait: time.Second, Batching: time.Hour})
 		q.cfg.linger = time.Hour // only a pop, QueueSize or Close writes a done report here
 		for _, u := range []string{"http://a.example/1", "http://a.example/2", "http://a.example/3"} {
 			if err := q.AddRequest(testutil.CollyRequest(t, u)); err != nil {
@@ -151,10 +154,10 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 		if u != "http://a.example/1" {
 			t.Fatalf("got %s, want a/1", u)
 		}
-		p := f.part("http://a.example")
+		p := link.Of(f).Part("http://a.example")
 		leased := func() int64 {
 			t.Helper()
-			n, err := f.rdb.HGet(ctx, q.parts[p].keys[1], "l").Int64()
+			n, err := rdbOf(f).HGet(ctx, q.parts[p].keys[1], "l").Int64()
 			if err != nil && !errors.Is(err, redis.Nil) {
 				t.Fatal(err)
 			}
@@ -172,9 +175,9 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 		// a wake-up), the others not before an hour.
 		q.mu.Lock()
 		for i := range q.parts {
-			q.parts[i].look = time.Now().Add(time.Hour)
+			q.st.parts[i].look = time.Now().Add(time.Hour)
 		}
-		q.parts[p].look = time.Time{}
+		q.st.parts[p].look = time.Time{}
 		q.mu.Unlock()
 		log.take()
 		b, err := q.GetRequest()
@@ -214,14 +217,14 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 		}
 
 		// The timer writes a report no pop takes.
-		q2 := frOpen(t, f, FrontierConfig{Name: "timer", MaxWait: time.Second, Batching: time.Hour})
+		q2 := frOpen(t, f, Config{Name: "timer", MaxWait: time.Second, Batching: time.Hour})
 		if err := q2.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 			t.Fatal(err)
 		}
 		_, lease = grantGet(t, q2)
 		q2.Done(lease)
-		waitFor(t, 10*time.Second, "the done report written by its timer", func() bool {
-			n, err := f.rdb.HGet(ctx, q2.parts[p].keys[1], "l").Int64()
+		redistest.WaitFor(t, 10*time.Second, "the done report written by its timer", func() bool {
+			n, err := rdbOf(f).HGet(ctx, q2.parts[p].keys[1], "l").Int64()
 			return err == nil && n == 0
 		})
 	})
@@ -232,12 +235,12 @@ func TestFrontierDoneRidesPop(t *testing.T) {
 // hear nothing.
 func TestFrontierWakesOne(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
-		var fs []*Fleet
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		var fs []*redisfleet.Fleet
 		for range 3 {
 			f := frFleet(t, srv)
 			fs = append(fs, f)
-			q := frOpen(t, f, FrontierConfig{MaxWait: time.Minute})
+			q := frOpen(t, f, Config{MaxWait: time.Minute})
 			// Nothing queued or out anywhere: ErrEmpty at once, after
 			// pops that register the process as waiting for a minute.
 			if _, err := q.GetRequest(); !errors.Is(err, frontier.ErrEmpty) {
@@ -251,17 +254,17 @@ func TestFrontierWakesOne(t *testing.T) {
 		// A marker on the partition's channel, heard by all three after
 		// any earlier message of that channel (one connection per
 		// partition's slot, dispatched in order).
-		p := fs[0].part("http://a.example")
-		var marks []chan int64
+		p := link.Of(fs[0]).Part("http://a.example")
+		var marks []<-chan int64
 		for _, f := range fs {
-			c, cancel := f.subscribe(context.Background(), p, "marker", "")
+			c, cancel := link.Of(f).Subscribe(context.Background(), p, "marker")
 			t.Cleanup(cancel)
 			marks = append(marks, c)
 		}
-		if f := fs[0]; f.cluster {
-			f.rdb.SPublish(context.Background(), f.pkey(p, kindWake), "marker")
+		if f := fs[0]; isCluster(f) {
+			rdbOf(f).SPublish(context.Background(), keysOf(f).PartKey(p, "wake"), "marker")
 		} else {
-			f.rdb.Publish(context.Background(), f.pkey(p, kindWake), "marker")
+			rdbOf(f).Publish(context.Background(), keysOf(f).PartKey(p, "wake"), "marker")
 		}
 		heard := int64(0)
 		for i, c := range marks {
@@ -278,59 +281,48 @@ func TestFrontierWakesOne(t *testing.T) {
 	})
 }
 
-// callCount is a go-redis hook counting the commands and pipelines sent.
-type callCount struct{ n atomic.Int64 }
-
-func (*callCount) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (c *callCount) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error { c.n.Add(1); return next(ctx, cmd) }
-}
-func (c *callCount) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error { c.n.Add(1); return next(ctx, cmds) }
-}
-
 // TestFrontierReadyAnswersWait: the limiter's early wait for a host whose
 // request the frontier just handed out as ready costs no Redis call, once;
 // a second early wait asks Redis, and Acquire always does.
 func TestFrontierReadyAnswersWait(t *testing.T) {
 	testutil.CheckGoroutines(t)
-	onServer(t, func(t *testing.T, srv backend) {
-		var calls callCount
-		c := client(t, srv, -1)
+	redistest.OnServer(t, func(t *testing.T, srv redistest.Backend) {
+		var calls redistest.CallCounter
+		c := redistest.Client(t, srv, -1)
 		c.AddHook(&calls)
-		f, err := New(context.Background(), c, Config{})
+		f, err := redisfleet.New(context.Background(), c, redisfleet.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		f.desk.fresh = time.Hour // the machine's load decides nothing
-		q := frOpen(t, f, FrontierConfig{MaxWait: 100 * time.Millisecond})
-		lim := f.Limiter(LimiterConfig{})
+		keysOf(f).SetReadyFresh(time.Hour) // the machine's load decides nothing
+		q := frOpen(t, f, Config{MaxWait: 100 * time.Millisecond})
+		lim := f.Limiter(redisfleet.LimiterConfig{})
 		if err := q.AddRequest(testutil.CollyRequest(t, "http://a.example/1")); err != nil {
 			t.Fatal(err)
 		}
 		u, _ := frGet(t, q)
 		host := u[:len("http://a.example")]
-		before := calls.n.Load()
+		before := calls.N.Load()
 		if _, err := lim.WaitMax(context.Background(), host, 0, -1); err != nil {
 			t.Fatal(err)
 		}
-		if n := calls.n.Load() - before; n != 0 {
+		if n := calls.N.Load() - before; n != 0 {
 			t.Fatalf("the early wait after the pop made %d Redis calls, want 0", n)
 		}
 		if _, err := lim.WaitMax(context.Background(), host, 0, -1); err != nil {
 			t.Fatal(err)
 		}
-		if n := calls.n.Load() - before; n == 0 {
+		if n := calls.N.Load() - before; n == 0 {
 			t.Fatal("a second early wait asked nothing of Redis: the pop's finding answers one wait only")
 		}
-		before = calls.n.Load()
+		before = calls.N.Load()
 		p, err := lim.Acquire(context.Background(), host, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.Release()
-		if n := calls.n.Load() - before; n == 0 {
+		if n := calls.N.Load() - before; n == 0 {
 			t.Fatal("Acquire asked nothing of Redis")
 		}
 	})
