@@ -108,36 +108,36 @@
 //     duration cannot overflow; the plugin's WithMaxCrawlDelay then applies.
 //   - google: a NUL byte ends a line's content, as in Google's parser.
 //
-// # Usage preferences
+// # Usage preferences and licences
 //
 // Besides where a crawler may go, robots.txt may say what the content may be
-// used for ([Usage]): draft-ietf-aipref-attach-05 adds a Content-Usage rule
-// to RFC 9309 over the vocabulary of draft-ietf-aipref-vocab-08 (train-ai,
-// search), and Cloudflare's Content-Signal line states train-ai (its
-// ai-train), search and ai-input. [Ruleset.Usage] gives the preference in
-// force for a path with the line that decided each category; [ParseUsage]
-// reads a Content-Usage response header. Where the sources leave a choice:
+// used for ([Usage]): draft-ietf-aipref-attach-05's Content-Usage rule over
+// the vocabulary of draft-ietf-aipref-vocab-08 (train-ai, search), and
+// Cloudflare's Content-Signal line (ai-train, search, ai-input and the
+// [UseLevel] use=). [Ruleset.Usage] gives the preference in force for a path
+// with the line that decided each category and the level; [ParseUsage] and
+// [ParseContentSignal] read the response headers. RSL's License lines name
+// licence documents ([Ruleset.Licenses]). Where the sources leave a choice:
 //
-//   - rfc9309 reads both lines, Content-Usage as a rule of its group as the
-//     draft has it: like Allow and Disallow it ends the group's user-agent
-//     lines. google and coccoc read both lines too, so that a crawler reading
-//     the crawl rules as Google or Coc Coc does can still honour a site's
-//     preferences, but neither line ends a group's user-agent lines there,
-//     so the crawl verdicts stay those of Google's and Coc Coc's parsers
-//     (which ignore the lines). koster1994 reads neither line
+//   - rfc9309 reads both usage lines, Content-Usage as a rule of its group
+//     (it ends the group's user-agent lines, as Allow does). google and
+//     coccoc read them too, but neither ends a group's user-agent lines, so
+//     their crawl verdicts stay those of Google's and Coc Coc's parsers.
+//     Content-Signal and License end no group's user-agent lines in any
+//     dialect, like Sitemap. koster1994 reads none of the three lines
 //     ([Dialect.ReadsUsage]); they are unknown keys there.
-//   - A Content-Usage rule without a path, and every Content-Signal line,
-//     apply to every path as a rule for "/" would: with Content-Usage rules
-//     for "/" they are combined, and any longer path beats them.
-//   - Content-Signal is read as a Dictionary like Content-Usage (its values
-//     are the Tokens yes and no); its other keys are ignored, and so is
-//     ai-input in Content-Usage, which is no label of the vocabulary.
-//   - Rules whose patterns differ but match a path with the same length
-//     ("/a*" and "/ab" for "/abc") are combined like identical ones, the most
-//     restrictive per category.
-//   - A Content-Usage or Content-Signal line before any User-agent line is
-//     ignored with a warning, as a rule would be; a line that states nothing
-//     the dialect knows (a failed Dictionary, unknown keys only) still
+//   - Content-Signal, with no normative scope, belongs to its group as
+//     RFC 9309 groups lines (one group may be a single crawler's); it and a
+//     Content-Usage rule without a path apply to every path as a rule for
+//     "/" would: combined with Content-Usage rules for "/", beaten by any
+//     longer path. Rules whose patterns differ but match a path with the
+//     same length ("/a*" and "/ab" for "/abc") are combined, the most
+//     restrictive per category and the lower known level.
+//   - A Content-Signal without use= states no level: [UseUnknown] is no
+//     default (Cloudflare always writes one, and says nothing of its
+//     absence), and what it means is the crawler's choice.
+//   - A usage line before any User-agent line is ignored with a warning, as
+//     a rule would be; a line that states nothing the dialect knows still
 //     applies, stating nothing, and gets a warning.
 //
 // # Other parsers' Crawl-delay and Sitemap cases
@@ -167,17 +167,10 @@
 //     (texting_robots:test_robot_excessive_crawl_delay/1 wants more than
 //     3e38 s).
 //   - coccoc reads Crawl-delay as its seed says, integer seconds up to 10:
-//     capped are texting_robots:test_robot_retrieve_crawl_delay/1 to /3,
-//     test_robot_starts_with_crawl_delay/1, test_robot_handles_random_nulls/1,
-//     test_forgiveness_crawl_delay_variations/1,
-//     test_real_robot_against_hn_robots/1,
-//     test_real_robot_against_ipwatchdog/1,
-//     test_real_robot_against_sgppto/1 and
-//     crawler-commons:testCrawlDelayGroupMerging/3; rounded up are
-//     texting_robots:test_robot_crawl_delay_not_integer/2,
-//     test_repcpp_no_leading_user_agent/1,
-//     test_repcpp_well_formed_crawl_delay/1 and
-//     crawler-commons:testFloatingPointCrawlDelay/1.
+//     the cases of texting_robots and crawler-commons with a longer delay
+//     are capped (test_robot_retrieve_crawl_delay, testCrawlDelayGroupMerging/3,
+//     ...) and those with a fraction rounded up
+//     (test_robot_crawl_delay_not_integer/2, testFloatingPointCrawlDelay/1, ...).
 //   - Sitemap values are kept as written, one per Sitemap line, in file
 //     order, as Google's parser keeps them (google's answer is that parser's
 //     in every case): a relative value is not resolved, for the body comes without its
@@ -278,10 +271,11 @@ const (
 	keyUnused        // recognised by the dialect but without effect (e.g. crawl-delay in google)
 	keyContentUsage  // draft-ietf-aipref-attach's usage rule
 	keyContentSignal // Cloudflare's Content Signals line
+	keyLicense       // RSL's License line
 )
 
 func (k keyKind) String() string {
-	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused", "content-usage", "content-signal"}[k]
+	return [...]string{"unknown", "user-agent", "allow", "disallow", "sitemap", "crawl-delay", "unused", "content-usage", "content-signal", "license"}[k]
 }
 
 // keySet is a set of key kinds.
@@ -446,6 +440,7 @@ var standardKeys = map[string]keyKind{
 	"crawl-delay":    keyCrawlDelay,
 	"content-usage":  keyContentUsage,
 	"content-signal": keyContentSignal,
+	"license":        keyLicense,
 }
 
 var rfc9309Spec = spec{
@@ -484,6 +479,7 @@ var googleSpec = spec{
 		{"crawl-delay", keyUnused, false},
 		{"content-usage", keyContentUsage, false},
 		{"content-signal", keyContentSignal, false},
+		{"license", keyLicense, false},
 	},
 	colonlessTwoWord:  true,
 	maxLineBytes:      2083*8 - 1,

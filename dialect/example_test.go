@@ -106,3 +106,60 @@ func ExampleParseUsage() {
 	// train-ai=n, search=y
 	// true
 }
+
+// Cloudflare's Content Signals: the use level a site allows, against the
+// level a crawler declares, with the line that stated it.
+func ExampleUsageVerdict_UseRule() {
+	body := "User-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nAllow: /\n"
+	v := dialect.RFC9309.ParseString(body).For("examplebot").Usage("/article")
+	declared, _ := dialect.ParseUseLevel("full")
+	if site := v.Usage.Use(); site != dialect.UseUnknown && declared > site {
+		fmt.Printf("refused: use=%s above the site's %s (line %d)\n", declared, site, v.UseRule().Line)
+	}
+	// Output:
+	// refused: use=full above the site's reference (line 2)
+}
+
+// A Content-Signal response header, read as the robots.txt line is.
+func ExampleParseContentSignal() {
+	fmt.Println(dialect.ParseContentSignal("search=yes, ai-input=yes, ai-train=no"))
+	fmt.Println(dialect.ParseContentSignal("AI-Train = disallow, use=immediate, human-authored"))
+	// Output:
+	// train-ai=n, search=y, ai-input=y
+	// train-ai=n, use=immediate
+}
+
+// The levels in order: a site's level is the most it allows.
+func ExampleParseUseLevel() {
+	for _, s := range []string{"immediate", "Reference", "full", "partial"} {
+		l, ok := dialect.ParseUseLevel(s)
+		fmt.Println(int(l), l, ok)
+	}
+	// Output:
+	// 1 immediate true
+	// 2 reference true
+	// 3 full true
+	// 0 unknown false
+}
+
+// The RSL licences that apply to a crawler: its own group's, else the
+// global ones.
+func ExampleRuleset_Licenses() {
+	body := `License: https://example.com/license.xml
+User-agent: ExampleBot
+License: https://example.com/examplebot-license.xml
+Allow: /
+
+User-agent: *
+Disallow: /private/
+`
+	r := dialect.RFC9309.ParseString(body)
+	for _, bot := range []string{"ExampleBot", "OtherBot"} {
+		for _, l := range r.For(bot).Licenses() {
+			fmt.Println(bot, l.Line, l.URL)
+		}
+	}
+	// Output:
+	// ExampleBot 3 https://example.com/examplebot-license.xml
+	// OtherBot 1 https://example.com/license.xml
+}

@@ -23,6 +23,7 @@ func FuzzParseCheck(f *testing.F) {
 	f.Add([]byte("\xEF\xBB\xBFUser-agent: *\rDisallow: /a$b\rDisallow: /$\r"), "*", "/a$b")
 	f.Add([]byte("User-agent: googlebot-news\nDisallow: /n\nUser-agent: googlebot\nCrawl-delay: 5\nDisallow: /g*\n"), "googlebot-news-x", "/n%")
 	f.Add([]byte("Crawl-delay: 3\nUser-agent: MJ12bot\nCrawl-delay: x\nUser-agent: b\nDisallow: /a<d\"{x}|^`\\\nAllow: /a%3C%7b\n"), "MJ12bot/1.4", "/a%3Cd%22%7Bx%7D%7C%5E%60%5C")
+	f.Add([]byte("License: https://a.example/l.xml\nUser-agent: a\nlicense:\t/b.xml # c\nUser-agent: b\nDisallow: /x\n\nSitemap: /s\nLICENSE: /c"), "b", "/x")
 	f.Fuzz(func(t *testing.T, body []byte, agent, path string) {
 		fuzzOne(t, body, agent, path)
 	})
@@ -66,7 +67,8 @@ func fuzzOne(t *testing.T, body []byte, agent, path string) {
 		// What the tables of offsets give back must not depend on whether
 		// the body was copied (Parse) or not (ParseString).
 		if !reflect.DeepEqual(r1.Groups(), r2.Groups()) || !reflect.DeepEqual(rs1.Agents(), rs2.Agents()) ||
-			!reflect.DeepEqual(r1.Sitemaps(), r2.Sitemaps()) || !reflect.DeepEqual(r1.Warnings(), r2.Warnings()) {
+			!reflect.DeepEqual(r1.Sitemaps(), r2.Sitemaps()) || !reflect.DeepEqual(r1.Warnings(), r2.Warnings()) ||
+			!reflect.DeepEqual(rs1.Licenses(), rs2.Licenses()) {
 			t.Fatalf("%s: Parse and ParseString read %q differently", d, body)
 		}
 		if a, b := rs1.CrawlDelayLine(), rs2.CrawlDelayLine(); a != b {

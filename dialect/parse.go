@@ -86,6 +86,10 @@ func (p *parser) line(l *line) {
 		p.addUsage(l)
 	case keyCrawlDelay:
 		p.crawlDelay(l)
+	case keyLicense:
+		if l.value != "" && !p.skip {
+			r.licenses = append(r.licenses, licenseRec{line: l.num, group: int32(len(p.groups)) - 1, u0: l.v0, u1: l.v1})
+		}
 	case keySitemap:
 		if s.sitemaps && l.value != "" {
 			p.sitemaps = append(p.sitemaps, sitemapRec{line: l.num, u0: l.v0, u1: l.v1})
@@ -205,7 +209,7 @@ func (p *parser) normalize(v string) (n0, n1 int32, esc bool) {
 func (p *parser) addUsage(l *line) {
 	u := UsageRule{Key: l.key, Value: l.value, Line: int(l.num), Group: len(p.groups) - 1, norm: "/"}
 	if l.kind == keyContentSignal {
-		u.Usage = parseSignal(l.value)
+		u.Usage = ParseContentSignal(l.value)
 	} else {
 		if strings.HasPrefix(l.value, "/") {
 			path, pref := l.value, ""

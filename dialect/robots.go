@@ -12,12 +12,10 @@ import (
 // Robots is a parsed robots.txt body. It is immutable and safe for
 // concurrent use.
 //
-// The parser keeps what it read in tables of offsets without pointers
-// (rules, groups, user-agent entries, sitemaps, warnings) into the text it
-// kept (src) and the patterns it had to write (esc): the garbage collector
-// does not look into them, and a cached file costs little more than its
-// text. The exported values (Group, Agent, Rule, Sitemap, Warning) are made
-// from them when they are asked for.
+// The parser keeps what it read in pointer-free tables of offsets into the
+// text it kept (src) and the patterns it had to write (esc), which the
+// garbage collector does not look into; the exported values (Group, Rule,
+// ...) are made from them when they are asked for.
 type Robots struct {
 	d   *Dialect
 	src string // the text the tables point into
@@ -27,8 +25,9 @@ type Robots struct {
 	groups   []group
 	agents   []agent // all user-agent entries; each group holds a window
 	sitemaps []sitemapRec
-	warnings []warning     // written out by Warnings
-	usage    []UsageRule   // all usage rules; each group holds a window
+	warnings []warning   // written out by Warnings
+	usage    []UsageRule // all usage rules; each group holds a window
+	licenses []licenseRec
 	delay    time.Duration // the first valid Crawl-delay before any User-agent line
 	// delayLine is the line of delay (0: none).
 	delayLine int32
@@ -41,6 +40,9 @@ type Robots struct {
 // sitemapRec is a Sitemap as the parser keeps it: its line and its URL as
 // offsets into Robots.src, without pointers.
 type sitemapRec struct{ line, u0, u1 int32 }
+
+// licenseRec is a License line: its group (-1: before any) and URL src[u0:u1].
+type licenseRec struct{ line, group, u0, u1 int32 }
 
 // group is a Group as the parser keeps it: its windows of Robots' tables,
 // agents[a0:a1], rules[r0:r1] and usage[u0:u1], and its Crawl-delay.
@@ -208,13 +210,10 @@ type Warning struct {
 func (w Warning) String() string { return "line " + strconv.Itoa(w.Line) + ": " + w.Message }
 
 // warning is a Warning as the parser keeps it: the message's kind and its
-// arguments as offsets into Robots.src, so that a parse writes no message
-// and the table holds no pointers.
-//
-// A line the scanner could not read (warnLong, warnNoColon, warnEmptyKey)
-// has no arguments, and a run of such lines with the same problem is one
-// warning: the following more lines have it too (an HTML page read as
-// robots.txt is mostly such lines).
+// arguments as offsets into Robots.src (no message written, no pointers). A
+// line the scanner could not read (warnLong...warnEmptyKey) has no arguments,
+// and a run of such lines is one warning whose next more lines have it too
+// (an HTML page read as robots.txt is mostly such lines).
 type warning struct {
 	line   int32
 	kind   warnKind
@@ -241,12 +240,8 @@ const (
 func (w *warning) message(src string) string {
 	a, b := src[w.a0:w.a1], src[w.b0:w.b1]
 	switch w.kind {
-	case warnLong:
-		return problemText[problemLong]
-	case warnNoColon:
-		return problemText[problemNoColon]
-	case warnEmptyKey:
-		return problemText[problemEmptyKey]
+	case warnLong, warnNoColon, warnEmptyKey:
+		return problemText[problemLong+problem(w.kind-warnLong)]
 	case warnBeforeAgent:
 		return a + " before any User-agent line: ignored"
 	case warnUnknownKey:
@@ -272,7 +267,7 @@ func (r *Robots) Dialect() *Dialect { return r.d }
 func (r *Robots) Footprint() int {
 	n := sizeOf[Robots]() + len(r.esc) + len(r.src) +
 		sizeOf[rule]()*cap(r.rules) + sizeOf[group]()*cap(r.groups) + sizeOf[agent]()*cap(r.agents) +
-		sizeOf[sitemapRec]()*cap(r.sitemaps) + sizeOf[warning]()*cap(r.warnings) + sizeOf[UsageRule]()*cap(r.usage)
+		sizeOf[sitemapRec]()*cap(r.sitemaps) + sizeOf[warning]()*cap(r.warnings) + sizeOf[UsageRule]()*cap(r.usage) + sizeOf[licenseRec]()*cap(r.licenses)
 	if !r.ownsText {
 		n += int(r.bytes) - len(r.src) // src is the body read (or a part of it)
 	}
@@ -364,11 +359,9 @@ func (d *Dialect) Parse(body []byte) *Robots {
 // ParseString is [Dialect.Parse] for a string; the result may share memory
 // with body.
 //
-// The body is read once, line by line, into a table of the lines that
-// matter (offsets, reused from parse to parse, or on the stack for a short
-// body); the parser then sizes its tables of rules, groups and user-agent
-// entries from it and fills them, allocating nothing per line. A rule's
-// value is copied only when a byte of it must be escaped.
+// The body is read once into a table of the lines that matter, from which
+// the parser sizes its tables and fills them, allocating nothing per line; a
+// rule's value is copied only when a byte of it must be escaped.
 func (d *Dialect) ParseString(body string) *Robots {
 	if body == "" {
 		return &d.empty

@@ -1,6 +1,7 @@
 package dialect
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ type Ruleset struct {
 	agents []agent
 	own    bool
 	usage  *usageIndex // nil without usage rules
+	lic    []License   // the License lines that apply
 	token  string
 	// The crawl delay in force, and its line (0: none).
 	crawlDelay time.Duration
@@ -53,15 +55,8 @@ const (
 
 // String names the reason: "no rule", "rule", "robots.txt", "fetch outcome".
 func (r Reason) String() string {
-	switch r {
-	case ReasonNoRule:
-		return "no rule"
-	case ReasonRule:
-		return "rule"
-	case ReasonRobotsTxt:
-		return "robots.txt"
-	case ReasonFetch:
-		return "fetch outcome"
+	if r <= ReasonFetch {
+		return [...]string{"no rule", "rule", "robots.txt", "fetch outcome"}[r]
 	}
 	return "Reason(" + strconv.Itoa(int(r)) + ")"
 }
@@ -107,12 +102,10 @@ func (v Verdict) String() string {
 // Crawl-delay before any User-agent line, if there is one.
 //
 // For does not index the rules: it costs a pass over the groups' user-agent
-// lines, an allocation of the Ruleset (none for an empty file, whose
-// Rulesets are one shared value) and, only when several groups apply, their
-// rules and user-agent entries copied into tables of its own. The returned
-// Ruleset indexes its rules on its own, after its first checks (see
-// [Ruleset.Check]); call For once per crawler and file and keep the result,
-// so that the index is built once.
+// lines, the Ruleset (shared by all for an empty file) and, when several
+// groups apply, copies of their rules and user-agent entries. The Ruleset
+// indexes its rules after its first checks ([Ruleset.Check]): call For once
+// per crawler and file and keep the result.
 func (r *Robots) For(tokens ...string) *Ruleset {
 	if r == &r.d.empty {
 		// An empty file: nothing applies, whoever asks.
@@ -183,6 +176,15 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 	}
 	if rs.delayLine == 0 && r.delayLine != 0 {
 		rs.crawlDelay, rs.delayLine = r.delay, r.delayLine
+	}
+	// The chosen groups' License lines, or when they have none the global
+	// ones (group -1).
+	for pass := 0; pass < 2 && rs.lic == nil; pass++ {
+		for _, x := range r.licenses {
+			if pass == 0 && slices.Contains(chosen, x.group) || pass == 1 && x.group < 0 {
+				rs.lic = append(rs.lic, License{Line: int(x.line), URL: r.src[x.u0:x.u1]})
+			}
+		}
 	}
 	if len(r.usage) == 0 {
 		return rs
@@ -281,6 +283,7 @@ func (rs *Ruleset) Footprint() int {
 	if rs.usage != nil {
 		n += sizeOf[usageIndex]() + sizeOf[UsageRule]()*cap(rs.usage.rules) + rs.usage.m.footprint() - sizeOf[matcher]()
 	}
+	n += sizeOf[License]() * cap(rs.lic)
 	return n
 }
 
@@ -309,11 +312,9 @@ func (rs *Ruleset) CrawlDelayLine() int { return int(rs.delayLine) }
 // be included. Check is safe for concurrent use.
 //
 // The first 32 checks of a Ruleset go over its rules one by one, as
-// Google's parser does for each URL, in time linear in the number of rules;
-// the next one builds an index of the rules (once: concurrent checks wait
-// for it), in about the time of 20 to 60 such checks, and every check after
-// it walks the index, in about the time of a map lookup. A Ruleset that
-// answers a few checks never pays for an index.
+// Google's parser does; the next builds an index of the rules (once:
+// concurrent checks wait), in about the time of 20 to 60 such checks, and
+// every check after it walks the index, in about the time of a map lookup.
 //
 // Check does not allocate when the path, in the form the dialect compares
 // it, is at most 512 bytes long, except for the one check that builds the
@@ -352,12 +353,9 @@ func (rs *Ruleset) Check(path string) Verdict {
 }
 
 // indexAfter is how many checks a Ruleset answers by going over its rules
-// before it builds its index. Building the index costs about as much as
-// 20 to 60 passes over the rules (docs.oracle.com: 7 ms against 120 µs;
-// BenchmarkParse, impl=ours-google+index): a Ruleset that is checked less
-// often than that would not recover the cost, and one checked more often
-// pays about twice what it would have with the index built at once, at
-// worst.
+// before it builds its index, which costs about 20 to 60 such passes
+// (docs.oracle.com: 7 ms against 120 µs; BenchmarkParse): one checked more
+// often pays at worst about twice what the index built at once would cost.
 const indexAfter = 32
 
 // index returns the index of rs's rules, building it on the first call
@@ -495,32 +493,19 @@ func PathOf(rawURL string) string {
 		start = 2
 	}
 	early := indexPathStart(rawURL, start)
-	proto := strings.Index(rawURL[start:], "://")
-	if proto >= 0 {
-		proto += start
+	from := start // after the scheme, when a "://" comes before the path
+	if p := strings.Index(rawURL[start:], "://"); p >= 0 && (early < 0 || early > start+p) {
+		from = start + p + 3
 	}
-	if early >= 0 && (proto < 0 || early < proto) {
-		proto = -1
-	}
-	if proto < 0 {
-		proto = start
-	} else {
-		proto += 3
-	}
-	ps := indexPathStart(rawURL, proto)
+	ps := indexPathStart(rawURL, from)
 	if ps < 0 {
 		return "/"
 	}
-	hash := strings.IndexByte(rawURL[start:], '#')
-	if hash >= 0 {
-		hash += start
-	}
-	if hash >= 0 && hash < ps {
-		return "/"
-	}
 	end := len(rawURL)
-	if hash >= 0 {
-		end = hash
+	if h := strings.IndexByte(rawURL[start:], '#'); h >= 0 {
+		if end = start + h; end < ps {
+			return "/"
+		}
 	}
 	if rawURL[ps] != '/' {
 		return "/" + rawURL[ps:end]

@@ -1,26 +1,12 @@
 package dialect
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dunglas/httpsfv"
 )
-
-// Usage preferences say what a site allows to be done with its content
-// beyond crawling it: whether it may train AI models, feed a search index or
-// be given to an AI model at answer time. Two robots.txt lines state them,
-// inside a group like Allow and Disallow:
-//
-//	Content-Usage: train-ai=n                 # draft-ietf-aipref-attach-05
-//	Content-Usage: /ai-ok/ train-ai=y         # only under /ai-ok/
-//	Content-Signal: search=yes, ai-train=no   # Cloudflare's Content Signals
-//
-// A Content-Usage value is an RFC 9651 Dictionary over the vocabulary of
-// draft-ietf-aipref-vocab-08 (Token y: allow, Token n: disallow); a
-// Content-Signal value is read the same way with Cloudflare's names and
-// values (ai-train=yes/no for train-ai, search, ai-input), and applies to
-// every path. See [Ruleset.Usage] for which statement applies to a path.
 
 // Category is a usage category: what the content would be used for.
 type Category uint8
@@ -33,8 +19,7 @@ const (
 	// excerpts (Content-Signal: search).
 	Search
 	// AIInput ("ai-input"): feeding the content to an AI model at answer
-	// time (retrieval, grounding). Only Content-Signal states it; the IETF
-	// vocabulary has no such category yet.
+	// time (retrieval, grounding). Only Content-Signal states it.
 	AIInput
 
 	numCategories = 3
@@ -75,18 +60,42 @@ const (
 )
 
 // String returns "unknown", "y" or "n".
-func (p Pref) String() string {
-	switch p {
-	case PrefAllow:
-		return "y"
-	case PrefDisallow:
-		return "n"
+func (p Pref) String() string { return [...]string{"unknown", "y", "n", "unknown"}[p&3] }
+
+// UseLevel is Content-Signal's use= key: how far a consumer may use the
+// content, ordered from the most to the least restrictive. A site's level is
+// the most it allows: a crawler that declares a higher level than the
+// site's is refused (as Cloudflare's crawl endpoint refuses it).
+type UseLevel uint8
+
+const (
+	UseUnknown   UseLevel = iota // no level stated (not a default: the crawler's choice)
+	UseImmediate                 // "immediate": interact, store and reuse nothing
+	UseReference                 // "reference": index, excerpt and link back
+	UseFull                      // "full": summarise and reproduce
+)
+
+var useNames = [...]string{"unknown", "immediate", "reference", "full"}
+
+// String returns "unknown", "immediate", "reference" or "full".
+func (l UseLevel) String() string { return useNames[l&3] }
+
+// ParseUseLevel returns the level named "immediate", "reference" or "full",
+// in any case; anything else (including "unknown") is no level.
+func ParseUseLevel(s string) (UseLevel, bool) {
+	for i := UseImmediate; i <= UseFull; i++ {
+		if strings.EqualFold(s, useNames[i]) {
+			return i, true
+		}
 	}
-	return "unknown"
+	return UseUnknown, false
 }
 
-// Usage is a statement of preference: a [Pref] per category. The zero value
-// states nothing (every category unknown).
+// stricter reports whether level l is known and below a (or a is unknown).
+func stricter(l, a UseLevel) bool { return l != UseUnknown && (a == UseUnknown || l < a) }
+
+// Usage is a statement of preference: a [Pref] per category and a
+// [UseLevel]. The zero value states nothing.
 type Usage uint8
 
 // Pref returns the preference for c.
@@ -105,84 +114,110 @@ func (u Usage) With(c Category, p Pref) Usage {
 	return u&^(3<<(2*c)) | Usage(p)<<(2*c)
 }
 
-// Combine returns the statements u and o combined as the vocabulary
-// combines them, per category the most restrictive: any disallow is
-// disallow, else any allow is allow, else unknown.
+// Use returns the use level stated.
+func (u Usage) Use() UseLevel { return UseLevel(u >> (2 * numCategories)) }
+
+// WithUse returns u with the use level set to l.
+func (u Usage) WithUse(l UseLevel) Usage {
+	return u&^(3<<(2*numCategories)) | Usage(l&3)<<(2*numCategories)
+}
+
+// Combine returns the statements u and o combined, the most restrictive of
+// each: per category any disallow is disallow, else any allow is allow, else
+// unknown (as the vocabulary combines them); of the use levels the lower
+// known one.
 func (u Usage) Combine(o Usage) Usage {
 	for c := range Category(numCategories) {
 		if o.Pref(c) > u.Pref(c) {
 			u = u.With(c, o.Pref(c))
 		}
 	}
+	if stricter(o.Use(), u.Use()) {
+		u = u.WithUse(o.Use())
+	}
 	return u
 }
 
-// String returns the preferences stated, as a Dictionary in the order of
-// the categories ("train-ai=n, search=y"); "" when u states none.
+// String returns what u states, as a Dictionary in the order of the
+// categories, the level last ("train-ai=n, search=y, use=reference"); ""
+// when u states nothing.
 func (u Usage) String() string {
 	var b strings.Builder
+	add := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k + "=" + v)
+	}
 	for c := range Category(numCategories) {
 		if p := u.Pref(c); p != PrefUnknown {
-			if b.Len() > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(c.String())
-			b.WriteByte('=')
-			b.WriteString(p.String())
+			add(c.String(), p.String())
 		}
+	}
+	if l := u.Use(); l != UseUnknown {
+		add("use", l.String())
 	}
 	return b.String()
 }
 
 // ParseUsage reads a Content-Usage value (a robots.txt rule's preference or
 // a response header field) as draft-ietf-aipref-vocab-08 says: the value is
-// parsed as an RFC 9651 Dictionary; for each known category the Token y is
+// parsed as an RFC 9651 Dictionary; for train-ai and search the Token y is
 // allow and the Token n disallow, anything else (absent, a Boolean, the
-// String "n", another Token, an Inner List) unknown. Parameters and unknown
-// keys are ignored; a key given twice keeps its last value. A value that is
-// not a valid Dictionary (an uppercase key, say) states nothing. Several
-// field lines of a header are joined with ", " first, as RFC 9651 §4.2 does.
-//
-// ai-input is no label of the vocabulary: ParseUsage ignores it like any
-// unknown key.
-func ParseUsage(value string) Usage { return parsePrefs(value, vocabNames, "y", "n") }
-
-// vocabNames are the vocabulary's labels of the categories ("": none).
-var vocabNames = [numCategories]string{"train-ai", "search", ""}
-
-// signalNames are Content-Signal's names of the categories.
-var signalNames = [numCategories]string{"ai-train", "search", "ai-input"}
-
-// parseSignal reads a Content-Signal value: a Dictionary whose keys are
-// Cloudflare's signals and whose values are the Tokens yes and no.
-func parseSignal(value string) Usage { return parsePrefs(value, signalNames, "yes", "no") }
-
-func parsePrefs(value string, names [numCategories]string, yes, no string) Usage {
-	if strings.TrimSpace(value) == "" {
-		return 0
-	}
+// String "n", another Token, an Inner List) unknown. Parameters and other
+// keys (ai-input, no label of the vocabulary) are ignored; a key given twice
+// keeps its last value. A value that is not a valid Dictionary (an uppercase
+// key, say) states nothing. Several field lines of a header are joined with
+// ", " first, as RFC 9651 §4.2 does.
+func ParseUsage(value string) Usage {
 	d, err := httpsfv.UnmarshalDictionary([]string{value})
-	if err != nil {
+	if strings.TrimSpace(value) == "" || err != nil {
 		return 0
 	}
 	var u Usage
-	for c, name := range names {
-		if name == "" {
+	for _, c := range [...]Category{TrainAI, Search} {
+		m, _ := d.Get(c.String())
+		if it, ok := m.(httpsfv.Item); ok {
+			switch it.Value {
+			case httpsfv.Token("y"):
+				u = u.With(c, PrefAllow)
+			case httpsfv.Token("n"):
+				u = u.With(c, PrefDisallow)
+			}
+		}
+	}
+	return u
+}
+
+// ParseContentSignal reads a Content-Signal value, the robots.txt line's or
+// the response header's: comma-separated key=value pairs, read leniently as
+// Cloudflare gives no grammar (keys and values in any case, whitespace around
+// ',' and '=', parameters ";..." dropped, other keys and free text ignored, a
+// key given twice keeps its last value). ai-train, search and ai-input take
+// yes or no, and also allow or disallow (a variant of plain meaning: ignoring
+// "disallow" would turn a refusal into silence); use takes a [UseLevel]. Any
+// other value, or none, is no preference for that key.
+func ParseContentSignal(value string) Usage {
+	var u Usage
+	for item := range strings.SplitSeq(value, ",") {
+		k, v, _ := strings.Cut(item, "=")
+		v, _, _ = strings.Cut(v, ";")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if strings.EqualFold(k, "use") {
+			l, _ := ParseUseLevel(v)
+			u = u.WithUse(l)
 			continue
 		}
-		m, ok := d.Get(name)
-		if !ok {
-			continue
-		}
-		it, ok := m.(httpsfv.Item)
-		if !ok {
-			continue
-		}
-		switch it.Value {
-		case httpsfv.Token(yes):
-			u = u.With(Category(c), PrefAllow)
-		case httpsfv.Token(no):
-			u = u.With(Category(c), PrefDisallow)
+		for c, name := range [numCategories]string{"ai-train", "search", "ai-input"} {
+			if strings.EqualFold(k, name) {
+				p := PrefUnknown
+				if strings.EqualFold(v, "yes") || strings.EqualFold(v, "allow") {
+					p = PrefAllow
+				} else if strings.EqualFold(v, "no") || strings.EqualFold(v, "disallow") {
+					p = PrefDisallow
+				}
+				u = u.With(Category(c), p)
+			}
 		}
 	}
 	return u
@@ -215,9 +250,10 @@ type UsageVerdict struct {
 	// Crawl is the path's crawl verdict. A path the crawler may not fetch
 	// has no usage preference: Usage is then zero.
 	Crawl Verdict
-	// Usage is the preference in force for the path, per category.
+	// Usage is the preference in force for the path: per category, and
+	// the use level.
 	Usage Usage
-	rules [numCategories]*UsageRule
+	rules [numCategories + 1]*UsageRule // per category, then the level's
 }
 
 // Rule returns the rule that decided category c for the path: among the
@@ -230,6 +266,11 @@ func (v *UsageVerdict) Rule(c Category) *UsageRule {
 	}
 	return v.rules[c]
 }
+
+// UseRule returns the rule that decided the use level, as [UsageVerdict.Rule]
+// does for a category: the first in file order that states the level in
+// force, or the first rule that applies; nil when none applies.
+func (v *UsageVerdict) UseRule() *UsageRule { return v.rules[numCategories] }
 
 // Explain says what decided category c: "line 4: Content-Usage: train-ai=n",
 // "no usage rule" or, for a path the crawler may not fetch, "disallowed
@@ -260,17 +301,12 @@ func (rs *Ruleset) UsageRules() []UsageRule {
 
 // Usage returns the usage preference in force for path (given as to
 // [Ruleset.Check]), as draft-ietf-aipref-attach-05 decides it: a path the
-// crawler may not fetch has none; otherwise the usage rule of the group(s)
-// in force whose path pattern matches the longest part of the path applies
-// (the length and matching of Allow and Disallow; a rule without a path
-// matches every path as "/"), and the rules whose patterns match with that
-// same length are combined, per category the most restrictive (a choice for
-// equal-length patterns that differ, such as "/a*" and "/ab", which the
-// draft does not cover). A group selected for the crawler's token that has
-// no usage rule states nothing, even when the "*" group has some.
-//
-// Usage costs a crawl check and one more lookup; it does not allocate when
-// the path in the form the dialect compares it is at most 512 bytes long.
+// crawler may not fetch has none; otherwise the usage rules of the group(s)
+// in force whose patterns match the longest part of the path (as Allow and
+// Disallow match; no path is "/") apply, combined as [Usage.Combine] does. A
+// group selected for the crawler's token that has no usage rule states
+// nothing, even when the "*" group has some. Usage costs a crawl check and
+// one more lookup, and allocates no more than Check does.
 func (rs *Ruleset) Usage(path string) UsageVerdict {
 	v := UsageVerdict{Crawl: rs.Check(path)}
 	if !v.Crawl.Allowed || rs.usage == nil {
@@ -323,6 +359,10 @@ func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
 				v.rules[c] = r
 			}
 		}
+		if stricter(r.Usage.Use(), v.Usage.Use()) {
+			v.Usage = v.Usage.WithUse(r.Usage.Use())
+			v.rules[numCategories] = r
+		}
 	}
 }
 
@@ -373,3 +413,20 @@ func (s *spec) matchNorm(pat, p string) bool {
 func (d *Dialect) ReadsUsage() bool {
 	return d.s.classify("content-usage") == keyContentUsage
 }
+
+// License is a License line of RSL 1.0 (Really Simple Licensing): the URL of
+// the licence document that governs the site's content, as written (an
+// absolute URL by the standard; resolving it is the caller's).
+type License struct {
+	Line int
+	URL  string
+}
+
+// Licenses returns the License lines that apply to the crawler, in file
+// order, as RSL 1.0 with its errata selects them: those of the group(s)
+// selected for the crawler if they have any, else the global ones (before
+// the first User-agent line); nil when none apply. A License line belongs to
+// the group it stands in, as any line does under RFC 9309, even after a
+// blank line or a Sitemap; like Sitemap it never ends a group's user-agent
+// lines. koster1994 reads no License lines (an unknown key there).
+func (rs *Ruleset) Licenses() []License { return slices.Clone(rs.lic) }

@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,8 +42,9 @@ func TestParseUsage(t *testing.T) {
 	}
 }
 
-// Content-Signal's names and values, mapped onto the vocabulary.
-func TestParseSignal(t *testing.T) {
+// Content-Signal's names and values, mapped onto the vocabulary; the
+// lenient reading of ParseContentSignal.
+func TestParseContentSignal(t *testing.T) {
 	cases := []struct{ value, want string }{
 		{"search=yes, ai-input=yes, ai-train=no", "train-ai=n, search=y, ai-input=y"},
 		{"ai-train=no", "train-ai=n"},
@@ -49,14 +52,112 @@ func TestParseSignal(t *testing.T) {
 		{"search=yes,ai-train=no", "train-ai=n, search=y"},
 		{"train-ai=n", ""}, // the vocabulary's name is not a signal
 		{"ai-train=n", ""}, // nor its value
-		{"ai-train=NO", ""},
-		{"AI-train=no", ""}, // no Dictionary
-		{"ai-train=no;x=1, other=yes", "train-ai=n"},
+		{"ai-train=NO", "train-ai=n"},
+		{"AI-Train=no, Search=Yes", "train-ai=n, search=y"}, // keys and values in any case
+		{" ai-train = no ,search= yes ", "train-ai=n, search=y"},
+		{"ai-train=no;x=1, other=yes", "train-ai=n"}, // parameters and other keys ignored
+		{"ai-train=disallow, ai-input=allow, search=allow", "train-ai=n, search=y, ai-input=y"},
+		{"ai-train=maybe, search=yes", "search=y"}, // an unknown value: no preference
+		{"ai-train=1", ""},
+		{`ai-train="no"`, ""},
+		{"ai-train", ""},
+		{"ai-train=no, ai-train=yes", "train-ai=y"},          // the last value
+		{"ai-train=no, ai-train=perhaps", ""},                // ... even an unknown one
+		{"human-authored, copyright=x, jurisdiction=EU", ""}, // free text
+		{"search=yes,ai-train=no,use=reference", "train-ai=n, search=y, use=reference"},
+		{"use=immediate", "use=immediate"},
+		{"USE = Full", "use=full"},
+		{"use=partial", ""}, // an unknown level: none
+		{"use=full, use=unknown", ""},
+		{"use=reference;x, ai-train=no,", "train-ai=n, use=reference"},
 		{"", ""},
+		{",,=,", ""},
 	}
 	for _, c := range cases {
-		if got := parseSignal(c.value).String(); got != c.want {
-			t.Errorf("parseSignal(%q) = %q, want %q", c.value, got, c.want)
+		if got := ParseContentSignal(c.value).String(); got != c.want {
+			t.Errorf("ParseContentSignal(%q) = %q, want %q", c.value, got, c.want)
+		}
+	}
+}
+
+func TestUseLevel(t *testing.T) {
+	cases := []struct {
+		s    string
+		want UseLevel
+		ok   bool
+	}{
+		{"immediate", UseImmediate, true},
+		{"reference", UseReference, true},
+		{"full", UseFull, true},
+		{"Reference", UseReference, true},
+		{"unknown", UseUnknown, false},
+		{"", UseUnknown, false},
+		{"fully", UseUnknown, false},
+	}
+	for _, c := range cases {
+		if got, ok := ParseUseLevel(c.s); got != c.want || ok != c.ok {
+			t.Errorf("ParseUseLevel(%q) = %v, %v", c.s, got, ok)
+		}
+	}
+	if !(UseUnknown < UseImmediate && UseImmediate < UseReference && UseReference < UseFull) {
+		t.Error("levels out of order")
+	}
+	combine := []struct{ a, b, want UseLevel }{
+		{UseUnknown, UseUnknown, UseUnknown},
+		{UseUnknown, UseFull, UseFull}, // unknown is no level, not the lowest
+		{UseFull, UseUnknown, UseFull},
+		{UseFull, UseReference, UseReference},
+		{UseImmediate, UseReference, UseImmediate},
+	}
+	for _, c := range combine {
+		u := Usage(0).With(TrainAI, PrefAllow).WithUse(c.a).Combine(Usage(0).With(Search, PrefDisallow).WithUse(c.b))
+		if u.Use() != c.want || u.Pref(TrainAI) != PrefAllow || u.Pref(Search) != PrefDisallow {
+			t.Errorf("%v combined with %v: %q, want use %v", c.a, c.b, u, c.want)
+		}
+	}
+	if u := Usage(0).With(AIInput, PrefDisallow).WithUse(UseFull).WithUse(UseImmediate); u.Use() != UseImmediate || u.Pref(AIInput) != PrefDisallow {
+		t.Errorf("WithUse: %q", u)
+	}
+}
+
+// The use level in force for a path, and the line that decided it (0: no
+// usage rule applied).
+func TestUsageUseLevel(t *testing.T) {
+	cases := []struct {
+		name, body, agent, path, want string
+		line                          int
+	}{
+		{"Cloudflare's managed block", "User-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nAllow: /\n", "bot", "/a", "train-ai=n, search=y, use=reference", 2},
+		{"no use= key: unknown, decided by the first rule",
+			"User-agent: *\nContent-Signal: search=yes\n", "bot", "/a", "search=y", 2},
+		{"the lower level of two lines of the group",
+			"User-agent: *\nContent-Signal: use=full\nContent-Signal: use=immediate\nContent-Signal: use=reference\n", "bot", "/a", "use=immediate", 3},
+		{"a line without use= does not lift the level",
+			"User-agent: *\nContent-Signal: ai-train=yes\nContent-Signal: use=reference\n", "bot", "/a", "train-ai=y, use=reference", 3},
+		{"merged * groups (the origin's file after the managed block)",
+			"User-agent: *\nContent-Signal: use=reference\nAllow: /\n\nUser-agent: *\nContent-Signal: use=full\n", "bot", "/a", "use=reference", 2},
+		{"group scope: the crawler's own group",
+			"User-agent: *\nContent-Signal: use=reference\nAllow: /\n\nUser-agent: claudebot\nDisallow: /x\nContent-Signal: use=immediate\n", "claudebot", "/a", "use=immediate", 7},
+		{"group scope: another crawler's group does not apply",
+			"User-agent: *\nContent-Signal: use=reference\nAllow: /\n\nUser-agent: claudebot\nDisallow: /x\nContent-Signal: use=immediate\n", "bot", "/a", "use=reference", 2},
+		{"a Content-Usage rule with a longer path beats the level",
+			"User-agent: *\nContent-Signal: use=full\nContent-Usage: /a train-ai=n\n", "bot", "/a/b", "train-ai=n", 3},
+		{"Content-Usage with no path combines with the level",
+			"User-agent: *\nContent-Usage: train-ai=n\nContent-Signal: use=immediate\n", "bot", "/b", "train-ai=n, use=immediate", 3},
+		{"a disallowed path has no level",
+			"User-agent: *\nDisallow: /a\nContent-Signal: use=full\n", "bot", "/a", "", 0},
+		{"no usage rule", "User-agent: *\nDisallow: /x\n", "bot", "/a", "", 0},
+	}
+	for _, d := range []*Dialect{RFC9309, Google, CocCoc} {
+		for _, c := range cases {
+			v := d.ParseString(c.body).For(c.agent).Usage(c.path)
+			line := 0
+			if r := v.UseRule(); r != nil {
+				line = r.Line
+			}
+			if got := v.Usage.String(); got != c.want || line != c.line {
+				t.Errorf("%s: %s: %q decided by line %d, want %q by line %d", d, c.name, got, line, c.want, c.line)
+			}
 		}
 	}
 }
@@ -320,12 +421,13 @@ func checkUsageReference(t *testing.T, d *Dialect, rs *Ruleset, p string) {
 // FuzzUsage parses any bytes in every dialect that reads usage lines and
 // asks for the usage of a path: no panic, no preference on a disallowed
 // path, and the index agrees with the brute-force reading; any value given
-// to ParseUsage and parseSignal states only known categories.
+// to ParseUsage and ParseContentSignal states only known categories.
 func FuzzUsage(f *testing.F) {
 	f.Add([]byte(attachExample), "otherbot", "/ai-ok/x", "train-ai=n, search=y")
 	f.Add([]byte("User-agent: *\nContent-Signal: search=yes, ai-input=yes, ai-train=no\nAllow: /\n"), "bot", "/a", `train-ai="n";p=1`)
 	f.Add([]byte("User-agent: *\nContent-Usage: /a* train-ai=y\nContent-Usage: /ab train-ai=n\nContent-Usage: /*b$ search=n\n"), "bot", "/ab", "train-ai=(y n)")
 	f.Add([]byte("User-agent: *\nContent-Usage: /%7e%zz\ttrain-ai=y, train-ai\nDisallow: /%7E\n"), "bot", "/~", "Train-AI=n")
+	f.Add([]byte("License: https://a.example/l.xml\nUser-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nAllow: /\n\nUser-agent: bot\nLicense: /b.xml\nContent-signal: use = Immediate\n"), "bot", "/a", "AI-Train = disallow, use=full;x")
 	f.Fuzz(func(t *testing.T, body []byte, agent, path, value string) {
 		for _, d := range []*Dialect{RFC9309, Google, CocCoc} {
 			rs := d.Parse(body).For(strings.Split(agent, ",")...)
@@ -334,10 +436,18 @@ func FuzzUsage(f *testing.F) {
 			for _, c := range Categories() {
 				_ = v.Explain(c)
 			}
+			if (v.UseRule() == nil) != (v.Rule(TrainAI) == nil) || v.Usage.Use() != UseUnknown && v.UseRule().Usage.Use() != v.Usage.Use() {
+				t.Fatalf("%s: use %v decided by %v", d, v.Usage.Use(), v.UseRule())
+			}
+			for _, l := range rs.Licenses() {
+				if l.URL == "" || !strings.Contains(string(body), l.URL) {
+					t.Fatalf("%s: license %+v not in the body", d, l)
+				}
+			}
 		}
-		for _, u := range []Usage{ParseUsage(value), parseSignal(value)} {
-			if u>>(2*numCategories) != 0 {
-				t.Fatalf("%q states an unknown category: %08b", value, u)
+		for _, u := range []Usage{ParseUsage(value), ParseContentSignal(value)} {
+			if u.Use() > UseFull {
+				t.Fatalf("%q states an unknown level: %08b", value, u)
 			}
 			for _, c := range Categories() {
 				if u.Pref(c) > PrefDisallow {
@@ -345,8 +455,70 @@ func FuzzUsage(f *testing.F) {
 				}
 			}
 		}
-		if ParseUsage(value).Pref(AIInput) != PrefUnknown {
+		if u := ParseUsage(value); u.Pref(AIInput) != PrefUnknown || u.Use() != UseUnknown {
 			t.Fatalf("%q: Content-Usage states ai-input", value)
 		}
 	})
+}
+
+// License lines that apply to a crawler (RSL 1.0 with its errata): its
+// groups' lines, else the global ones; want lists "line URL".
+func TestLicenses(t *testing.T) {
+	const rsl = "User-agent: ExampleBot\nLicense: https://example.com/examplebot-license.xml\nAllow: /\n\n" +
+		"User-agent: *\nLicense: https://example.com/default-license.xml\nDisallow: /private/\n"
+	cases := []struct {
+		name, body, agent string
+		want              []string
+	}{
+		{"the RSL example: the crawler's own group", rsl, "ExampleBot", []string{"2 https://example.com/examplebot-license.xml"}},
+		{"the RSL example: the * group", rsl, "otherbot", []string{"6 https://example.com/default-license.xml"}},
+		{"global lines, the group has none",
+			"License: https://a.example/l.xml\nlicense:  https://b.example/l.xml \nUser-agent: *\nDisallow: /x\n", "bot",
+			[]string{"1 https://a.example/l.xml", "2 https://b.example/l.xml"}},
+		{"the group's lines replace the global ones",
+			"License: https://a.example/global.xml\nUser-agent: *\nLICENSE: https://a.example/group.xml\n", "bot", []string{"3 https://a.example/group.xml"}},
+		{"no group for the crawler: the global lines",
+			"License: https://a.example/global.xml\nUser-agent: other\nLicense: https://a.example/other.xml\n", "bot", []string{"1 https://a.example/global.xml"}},
+		{"merged groups, in file order",
+			"User-agent: *\nLicense: /one.xml\nAllow: /\nUser-agent: x\nDisallow: /\nUser-agent: *\nLicense: /two.xml\n", "bot",
+			[]string{"2 /one.xml", "7 /two.xml"}},
+		{"after a blank line and a Sitemap: still the group's line",
+			"User-agent: x\nDisallow: /\n\nSitemap: https://a.example/s.xml\nLicense: https://a.example/x.xml\n", "x", []string{"5 https://a.example/x.xml"}},
+		{"... so not a global line for another crawler",
+			"User-agent: x\nDisallow: /\n\nSitemap: https://a.example/s.xml\nLicense: https://a.example/x.xml\n", "bot", nil},
+		{"between user-agent lines: it does not end the list",
+			"User-agent: a\nLicense: https://a.example/l.xml\nUser-agent: b\nDisallow: /\n", "b", []string{"2 https://a.example/l.xml"}},
+		{"an empty value is no line", "License:\nUser-agent: *\nLicense: \n", "bot", nil},
+		{"none", "User-agent: *\nDisallow: /\n", "bot", nil},
+	}
+	for _, d := range []*Dialect{RFC9309, Google, CocCoc} {
+		for _, c := range cases {
+			var got []string
+			for _, l := range d.ParseString(c.body).For(c.agent).Licenses() {
+				got = append(got, strconv.Itoa(l.Line)+" "+l.URL)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: %s: %q, want %q", d, c.name, got, c.want)
+			}
+		}
+	}
+	if got := Koster1994.ParseString(rsl).For("ExampleBot").Licenses(); got != nil {
+		t.Errorf("koster1994 read License lines: %v", got)
+	}
+}
+
+// A License line is no rule: like Sitemap and unknown keys it never ends a
+// group's user-agent lines, so a and b share one group in every dialect.
+func TestLicenseKeepsAgents(t *testing.T) {
+	for _, body := range []string{
+		"User-agent: a\nLicense: https://x.example/l.xml\nUser-agent: b\nDisallow: /\n",
+		"User-agent: a\nSitemap: https://x.example/s.xml\nUser-agent: b\nDisallow: /\n",
+		"User-agent: a\nFoo: bar\nUser-agent: b\nDisallow: /\n",
+	} {
+		for _, d := range []*Dialect{RFC9309, Google, CocCoc, Koster1994} {
+			if v := d.ParseString(body).For("a").Check("/x"); v.Allowed || v.Rule.Line != 4 {
+				t.Errorf("%s: %q: a on /x: %s, want line 4's Disallow", d, body, v)
+			}
+		}
+	}
 }

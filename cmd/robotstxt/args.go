@@ -18,9 +18,9 @@ type common struct {
 	userAgent string   // the User-Agent of a fetch: the first agent given as one, or -user-agent
 	collyUA   string   // diff: the collector's UserAgent
 	explain   bool
-	usage     []dialect.Category // check -usage, in the order asked; nil without it
-	file      string             // FILE, or the sitemaps command's URL
-	since     string             // -since, as given
+	usage     []string // check -usage fields in the order asked (categories, "use", "license"); nil without it
+	file      string   // FILE, or the sitemaps command's URL
+	since     string   // -since, as given
 	rest      []string
 	warnings  []string // one line each, for stderr
 }
@@ -35,7 +35,7 @@ func (cmd *command) flags() (fs *flag.FlagSet, dn, agent, ua *string, explain *b
 		explain = fs.Bool("explain", false, "add a field (the last): the deciding rule and its line, or the fetch outcome")
 	}
 	if cmd.usage {
-		fs.String("usage", "", "add one field per usage category `C[,C...]` (of "+categoryList()+"),\nin the order given: C=y, C=n, C=unknown (nothing stated), or C=n/a\nwhen the URL is disallowed; the dialect must read usage lines (not koster1994)")
+		fs.String("usage", "", "add one field per usage category `C[,C...]` (of "+categoryList()+"),\nin the order given: C=y, C=n, C=unknown (nothing stated), or C=n/a\nwhen the URL is disallowed; use=LEVEL (line N) is Content-Signal's use level,\nlicense=URL[ URL...] the License lines that apply (or none); the dialect\nmust read usage lines (not koster1994)")
 	}
 	if cmd.since {
 		fs.String("since", "", "leave out pages and index children whose lastmod is before `DATE`\n(2006-01-02, or an RFC 3339 time); an unknown lastmod passes")
@@ -184,13 +184,14 @@ func (cmd *command) parse(args []string) (c *common, help bool, err error) {
 	return c, false, nil
 }
 
-// categoryList names the known usage categories: "train-ai, search, ai-input".
+// categoryList names the fields -usage knows: "train-ai, search, ai-input,
+// use, license".
 func categoryList() string {
 	var names []string
 	for _, k := range dialect.Categories() {
 		names = append(names, k.String())
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(append(names, "use", "license"), ", ")
 }
 
 // setUsage reads -usage when it was given: a comma-separated list of
@@ -207,11 +208,11 @@ func (c *common) setUsage(fs *flag.FlagSet) error {
 		return fmt.Errorf("%w: -usage: no category given (known: %s)", errUsage, categoryList())
 	}
 	for _, name := range strings.Split(v, ",") {
-		k, ok := dialect.ParseCategory(strings.TrimSpace(name))
-		if !ok {
-			return fmt.Errorf("%w: -usage: unknown usage category %q (known: %s)", errUsage, strings.TrimSpace(name), categoryList())
+		name = strings.TrimSpace(name)
+		if _, ok := dialect.ParseCategory(name); !ok && name != "use" && name != "license" {
+			return fmt.Errorf("%w: -usage: unknown usage category %q (known: %s)", errUsage, name, categoryList())
 		}
-		c.usage = append(c.usage, k)
+		c.usage = append(c.usage, name)
 	}
 	if !c.d.ReadsUsage() {
 		return fmt.Errorf("%w: -usage: the %s dialect reads no Content-Usage or Content-Signal lines", errUsage, c.d)

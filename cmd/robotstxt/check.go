@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -35,13 +37,12 @@ func check(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 			code = 1
 		}
 		w.WriteString(u)
-		for _, k := range c.usage {
-			w.WriteByte('\t')
-			w.WriteString(k.String())
+		for _, f := range c.usage {
+			w.WriteString("\t" + f + "=")
 			if allowed {
-				w.WriteString("=" + uv.Usage.Pref(k).String())
+				w.WriteString(usageValue(f, &uv, rs))
 			} else {
-				w.WriteString("=n/a")
+				w.WriteString("n/a")
 			}
 		}
 		if c.explain {
@@ -54,4 +55,28 @@ func check(c *common, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return 2, err
 	}
 	return code, nil
+}
+
+// usageValue returns what the -usage field f says of an allowed URL: the
+// category's preference, the use level and the line that stated it, or the
+// License URLs that apply, as written.
+func usageValue(f string, uv *dialect.UsageVerdict, rs *dialect.Ruleset) string {
+	switch f {
+	case "use":
+		if l := uv.Usage.Use(); l != dialect.UseUnknown {
+			return l.String() + " (line " + strconv.Itoa(uv.UseRule().Line) + ")"
+		}
+		return "unknown"
+	case "license":
+		var urls []string
+		for _, l := range rs.Licenses() {
+			urls = append(urls, l.URL)
+		}
+		if urls == nil {
+			return "none"
+		}
+		return strings.Join(urls, " ")
+	}
+	k, _ := dialect.ParseCategory(f)
+	return uv.Usage.Pref(k).String()
 }

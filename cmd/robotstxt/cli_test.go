@@ -252,6 +252,24 @@ func TestCheckUsage(t *testing.T) {
 			"disallowed\t/x\ttrain-ai=n/a\tsearch=n/a\ndisallowed\t/y\ttrain-ai=n/a\tsearch=n/a\n"},
 		{"no usage lines", "User-agent: *\nDisallow: /p\n", []string{"-usage", "train-ai", "/x"}, "", 0,
 			"allowed\t/x\ttrain-ai=unknown\n"},
+		// Content-Signal's use= level, with the line that stated it: the
+		// lower of the lines in force; unknown without one.
+		{"use level", "User-agent: *\nContent-Signal: search=yes,ai-train=no,use=reference\nAllow: /\nDisallow: /p\n\nUser-agent: *\ncontent-signal: use = Immediate\n",
+			[]string{"-usage", "train-ai,use", "-explain", "/x", "/p"}, "", 1,
+			"allowed\t/x\ttrain-ai=n\tuse=immediate (line 7)\tline 3: Allow: /\ndisallowed\t/p\ttrain-ai=n/a\tuse=n/a\tline 4: Disallow: /p\n"},
+		{"use level unknown", "User-agent: *\nContent-Signal: search=yes\n", []string{"-usage", "use,search", "/x"}, "", 0,
+			"allowed\t/x\tuse=unknown\tsearch=y\n"},
+		{"Content-Signal read leniently", "User-agent: *\nContent-signal: Search=Yes , AI-train = disallow\n", []string{"-usage", "train-ai,search", "/x"}, "", 0,
+			"allowed\t/x\ttrain-ai=n\tsearch=y\n"},
+		// License lines: the agent's group's, else the global ones.
+		{"licenses, global", "License: https://a.example/l.xml\nLicense: https://a.example/m.xml\nUser-agent: *\nDisallow: /p\n\nUser-agent: bot\nLicense: /bot.xml\n",
+			[]string{"-usage", "license", "/x", "/p"}, "", 1,
+			"allowed\t/x\tlicense=https://a.example/l.xml https://a.example/m.xml\ndisallowed\t/p\tlicense=n/a\n"},
+		{"licenses, the agent's group", "License: https://a.example/l.xml\nUser-agent: *\nDisallow: /p\n\nUser-agent: bot\nLicense: /bot.xml\n",
+			[]string{"-agent", "bot", "-usage", "license,train-ai", "/x"}, "", 0,
+			"allowed\t/x\tlicense=/bot.xml\ttrain-ai=unknown\n"},
+		{"no licenses", draftExample, []string{"-usage", "license", "/test"}, "", 0,
+			"allowed\t/test\tlicense=none\n"},
 		// Without -usage, the output is check's as ever.
 		{"no -usage", draftExample, []string{"/test", "/never/test"}, "", 1,
 			"allowed\t/test\ndisallowed\t/never/test\n"},
@@ -273,10 +291,12 @@ func TestCheckUsageErrors(t *testing.T) {
 		args []string
 		want []string // in the one stderr line
 	}{
-		{[]string{"check", "-usage", "bogus", p, "/x"}, []string{`"bogus"`, "train-ai, search, ai-input"}},
+		{[]string{"check", "-usage", "bogus", p, "/x"}, []string{`"bogus"`, "train-ai, search, ai-input, use, license"}},
 		{[]string{"check", "-usage", "train-ai,bogus", p, "/x"}, []string{`"bogus"`, "train-ai, search, ai-input"}},
 		{[]string{"check", "-usage", "Train-AI", p, "/x"}, []string{`"Train-AI"`}}, // labels are case-sensitive
 		{[]string{"check", "-usage", "ai-train", p, "/x"}, []string{`"ai-train"`}}, // Content-Signal's name, not the category's
+		{[]string{"check", "-usage", "Use", p, "/x"}, []string{`"Use"`}},
+		{[]string{"check", "-usage", "licence", p, "/x"}, []string{`"licence"`}},
 		{[]string{"check", "-usage", "", p, "/x"}, []string{"no category", "train-ai, search, ai-input"}},
 		{[]string{"check", "-usage=", p, "/x"}, []string{"no category"}},
 		{[]string{"check", "-usage", "train-ai,", p, "/x"}, []string{`""`}},

@@ -18,7 +18,7 @@ FILE: a robots.txt file, or the http(s) URL of one (fetched).
 URL: an absolute path (/...) or a URL with a host (http, https, ftp, ...); with none, one per line on
 standard input. Flags may come before or after FILE and the URLs; -- ends them.
 check: allowed|disallowed<TAB>URL per URL (-usage: C=y|n|unknown|n/a per
-category); exit 1 when any is disallowed.
+category, use=LEVEL, license=URLs); exit 1 when any is disallowed.
 inspect: JSON of the group(s), crawl delay, sitemaps, rules, usage rules and
 warnings.
 diff: the URLs whose verdict changes from Colly v2.3.0's own check
