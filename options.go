@@ -86,6 +86,7 @@ type config struct {
 	maxRate       *rate.Limiter  // nil: no crawler-wide cap
 	sitemaps      *sitemapConfig // nil: sitemaps are not followed (WithSitemaps)
 	purposes      []dialect.Category
+	useLevel      dialect.UseLevel
 	strictUsage   bool
 	onUsage       func(*colly.Response, ResponseUsage)
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
@@ -410,6 +411,28 @@ func WithPurposes(purposes ...string) Option {
 				c.purposes = append(c.purposes, cat)
 			}
 		}
+	}
+}
+
+// WithUseLevel declares how far the crawler uses the content it fetches,
+// Content-Signal's use= key: "immediate" (interact, store and reuse
+// nothing), "reference" (index, excerpt, link back) or "full" (summarise
+// and reproduce). A site whose level (robots.txt's Content-Signal line, a
+// response's Content-Signal header or meta element; the lowest stated
+// wins) is below the crawler's refuses it, as Cloudflare's crawl endpoint
+// does: before the fetch the URL is stopped as [UsageDisallowed], after it
+// the response is marked refused, as for [WithPurposes]. A site that
+// states no level refuses nothing. It acts with or without WithPurposes,
+// and fetches nothing of its own (no tdmrep.json, no licence). Another
+// level name is an error of [New].
+func WithUseLevel(level string) Option {
+	return func(c *config) {
+		l, ok := dialect.ParseUseLevel(level)
+		if !ok {
+			c.fail("WithUseLevel(%q): unknown level (known: immediate, reference, full)", level)
+			return
+		}
+		c.useLevel = l
 	}
 }
 

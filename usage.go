@@ -31,11 +31,14 @@ type ResponseUsage struct {
 	// Content-Usage header, and what a noai directive implies (train-ai=n
 	// and ai-input=n) from its Robots-Tag or X-Robots-Tag header or a
 	// robots meta element of its HTML for the crawler; noimageai counts as
-	// noai on an image response.
+	// noai on an image response. Its use level is the lowest stated
+	// (robots.txt's Content-Signal line, the Content-Signal header or meta
+	// element).
 	Usage dialect.Usage
-	// Refused says why the content may not be used for a declared purpose,
-	// the deciding signal ("train-ai=n: Content-Usage header: train-ai=n"),
-	// "" when no declared purpose is refused.
+	// Refused says why the content may not be used for a declared purpose
+	// or at the declared use level, the deciding signal ("train-ai=n:
+	// Content-Usage header: train-ai=n", "use=reference: robots.txt line 2:
+	// Content-Signal: use=reference"), "" when nothing declared is refused.
 	Refused string
 	// NoImageAI is true when the response's robots directives for the
 	// crawler say noimageai: the images the page shows may not be used for
@@ -58,10 +61,16 @@ func UsageOf(r *colly.Response) (ResponseUsage, bool) {
 	return u, ok
 }
 
-// refusal returns why rep refuses a declared purpose, "" when it refuses
-// none.
+// declaresUsage reports whether the crawler declared a purpose or a use
+// level: the plugin then reads what sites state about them.
+func (c *config) declaresUsage() bool {
+	return len(c.purposes) > 0 || c.useLevel != dialect.UseUnknown
+}
+
+// refusal returns why rep refuses a declared purpose or the declared use
+// level, "" when it refuses neither.
 func (p *Plugin) refusal(rep policy.UsageReport) string {
-	s, refused := rep.Refusal(p.cfg.purposes, p.cfg.strictUsage)
+	s, refused := rep.Refusal(p.cfg.purposes, p.cfg.useLevel, p.cfg.strictUsage)
 	switch {
 	case !refused:
 		return ""
@@ -75,7 +84,7 @@ func (p *Plugin) refusal(rep policy.UsageReport) string {
 // fetch (robots.txt, tdmrep.json, robots.txt's licences) refuses a
 // declared purpose (v, u's crawl verdict, allows it).
 func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
-	if len(p.cfg.purposes) == 0 || !v.Allowed {
+	if !p.cfg.declaresUsage() || !v.Allowed {
 		return Block{}, false
 	}
 	rep, err := p.resolver().Usage(ctx, u, p.cfg.purposes...)

@@ -99,7 +99,7 @@ func TestPluginUsageSignals(t *testing.T) {
 			if len(bs) != 1 || bs[0].Kind != UsageDisallowed || bs[0].Reason != "train-ai=n: tdmrep.json rule 0 (location /reserved/): 1" {
 				t.Errorf("blocks %v", bs)
 			}
-			wantLic := "train-ai=n: license http://tdm.test/lic.xml, content \"/\": not licensed"
+			wantLic := "train-ai=n: license http://tdm.test/lic.xml (Link header), content \"/\": not licensed"
 			for _, path := range []string{"/lic/a", "/lic/b"} {
 				if m := marks[path]; m.Refused != wantLic {
 					t.Errorf("%s: refused %q, want %q", path, m.Refused, wantLic)
@@ -116,5 +116,47 @@ func TestPluginUsageSignals(t *testing.T) {
 				t.Errorf("totals %+v", tot)
 			}
 		})
+	}
+}
+
+// WithUseLevel: a site whose robots.txt level is below the crawler's is
+// not fetched; a response whose Content-Signal header states a lower
+// level than the crawler's is refused; no tdmrep.json is asked for.
+func TestPluginUseLevel(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{
+		"ref.test": {Robots: "User-agent: *\nAllow: /\nContent-Signal: search=yes, use=reference\n"},
+		"any.test": {Robots: "User-agent: *\nAllow: /\n", Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/imm" {
+				w.Header().Set("Content-Signal", "use=immediate")
+			}
+			return false
+		}},
+	})
+	var blocks blockLog
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add), WithUseLevel("reference"))
+	c := newCollector(false, p.opt(t))
+	marks := map[string]string{}
+	c.OnScraped(func(r *colly.Response) {
+		u, _ := UsageOf(r)
+		marks[r.Request.URL.String()] = u.Refused
+	})
+	for _, u := range []string{"http://ref.test/a", "http://any.test/imm", "http://any.test/plain"} {
+		_ = c.Visit(u)
+	}
+	if len(blocks.all()) != 0 || marks["http://ref.test/a"] != "" || marks["http://any.test/plain"] != "" ||
+		marks["http://any.test/imm"] != "use=immediate: Content-Signal header: use=immediate" {
+		t.Errorf("level reference: blocks %v, marks %q", blocks.all(), marks)
+	}
+
+	blocks = blockLog{}
+	p = mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add), WithUseLevel("full"))
+	c = newCollector(false, p.opt(t))
+	_ = c.Visit("http://ref.test/b")
+	bs := blocks.all()
+	if len(bs) != 1 || bs[0].Kind != UsageDisallowed || bs[0].Reason != "use=reference: robots.txt line 3: Content-Signal: search=yes, use=reference" {
+		t.Errorf("level full: blocks %v", bs)
+	}
+	if got := f.Paths("ref.test"); slices.Contains(got, "/b") || slices.Contains(got, tdmPath) {
+		t.Errorf("ref.test saw %v", got)
 	}
 }

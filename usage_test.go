@@ -195,8 +195,12 @@ func TestPurposesOptionErrors(t *testing.T) {
 		{[]Option{WithPurposes()}, "robots: WithPurposes(): no purpose"},
 		{[]Option{WithPurposes("Train-AI")}, `robots: WithPurposes("Train-AI"): unknown usage category (known: train-ai, search, ai-input)`},
 		{[]Option{WithPurposes("train-ai"), WithDialect(dialect.Koster1994)}, "robots: WithPurposes: the koster1994 dialect reads no usage preferences"},
-		{[]Option{WithStrictPurposes()}, "robots: WithStrictPurposes and WithOnUsageRefused need WithPurposes"},
-		{[]Option{WithOnUsageRefused(func(*colly.Response, ResponseUsage) {})}, "robots: WithStrictPurposes and WithOnUsageRefused need WithPurposes"},
+		{[]Option{WithStrictPurposes()}, "robots: WithStrictPurposes needs WithPurposes"},
+		{[]Option{WithStrictPurposes(), WithUseLevel("full")}, "robots: WithStrictPurposes needs WithPurposes"},
+		{[]Option{WithOnUsageRefused(func(*colly.Response, ResponseUsage) {})}, "robots: WithOnUsageRefused needs WithPurposes or WithUseLevel"},
+		{[]Option{WithUseLevel("reference"), WithOnUsageRefused(func(*colly.Response, ResponseUsage) {})}, ""},
+		{[]Option{WithUseLevel("max")}, `robots: WithUseLevel("max"): unknown level (known: immediate, reference, full)`},
+		{[]Option{WithUseLevel("full"), WithDialect(dialect.Koster1994)}, "robots: WithUseLevel: the koster1994 dialect reads no usage preferences"},
 	} {
 		_, err := New(tc.opts...)
 		switch {

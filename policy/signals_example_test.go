@@ -32,7 +32,7 @@ func ExampleResolver_Usage() {
 			fmt.Println(err)
 			continue
 		}
-		if s, refused := rep.Refusal([]dialect.Category{dialect.TrainAI}, false); refused {
+		if s, refused := rep.Refusal([]dialect.Category{dialect.TrainAI}, dialect.UseUnknown, false); refused {
 			fmt.Println(path, "not fetched:", s)
 		} else {
 			fmt.Println(path, "may be fetched:", rep.Usage)

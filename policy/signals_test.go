@@ -68,7 +68,7 @@ func usage(t *testing.T, r *Resolver, raw string, purposes []dialect.Category) U
 }
 
 func refusal(rep UsageReport, purposes []dialect.Category) string {
-	s, ok := rep.Refusal(purposes, false)
+	s, ok := rep.Refusal(purposes, dialect.UseUnknown, false)
 	if !ok {
 		return ""
 	}
@@ -219,9 +219,9 @@ func TestResponseUsage(t *testing.T) {
 		{"robots-tag", resp("/a", "tdm-reservation", "0", "Robots-Tag", "examplebot;noai"), "train-ai=n: Robots-Tag header, for examplebot: noai"},
 		{"meta noai", resp("/a", "tdm-reservation", "0", "body", `<meta name="robots" content="noai">`), `train-ai=n: meta <meta name="robots">: noai`},
 		{"license all", resp("/a", "tdm-reservation", "0", "Link", link), ""},
-		{"license narrower", resp("/articles/x", "tdm-reservation", "0", "Link", link), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/": not licensed`},
-		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml, content "/articles/": not licensed`},
-		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license"), "train-ai=n: license " + site.URL + "/nope.xml: unobtainable: 404 Not Found"},
+		{"license narrower", resp("/articles/x", "tdm-reservation", "0", "Link", link), "train-ai=n: license " + site.URL + `/license.xml (Link header), content "/articles/": not licensed`},
+		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml (<link rel=license>), content "/articles/": not licensed`},
+		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license"), "train-ai=n: license " + site.URL + "/nope.xml (Link header): unobtainable: 404 Not Found"},
 	}
 	for _, c := range cases {
 		if got := refusal(c.rep, aiAll); got != c.want {
@@ -316,7 +316,7 @@ func TestResponseUsageManyLicenses(t *testing.T) {
 	for i := range MaxLicenses + 2 {
 		fetched += site.count("/l" + strconv.Itoa(i) + ".xml")
 	}
-	s, refused := rep.Refusal(trainAI, false)
+	s, refused := rep.Refusal(trainAI, dialect.UseUnknown, false)
 	if fetched != MaxLicenses || !refused || !strings.HasSuffix(s.Value, "more than 8 licences for one URL") {
 		t.Errorf("%d licences fetched, refusal %v %v", fetched, s, refused)
 	}
@@ -383,5 +383,90 @@ func TestUsageDocumentsExpire(t *testing.T) {
 		if got := counts(); got != step.want {
 			t.Errorf("after %s: fetches %v, want %v", step.advance, got, step.want)
 		}
+	}
+}
+
+// Content-Signal: the robots.txt line's use level, the response header
+// (its own carrier, allow/disallow read as yes/no), the meta element; an
+// X-Content-Signal header is not read. A site's level below the declared
+// one refuses it, with the lowest level's signal.
+func TestUsageContentSignal(t *testing.T) {
+	site := newUsageSite(t, map[string]string{
+		"/robots.txt": "User-agent: *\nAllow: /\nContent-Signal: search=yes, use=reference\n",
+		tdmPath:       `[]`,
+	})
+	r := newResolver(t)
+	resp := func(h http.Header, body string) UsageReport {
+		t.Helper()
+		if body != "" {
+			h.Set("Content-Type", "text/html")
+		}
+		rep, err := r.ResponseUsage(context.Background(), mustURL(t, site.URL+"/a"), h, []byte(body), aiAll...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	why := func(rep UsageReport, use dialect.UseLevel) string {
+		s, ok := rep.Refusal(aiAll, use, false)
+		if !ok {
+			return ""
+		}
+		return s.String()
+	}
+	before := usage(t, r, site.URL+"/a", aiAll)
+	cases := []struct {
+		name string
+		rep  UsageReport
+		use  dialect.UseLevel
+		want string
+	}{
+		{"robots.txt level, reference declared", before, dialect.UseReference, ""},
+		{"robots.txt level, immediate declared", before, dialect.UseImmediate, ""},
+		{"robots.txt level, full declared", before, dialect.UseFull, "use=reference: robots.txt line 3: Content-Signal: search=yes, use=reference"},
+		{"no level declared", before, dialect.UseUnknown, ""},
+		{"header", resp(http.Header{"Content-Signal": {"ai-train=no"}}, ""), dialect.UseUnknown, "train-ai=n: Content-Signal header: ai-train=no"},
+		{"header disallow", resp(http.Header{"Content-Signal": {"ai-input=disallow, search=allow"}}, ""), dialect.UseUnknown, "ai-input=n: Content-Signal header: ai-input=disallow, search=allow"},
+		{"header level", resp(http.Header{"Content-Signal": {"use=immediate"}}, ""), dialect.UseReference, "use=immediate: Content-Signal header: use=immediate"},
+		{"header unknown value", resp(http.Header{"Content-Signal": {"ai-train=maybe, use=lots"}}, ""), dialect.UseReference, ""},
+		{"X-Content-Signal", resp(http.Header{"X-Content-Signal": {"ai-train=no"}}, ""), dialect.UseUnknown, ""},
+		{"meta", resp(http.Header{}, `<meta name="Content-Signal" content="ai-train=no">`), dialect.UseUnknown, `train-ai=n: meta <meta name="content-signal">: ai-train=no`},
+		{"meta keywords", resp(http.Header{}, `<meta name="content-signal" content="human-authored, copyright=me">`), dialect.UseUnknown, ""},
+	}
+	for _, c := range cases {
+		if got := why(c.rep, c.use); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	if s := before.Signals; len(s) != 2 || s[1].Use != dialect.UseReference || s[0].Purpose != dialect.Search {
+		t.Errorf("robots.txt signals %v, want search=y and use=reference", s)
+	}
+}
+
+// robots.txt License lines: the crawler's group's (RSL 1.0 with its
+// errata), resolved against the robots.txt URL, decide before the fetch;
+// each licence is fetched once, and not without a declared purpose.
+func TestUsageRobotsLicense(t *testing.T) {
+	site := newUsageSite(t, map[string]string{
+		"/robots.txt": "License: /global.xml\n\nUser-agent: examplebot\nAllow: /\nLicense: /mine.xml\n\nUser-agent: *\nAllow: /\n",
+		tdmPath:       `[]`,
+		"/mine.xml":   licenseXML,
+		"/global.xml": licenseXML,
+	})
+	r := newResolver(t, WithUserAgent("examplebot/1.0"))
+	if rep := usage(t, r, site.URL+"/articles/a", nil); len(rep.Signals) != 0 || site.count("/mine.xml") != 0 {
+		t.Fatalf("no purpose: %v, %d licence fetches", rep.Signals, site.count("/mine.xml"))
+	}
+	want := "train-ai=n: license " + site.URL + `/mine.xml (robots.txt line 5), content "/articles/": not licensed`
+	for range 2 {
+		if got := refusal(usage(t, r, site.URL+"/articles/a", trainAI), trainAI); got != want {
+			t.Errorf("%q, want %q", got, want)
+		}
+	}
+	if got := refusal(usage(t, r, site.URL+"/other", trainAI), trainAI); got != "" {
+		t.Errorf("/other: %q, want licensed", got)
+	}
+	if site.count("/mine.xml") != 1 || site.count("/global.xml") != 0 {
+		t.Errorf("licences fetched: group's %d, global %d; want 1 and 0", site.count("/mine.xml"), site.count("/global.xml"))
 	}
 }
