@@ -39,17 +39,23 @@
 //	                 one is not fetched; a fetched page whose headers or meta
 //	                 elements refuse one is reported as refused. Without it,
 //	                 nothing is fetched for usage.
+//	-use LEVEL       how far the content is used: immediate, reference or
+//	                 full (Content-Signal's use=). A site whose stated level
+//	                 is lower refuses the crawl.
 //	-v               log robots.txt fetches on standard error.
 //
 // Standard output has one line per page: "fetched  STATUS URL", "stopped  URL:
 // REASON" (robots.txt disallows it, a declared purpose is refused before the
 // fetch, or it waited too long), "refused  URL: REASON" (fetched, then refused
-// for a declared purpose) or "error    URL: ERROR". A usage REASON names the
-// purpose, its preference and the signal that decided, with its carrier:
+// for a declared purpose or the use level) or "error    URL: ERROR". A usage
+// REASON names the purpose (or use=LEVEL), its preference and the signal
+// that decided, with its carrier:
 // "train-ai=n: robots.txt line 4: Content-Usage: train-ai=n", "train-ai=n:
 // tdmrep.json rule 0 (location /): 1", "train-ai=n: Content-Usage header:
 // train-ai=n", "train-ai=n: meta <meta name=\"robots\">: noai", "train-ai=n:
-// license https://example.com/license.xml, content \"/\": not licensed".
+// license https://example.com/license.xml (robots.txt line 2), content \"/\":
+// not licensed", "use=reference: robots.txt line 3: Content-Signal:
+// use=reference".
 // Standard error has, at most once a second, a progress line from the
 // plugin's Totals and Stats:
 //
@@ -85,7 +91,7 @@ import (
 	"github.com/politecrawl/robots/dialect"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-purpose P[,P...]] [-v] URL"
+const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -205,6 +211,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	showProgress := fs.Bool("progress", true, "a progress line on standard error at most once a second")
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
 	purposes := fs.String("purpose", "", "what the content is used for, `P[,P...]`: train-ai, search, ai-input")
+	useLevel := fs.String("use", "", "how far the content is used, `LEVEL`: immediate, reference, full")
 	signKey := fs.String("sign-key", "", "sign every request with the Ed25519 key in `FILE` (PEM or JWK); needs -signature-agent")
 	signAgent := fs.String("signature-agent", "", "the https `URL` of the crawler's key directory; needs -sign-key")
 	if err := fs.Parse(args); err != nil {
@@ -260,6 +267,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if len(declared) > 0 {
 		opts = append(opts, robots.WithPurposes(declared...))
+	}
+	if *useLevel != "" {
+		opts = append(opts, robots.WithUseLevel(*useLevel))
 	}
 	domains := []string{start.Hostname()}
 	for _, h := range strings.Split(*allow, ",") {
@@ -353,7 +363,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	errOut.printf("crawl: %s in %s: %d fetched (%.1f/s), %d stopped (%d disallowed, %d deferred, %d skipped, %d canceled), %d errors; requests waited %s in all\n",
 		how, elapsed.Round(time.Millisecond), s.fetched, float64(s.fetched)/elapsed.Seconds(),
 		s.stopped, t.Disallowed, t.Deferred, t.Skipped, t.Canceled, s.errors, t.Waited.Round(time.Millisecond))
-	if len(declared) > 0 {
+	if len(declared) > 0 || *useLevel != "" {
 		errOut.printf("crawl: usage: %d stopped before the fetch, %d refused after it\n", t.UsageDisallowed, t.UsageMarked)
 	}
 	stats := p.Stats()
