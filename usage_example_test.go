@@ -49,3 +49,27 @@ func ExampleWithPurposes() {
 	// kept for training: /open/dataset
 	// dropped: /open/private-notes - train-ai=n: Content-Usage header: train-ai=n
 }
+
+// A crawler that reproduces content in full declares it; a site whose
+// Content-Signal says use=reference is not crawled.
+func ExampleWithUseLevel() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nContent-Signal: search=yes, use=reference\nAllow: /\n")
+			return
+		}
+		fmt.Fprint(w, "<html>page</html>")
+	}))
+	defer site.Close()
+
+	c := colly.NewCollector(
+		colly.UserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
+		robots.WithRobots(robots.WithUseLevel("full"), robots.WithOnBlocked(func(b robots.Block) {
+			fmt.Println("not fetched:", b.Kind, b.Reason)
+		})),
+	)
+	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched", r.Request.URL.Path) })
+	c.Visit(site.URL + "/article")
+	// Output:
+	// not fetched: usage-disallowed use=reference: robots.txt line 2: Content-Signal: search=yes, use=reference
+}
