@@ -434,8 +434,8 @@ func benchPerURL(b *testing.B, jobs []perURLJob) {
 // BenchmarkParse: one op parses the whole body.
 //
 //	impl=ours-<dialect>   Dialect.Parse
-//	impl=ours-google+for-only  Dialect.Parse and For(agent): what issue 21
-//	                      compares with robots.cc's parse
+//	impl=ours-google+for-only  Dialect.Parse and For(agent): the work robots.cc's
+//	                      parse does
 //	impl=ours-google+for  Dialect.Parse, For(agent) and one CheckURL
 //	impl=ours-google+for-googlebot  the same for "Googlebot", a token that
 //	                      many files name
