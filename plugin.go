@@ -231,7 +231,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	cs.visits = wrapVisits(c)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
 	c.OnError(func(r *colly.Response, err error) { p.onError(cs, r, err) })
-	c.OnResponse(p.onResponse)
+	c.OnResponse(func(r *colly.Response) { p.onResponse(c, r) })
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
 		c.OnScraped(p.releaseSlot)
@@ -361,9 +361,9 @@ func (f *flow) admit() bool {
 	return true
 }
 
-// onResponse is the plugin's OnResponse hook: the response's robots
-// directives (nofollow, and the usage mark with WithPurposes).
-func (p *Plugin) onResponse(r *colly.Response) {
+// onResponse is the OnResponse hook of the collector c: the response's
+// robots directives (nofollow, and the usage mark with WithPurposes).
+func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
 		return
 	}
@@ -371,7 +371,11 @@ func (p *Plugin) onResponse(r *colly.Response) {
 		markNofollow(r, source)
 	}
 	if p.cfg.declaresUsage() {
-		p.markUsage(r)
+		ctx := c.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		p.markUsage(ctx, r)
 	}
 }
 

@@ -257,6 +257,7 @@ func BenchmarkPluginStatsBytes(b *testing.B) {
 // (X-Robots-Tag read, the head scanned for meta robots): no allocation.
 func BenchmarkPluginOnResponse(b *testing.B) {
 	p := mustNew(b, WithAgents("examplebot"))
+	c := colly.NewCollector()
 	u, _ := url.Parse("https://example.com/products/item-42")
 	body := []byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Item 42</title>` +
 		`<script>window.x = "<meta name=robots content=nofollow>";</script>` +
@@ -270,7 +271,7 @@ func BenchmarkPluginOnResponse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		p.onResponse(r)
+		p.onResponse(c, r)
 	}
 	if r.Ctx.Get(nofollowKey) != "" {
 		b.Fatal("marked nofollow")

@@ -99,18 +99,24 @@ func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (B
 
 // markUsage, from the OnResponse hook with WithPurposes, puts the
 // response's usage report in its Context, counts a refused one and calls
-// the WithOnUsageRefused function.
-func (p *Plugin) markUsage(r *colly.Response) {
+// the WithOnUsageRefused function. ctx is the collector's: the licences
+// the response points to are fetched under it. A report that could not
+// be read whole (ctx ended, robots.txt could not be resolved) refuses the
+// response: a licence not read must not pass for a permission.
+func (p *Plugin) markUsage(ctx context.Context, r *colly.Response) {
 	u := r.Request.URL
 	var h http.Header
 	if r.Headers != nil {
 		h = *r.Headers
 	}
-	rep, err := p.resolver().ResponseUsage(context.Background(), u, h, r.Body, p.cfg.purposes...)
-	if err != nil {
-		p.log.Warn("robots: the response's usage terms could not be read", slog.String("url", u.String()), slog.Any("error", err))
-	}
+	rep, err := p.resolver().ResponseUsage(ctx, u, h, r.Body, p.cfg.purposes...)
 	ru := ResponseUsage{Usage: rep.Usage, Refused: p.refusal(rep), NoImageAI: rep.NoImageAI, Signals: rep.Signals}
+	if err != nil {
+		ru.Refused = "usage terms not read: " + err.Error()
+		if ctx.Err() == nil {
+			p.log.Warn("robots: the response's usage terms could not be read", slog.String("url", u.String()), slog.Any("error", err))
+		}
+	}
 	r.Ctx.Put(usageKey(r.Request), ru)
 	if ru.Refused == "" {
 		return

@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/policy"
 )
 
 const tdmPath = "/.well-known/tdmrep.json"
@@ -158,5 +160,48 @@ func TestPluginUseLevel(t *testing.T) {
 	}
 	if got := f.Paths("ref.test"); slices.Contains(got, "/b") || slices.Contains(got, tdmPath) {
 		t.Errorf("ref.test saw %v", got)
+	}
+}
+
+// A licence a response points to is fetched under the collector's
+// context: when that context ends while the licence has not answered, the
+// response is refused at once (what it may be used for could not be read)
+// instead of waiting out the resolver's fetch timeout and counting as read.
+func TestPluginUsageLicenceUnderCollectorContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	release := make(chan struct{}) // the licence's answer never comes before the test ends
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"lic.test": {
+		Robots: "User-agent: *\nAllow: /\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			switch r.URL.Path {
+			case tdmPath:
+				http.NotFound(w, r)
+			case "/lic.xml":
+				cancel() // the crawl ends while the licence is asked for
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			default:
+				w.Header().Set("Link", `</lic.xml>; rel="license"`)
+				return false
+			}
+			return true
+		}}})
+	t.Cleanup(func() { close(release) }) // before the farm closes
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithPurposes("train-ai"),
+		WithPolicy(policy.WithTimeout(time.Hour)))
+	c := newCollector(false, p.opt(t), colly.StdlibContext(ctx))
+	var got ResponseUsage
+	var marked bool
+	c.OnResponse(func(r *colly.Response) { got, marked = UsageOf(r) })
+	returnsWithin(t, 30*time.Second, "the page's usage mark", func() {
+		if err := c.Visit("http://lic.test/page"); err != nil {
+			t.Errorf("Visit: %v", err)
+		}
+	})
+	if !marked || !strings.HasPrefix(got.Refused, "usage terms not read: ") || !strings.Contains(got.Refused, "context canceled") {
+		t.Fatalf("usage mark %+v (marked %v); want refused as not read, the collector's context canceled", got, marked)
 	}
 }
