@@ -575,3 +575,9 @@ func WithSitemaps(opts ...SitemapOption) Option {
 		c.sitemaps = sc
 	}
 }
+
+// declaresUsage reports whether the crawler declared a purpose or a use
+// level: the plugin then reads what sites state about them.
+func (c *config) declaresUsage() bool {
+	return len(c.purposes) > 0 || c.useLevel != dialect.UseUnknown
+}

@@ -61,12 +61,6 @@ func UsageOf(r *colly.Response) (ResponseUsage, bool) {
 	return u, ok
 }
 
-// declaresUsage reports whether the crawler declared a purpose or a use
-// level: the plugin then reads what sites state about them.
-func (c *config) declaresUsage() bool {
-	return len(c.purposes) > 0 || c.useLevel != dialect.UseUnknown
-}
-
 // refusal returns why rep refuses a declared purpose or the declared use
 // level, "" when it refuses neither.
 func (p *Plugin) refusal(rep policy.UsageReport) string {
