@@ -127,23 +127,30 @@ func BenchmarkPluginOverhead(b *testing.B) {
 				c = newCollector(false)
 				c.WithTransport(tr)
 			}
-			pages := 0
-			c.OnResponse(func(*colly.Response) { pages++ })
-			if err := c.Visit("http://a.test/warm"); err != nil { // robots.txt, connection
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := c.Visit("http://a.test/page"); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			if pages != b.N+1 {
-				b.Fatalf("%d pages for %d visits", pages, b.N+1)
-			}
+			visitPages(b, c)
 		})
+	}
+}
+
+// visitPages visits http://a.test/warm once (robots.txt, the connection),
+// then http://a.test/page b.N times, timed, and fails unless every visit
+// got its response.
+func visitPages(b *testing.B, c *colly.Collector) {
+	pages := 0
+	c.OnResponse(func(*colly.Response) { pages++ })
+	if err := c.Visit("http://a.test/warm"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := c.Visit("http://a.test/page"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if pages != b.N+1 {
+		b.Fatalf("%d pages for %d visits", pages, b.N+1)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gocolly/colly/v2"
-
 	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/internal/testutil"
 )
@@ -39,22 +37,7 @@ func BenchmarkPluginSigned(b *testing.B) {
 				opts = append(opts, WithSigner(s))
 			}
 			c := newCollector(false, WithRobots(opts...))
-			pages := 0
-			c.OnResponse(func(*colly.Response) { pages++ })
-			if err := c.Visit("http://a.test/warm"); err != nil { // robots.txt, connection
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := c.Visit("http://a.test/page"); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			if pages != b.N+1 {
-				b.Fatalf("%d pages for %d visits", pages, b.N+1)
-			}
+			visitPages(b, c)
 		})
 	}
 }
