@@ -44,6 +44,6 @@ func ExampleWithSigner() {
 	defer p.Close()
 	c.Visit(site.URL + "/page")
 	// Output:
-	// /robots.txt: Signature-Agent sig1="https://bot.example/.well-known/http-message-signatures-directory", signed true
-	// /page: Signature-Agent sig1="https://bot.example/.well-known/http-message-signatures-directory", signed true
+	// /robots.txt: Signature-Agent "https://bot.example/.well-known/http-message-signatures-directory", signed true
+	// /page: Signature-Agent "https://bot.example/.well-known/http-message-signatures-directory", signed true
 }
