@@ -152,13 +152,7 @@ func (m *matcher) addWild(rank int32, rest string) {
 		// "a*b*$": a '$' that follows a '*' asks for nothing.
 		w.anchored = !strings.HasSuffix(rest, "*")
 	}
-	for rest != "" {
-		seg := rest
-		if k := strings.IndexByte(rest, '*'); k >= 0 {
-			seg, rest = rest[:k], rest[k+1:]
-		} else {
-			rest = ""
-		}
+	for seg := range strings.SplitSeq(rest, "*") {
 		if seg == "" {
 			continue
 		}
