@@ -78,7 +78,7 @@ const (
 	DefaultVerifyWindow = 5 * time.Minute
 
 	maxSignatureFields = 16 << 10 // bytes of Signature, Signature-Input and Signature-Agent together
-	maxCovered      = 32
+	maxCovered         = 32
 )
 
 // A Verifier checks Web Bot Auth request signatures as a site receives
