@@ -242,7 +242,8 @@ func (v *Verifier) Verify(r *http.Request) Result {
 		return res
 	}
 	if sig == nil {
-		return res // unsigned
+		res.Reason = "no Signature nor Signature-Input"
+		return res
 	}
 	keys, err := v.directory(r.Context(), sig.dirURL)
 	if err != nil {
