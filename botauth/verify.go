@@ -301,7 +301,10 @@ func (v *Verifier) read(r *http.Request, res *Result) (*signature, error) {
 		return nil, fmt.Errorf("signature fields over %d bytes", maxSignatureFields)
 	}
 	if len(inputs) == 0 || len(sigs) == 0 {
-		return nil, errors.New("Signature and Signature-Input must come together")
+		return nil, errors.New("fields Signature and Signature-Input must come together")
+	}
+	if r.URL == nil {
+		return nil, errors.New("a request without a URL")
 	}
 	in, err := httpsfv.UnmarshalDictionary(inputs)
 	if err != nil {
@@ -554,7 +557,7 @@ func agentValue(r *http.Request, params *httpsfv.Params, res *Result) (string, e
 func directoryURL(agent string) (string, error) {
 	u, err := url.Parse(agent)
 	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
-		return "", fmt.Errorf("Signature-Agent %s is not an absolute https URL", clip(agent))
+		return "", fmt.Errorf("field Signature-Agent %s is not an absolute https URL", clip(agent))
 	}
 	return "https://" + strings.ToLower(u.Host) + DirectoryPath, nil
 }

@@ -155,7 +155,7 @@ func (v *Verifier) fetch(u string, now time.Time) (map[string]dirKey, time.Durat
 		return nil, 0, fmt.Errorf("status %d", resp.StatusCode)
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != DirectoryMediaType {
-		return nil, 0, fmt.Errorf("Content-Type %s, want %s", clip(resp.Header.Get("Content-Type")), DirectoryMediaType)
+		return nil, 0, fmt.Errorf("field Content-Type %s, want %s", clip(resp.Header.Get("Content-Type")), DirectoryMediaType)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDirectory+1))
 	if err != nil {
@@ -182,7 +182,7 @@ func readDirectory(h http.Header, body []byte, auth string, now time.Time, skew 
 	digests := h.Values("Content-Digest")
 	cd, err := httpsfv.UnmarshalDictionary(digests)
 	if err != nil {
-		return nil, fmt.Errorf("Content-Digest: %w", err)
+		return nil, fmt.Errorf("field Content-Digest: %w", err)
 	}
 	m, _ := cd.Get("sha-256")
 	it, _ := m.(httpsfv.Item)
@@ -212,11 +212,11 @@ func readDirectory(h http.Header, body []byte, auth string, now time.Time, skew 
 	}
 	inputs, err := httpsfv.UnmarshalDictionary(h.Values("Signature-Input"))
 	if err != nil {
-		return nil, fmt.Errorf("Signature-Input: %w", err)
+		return nil, fmt.Errorf("field Signature-Input: %w", err)
 	}
 	sigs, err := httpsfv.UnmarshalDictionary(h.Values("Signature"))
 	if err != nil {
-		return nil, fmt.Errorf("Signature: %w", err)
+		return nil, fmt.Errorf("field Signature: %w", err)
 	}
 	digest := strings.Join(trimAll(digests), ", ")
 	signed := make(map[string]dirKey, len(listed))
