@@ -94,20 +94,21 @@ const (
 // request carries Signature-Agent, "signature-agent" in either form (the
 // bare String covered as "signature-agent", or the Dictionary member
 // covered as "signature-agent";key=...); the key named by keyid is in the
-// key directory at [DirectoryPath] under the Signature-Agent URL's origin;
-// the Ed25519 signature over the rebuilt signature base verifies; and the
-// nonce was not seen before within the window.
+// key directory the Signature-Agent names; the Ed25519 signature over the
+// rebuilt signature base verifies; and the nonce was not seen before.
 //
-// The key directory is fetched over https only, without following
-// redirects, at most 64 KiB in 10 seconds, one fetch at a time per
-// directory. Its Content-Digest must match its body, and only keys that
-// signed the response (tag "http-message-signatures-directory", covering
-// "@authority";req, the directory's own authority, and content-digest) are
-// used. It is cached for its Cache-Control max-age, from one minute to a
-// day (an hour when none is given); a failed fetch is not retried for a
-// minute, and keys already cached serve meanwhile. The default client
-// refuses to connect to loopback, private and link-local addresses;
-// [VerifyClient] replaces it (to trust a local CA in tests, say).
+// The key directory is read at the Signature-Agent URL, or at
+// [DirectoryPath] under it when the URL names an origin alone, over https
+// only, without following redirects, at most 64 KiB in 10 seconds, one
+// fetch at a time per directory. Its Content-Digest must match its body,
+// and only keys that signed the response (tag
+// "http-message-signatures-directory", covering "@authority";req, the
+// directory's own authority, and content-digest) are used. It is cached
+// for its Cache-Control max-age, from one minute to a day (an hour when
+// none is given); a failed fetch is not retried for a minute, and keys
+// already cached serve meanwhile. The default client refuses to connect to
+// loopback, private and link-local addresses; [VerifyClient] replaces it
+// (to trust a local CA in tests, say).
 //
 // Nonces are remembered until their signature expires, at most 100 000 of
 // them: past that, the one expiring first is forgotten.
@@ -552,14 +553,19 @@ func agentValue(r *http.Request, params *httpsfv.Params, res *Result) (string, e
 	return httpsfv.Marshal(it)
 }
 
-// directoryURL is the key directory URL of a Signature-Agent: the
-// well-known path under the agent URL's origin.
+// directoryURL is the key directory URL of a Signature-Agent: the URL as
+// given (without query or fragment), or [DirectoryPath] under it when it
+// names an origin alone.
 func directoryURL(agent string) (string, error) {
 	u, err := url.Parse(agent)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.Opaque != "" {
 		return "", fmt.Errorf("field Signature-Agent %s is not an absolute https URL", clip(agent))
 	}
-	return "https://" + strings.ToLower(u.Host) + DirectoryPath, nil
+	path := u.EscapedPath()
+	if path == "" || path == "/" {
+		path = DirectoryPath
+	}
+	return "https://" + strings.ToLower(u.Host) + path, nil
 }
 
 // paramOf is parameter name of p, nil when absent.

@@ -106,6 +106,14 @@ func TestVerifyBothForms(t *testing.T) {
 			// A request to the same site on plain HTTP: the default port
 			// differs, the authority does not.
 			wantVerdict(t, s.v.Verify(signed(t, sg, "http://shop.example/", s.clock.Now())), Verified, "")
+			// A Signature-Agent naming the origin alone: the directory is
+			// read at the well-known path there.
+			s.agent = s.srv.URL
+			res = s.v.Verify(signed(t, s.signer(t, f), "https://shop.example/", s.clock.Now()))
+			wantVerdict(t, res, Verified, "")
+			if res.Agent != s.srv.URL {
+				t.Fatalf("agent %s", res.Agent)
+			}
 		})
 	}
 }
@@ -144,10 +152,10 @@ func TestVerifyRejects(t *testing.T) {
 			r.Header.Set("Signature", sig[:i]+map[bool]string{true: "B", false: "A"}[sig[i] == 'A']+sig[i+1:])
 			wantVerdict(t, s.v.Verify(r), Invalid, "does not verify")
 
-			// The signer's Signature-Agent replaced by another URL at the
-			// same origin: the directory is found, the signature fails.
+			// The signer's Signature-Agent replaced by its origin alone:
+			// the directory is found there, the signature fails.
 			r = signed(t, sg, "https://shop.example/", now)
-			r.Header.Set("Signature-Agent", strings.Replace(r.Header.Get("Signature-Agent"), DirectoryPath, "/other", 1))
+			r.Header.Set("Signature-Agent", strings.Replace(r.Header.Get("Signature-Agent"), DirectoryPath, "", 1))
 			wantVerdict(t, s.v.Verify(r), Invalid, "does not verify")
 		})
 	}
