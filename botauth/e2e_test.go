@@ -235,7 +235,7 @@ func TestVerifierRejects(t *testing.T) {
 		}
 	}
 	late := sign(cs.keys)
-	cs.clock.Advance(defaultWindow + DefaultSkew + time.Second)
+	cs.clock.Advance(defaultWindow + defaultVerifySkew + time.Second)
 	if res := cs.v.Verify(at("shop.example", late)); res.Verdict != Expired {
 		t.Errorf("expired: %v", res.Verdict)
 	}

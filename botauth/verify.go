@@ -68,17 +68,12 @@ type Result struct {
 	Created, Expires time.Time
 }
 
-// Bounds on what a Verifier reads and keeps.
+// Defaults and bounds of a Verifier.
 const (
-	// DefaultSkew is the clock difference a Verifier allows unless
-	// [VerifySkew] says otherwise.
-	DefaultSkew = 5 * time.Second
-	// DefaultVerifyWindow is the longest signature lifetime (expires minus
-	// created) a Verifier accepts unless [VerifyWindow] says otherwise.
-	DefaultVerifyWindow = 5 * time.Minute
-
-	maxSignatureFields = 16 << 10 // bytes of Signature, Signature-Input and Signature-Agent together
-	maxCovered         = 32
+	defaultVerifySkew   = 5 * time.Second
+	defaultVerifyWindow = 5 * time.Minute
+	maxSignatureFields  = 16 << 10 // bytes of Signature, Signature-Input and Signature-Agent together
+	maxCovered          = 32
 )
 
 // A Verifier checks Web Bot Auth request signatures as a site receives
@@ -142,7 +137,7 @@ func VerifyClock(now func() time.Time) VerifyOption {
 
 // VerifySkew sets how far ahead of the verifier's clock a signature's
 // created may be, and how far behind it its expires may be; d must be at
-// least 0 and at most a minute. The default is [DefaultSkew].
+// least 0 and at most a minute. The default is 5 seconds.
 func VerifySkew(d time.Duration) VerifyOption {
 	return VerifyOption{fmt.Sprintf("VerifySkew(%v)", d), func(v *Verifier) error {
 		if d < 0 || d > time.Minute {
@@ -155,8 +150,7 @@ func VerifySkew(d time.Duration) VerifyOption {
 
 // VerifyWindow sets the longest signature lifetime (expires minus created)
 // a [Verifier] accepts, and so how long it remembers a nonce; d must be at
-// least a second and at most [MaxWindow]. The default is
-// [DefaultVerifyWindow].
+// least a second and at most [MaxWindow]. The default is 5 minutes.
 func VerifyWindow(d time.Duration) VerifyOption {
 	return VerifyOption{fmt.Sprintf("VerifyWindow(%v)", d), func(v *Verifier) error {
 		if d < time.Second || d > MaxWindow {
@@ -186,7 +180,7 @@ func VerifyClient(c *http.Client) VerifyOption {
 // [VerifyWindow], [VerifyClient]; a bad value is an error wrapping
 // [ErrOption].
 func NewVerifier(opts ...VerifyOption) (*Verifier, error) {
-	v := &Verifier{now: time.Now, skew: DefaultSkew, window: DefaultVerifyWindow}
+	v := &Verifier{now: time.Now, skew: defaultVerifySkew, window: defaultVerifyWindow}
 	var errs []error
 	for _, o := range opts {
 		if o.set == nil {

@@ -62,7 +62,7 @@ func FuzzReadDirectory(f *testing.F) {
 	now := time.Unix(1735689600, 0)
 	f.Fuzz(func(t *testing.T, body, digest, input, sig string) {
 		h := http.Header{"Content-Digest": {digest}, "Signature-Input": {input}, "Signature": {sig}}
-		keys, err := readDirectory(h, []byte(body), "signature-agent.test", now, DefaultSkew)
+		keys, err := readDirectory(h, []byte(body), "signature-agent.test", now, defaultVerifySkew)
 		if err != nil {
 			return
 		}

@@ -139,9 +139,9 @@ func TestVerifyRejects(t *testing.T) {
 
 			// created beyond the skew ahead of the site's clock (by more than
 			// a signer back-dates it).
-			wantVerdict(t, s.v.Verify(signed(t, sg, "https://shop.example/", now.Add(DefaultSkew+30*time.Second))), Invalid, "future")
+			wantVerdict(t, s.v.Verify(signed(t, sg, "https://shop.example/", now.Add(defaultVerifySkew+30*time.Second))), Invalid, "future")
 			// ... and within it.
-			wantVerdict(t, s.v.Verify(signed(t, sg, "https://shop.example/", now.Add(DefaultSkew-time.Second))), Verified, "")
+			wantVerdict(t, s.v.Verify(signed(t, sg, "https://shop.example/", now.Add(defaultVerifySkew-time.Second))), Verified, "")
 
 			// Expired.
 			wantVerdict(t, s.v.Verify(signed(t, sg, "https://shop.example/", now.Add(-2*time.Minute))), Expired, "expired")
