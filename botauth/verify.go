@@ -74,6 +74,7 @@ const (
 	defaultVerifyWindow = 5 * time.Minute
 	maxSignatureFields  = 16 << 10 // bytes of Signature, Signature-Input and Signature-Agent together
 	maxCovered          = 32
+	maxReason           = 400 // bytes of a Result's Reason
 )
 
 // A Verifier checks Web Bot Auth request signatures as a site receives
@@ -89,8 +90,9 @@ const (
 // request carries Signature-Agent, "signature-agent" in either form (the
 // bare String covered as "signature-agent", or the Dictionary member
 // covered as "signature-agent";key=...); the key named by keyid is in the
-// key directory the Signature-Agent names; the Ed25519 signature over the
-// rebuilt signature base verifies; and the nonce was not seen before.
+// key directory the Signature-Agent names, and in force by its nbf and
+// exp; the Ed25519 signature over the rebuilt signature base verifies; and
+// the nonce was not seen before with that key while a signature lasts.
 //
 // The key directory is read at the Signature-Agent URL, or at
 // [DirectoryPath] under it when the URL names an origin alone, over https
@@ -224,6 +226,14 @@ func ResultOf(r *http.Request) (Result, bool) {
 // a request that carries no signature costs no fetch, nor does one that
 // fails a check that needs no key.
 func (v *Verifier) Verify(r *http.Request) Result {
+	res := v.verify(r)
+	if len(res.Reason) > maxReason {
+		res.Reason = res.Reason[:maxReason] + "..."
+	}
+	return res
+}
+
+func (v *Verifier) verify(r *http.Request) Result {
 	var res Result
 	sig, err := v.read(r, &res)
 	if err != nil {

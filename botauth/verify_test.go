@@ -231,6 +231,17 @@ func TestVerifyUnsignedAndUnknown(t *testing.T) {
 	}
 	wantVerdict(t, s.v.Verify(signed(t, gone, "https://shop.example/", s.clock.Now())), Unknown, "key directory")
 
+	// A long Signature-Agent: the reason quoting it stays short.
+	long, err := NewSigner(s.srv.URL+"/"+strings.Repeat("x", 8000), s.keys, LegacyAgentString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := s.v.Verify(signed(t, long, "https://shop.example/", s.clock.Now()))
+	wantVerdict(t, res, Unknown, "key directory https:")
+	if len(res.Reason) > maxReason+3 {
+		t.Fatalf("a reason of %d bytes", len(res.Reason))
+	}
+
 	// No Signature-Agent at all.
 	r := signed(t, s.signer(t, forms[0]), "https://shop.example/", s.clock.Now())
 	r.Header.Del("Signature-Agent")
