@@ -38,17 +38,20 @@ func testKey(t *testing.T, seed byte) botauth.Key {
 // same clock, that trusts its certificate.
 func testDirectory(t *testing.T, k botauth.Key, now func() time.Time) (string, *botauth.Verifier) {
 	t.Helper()
-	d, err := botauth.NewDirectory([]botauth.Key{k}, botauth.WithClock(now))
+	srv := httptest.NewUnstartedServer(nil)
+	agent := "https://" + srv.Listener.Addr().String() + botauth.DirectoryPath
+	d, err := botauth.NewDirectory(agent, []botauth.Key{k}, botauth.WithClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(d)
+	srv.Config.Handler = d
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	v, err := botauth.NewVerifier(botauth.VerifyClient(srv.Client()), botauth.VerifyClock(now), botauth.VerifyWindow(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.URL + botauth.DirectoryPath, v
+	return agent, v
 }
 
 // testSigner is a signer of a key made from seed, and the verifier of a

@@ -12,17 +12,12 @@ import (
 func BenchmarkVerify(b *testing.B) {
 	k := seedKey(b, 41)
 	now := time.Unix(1_800_000_000, 0)
-	dir, err := NewDirectory([]Key{k}, WithClock(func() time.Time { return now }))
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewTLSServer(dir)
-	defer srv.Close()
+	srv, agent := tlsDirectory(b, []Key{k}, nil, WithClock(func() time.Time { return now }))
 	v, err := NewVerifier(VerifyClient(srv.Client()), VerifyClock(func() time.Time { return now }))
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := NewSigner(srv.URL+DirectoryPath, []Key{k}, LegacyAgentString(), Cover("@method", "@path"))
+	s, err := NewSigner(agent, []Key{k}, WithForm(StringForm), Cover("@method", "@path"))
 	if err != nil {
 		b.Fatal(err)
 	}

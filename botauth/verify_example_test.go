@@ -13,12 +13,15 @@ import (
 // exampleCrawler serves the example key's directory over HTTPS and
 // returns its Signature-Agent and a client that trusts its certificate.
 func exampleCrawler() (agent string, client *http.Client, stop func()) {
-	d, err := botauth.NewDirectory([]botauth.Key{exampleKey()})
+	srv := httptest.NewUnstartedServer(nil)
+	agent = "https://" + srv.Listener.Addr().String() + botauth.DirectoryPath
+	d, err := botauth.NewDirectory(agent, []botauth.Key{exampleKey()})
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(d)
-	return srv.URL + botauth.DirectoryPath, srv.Client(), srv.Close
+	srv.Config.Handler = d
+	srv.StartTLS()
+	return agent, srv.Client(), srv.Close
 }
 
 // A site checks a request as it receives it. The directory here is on a
@@ -32,7 +35,7 @@ func ExampleVerifier_Verify() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := botauth.NewSigner(agent, []botauth.Key{exampleKey()}, botauth.LegacyAgentString())
+	s, err := botauth.NewSigner(agent, []botauth.Key{exampleKey()})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -70,7 +73,7 @@ func ExampleVerifier_Handler() {
 	})))
 	defer site.Close()
 
-	s, err := botauth.NewSigner(agent, []botauth.Key{exampleKey()}, botauth.LegacyAgentString())
+	s, err := botauth.NewSigner(agent, []botauth.Key{exampleKey()})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -22,8 +22,8 @@ type form struct {
 // forms are both Signature-Agent forms, each named by explicit options
 // where one exists.
 var forms = []form{
-	{"string", []Option{LegacyAgentString()}},
-	{"dictionary", nil},
+	{"string", []Option{WithForm(StringForm)}},
+	{"dictionary", []Option{WithForm(DictionaryForm)}},
 }
 
 // verifySetup is a crawler's key directory served over TLS, counting its
@@ -40,21 +40,38 @@ type verifySetup struct {
 func newVerifySetup(t *testing.T, keys []Key, vopts ...VerifyOption) *verifySetup {
 	t.Helper()
 	s := &verifySetup{clock: testutil.NewStepClock(), keys: keys}
-	dir, err := NewDirectory(keys, WithClock(s.clock.Now), WithMaxAge(time.Hour))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fetches.Add(1)
-		dir.ServeHTTP(w, r)
-	}))
-	t.Cleanup(s.srv.Close)
-	s.agent = s.srv.URL + DirectoryPath
+	s.srv, s.agent = tlsDirectory(t, keys, func(d *Directory) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.fetches.Add(1)
+			d.ServeHTTP(w, r)
+		})
+	}, WithClock(s.clock.Now), WithMaxAge(time.Hour))
 	opts := append([]VerifyOption{VerifyClient(s.srv.Client()), VerifyClock(s.clock.Now)}, vopts...)
+	var err error
 	if s.v, err = NewVerifier(opts...); err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// tlsDirectory serves the key directory of keys over TLS at its
+// well-known path, through wrap when it is not nil, and returns the server
+// and the directory's URL.
+func tlsDirectory(t testing.TB, keys []Key, wrap func(*Directory) http.Handler, opts ...Option) (*httptest.Server, string) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	u := "https://" + srv.Listener.Addr().String() + DirectoryPath
+	d, err := NewDirectory(u, keys, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = d
+	if wrap != nil {
+		srv.Config.Handler = wrap(d)
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv, u
 }
 
 // signer is a Signer for the setup's agent in form f with more options.
@@ -218,21 +235,21 @@ func TestVerifyUnsignedAndUnknown(t *testing.T) {
 	wantVerdict(t, s.v.Verify(httptest.NewRequest("GET", "https://shop.example/", nil)), Unsigned, "no Signature")
 
 	// Signed by a key the directory does not list.
-	other, err := NewSigner(s.agent, []Key{seedKey(t, 5)}, LegacyAgentString())
+	other, err := NewSigner(s.agent, []Key{seedKey(t, 5)}, WithForm(StringForm))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantVerdict(t, s.v.Verify(signed(t, other, "https://shop.example/", s.clock.Now())), Unknown, "no key of")
 
 	// Naming a directory that is not there.
-	gone, err := NewSigner("https://127.0.0.1:1"+DirectoryPath, s.keys, LegacyAgentString())
+	gone, err := NewSigner("https://127.0.0.1:1"+DirectoryPath, s.keys, WithForm(StringForm))
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantVerdict(t, s.v.Verify(signed(t, gone, "https://shop.example/", s.clock.Now())), Unknown, "key directory")
 
 	// A long Signature-Agent: the reason quoting it stays short.
-	long, err := NewSigner(s.srv.URL+"/"+strings.Repeat("x", 8000), s.keys, LegacyAgentString())
+	long, err := NewSigner(s.srv.URL+"/"+strings.Repeat("x", 8000), s.keys, WithForm(StringForm))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,20 +303,20 @@ func TestVerifyDirectoryCache(t *testing.T) {
 // for its own authority, or altered, gives no key.
 func TestVerifyDirectoryChecked(t *testing.T) {
 	k := seedKey(t, 7)
-	dir, err := NewDirectory([]Key{k})
+	evil, err := NewDirectory("https://evil.example"+DirectoryPath, []Key{k})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name   string
-		handle func(w http.ResponseWriter, r *http.Request)
+		handle func(dir *Directory, w http.ResponseWriter, r *http.Request)
 		reason string
 	}{
-		{"signed for another authority", func(w http.ResponseWriter, r *http.Request) {
+		{"signed for another authority", func(_ *Directory, w http.ResponseWriter, r *http.Request) {
 			r.Host = "evil.example"
-			dir.ServeHTTP(w, r)
+			evil.ServeHTTP(w, r)
 		}, "no listed key signed"},
-		{"body altered", func(w http.ResponseWriter, r *http.Request) {
+		{"body altered", func(dir *Directory, w http.ResponseWriter, r *http.Request) {
 			rec := httptest.NewRecorder()
 			dir.ServeHTTP(rec, r)
 			for k, v := range rec.Header() {
@@ -307,30 +324,31 @@ func TestVerifyDirectoryChecked(t *testing.T) {
 			}
 			_, _ = w.Write([]byte(strings.Replace(rec.Body.String(), `"keys"`, `"keys" `, 1)))
 		}, "Content-Digest"},
-		{"unsigned", func(w http.ResponseWriter, r *http.Request) {
+		{"unsigned", func(dir *Directory, w http.ResponseWriter, r *http.Request) {
 			rec := httptest.NewRecorder()
 			dir.ServeHTTP(rec, r)
 			w.Header().Set("Content-Type", DirectoryMediaType)
 			w.Header().Set("Content-Digest", rec.Header().Get("Content-Digest"))
 			_, _ = w.Write(rec.Body.Bytes())
 		}, "no listed key signed"},
-		{"redirected", func(w http.ResponseWriter, r *http.Request) {
+		{"redirected", func(_ *Directory, w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, "https://elsewhere.example"+DirectoryPath, http.StatusFound)
 		}, "redirect"},
-		{"too big", func(w http.ResponseWriter, r *http.Request) {
+		{"too big", func(_ *Directory, w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", DirectoryMediaType)
 			_, _ = w.Write([]byte(`{"keys":[` + strings.Repeat(" ", maxDirectory) + `]}`))
 		}, "over"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewTLSServer(http.HandlerFunc(tc.handle))
-			defer srv.Close()
+			srv, agent := tlsDirectory(t, []Key{k}, func(d *Directory) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { tc.handle(d, w, r) })
+			})
 			clock := testutil.NewStepClock()
 			v, err := NewVerifier(VerifyClient(srv.Client()), VerifyClock(clock.Now))
 			if err != nil {
 				t.Fatal(err)
 			}
-			sg, err := NewSigner(srv.URL+DirectoryPath, []Key{k}, LegacyAgentString())
+			sg, err := NewSigner(agent, []Key{k}, WithForm(StringForm))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,11 +33,14 @@ func key(t *testing.T, seed byte) botauth.Key {
 // reads the lines it prints.
 func TestBotcheck(t *testing.T) {
 	k := key(t, 1)
-	dir, err := botauth.NewDirectory([]botauth.Key{k})
+	ds := httptest.NewUnstartedServer(nil)
+	agent := "https://" + ds.Listener.Addr().String() + botauth.DirectoryPath
+	dir, err := botauth.NewDirectory(agent, []botauth.Key{k})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := httptest.NewTLSServer(dir)
+	ds.Config.Handler = dir
+	ds.StartTLS()
 	defer ds.Close()
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ds.Certificate().Raw}), 0o600); err != nil {
@@ -56,9 +59,8 @@ func TestBotcheck(t *testing.T) {
 	go func() { served <- serve(c, ln, &out) }()
 	site := "http://" + ln.Addr().String()
 
-	agent := ds.URL + botauth.DirectoryPath
 	signer := func(k botauth.Key) *botauth.Signer {
-		s, err := botauth.NewSigner(agent, []botauth.Key{k}, botauth.LegacyAgentString())
+		s, err := botauth.NewSigner(agent, []botauth.Key{k}, botauth.WithForm(botauth.StringForm))
 		if err != nil {
 			t.Fatal(err)
 		}

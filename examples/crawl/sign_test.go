@@ -50,17 +50,20 @@ func keyFiles(t *testing.T) (pemFile, jwkFile, directory string, v *botauth.Veri
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := botauth.NewDirectory([]botauth.Key{k})
+	srv := httptest.NewUnstartedServer(nil)
+	directory = "https://" + srv.Listener.Addr().String() + botauth.DirectoryPath
+	d, err := botauth.NewDirectory(directory, []botauth.Key{k})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(d)
+	srv.Config.Handler = d
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	v, err = botauth.NewVerifier(botauth.VerifyClient(srv.Client()), botauth.VerifyWindow(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pemFile, jwkFile, srv.URL + botauth.DirectoryPath, v
+	return pemFile, jwkFile, directory, v
 }
 
 // seen is one request a site received, with its verifier's result.
@@ -210,7 +213,7 @@ func TestCrawlSignFlags(t *testing.T) {
 // -cover adds components, "@query" only where a URL has a query. Every
 // request verifies.
 func TestCrawlSignForms(t *testing.T) {
-	pemFile, _, v := keyFiles(t)
+	pemFile, _, directory, v := keyFiles(t)
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -222,7 +225,7 @@ func TestCrawlSignForms(t *testing.T) {
 		{"cover", []string{"-cover", "@method,@path,@query"}, `"@authority" "signature-agent" "@method" "@path"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &botauthtest.Log{V: v}
+			log := &siteLog{v: v}
 			start, _ := twoHosts(t, log)
 			var out, errb bytes.Buffer
 			args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost",
@@ -230,17 +233,17 @@ func TestCrawlSignForms(t *testing.T) {
 			if code := run(context.Background(), append(args, start), &out, &errb); code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 			}
-			seen := log.Seen()
+			seen := log.requests()
 			if len(seen) < 6 {
 				t.Fatalf("%d requests", len(seen))
 			}
 			for _, s := range seen {
-				if s.Err != nil {
-					t.Errorf("%s%s: %v", s.Host, s.Path, s.Err)
+				if s.res.Verdict != botauth.Verified {
+					t.Errorf("%s%s: %v: %s", s.host, s.path, s.res.Verdict, s.res.Reason)
 					continue
 				}
-				if got := strings.Join(s.Check.Components, " "); got != tc.comps {
-					t.Errorf("%s%s covers %s, want %s", s.Host, s.Path, got, tc.comps)
+				if got := strings.Join(s.res.Components, " "); got != tc.comps {
+					t.Errorf("%s%s covers %s, want %s", s.host, s.path, got, tc.comps)
 				}
 			}
 		})
@@ -250,8 +253,8 @@ func TestCrawlSignForms(t *testing.T) {
 // TestCrawlWriteCard: -write-card writes the Signature Agent Card of the
 // crawl's settings.
 func TestCrawlWriteCard(t *testing.T) {
-	pemFile, _, v := keyFiles(t)
-	start, _ := twoHosts(t, &botauthtest.Log{V: v})
+	pemFile, _, directory, v := keyFiles(t)
+	start, _ := twoHosts(t, &siteLog{v: v})
 	card := filepath.Join(t.TempDir(), "card.json")
 	var out, errb bytes.Buffer
 	args := []string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-max", "0", "-purpose", "search",
@@ -276,7 +279,7 @@ func TestCrawlWriteCard(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.ClientID != "https://bot.example/signature-agent-card.json" || got.JWKSURI != directory || got.WBA.Token != "testbot" ||
+	if got.ClientID != strings.TrimSuffix(directory, botauth.DirectoryPath)+"/signature-agent-card.json" || got.JWKSURI != directory || got.WBA.Token != "testbot" ||
 		!got.WBA.Compliance || strings.Join(got.WBA.Purpose, ",") != "search" || !strings.Contains(got.WBA.UA, "testbot/0.1") {
 		t.Errorf("card:\n%s", b)
 	}
@@ -285,7 +288,7 @@ func TestCrawlWriteCard(t *testing.T) {
 // TestCrawlSignFormFlags: a form or a component the signer does not know,
 // and a signing flag without -sign-key, are usage errors.
 func TestCrawlSignFormFlags(t *testing.T) {
-	pemFile, _, _ := keyFiles(t)
+	pemFile, _, directory, _ := keyFiles(t)
 	for name, args := range map[string][]string{
 		"bad form":          {"-sign-key", pemFile, "-signature-agent", directory, "-signature-form", "legacy"},
 		"bad component":     {"-sign-key", pemFile, "-signature-agent", directory, "-cover", "@status"},
