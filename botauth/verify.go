@@ -438,6 +438,8 @@ func requestBase(r *http.Request, il httpsfv.InnerList, res *Result) (string, bo
 	req := *r
 	req.URL = &u
 	var b strings.Builder
+	b.Grow(512)
+	res.Components = make([]string, 0, len(il.Items))
 	authority, agentCovered := false, false
 	for _, it := range il.Items {
 		name, ok := it.Value.(string)
