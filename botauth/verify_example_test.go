@@ -1,6 +1,7 @@
 package botauth_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -92,4 +93,16 @@ func ExampleVerifier_Handler() {
 	// Output:
 	// 200 OK
 	// 429 Too Many Requests
+}
+
+// A verifier for a site whose clocks are kept well, accepting signatures
+// that last up to a minute; an option out of range is refused.
+func ExampleNewVerifier() {
+	v, err := botauth.NewVerifier(botauth.VerifySkew(time.Second), botauth.VerifyWindow(time.Minute))
+	fmt.Println(v != nil, err)
+	_, err = botauth.NewVerifier(botauth.VerifyWindow(48 * time.Hour))
+	fmt.Println(errors.Is(err, botauth.ErrOption))
+	// Output:
+	// true <nil>
+	// true
 }
