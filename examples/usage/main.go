@@ -22,6 +22,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/politecrawl/robots/usage"
 	"io"
 	"net"
 	"net/http"
@@ -119,7 +120,8 @@ func run(w io.Writer) {
 		colly.AllowedDomains("notes.demo"),
 	)
 	p, err := robots.Attach(c,
-		robots.WithPurposes("train-ai"),
+		// Every response whose usage preference refuses the purpose.
+		robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}, func(*colly.Response, robots.ResponseUsage) { refused++ }),
 		robots.WithTransport(transport),
 		// A local site: the default 1 s between two requests would only
 		// make the example slow.
@@ -127,8 +129,6 @@ func run(w io.Writer) {
 		// Every request the plugin stops, robots.txt's crawl rules and its
 		// usage preferences alike, with the line that decided.
 		robots.WithOnBlocked(func(b robots.Block) { stopped = append(stopped, b) }),
-		// Every response whose usage preference refuses the purpose.
-		robots.WithOnUsageRefused(func(*colly.Response, robots.ResponseUsage) { refused++ }),
 	)
 	if err != nil {
 		fmt.Fprintln(w, err)
