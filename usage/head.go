@@ -1,9 +1,11 @@
 package usage
 
 import (
+	"bytes"
 	"iter"
 	"strings"
-	"unsafe"
+
+	"golang.org/x/net/html"
 )
 
 // MetaRobots returns the directives the <meta> elements of the HTML document doc
@@ -21,31 +23,29 @@ func MetaRobots(doc []byte, agents []string) Directives {
 	return d
 }
 
-// element is a start tag of the head of an HTML document: its name as
-// written and its attributes.
+// element is a start tag of the head of an HTML document: its name,
+// lower-cased, and its attributes, their character references decoded.
 type element struct {
 	Name  string
-	attrs string
+	attrs []html.Attribute
 }
 
-// headElements returns the start tags of the HTML document doc in the order they
-// appear, up to the <body> start tag or the </head> end tag, the body's
-// excluded: comments, doctypes and the contents of script, style, title
-// and textarea elements are skipped. The strings of an element share doc's
-// memory: a caller keeping one while changing doc must copy it.
+// headElements returns the start tags of the HTML document doc in the
+// order they appear, up to the <body> start tag or the </head> end tag,
+// read with the HTML tokenizer: comments, doctypes and the contents of
+// script, style, title and textarea elements are skipped. doc is not
+// retained.
 func headElements(doc []byte) iter.Seq[element] {
 	return func(yield func(element) bool) { scanHead(doc, yield) }
 }
 
 // Attr returns the value of e's first attribute named name (compared
 // ASCII case-insensitively), "" for an attribute without a value, and
-// whether e has it. Character references are not decoded.
+// whether e has it.
 func (e element) Attr(name string) (string, bool) {
-	for attrs := e.attrs; attrs != ""; {
-		var k, v string
-		k, v, attrs = nextAttr(attrs)
-		if k != "" && strings.EqualFold(k, name) {
-			return v, true
+	for _, a := range e.attrs {
+		if strings.EqualFold(a.Key, name) {
+			return a.Val, true
 		}
 	}
 	return "", false
@@ -54,49 +54,31 @@ func (e element) Attr(name string) (string, bool) {
 // scanHead calls visit with each start tag of the head of doc until visit
 // returns false.
 func scanHead(doc []byte, visit func(element) bool) {
-	s := unsafe.String(unsafe.SliceData(doc), len(doc))
-	for i := 0; i < len(s); {
-		j := strings.IndexByte(s[i:], '<')
-		if j < 0 {
+	if len(doc) == 0 {
+		return
+	}
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
 			return
-		}
-		i += j + 1
-		rest := s[i:]
-		switch {
-		case strings.HasPrefix(rest, "!--"):
-			k := strings.Index(rest[3:], "-->")
-			if k < 0 {
+		case html.EndTagToken:
+			if name, _ := z.TagName(); string(name) == "head" {
 				return
 			}
-			i += 3 + k + 3
-		case rest == "":
-			return
-		case rest[0] == '!' || rest[0] == '?': // a doctype, a bogus comment
-			k := strings.IndexByte(rest, '>')
-			if k < 0 {
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, more := z.TagName()
+			if string(name) == "body" {
 				return
 			}
-			i += k + 1
-		case rest[0] == '/' && len(rest) > 1 && isLetter(rest[1]):
-			name := tagName(rest[1:])
-			if strings.EqualFold(name, "head") {
-				return
+			e := element{Name: string(name)}
+			for more {
+				var k, v []byte
+				k, v, more = z.TagAttr()
+				e.attrs = append(e.attrs, html.Attribute{Key: string(k), Val: string(v)})
 			}
-			_, end := tagEnd(rest[1+len(name):])
-			i += 1 + len(name) + end
-		case isLetter(rest[0]):
-			name := tagName(rest)
-			attrs, end := tagEnd(rest[len(name):])
-			i += len(name) + end
-			if strings.EqualFold(name, "body") || !visit(element{name, attrs}) {
+			if !visit(e) {
 				return
-			}
-			if isRawText(name) {
-				k := closeTag(s[i:], name)
-				if k < 0 {
-					return
-				}
-				i += k
 			}
 		}
 	}
@@ -116,93 +98,3 @@ func meta(e element, agents []string, emit func(scope, elem string)) Directives 
 	return list(content, agents, false, nil)
 }
 
-// nextAttr reads the first attribute of s: its name, its value ("" when it
-// has none) and what follows.
-func nextAttr(s string) (name, value, rest string) {
-	s = strings.TrimLeft(s, " \t\r\n\f/>") // a > left in a value cut short
-	i := 0
-	for i < len(s) && !isSpace(s[i]) && s[i] != '=' && s[i] != '/' && s[i] != '>' {
-		i++
-	}
-	name, s = s[:i], strings.TrimLeft(s[i:], " \t\r\n\f")
-	if s == "" || s[0] != '=' {
-		return name, "", s
-	}
-	s = strings.TrimLeft(s[1:], " \t\r\n\f")
-	if s != "" && (s[0] == '"' || s[0] == '\'') {
-		if k := strings.IndexByte(s[1:], s[0]); k >= 0 {
-			return name, s[1 : 1+k], s[2+k:]
-		}
-		return name, s[1:], ""
-	}
-	i = 0
-	for i < len(s) && !isSpace(s[i]) && s[i] != '>' {
-		i++
-	}
-	return name, s[:i], s[i:]
-}
-
-// tagEnd returns the attributes of a tag whose name ended at s[0], and the
-// offset just past its '>' (len(s) when it has none). A '>' inside a
-// quoted attribute value does not end the tag.
-func tagEnd(s string) (attrs string, end int) {
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '>':
-			return s[:i], i + 1
-		case c == '"' || c == '\'':
-			// A quote starts a value only after '=' (with spaces between).
-			if j := strings.TrimRight(s[:i], " \t\r\n\f"); strings.HasSuffix(j, "=") {
-				quote = c
-			}
-		}
-	}
-	return s, len(s)
-}
-
-// closeTag returns the offset in s just past the end tag </name>, or -1.
-func closeTag(s, name string) int {
-	for i := 0; ; {
-		j := strings.Index(s[i:], "</")
-		if j < 0 {
-			return -1
-		}
-		i += j + 2
-		if len(s)-i >= len(name) && strings.EqualFold(s[i:i+len(name)], name) &&
-			(len(s)-i == len(name) || !isLetter(s[i+len(name)]) && !isDigit(s[i+len(name)])) {
-			_, end := tagEnd(s[i+len(name):])
-			return i + len(name) + end
-		}
-	}
-}
-
-// rawText are the elements whose content is not markup.
-var rawText = [...]string{"script", "style", "title", "textarea"}
-
-func isRawText(name string) bool {
-	for _, r := range rawText {
-		if strings.EqualFold(name, r) {
-			return true
-		}
-	}
-	return false
-}
-
-// tagName returns the tag name at the start of s.
-func tagName(s string) string {
-	i := 0
-	for i < len(s) && !isSpace(s[i]) && s[i] != '/' && s[i] != '>' {
-		i++
-	}
-	return s[:i]
-}
-
-func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
-func isSpace(c byte) bool  { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' }

@@ -284,3 +284,6 @@ func (p *sfParser) quoted() bool {
 func isTchar(c byte) bool {
 	return isLetter(c) || isDigit(c) || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

@@ -100,7 +100,7 @@ func TestHeadElements(t *testing.T) {
 		got = append(got, e.Name+"|"+rel+"|"+href+"|"+map[bool]string{true: "href", false: ""}[ok]+
 			map[bool]string{true: "|novalue", false: ""}[nv])
 	}
-	want := []string{"html|||", "head|||", "script|||", "LINK|license|/l.xml|href", "meta||||novalue"}
+	want := []string{"html|||", "head|||", "script|||", "link|license|/l.xml|href", "meta||||novalue"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Head = %q, want %q", got, want)
 	}

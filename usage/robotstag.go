@@ -1,4 +1,4 @@
-// Package robotstag reads the robots directives a response states for a
+// Robots directives: the package reads the robots directives a response states for a
 // crawler: the Robots-Tag header fields (draft-illyes-repext-03), the
 // X-Robots-Tag header fields, and the <meta name="robots"> elements (or
 // <meta name="TOKEN"> for the crawler's own product token) of an HTML
@@ -28,8 +28,9 @@
 //     crawler with that product token; content is a comma-separated list
 //     of directives. The document is read up to its <body> start tag (or
 //     its end); comments and the contents of script, style, title and
-//     textarea elements are skipped. Character references in attribute
-//     values are not decoded.
+//     textarea elements are skipped, as the HTML tokenizer reads them; an
+//     element the document's end cuts short is dropped, and character
+//     references in attribute values are decoded.
 //   - Names, directives and tokens compare case-insensitively (ASCII). All
 //     directives that apply are combined: a restriction stated anywhere
 //     holds; "none" is "noindex, nofollow"; "all", "index" and "follow"
@@ -38,7 +39,9 @@
 // [headElements] gives the start tags of a document's head to other readers of
 // meta and link elements (the TDM Reservation Protocol's, RSL's).
 //
-// Reading with [XRobotsTag], [MetaRobots] and [headElements] allocates nothing.
+// Reading header fields allocates nothing; reading a head allocates what the
+// HTML tokenizer does, whatever the length of the body.
+
 package usage
 
 import "strings"

@@ -1,4 +1,4 @@
-// Package rsl reads RSL 1.0 (Really Simple Licensing, RSL-SPEC-1.0 with
+// RSL: the package reads RSL 1.0 (Really Simple Licensing, RSL-SPEC-1.0 with
 // its errata): licence documents that say, per URL scope, which uses of
 // content are licensed and on what terms, and the pointers that lead to
 // them (robots.txt License lines, Link header fields, HTML link elements).
@@ -77,6 +77,7 @@
 //
 // Limits: a document is read up to [MaxRSLSize] bytes and holds at most
 // [MaxContents] content elements; text values are cut at [MaxText] bytes.
+
 package usage
 
 import "time"

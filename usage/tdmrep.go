@@ -1,4 +1,4 @@
-// Package tdmrep reads the TDM Reservation Protocol (W3C Community Group
+// TDM Reservation Protocol: the package reads the TDM Reservation Protocol (W3C Community Group
 // Final Report): whether a rightsholder reserves the text-and-data-mining
 // rights on a resource (the opt-out of Article 4 of Directive 2019/790),
 // and the URL of the policy under which it offers them.
@@ -50,6 +50,7 @@
 //
 // Everything here is pure: no I/O, no clock; the caller fetches the file
 // and caches the parsed [TDMRep].
+
 package usage
 
 import (
