@@ -97,4 +97,3 @@ func meta(e element, agents []string, emit func(scope, elem string)) Directives 
 	}
 	return list(content, agents, false, nil)
 }
-

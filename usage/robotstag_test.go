@@ -98,7 +98,7 @@ func TestMetaRobots(t *testing.T) {
 		{`</`, 0},
 		{`</ head><meta name="robots" content="nofollow">`, nf},
 		{`<<META NAME=ExampleBotCONTENT="none</head><Body`, 0}, // once a hang
-		{`<meta name=robots content=nofollow x="a>b`, 0}, // cut short: dropped
+		{`<meta name=robots content=nofollow x="a>b`, 0},       // cut short: dropped
 	} {
 		if got := MetaRobots([]byte(tc.doc), agents); got != tc.want {
 			t.Errorf("Meta(%q) = %q, want %q", tc.doc, got, tc.want)
