@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/politecrawl/robots/internal/pathpat"
 )
 
 // Category is a usage category: what the content would be used for.
@@ -369,43 +371,10 @@ func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
 // matchNorm reports whether the normalised pattern pat matches the
 // normalised path p (the matcher's rules, for one pattern).
 func (s *spec) matchNorm(pat, p string) bool {
-	prefix, kind, rest := s.split(pat)
-	if !strings.HasPrefix(p, prefix) {
-		return false
+	if !s.wildcards {
+		return strings.HasPrefix(p, pat)
 	}
-	switch kind {
-	case restNone:
-		return true
-	case restEnd:
-		return len(p) == len(prefix)
-	}
-	i := len(prefix)
-	last := ""
-	if strings.HasSuffix(rest, "$") {
-		rest = rest[:len(rest)-1]
-		if !strings.HasSuffix(rest, "*") {
-			// Anchored: the last segment must end the path.
-			k := strings.LastIndexByte(rest, '*')
-			rest, last = rest[:k+1], rest[k+1:]
-		}
-	}
-	for rest != "" {
-		seg := rest
-		if k := strings.IndexByte(rest, '*'); k >= 0 {
-			seg, rest = rest[:k], rest[k+1:]
-		} else {
-			rest = ""
-		}
-		if seg == "" {
-			continue
-		}
-		x := strings.Index(p[i:], seg)
-		if x < 0 {
-			return false
-		}
-		i += x + len(seg)
-	}
-	return len(p)-i >= len(last) && strings.HasSuffix(p, last)
+	return pathpat.Split(pat).Match(p)
 }
 
 // ReadsUsage reports whether the dialect reads Content-Usage and
