@@ -1,6 +1,8 @@
 package dialect
 
 import (
+	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -399,3 +401,99 @@ type License struct {
 // blank line or a Sitemap; like Sitemap it never ends a group's user-agent
 // lines. koster1994 reads no License lines (an unknown key there).
 func (rs *Ruleset) Licenses() []License { return slices.Clone(rs.lic) }
+
+// MarshalText returns the category's label.
+func (c Category) MarshalText() ([]byte, error) {
+	if int(c) >= numCategories {
+		return nil, errors.New("dialect: unknown category " + strconv.Itoa(int(c)))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText reads a category's label.
+func (c *Category) UnmarshalText(b []byte) error {
+	v, ok := ParseCategory(string(b))
+	if !ok {
+		return errors.New("dialect: unknown category " + strconv.Quote(string(b)))
+	}
+	*c = v
+	return nil
+}
+
+// MarshalText returns "unknown", "y" or "n".
+func (p Pref) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads "unknown", "y" or "n".
+func (p *Pref) UnmarshalText(b []byte) error {
+	for i, n := range [...]string{"unknown", "y", "n"} {
+		if n == string(b) {
+			*p = Pref(i)
+			return nil
+		}
+	}
+	return errors.New("dialect: unknown preference " + strconv.Quote(string(b)))
+}
+
+// MarshalText returns the level's name.
+func (l UseLevel) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's name, "unknown" included.
+func (l *UseLevel) UnmarshalText(b []byte) error {
+	if v, ok := ParseUseLevel(string(b)); ok || string(b) == "unknown" {
+		*l = v
+		return nil
+	}
+	return errors.New("dialect: unknown use level " + strconv.Quote(string(b)))
+}
+
+// MarshalJSON returns u as an object of what it states: a preference per
+// category and the use level, each by name ({"train-ai":"n","use":"reference"});
+// {} when it states nothing.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	add := func(k, v string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, `"`+k+`":"`+v+`"`...)
+	}
+	for _, c := range Categories() {
+		if p := u.Pref(c); p != PrefUnknown {
+			add(c.String(), p.String())
+		}
+	}
+	if l := u.Use(); l != UseUnknown {
+		add("use", l.String())
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	var v Usage
+	for k, s := range m {
+		if k == "use" {
+			var l UseLevel
+			if err := l.UnmarshalText([]byte(s)); err != nil {
+				return err
+			}
+			v = v.WithUse(l)
+			continue
+		}
+		var c Category
+		var p Pref
+		if err := c.UnmarshalText([]byte(k)); err != nil {
+			return err
+		}
+		if err := p.UnmarshalText([]byte(s)); err != nil {
+			return err
+		}
+		v = v.With(c, p)
+	}
+	*u = v
+	return nil
+}

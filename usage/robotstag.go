@@ -158,3 +158,6 @@ func directive(e string) Directives {
 
 // trim removes the HTTP and HTML white space around s.
 func trim(s string) string { return strings.Trim(s, " \t\r\n\f") }
+
+// MarshalText returns the directives as String lists them.
+func (d Directives) MarshalText() ([]byte, error) { return []byte(d.String()), nil }

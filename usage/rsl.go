@@ -142,7 +142,10 @@ type Payment struct {
 }
 
 // Amount is an <amount> element.
-type Amount struct{ Value, Currency string }
+type Amount struct {
+	Value    string `json:"value"`
+	Currency string `json:"currency"`
+}
 
 // Accepts is an <accepts> element: a payment method.
 type Accepts struct{ Type, Value string }

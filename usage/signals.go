@@ -2,6 +2,7 @@ package usage
 
 import (
 	"context"
+	"encoding/json"
 	"mime"
 	"net/http"
 	"net/url"
@@ -422,4 +423,18 @@ func isHTML(h http.Header) bool {
 func isImage(h http.Header) bool {
 	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
 	return err == nil && strings.HasPrefix(mt, "image/")
+}
+
+// MarshalJSON writes the signal with names; a signal of the use level
+// has no purpose.
+func (s Signal) MarshalJSON() ([]byte, error) {
+	type plain Signal
+	v := struct {
+		plain
+		Purpose *dialect.Category `json:"purpose,omitempty"`
+	}{plain: plain(s)}
+	if s.Use == dialect.UseUnknown {
+		v.Purpose = &s.Purpose
+	}
+	return json.Marshal(v)
 }

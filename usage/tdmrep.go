@@ -201,3 +201,6 @@ func (f *TDMRep) Match(path string) TDMTerms {
 	}
 	return TDMTerms{}
 }
+
+// MarshalText returns "unset", "0" or "1".
+func (r Reservation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
