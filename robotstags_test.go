@@ -197,7 +197,7 @@ func TestPluginNofollowRetry(t *testing.T) {
 	}
 }
 
-// With WithPurposes, noai in the X-Robots-Tag header or a robots meta
+// With WithUsage, noai in the X-Robots-Tag header or a robots meta
 // element for the crawler refuses train-ai (and ai-input) on the response,
 // with its source; noimageai refuses an image and flags a page
 // (ResponseUsage.NoImageAI); another crawler's noai changes nothing.
