@@ -198,7 +198,7 @@ func TestPurposesOptionErrors(t *testing.T) {
 		{[]Option{WithUsage(usage.Config{Purposes: []string{"Train-AI"}})}, `robots: WithUsage: unknown purpose "Train-AI" (known: train-ai, search, ai-input)`},
 		{[]Option{WithUsage(usage.Config{Purposes: []string{"train-ai"}}), WithDialect(dialect.Koster1994)}, "robots: WithUsage: the koster1994 dialect reads no usage preferences"},
 		{[]Option{WithUsage(usage.Config{Strict: true})}, "robots: WithUsage: no purpose and no use level"},
-		{[]Option{WithUsage(usage.Config{Strict: true, Use: "full"})}, "robots: WithUsage: Strict needs a purpose"},
+		{[]Option{WithUsage(usage.Config{Strict: true, Use: "full"})}, "robots: WithUsage: strict without a purpose"},
 		{[]Option{WithUsage(usage.Config{Use: "reference"}, func(*colly.Response, ResponseUsage) {})}, ""},
 		{[]Option{WithUsage(usage.Config{Use: "reference"}, nil, nil)}, "robots: WithUsage: more than one onRefused function"},
 		{[]Option{WithUsage(usage.Config{Use: "max"})}, `robots: WithUsage: unknown use level "max" (known: immediate, reference, full)`},

@@ -411,39 +411,30 @@ func (c Category) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText reads a category's label.
-func (c *Category) UnmarshalText(b []byte) error {
-	v, ok := ParseCategory(string(b))
-	if !ok {
-		return errors.New("dialect: unknown category " + strconv.Quote(string(b)))
-	}
-	*c = v
-	return nil
-}
+func (c *Category) UnmarshalText(b []byte) error { return unmarshalName(c, b, categoryNames[:]) }
 
 // MarshalText returns "unknown", "y" or "n".
 func (p Pref) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // UnmarshalText reads "unknown", "y" or "n".
 func (p *Pref) UnmarshalText(b []byte) error {
-	for i, n := range [...]string{"unknown", "y", "n"} {
-		if n == string(b) {
-			*p = Pref(i)
-			return nil
-		}
-	}
-	return errors.New("dialect: unknown preference " + strconv.Quote(string(b)))
+	return unmarshalName(p, b, []string{"unknown", "y", "n"})
 }
 
 // MarshalText returns the level's name.
 func (l UseLevel) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
 // UnmarshalText reads a level's name, "unknown" included.
-func (l *UseLevel) UnmarshalText(b []byte) error {
-	if v, ok := ParseUseLevel(string(b)); ok || string(b) == "unknown" {
-		*l = v
-		return nil
+func (l *UseLevel) UnmarshalText(b []byte) error { return unmarshalName(l, b, useNames[:]) }
+
+// unmarshalName sets *v to the index of the name b in names.
+func unmarshalName[T ~uint8](v *T, b []byte, names []string) error {
+	i := slices.Index(names, string(b))
+	if i < 0 {
+		return errors.New("dialect: unknown name " + strconv.Quote(string(b)))
 	}
-	return errors.New("dialect: unknown use level " + strconv.Quote(string(b)))
+	*v = T(i)
+	return nil
 }
 
 // MarshalJSON returns u as an object of what it states: a preference per
@@ -476,23 +467,17 @@ func (u *Usage) UnmarshalJSON(b []byte) error {
 	}
 	var v Usage
 	for k, s := range m {
-		if k == "use" {
-			var l UseLevel
-			if err := l.UnmarshalText([]byte(s)); err != nil {
-				return err
-			}
-			v = v.WithUse(l)
-			continue
-		}
 		var c Category
 		var p Pref
-		if err := c.UnmarshalText([]byte(k)); err != nil {
-			return err
+		var l UseLevel
+		switch {
+		case k == "use" && l.UnmarshalText([]byte(s)) == nil:
+			v = v.WithUse(l)
+		case c.UnmarshalText([]byte(k)) == nil && p.UnmarshalText([]byte(s)) == nil:
+			v = v.With(c, p)
+		default:
+			return errors.New("dialect: unknown usage " + strconv.Quote(k+"="+s))
 		}
-		if err := p.UnmarshalText([]byte(s)); err != nil {
-			return err
-		}
-		v = v.With(c, p)
 	}
 	*u = v
 	return nil

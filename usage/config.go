@@ -54,7 +54,7 @@ func (c Config) Parse() ([]dialect.Category, dialect.UseLevel, error) {
 	case len(purposes) == 0 && use == dialect.UseUnknown && len(errs) == 0:
 		errs = append(errs, errors.New("no purpose and no use level"))
 	case len(c.Purposes) == 0 && c.Strict:
-		errs = append(errs, errors.New("Strict needs a purpose"))
+		errs = append(errs, errors.New("strict without a purpose"))
 	}
 	return purposes, use, errors.Join(errs...)
 }

@@ -7,40 +7,6 @@ import (
 	"testing"
 )
 
-func TestRobotsLicenses(t *testing.T) {
-	// The 1.0 example: ExampleBot (group 0) has its own licence, every
-	// other crawler (group 1, "*") the default one.
-	lines := []robotsLine{
-		{Line: 1, Group: -1, Value: " https://example.com/global.xml "},
-		{Line: 3, Group: 0, Value: "https://example.com/examplebot-license.xml"},
-		{Line: 6, Group: 1, Value: "https://example.com/default-license.xml"},
-		{Line: 7, Group: 1, Value: "/relative.xml"}, // not absolute: skipped
-		{Line: 9, Group: 2, Value: "ftp://example.com/x.xml"},
-	}
-	for _, tc := range []struct {
-		name     string
-		selected []int
-		want     []int // the lines chosen
-	}{
-		{"the crawler's group", []int{0}, []int{3}},
-		{"the * group", []int{1}, []int{6}},
-		{"merged groups", []int{0, 1}, []int{3, 6}},
-		{"a group without a valid line: the global ones", []int{2}, []int{1}},
-		{"no group", nil, []int{1}},
-	} {
-		var got []int
-		for _, l := range robotsLicenseLines(lines, tc.selected) {
-			got = append(got, l.Line)
-		}
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: lines %v, want %v", tc.name, got, tc.want)
-		}
-	}
-	if got := robotsLicenseLines(lines, nil); got[0].Value != "https://example.com/global.xml" {
-		t.Errorf("value not trimmed: %q", got[0].Value)
-	}
-}
-
 func TestParseLinks(t *testing.T) {
 	got := parseLinks([]string{
 		`<https://a/l.xml>; rel="license"; type="application/rsl+xml", </x>;rel=next;title="a, \"b\"";rel=prev`,

@@ -60,7 +60,7 @@
 //     cannot (an unrecognised reporting profile, a server token it will
 //     not fetch) treats the use as unlicensed.
 //
-//   - Pointers: robots.txt License lines apply by group ([robotsLicenseLines]:
+//   - Pointers: robots.txt License lines apply by group (dialect.Ruleset.Licenses:
 //     the crawler's group's lines if it has any, else the lines before the
 //     first group); Link header fields ([licenseLinks]) and <link> elements
 //     of the HTML head ([htmlLicenses]) count when rel holds "license" and
