@@ -10,7 +10,6 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/usage"
 )
@@ -21,33 +20,18 @@ import (
 func usageKey(r *colly.Request) string { return "robots.usage#" + strconv.FormatUint(uint64(r.ID), 10) }
 
 // ResponseUsage is what a site states about the use of a fetched
-// response's content, for the purposes declared with [WithUsage]. It
-// marshals to JSON with names (see docs/usage.md).
+// response's content, for the purposes declared with [WithUsage]: the
+// report of [usage.CheckResponse] (what was known before the fetch,
+// combined with the response's headers and meta elements; noimageai
+// counts as noai on an image response) and the verdict. It marshals to
+// JSON with names (see docs/usage.md).
 type ResponseUsage struct {
-	// Usage is the preference in force per purpose, the most restrictive
-	// of the Signals: robots.txt's for the URL, tdmrep.json's (replaced by
-	// a tdm-reservation header or meta element of the response), the RSL
-	// licences robots.txt and the response point to, the response's
-	// Content-Usage header, and what a noai directive implies (train-ai=n
-	// and ai-input=n) from its Robots-Tag or X-Robots-Tag header or a
-	// robots meta element of its HTML for the crawler; noimageai counts as
-	// noai on an image response. Its use level is the lowest stated
-	// (robots.txt's Content-Signal line, the Content-Signal header or meta
-	// element).
-	Usage dialect.Usage `json:"usage"`
+	usage.Report
 	// Refused says why the content may not be used for a declared purpose
 	// or at the declared use level, the deciding signal ("train-ai=n:
 	// Content-Usage header: train-ai=n", "use=reference: robots.txt line 2:
 	// Content-Signal: use=reference"), "" when nothing declared is refused.
 	Refused string `json:"refused,omitempty"`
-	// NoImageAI is true when the response's robots directives for the
-	// crawler say noimageai: the images the page shows may not be used for
-	// AI. It refuses the response itself (as noai does) only when the
-	// response is an image.
-	NoImageAI bool `json:"noimageai,omitempty"`
-	// Signals are every statement seen, each with its carrier and value:
-	// the record an operator keeps per fetched URL.
-	Signals []usage.Signal `json:"signals"`
 }
 
 // usageMark is a request's usage, put in its Context before the fetch and
@@ -120,7 +104,7 @@ func (p *Plugin) responseUsage(ctx context.Context, r *colly.Response) ResponseU
 		h = *r.Headers
 	}
 	rep, err := usage.CheckResponse(ctx, p.resolver(), u, h, r.Body, p.cfg.purposes...)
-	ru := ResponseUsage{Usage: rep.Usage, Refused: p.refusal(rep), NoImageAI: rep.NoImageAI, Signals: rep.Signals}
+	ru := ResponseUsage{Report: rep, Refused: p.refusal(rep)}
 	if err != nil {
 		ru.Refused = "usage terms not read: " + err.Error()
 		if ctx.Err() == nil {
