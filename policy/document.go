@@ -114,7 +114,7 @@ func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *D
 			}
 		}
 	}
-	res := r.fetch(ctx, target, fetchSpec{kind.Accept, kind.MaxBytes})
+	res := r.fetch(ctx, target, kind.Accept, kind.MaxBytes)
 	sd := storedDoc{FinalURL: res.FinalURL, Status: res.Status, Fetched: res.Time.UnixNano()}
 	switch {
 	case res.Outcome != dialect.OutcomeOK && res.Outcome != dialect.OutcomeOther2xx:

@@ -75,23 +75,15 @@ type fetchResult struct {
 	body []byte
 }
 
-// fetchSpec is what one kind of fetch asks for and how much of the body it
-// reads (robots.txt: dialect.MaxBodyBytes).
-type fetchSpec struct {
-	accept string
-	limit  int64
-}
-
-var robotsSpec = fetchSpec{"text/plain, */*;q=0.8", dialect.MaxBodyBytes}
-
-// fetch asks target (robots.txt or another document of the site),
+// fetch asks target (robots.txt or another document of the site) with
+// the Accept header accept, reads at most limit bytes of its body,
 // following at most maxRedirects redirects (to any http(s) authority), and
 // classifies the answer. It never fails: a failure is an outcome.
 //
 // The total timeout counts the time the fetch spends outside a host's gate
 // (see [gatewait.Budget]): a robots.txt fetch that waits behind the host's own
 // Crawl-delay or Retry-After pause is not read as "no answer".
-func (r *Resolver) fetch(ctx context.Context, target string, spec fetchSpec) fetchResult {
+func (r *Resolver) fetch(ctx context.Context, target, accept string, limit int64) fetchResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := gatewait.NewBudget(r.cfg.totalTimeout, cancel)
@@ -100,7 +92,7 @@ func (r *Resolver) fetch(ctx context.Context, target string, spec fetchSpec) fet
 	res := fetchResult{FetchInfo: FetchInfo{URL: target, MaxAge: -1}}
 	for target != "" {
 		res.FinalURL = target
-		target = r.hop(ctx, target, spec, &res)
+		target = r.hop(ctx, target, accept, limit, &res)
 	}
 	if b.Spent() && res.Outcome == dialect.OutcomeNoAnswer {
 		res.Err = "timeout: no complete answer within " + r.cfg.totalTimeout.String()
@@ -111,7 +103,7 @@ func (r *Resolver) fetch(ctx context.Context, target string, spec fetchSpec) fet
 
 // hop asks target once and records the answer in res; it returns the next
 // URL when the answer is a redirect to follow, else "".
-func (r *Resolver) hop(ctx context.Context, target string, spec fetchSpec, res *fetchResult) (next string) {
+func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, res *fetchResult) (next string) {
 	// Each hop has its own context, so that a body the fetch does not use
 	// can be cut off without ending the fetch.
 	ctx, cancel := context.WithCancel(ctx)
@@ -122,7 +114,7 @@ func (r *Resolver) hop(ctx context.Context, target string, spec fetchSpec, res *
 		return ""
 	}
 	req.Header.Set("User-Agent", r.cfg.userAgent)
-	req.Header.Set("Accept", spec.accept)
+	req.Header.Set("Accept", accept)
 	// Asking for gzip ourselves turns off the transport's transparent
 	// decoding, so that the size limit applies to decoded bytes whatever
 	// the transport.
@@ -156,7 +148,7 @@ func (r *Resolver) hop(ctx context.Context, target string, spec fetchSpec, res *
 		discard(resp.Body, cancel)
 		return ""
 	}
-	body, warnings, err := readBody(resp, spec.limit)
+	body, warnings, err := readBody(resp, limit)
 	resp.Body.Close()
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
@@ -164,7 +156,7 @@ func (r *Resolver) hop(ctx context.Context, target string, spec fetchSpec, res *
 	}
 	res.body = body
 	res.Bytes = len(body)
-	res.Truncated = int64(len(body)) > spec.limit
+	res.Truncated = int64(len(body)) > limit
 	res.Warnings = warnings
 	return ""
 }

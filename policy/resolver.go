@@ -429,7 +429,7 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 			}
 		}
 	}
-	res := r.fetch(ctx, authority+"/robots.txt", robotsSpec)
+	res := r.fetch(ctx, authority+"/robots.txt", "text/plain, */*;q=0.8", dialect.MaxBodyBytes)
 	p := r.decide(authority, prev, &res)
 	r.cache.put(authority, p)
 	if r.cfg.store != nil {

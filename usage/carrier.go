@@ -1,6 +1,9 @@
 package usage
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Carrier is where a site states something about the use of its content.
 // It marshals to its name, as [Carrier.String] gives it.
@@ -44,11 +47,10 @@ func (c Carrier) MarshalText() ([]byte, error) {
 
 // UnmarshalText reads a carrier's name.
 func (c *Carrier) UnmarshalText(b []byte) error {
-	for i, n := range carrierNames {
-		if n == string(b) {
-			*c = Carrier(i)
-			return nil
-		}
+	i := slices.Index(carrierNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("usage: unknown carrier %q", b)
 	}
-	return fmt.Errorf("usage: unknown carrier %q", b)
+	*c = Carrier(i)
+	return nil
 }
