@@ -122,7 +122,7 @@ func TestPluginUsageSignals(t *testing.T) {
 	}
 }
 
-// WithUseLevel: a site whose robots.txt level is below the crawler's is
+// A declared use level: a site whose robots.txt level is below the crawler's is
 // not fetched; a response whose Content-Signal header states a lower
 // level than the crawler's is refused; no tdmrep.json is asked for.
 func TestPluginUseLevel(t *testing.T) {
