@@ -72,3 +72,14 @@ func ExampleCheckResponse() {
 	// train-ai=n: meta <meta name="tdm-reservation">: 1
 	// ai-input=n: meta <meta name="tdm-reservation">: 1
 }
+
+// A declaration read: RSL's name for AI training is read as train-ai.
+func ExampleConfig_Parse() {
+	purposes, use, err := usage.Config{Purposes: []string{"ai-train", "search"}, Use: "reference"}.Parse()
+	fmt.Println(purposes, use, err)
+	_, _, err = usage.Config{Purposes: []string{"mining"}}.Parse()
+	fmt.Println(err)
+	// Output:
+	// [train-ai search] reference <nil>
+	// unknown purpose "mining" (known: train-ai, search, ai-input)
+}

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"fmt"
+	"net/http"
 )
 
 // A response's three carriers, read for a crawler: the union of what
@@ -25,4 +26,13 @@ func ExampleRobotsTag() {
 	// X-Robots-Tag "examplebot": nofollow
 	// meta "robots": noimageai
 	// nofollow, noai, noimageai
+}
+
+// Which carrier of a response says nofollow for the crawler.
+func ExampleNofollow() {
+	h := http.Header{"Content-Type": {"text/html"}, "X-Robots-Tag": {"otherbot: nofollow"}}
+	body := []byte(`<html><head><meta name="ExampleBot" content="nofollow"></head><body>`)
+	c, ok := Nofollow(h, body, []string{"ExampleBot"})
+	fmt.Println(c, ok)
+	// Output: meta true
 }
