@@ -118,7 +118,7 @@ func TestPluginPurposes(t *testing.T) {
 				t.Errorf("scraped %v, want %v", scraped, want)
 			}
 			if !slices.Equal(called, []string{"/ai-ok/hdr train-ai=n: Content-Usage header: search=y, train-ai=n"}) {
-				t.Errorf("WithOnUsageRefused called with %q", called)
+				t.Errorf("WithUsage's function called with %q", called)
 			}
 			// Stopped, each once, with its reason and line.
 			wantErr := map[string]string{
@@ -150,7 +150,7 @@ func TestPluginPurposes(t *testing.T) {
 	}
 }
 
-// WithStrictPurposes: nothing stated refuses, y allows; a response is
+// usage.Config.Strict: nothing stated refuses, y allows; a response is
 // marked unless robots.txt or its header says y.
 func TestPluginStrictPurposes(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {
