@@ -63,6 +63,9 @@ func (k BlockKind) String() string {
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// MarshalText returns the kind's name, as String gives it.
+func (k BlockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
 // Block reports one request the plugin stopped.
 type Block struct {
 	Kind      BlockKind

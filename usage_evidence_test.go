@@ -1,6 +1,7 @@
 package robots
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/gocolly/colly/v2"
@@ -66,5 +67,13 @@ func TestUsageStopEvidence(t *testing.T) {
 	if len(rep.Signals) != 1 || rep.Signals[0].Carrier != usage.RobotsTxt || rep.Signals[0].Where != "line 4" ||
 		rep.Usage.Pref(dialect.TrainAI) != dialect.PrefDisallow || bs[0].Reason != rep.Signals[0].String() {
 		t.Errorf("stop %q with evidence %+v", bs[0].Reason, rep)
+	}
+}
+
+// A stop's kind marshals to its name.
+func TestBlockKindJSON(t *testing.T) {
+	b, err := json.Marshal(map[string]BlockKind{"kind": UsageDisallowed})
+	if err != nil || string(b) != `{"kind":"usage-disallowed"}` {
+		t.Errorf("%s %v", b, err)
 	}
 }
