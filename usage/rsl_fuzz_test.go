@@ -46,14 +46,14 @@ func FuzzLinks(f *testing.F) {
 		if n := len(parseLinks([]string{v})); n > maxPointers {
 			t.Fatalf("%d links", n)
 		}
-		for _, u := range licenseLinks([]string{v}, base) {
-			if !absoluteHTTP(u) {
-				t.Fatalf("licence link %q", u)
+		for _, p := range licenseLinks([]string{v}, base) {
+			if !absoluteHTTP(p.url) {
+				t.Fatalf("licence link %q", p.url)
 			}
 		}
-		for _, u := range htmlLicenses([]byte(v), base) {
-			if !absoluteHTTP(u) {
-				t.Fatalf("HTML licence %q", u)
+		for _, p := range htmlLicenses([]byte(v), base) {
+			if !absoluteHTTP(p.url) {
+				t.Fatalf("HTML licence %q", p.url)
 			}
 		}
 	})
