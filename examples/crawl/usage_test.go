@@ -28,13 +28,16 @@ func usageSite(t *testing.T) (*httptest.Server, func(string) int) {
 		"/rt":        func(h http.Header) string { h.Set("Robots-Tag", "testbot;noai"); return "" },
 		"/meta-tdm":  func(http.Header) string { return `<meta name="tdm-reservation" content="1">` },
 		"/meta-noai": func(http.Header) string { return `<meta name="robots" content="noai">` },
-		"/lic-link":  func(h http.Header) string { h.Set("Link", `</license.xml>; rel="license"; type="application/rsl+xml"`); return "" },
-		"/lic-html":  func(http.Header) string { return `<link rel="license" type="application/rsl+xml" href="/license.xml">` },
-		"/hdr-cs":    func(h http.Header) string { h.Set("Content-Signal", "ai-train=no"); return "" },
-		"/hdr-use":   func(h http.Header) string { h.Set("Content-Signal", "use=immediate"); return "" },
-		"/xcs":       func(h http.Header) string { h.Set("X-Content-Signal", "ai-train=no"); return "" }, // not read
-		"/meta-cs":   func(http.Header) string { return `<meta name="content-signal" content="ai-train=disallow">` },
-		"/rsl-no/a":  func(http.Header) string { return "" }, // robots.txt License
+		"/lic-link": func(h http.Header) string {
+			h.Set("Link", `</license.xml>; rel="license"; type="application/rsl+xml"`)
+			return ""
+		},
+		"/lic-html": func(http.Header) string { return `<link rel="license" type="application/rsl+xml" href="/license.xml">` },
+		"/hdr-cs":   func(h http.Header) string { h.Set("Content-Signal", "ai-train=no"); return "" },
+		"/hdr-use":  func(h http.Header) string { h.Set("Content-Signal", "use=immediate"); return "" },
+		"/xcs":      func(h http.Header) string { h.Set("X-Content-Signal", "ai-train=no"); return "" }, // not read
+		"/meta-cs":  func(http.Header) string { return `<meta name="content-signal" content="ai-train=disallow">` },
+		"/rsl-no/a": func(http.Header) string { return "" }, // robots.txt License
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
