@@ -123,6 +123,7 @@ type form struct {
 	want       string // the Signature-Agent form sent (record.Form)
 	agent      string // "signature-agent" as the challenge names it
 	implements []string
+	behind     int // seconds the site's clock is behind the crawler's
 }
 
 // verifiers are the table's columns.
@@ -135,6 +136,8 @@ var verifiers = []struct{ id, name string }{
 var forms = []form{
 	{name: "Dictionary `sig1=\"https://…\"`, covered as `\"signature-agent\";key=\"sig1\"`",
 		want: "dictionary", agent: `"signature-agent";key="sig1"`, implements: []string{"hms", "ours"}},
+	{name: "Dictionary, the site's clock 2 s behind the crawler's",
+		want: "dictionary", agent: `"signature-agent";key="sig1"`, implements: []string{"hms", "ours"}, behind: 2},
 }
 
 // TestCrawlInterop crawls the site through examples/crawl, signing in each
@@ -159,7 +162,7 @@ func TestCrawlInterop(t *testing.T) {
 			s.accept = fmt.Sprintf(`sig1=("@authority" "@path" %s);created;expires;keyid;nonce="%s";tag="web-bot-auth"`, f.agent, s.nonce)
 			backend := httptest.NewServer(s)
 			defer backend.Close()
-			js := start(t, []string{"NODE_EXTRA_CA_CERTS=" + caFile}, "node", "verify.mjs", backend.URL)
+			js := start(t, []string{"NODE_EXTRA_CA_CERTS=" + caFile, fmt.Sprintf("CLOCK_BEHIND=%d", f.behind)}, "node", "verify.mjs", backend.URL)
 			var ports struct {
 				Sites   []int
 				Control int

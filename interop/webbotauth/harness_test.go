@@ -263,3 +263,35 @@ func writeJSON(t *testing.T, v any) string {
 	}
 	return path
 }
+
+// checker is examples/botcheck, serving on base.
+type checker struct {
+	*process
+	base string
+}
+
+// botcheck starts examples/botcheck on a free loopback port, trusting the
+// CA in caFile for key directories, and waits until it accepts
+// connections.
+func botcheck(t *testing.T, caFile string) checker {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	p := start(t, nil, binary(t, "examples/botcheck"), "-addr", addr, "-ca", caFile)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("botcheck does not listen on %s: %v\n%s", addr, err, p.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return checker{p, "http://" + addr}
+}

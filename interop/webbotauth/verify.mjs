@@ -26,6 +26,21 @@ import { verifierFromJWK } from "web-bot-auth/crypto";
 import { verifySignature, component, webcrypto } from "http-message-sig";
 
 const backend = new URL(process.argv[2]);
+
+// CLOCK_BEHIND=S sets the verifiers' clock S seconds behind this machine's
+// (a crawler whose clock is fast); the directory is checked on the real one.
+const RealDate = Date;
+const behind = Number(process.env.CLOCK_BEHIND || 0) * 1000;
+if (behind) {
+  globalThis.Date = class extends RealDate {
+    constructor(...args) {
+      super(...(args.length ? args : [RealDate.now() - behind]));
+    }
+    static now() {
+      return RealDate.now() - behind;
+    }
+  };
+}
 const records = [];
 const directories = new Map(); // URL -> Promise of Map keyid -> JWK
 
@@ -65,6 +80,7 @@ async function fetchDirectory(url) {
         requiredComponents: [component("@authority", { req: true }), "content-digest"],
         requiredParameters: ["created", "expires", "keyid", "tag"],
         clockSkew: 0,
+        now: Math.floor(RealDate.now() / 1000),
         validate: (s) => s.parameters.tag === "http-message-signatures-directory",
       },
       resolveVerifier: (c) => verifierOf(keys, c.parameters.keyid),
