@@ -39,45 +39,67 @@ const verdictHeader = "Interop-Verdict"
 // retry after a second, and two challenges (401 and 403 with
 // Accept-Signature).
 type site struct {
-	a, b   string
-	accept string // the Accept-Signature of a challenge
-	nonce  string // the nonce it asks for
-	ours   func(*http.Request) string
+	a, b  string // set once verify.mjs listens (under mu)
+	agent string // the Signature-Agent component a challenge asks for
+	ours  func(*http.Request) string
 
-	mu   sync.Mutex
-	hits map[string]int
+	mu     sync.Mutex
+	hits   map[string]int
+	nonces map[string]string // the nonce a challenge asked for, by path
 }
 
-func (s *site) hit(r *http.Request) int {
+// challenge answers 401 or 403 with Accept-Signature, asking for a
+// signature over "@authority", "@path" and the Signature-Agent with a new
+// nonce, unless r carries the nonce it asked for.
+func (s *site) challenge(w http.ResponseWriter, r *http.Request, code int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.hits[r.Host+r.URL.RequestURI()]++
-	return s.hits[r.Host+r.URL.RequestURI()]
+	if n, ok := s.nonces[r.URL.Path]; ok && strings.Contains(r.Header.Get("Signature-Input"), `nonce="`+n+`"`) {
+		return false
+	}
+	b := make([]byte, 64)
+	rand.Read(b)
+	n := base64.StdEncoding.EncodeToString(b)
+	s.nonces[r.URL.Path] = n
+	w.Header().Set("Accept-Signature",
+		fmt.Sprintf(`sig1=("@authority" "@path" %s);created;expires;keyid;nonce="%s";tag="web-bot-auth"`, s.agent, n))
+	w.WriteHeader(code)
+	return true
+}
+
+// hit counts r and returns its number among the requests for its URL, with
+// the two authorities.
+func (s *site) hit(r *http.Request) (n int, a, b string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := r.Host + r.URL.RequestURI()
+	s.hits[k]++
+	return s.hits[k], s.a, s.b
 }
 
 func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(verdictHeader, s.ours(r))
-	n := s.hit(r)
+	n, a, b := s.hit(r)
 	page := func(body string) {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, body)
 	}
 	switch r.Host + r.URL.Path {
-	case s.a + "/robots.txt":
+	case a + "/robots.txt":
 		io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n")
-	case s.b + "/robots.txt":
+	case b + "/robots.txt":
 		io.WriteString(w, "User-agent: *\nAllow: /\nCrawl-delay: 0.1\n")
-	case s.a + "/":
+	case a + "/":
 		page(`<a href="/a">a</a> <a href="/moved">moved</a> <a href="/away">away</a> <a href="/busy">busy</a>
 <a href="/down">down</a> <a href="/challenge401">401</a> <a href="/challenge403">403</a>
 <a href="/private/x">private</a> <a href="/q?x=1">query</a>`)
-	case s.a + "/moved":
+	case a + "/moved":
 		http.Redirect(w, r, "/a2", http.StatusFound)
-	case s.a + "/away":
-		http.Redirect(w, r, "http://"+s.b+"/landing", http.StatusFound)
-	case s.b + "/landing":
+	case a + "/away":
+		http.Redirect(w, r, "http://"+b+"/landing", http.StatusFound)
+	case b + "/landing":
 		page(`<a href="/b2">b2</a>`)
-	case s.a + "/busy", s.a + "/down":
+	case a + "/busy", a + "/down":
 		if n == 1 {
 			w.Header().Set("Retry-After", "1")
 			code := http.StatusTooManyRequests
@@ -88,17 +110,14 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		page("<p>back</p>")
-	case s.a + "/challenge401", s.a + "/challenge403":
-		if !strings.Contains(r.Header.Get("Signature-Input"), `nonce="`+s.nonce+`"`) {
-			w.Header().Set("Accept-Signature", s.accept)
-			code := http.StatusUnauthorized
-			if r.URL.Path == "/challenge403" {
-				code = http.StatusForbidden
-			}
-			w.WriteHeader(code)
-			return
+	case a + "/challenge401":
+		if !s.challenge(w, r, http.StatusUnauthorized) {
+			page("<p>welcome</p>")
 		}
-		page("<p>welcome</p>")
+	case a + "/challenge403":
+		if !s.challenge(w, r, http.StatusForbidden) {
+			page("<p>welcome</p>")
+		}
 	default:
 		page("<p>a page</p>")
 	}
@@ -115,15 +134,14 @@ var wantRequests = []string{
 }
 
 // form is one way of signing: examples/crawl's flags beyond -sign-key and
-// -signature-agent, the Signature-Agent component a challenge asks for, and
-// the verifiers that implement it (each must accept every request).
+// -signature-agent, the Signature-Agent form the crawl sends and the one a
+// challenge asks for ("string" or "dictionary", as record.Form), and how
+// far the site's clock is behind the crawler's.
 type form struct {
-	name       string
-	args       []string
-	want       string // the Signature-Agent form sent (record.Form)
-	agent      string // "signature-agent" as the challenge names it
-	implements []string
-	behind     int // seconds the site's clock is behind the crawler's
+	name        string
+	args        []string
+	sent, asked string
+	behind      int // seconds
 }
 
 // verifiers are the table's columns.
@@ -133,11 +151,28 @@ var verifiers = []struct{ id, name string }{
 	{"ours", "botauth Verifier"},
 }
 
+// implementers are the verifiers that implement each form: each must
+// accept every request signed in it.
+var implementers = map[string][]string{"string": {"wba", "hms", "ours"}, "dictionary": {"hms", "ours"}}
+
+// agentComponent is the Signature-Agent component a challenge asks for in
+// each form.
+var agentComponent = map[string]string{"string": `"signature-agent"`, "dictionary": `"signature-agent";key="sig1"`}
+
+var (
+	dictionary = []string{"-signature-form", "dictionary"}
+	cover      = []string{"-cover", "@method,@path,@query"}
+)
+
 var forms = []form{
-	{name: "Dictionary `sig1=\"https://…\"`, covered as `\"signature-agent\";key=\"sig1\"`",
-		want: "dictionary", agent: `"signature-agent";key="sig1"`, implements: []string{"hms", "ours"}},
-	{name: "Dictionary, the site's clock 2 s behind the crawler's",
-		want: "dictionary", agent: `"signature-agent";key="sig1"`, implements: []string{"hms", "ours"}, behind: 2},
+	{name: "String `\"https://…\"` covered bare (the default)", sent: "string", asked: "string"},
+	{name: "String, -cover @method,@path,@query", args: cover, sent: "string", asked: "string"},
+	{name: "Dictionary `sig1=\"https://…\"` covered with its key (-signature-form dictionary)",
+		args: dictionary, sent: "dictionary", asked: "dictionary"},
+	{name: "Dictionary, -cover @method,@path,@query", args: append(append([]string{}, dictionary...), cover...), sent: "dictionary", asked: "dictionary"},
+	{name: "String (the default), the site's clock 2 s behind the crawler's", sent: "string", asked: "string", behind: 2},
+	{name: "String (the default), challenged for the Dictionary form", sent: "string", asked: "dictionary"},
+	{name: "Dictionary, challenged for the String form", args: dictionary, sent: "dictionary", asked: "string"},
 }
 
 // TestCrawlInterop crawls the site through examples/crawl, signing in each
@@ -151,79 +186,91 @@ func TestCrawlInterop(t *testing.T) {
 	key := newBotKey(t)
 	agent := keyDirectory(t, key, certFile, certKey)
 	crawl := binary(t, "examples/crawl")
-	ours := ourVerifier(t, key, agent, caFile)
+	ours := ourVerifier(t, caFile)
 
-	var table []string
-	for _, f := range forms {
-		t.Run(f.name, func(t *testing.T) {
-			nonce := make([]byte, 64)
-			rand.Read(nonce)
-			s := &site{nonce: base64.StdEncoding.EncodeToString(nonce), ours: ours, hits: map[string]int{}}
-			s.accept = fmt.Sprintf(`sig1=("@authority" "@path" %s);created;expires;keyid;nonce="%s";tag="web-bot-auth"`, f.agent, s.nonce)
-			backend := httptest.NewServer(s)
-			defer backend.Close()
-			js := start(t, []string{"NODE_EXTRA_CA_CERTS=" + caFile, fmt.Sprintf("CLOCK_BEHIND=%d", f.behind)}, "node", "verify.mjs", backend.URL)
-			var ports struct {
-				Sites   []int
-				Control int
-			}
-			if err := json.Unmarshal([]byte(js.expect(t, `"sites"`)), &ports); err != nil {
-				t.Fatal(err)
-			}
-			s.a, s.b = fmt.Sprintf("127.0.0.1:%d", ports.Sites[0]), fmt.Sprintf("localhost:%d", ports.Sites[1])
-
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost",
-				"-sign-key", key.pemFile, "-signature-agent", agent}, f.args...)
-			out, err := exec.CommandContext(ctx, crawl, append(args, "http://"+s.a+"/")...).CombinedOutput()
-			if err != nil {
-				t.Fatalf("crawl: %v\n%s", err, out)
-			}
-			if strings.Contains(string(out), "error    ") {
-				t.Errorf("the crawl had errors:\n%s", out)
-			}
-
-			control := fmt.Sprintf("http://127.0.0.1:%d/", ports.Control)
-			recs := records(t, control)
-			checkRequests(t, s, recs)
-			replayed(t, s, recs[0], control)
-			accepted, reasons := map[string]int{}, map[string]int{}
-			for _, r := range recs {
-				if r.Form != f.want {
-					t.Errorf("%s %s: Signature-Agent %s (%s), want the %s form", r.Method, r.URL, r.Agent, r.Form, f.want)
-				}
-				ok := map[string]bool{"wba": r.WBA == "ok", "hms": r.HMS == "ok", "ours": r.Ours == "verified"}
-				why := map[string]string{"wba": r.WBA, "hms": r.HMS, "ours": r.Ours}
-				for _, v := range verifiers {
-					if ok[v.id] {
-						accepted[v.id]++
-					} else {
-						reasons[v.id+": "+why[v.id]]++
-					}
-				}
-				for _, id := range f.implements {
-					if !ok[id] {
-						t.Errorf("%s %s (%d) not accepted by %s: %s%s\n  Signature-Input: %s", r.Method, r.URL, r.Status, id, why[id], r.Error, r.Input)
-					}
-				}
-			}
-			row := "| " + f.name + " |"
-			for _, v := range verifiers {
-				row += fmt.Sprintf(" %d/%d |", accepted[v.id], len(recs))
-			}
-			table = append(table, row)
-			for r, n := range reasons {
-				t.Logf("refused %d times by %s", n, r)
-			}
-		})
-	}
+	table := make([]string, len(forms))
+	t.Run("forms", func(t *testing.T) {
+		for i, f := range forms {
+			t.Run(f.name, func(t *testing.T) {
+				t.Parallel()
+				table[i] = crawlRow(t, f, crawl, key, agent, caFile, ours)
+			})
+		}
+	})
 	head, rule := "| form |", "| --- |"
 	for _, v := range verifiers {
 		head += " " + v.name + " |"
 		rule += " --- |"
 	}
 	t.Logf("accepted/requests:\n%s\n%s\n%s", head, rule, strings.Join(table, "\n"))
+}
+
+// crawlRow crawls the site in form f and checks each request; it returns
+// the table's row.
+func crawlRow(t *testing.T, f form, crawl string, key botKey, agent, caFile string, ours func(*http.Request) string) string {
+	s := &site{agent: agentComponent[f.asked], ours: ours, hits: map[string]int{}, nonces: map[string]string{}}
+	backend := httptest.NewServer(s)
+	defer backend.Close()
+	js := start(t, []string{"NODE_EXTRA_CA_CERTS=" + caFile, fmt.Sprintf("CLOCK_BEHIND=%d", f.behind)}, "node", "verify.mjs", backend.URL)
+	var ports struct {
+		Sites   []int
+		Control int
+	}
+	if err := json.Unmarshal([]byte(js.expect(t, `"sites"`)), &ports); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.a, s.b = fmt.Sprintf("127.0.0.1:%d", ports.Sites[0]), fmt.Sprintf("localhost:%d", ports.Sites[1])
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost",
+		"-sign-key", key.pemFile, "-signature-agent", agent}, f.args...)
+	out, err := exec.CommandContext(ctx, crawl, append(args, "http://"+s.a+"/")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("crawl: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "error    ") {
+		t.Errorf("the crawl had errors:\n%s", out)
+	}
+
+	control := fmt.Sprintf("http://127.0.0.1:%d/", ports.Control)
+	recs := records(t, control)
+	checkRequests(t, s, recs)
+	replayed(t, s, recs[0], control)
+	accepted, reasons := map[string]int{}, map[string]int{}
+	for _, r := range recs {
+		want := f.sent
+		if strings.Contains(r.URL, "/challenge") && r.Status == http.StatusOK {
+			want = f.asked // the challenge's answer
+		}
+		if r.Form != want {
+			t.Errorf("%s %s: Signature-Agent %s (%s), want the %s form", r.Method, r.URL, r.Agent, r.Form, want)
+		}
+		ok := map[string]bool{"wba": r.WBA == "ok", "hms": r.HMS == "ok", "ours": r.Ours == "verified"}
+		why := map[string]string{"wba": r.WBA, "hms": r.HMS, "ours": r.Ours}
+		for _, v := range verifiers {
+			if ok[v.id] {
+				accepted[v.id]++
+			} else {
+				reasons[v.id+": "+why[v.id]]++
+			}
+		}
+		for _, id := range implementers[r.Form] {
+			if !ok[id] {
+				t.Errorf("%s %s (%d) not accepted by %s: %s%s\n  Signature-Input: %s", r.Method, r.URL, r.Status, id, why[id], r.Error, r.Input)
+			}
+		}
+	}
+	row := "| " + f.name + " |"
+	for _, v := range verifiers {
+		row += fmt.Sprintf(" %d/%d |", accepted[v.id], len(recs))
+	}
+	for r, n := range reasons {
+		t.Logf("refused %d times by %s", n, r)
+	}
+	return row
 }
 
 // checkRequests fails t unless recs are the requests a crawl of s sends,
@@ -261,23 +308,28 @@ func records(t *testing.T, control string) []record {
 	return recs
 }
 
-// replayed sends the signature of r, a request to host a, to host b: every
-// verifier must refuse it (the check that each reads "@authority" from the
-// request it verifies, and does not accept whatever comes).
+// replayed sends the signature of r, a request to host a, to host b, and
+// then a request without a signature: every verifier must refuse both (the
+// check that each reads "@authority" from the request it verifies, and
+// does not accept whatever comes).
 func replayed(t *testing.T, s *site, r record, control string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", "http://"+s.b+"/replayed", nil)
-	req.Header.Set("Signature", r.Signature)
-	req.Header.Set("Signature-Input", r.Input)
-	req.Header.Set("Signature-Agent", r.Agent)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	recs := records(t, control)
-	last := recs[len(recs)-1]
-	if last.URL != "http://"+s.b+"/replayed" || last.WBA == "ok" || last.HMS == "ok" || last.Ours == "verified" {
-		t.Errorf("a signature made for %s, sent to %s, was accepted: %+v", s.a, s.b, last)
+	for _, path := range []string{"/replayed", "/unsigned"} {
+		req, _ := http.NewRequest("GET", "http://"+s.b+path, nil)
+		if path == "/replayed" {
+			req.Header.Set("Signature", r.Signature)
+			req.Header.Set("Signature-Input", r.Input)
+			req.Header.Set("Signature-Agent", r.Agent)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		recs := records(t, control)
+		last := recs[len(recs)-1]
+		if last.URL != "http://"+s.b+path || last.WBA == "ok" || last.HMS == "ok" || last.Ours == "verified" {
+			t.Errorf("%s: accepted: %+v", path, last)
+		}
 	}
 }

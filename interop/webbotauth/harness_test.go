@@ -246,8 +246,7 @@ func keyDirectory(t *testing.T, k botKey, certFile, keyFile string) string {
 	t.Helper()
 	p := start(t, nil, binary(t, "examples/keydirectory"), "-key", k.pemFile, "-addr", "127.0.0.1:0",
 		"-tls-cert", certFile, "-tls-key", keyFile)
-	l := p.expect(t, "serving https://")
-	return strings.TrimPrefix(l, "serving ")
+	return strings.Fields(p.expect(t, "serving https://"))[1]
 }
 
 // writeJSON writes v as a JSON file and returns its path.
@@ -271,27 +270,16 @@ type checker struct {
 }
 
 // botcheck starts examples/botcheck on a free loopback port, trusting the
-// CA in caFile for key directories, and waits until it accepts
-// connections.
+// CA in caFile for key directories, and waits until it listens.
 func botcheck(t *testing.T, caFile string) checker {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	p := start(t, nil, binary(t, "examples/botcheck"), "-addr", addr, "-ca", caFile)
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
+	p := start(t, nil, binary(t, "examples/botcheck"), "-addr", "127.0.0.1:0", "-ca", caFile)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, l, ok := strings.Cut(p.stderr.String(), "listening on "); ok {
+			return checker{p, strings.Fields(l)[0]}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("botcheck does not listen on %s: %v\n%s", addr, err, p.stderr.String())
+			t.Fatalf("botcheck does not say where it listens:\n%s", p.stderr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	return checker{p, "http://" + addr}
 }

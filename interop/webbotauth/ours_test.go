@@ -1,23 +1,35 @@
 package webbotauth
 
 import (
-	"crypto/ed25519"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
+	"os"
 	"testing"
-	"time"
 
-	"github.com/politecrawl/robots/internal/botauthtest"
+	"github.com/politecrawl/robots/botauth"
 )
 
-// ourVerifier is the project's verifier of the crawl's requests, as its
-// verdict.
-func ourVerifier(t *testing.T, k botKey, agent, caFile string) func(*http.Request) string {
-	v := &botauthtest.Verifier{Keys: map[string]ed25519.PublicKey{botauthtest.Thumbprint(k.pub): k.pub},
-		Agent: agent, Now: time.Now, Window: time.Minute}
+// ourVerifier is the project's verifier, its client trusting the CA in
+// caFile; its answer is the verdict, with the reason unless verified.
+func ourVerifier(t *testing.T, caFile string) func(*http.Request) string {
+	t.Helper()
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	v, err := botauth.NewVerifier(botauth.VerifyClient(&http.Client{
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return func(r *http.Request) string {
-		if _, err := v.Verify(r); err != nil {
-			return "invalid: " + err.Error()
+		res := v.Verify(r)
+		if res.Verdict != botauth.Verified {
+			return res.Verdict.String() + ": " + res.Reason
 		}
-		return "verified"
+		return res.Verdict.String()
 	}
 }

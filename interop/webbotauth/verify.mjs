@@ -98,9 +98,14 @@ async function verifierOf(keys, keyid) {
   return webcrypto.verifier(key);
 }
 
+// directory is the keys of the directory at url, fetched once; a failure
+// is each verifier's to report, if it gets that far.
 function directory(url) {
-  if (!url) return Promise.reject(new Error("no Signature-Agent URL"));
-  if (!directories.has(url)) directories.set(url, fetchDirectory(url));
+  if (!directories.has(url)) {
+    const keys = url ? fetchDirectory(url) : Promise.reject(new Error("no Signature-Agent URL"));
+    keys.catch(() => {});
+    directories.set(url, keys);
+  }
   return directories.get(url);
 }
 
