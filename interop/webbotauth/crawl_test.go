@@ -238,6 +238,9 @@ func crawlRow(t *testing.T, f form, crawl string, key botKey, agent, caFile stri
 	control := fmt.Sprintf("http://127.0.0.1:%d/", ports.Control)
 	recs := records(t, control)
 	checkRequests(t, s, recs)
+	if len(recs) == 0 {
+		t.Fatalf("no request reached the site:\n%s", out)
+	}
 	replayed(t, s, recs[0], control)
 	accepted, reasons := map[string]int{}, map[string]int{}
 	for _, r := range recs {
