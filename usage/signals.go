@@ -35,8 +35,10 @@ type Signal struct {
 	Where string `json:"where,omitempty"`
 	// Value is what was stated, as written ("Content-Usage: train-ai=n",
 	// "1", "noai"); for a licence "licensed" (with the terms it asks for,
-	// which are the operator's to meet), "not licensed" or "unobtainable"
-	// and why.
+	// which are the operator's to meet), "not licensed" (with the user or
+	// geo term not met), "unobtainable" and why, or, for a licence that is
+	// not RSL and decides nothing, "not an RSL licence (type …)" or "not
+	// an RSL document: …".
 	Value string `json:"value"`
 	// Policy is the tdm-policy URL stated with a TDM reservation.
 	Policy string `json:"tdm_policy,omitempty"`

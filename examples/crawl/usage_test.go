@@ -163,3 +163,29 @@ func TestCrawlPurposeUnknown(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// -reach with -use full against the site's use=reference: every page is
+// fetched, its links followed, and each is reported refused.
+func TestCrawlReach(t *testing.T) {
+	srv, hits := usageSite(t)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-use", "full", "-reach", srv.URL + "/"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := "refused  " + srv.URL + "/: use=reference: robots.txt line 5: Content-Signal: use=reference\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("stdout %q, want %q in it", out.String(), want)
+	}
+	if hits("/")+hits("/ok") != 2 || strings.Contains(out.String(), "stopped") {
+		t.Errorf("fetched / %d, /ok %d times:\n%s", hits("/"), hits("/ok"), out.String())
+	}
+}
+
+// An unknown user, or a region that is not a country code, is a usage error.
+func TestCrawlUserGeo(t *testing.T) {
+	for _, args := range [][]string{{"-purpose", "train-ai", "-user", "robot"}, {"-purpose", "train-ai", "-geo", "France"}, {"-user", "education"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append(args, "http://127.0.0.1:1/"), &out, &errb); code != 2 || !strings.Contains(errb.String(), "WithUsage: ") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
