@@ -2,7 +2,9 @@ package usage
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -28,7 +30,7 @@ func TestLicenseLinksNotRSL(t *testing.T) {
 	cc := site.URL + "/cc-by/"
 	h := http.Header{
 		"Content-Type": {"text/html"},
-		"Link":         {"<" + cc + `>; rel="license", </cc-by-sa/>; rel=license; type="text/html"`},
+		"Link":         {"<" + cc + `>; rel="license", </cc-by-sa/>; rel=license; type="text/html", </cc-by/>; rel=license`},
 	}
 	body := []byte(`<html><head><link rel="license" href="/cc-by/"></head><body>a page</body></html>`)
 	rep, err := CheckResponse(context.Background(), r, mustURL(t, site.URL+"/articles/x"), h, body, aiAll...)
@@ -63,6 +65,12 @@ func TestLicenseLinksNotRSL(t *testing.T) {
 	}
 	if strings.Join(recorded, "\n") != strings.Join(want, "\n") {
 		t.Errorf("recorded\n%s\nwant\n%s", strings.Join(recorded, "\n"), strings.Join(want, "\n"))
+	}
+	b, err := json.Marshal(rep)
+	var back Report
+	if err != nil || json.Unmarshal(b, &back) != nil || !reflect.DeepEqual(back, rep) ||
+		!strings.Contains(string(b), `{"carrier":"license","where":"`+cc+` (Link header)","value":"not an RSL licence (no type)","license":{"url":"`+cc+`","from":"Link header"},"purpose":"search"}`) {
+		t.Errorf("JSON %s (%v) does not read back as %+v", b, err, rep)
 	}
 
 	// The same page with a typed RSL link beside them: the licence decides.

@@ -360,9 +360,13 @@ const MaxLicenses = 8
 // pointer that is not RSL's is recorded (a signal that states nothing),
 // never fetched.
 func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, ptrs []pointer, who Who, purposes []dialect.Category) error {
-	seen := map[string]bool{}
+	seen, recorded := map[string]bool{}, map[pointer]bool{}
 	for _, p := range ptrs {
 		if !p.rsl {
+			if recorded[p] {
+				continue
+			}
+			recorded[p] = true
 			why := "no type"
 			if p.typ != "" {
 				why = "type " + p.typ
