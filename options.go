@@ -368,7 +368,8 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithUsage declares what the crawler uses the content it fetches for
-// (cfg's purposes, use level and strictness; see [usage.Config]). A site
+// (cfg's purposes, use level, strictness, and the user and region RSL
+// licences ask about; see [usage.Config]). A site
 // states its preferences in several places, each read as a carrier of
 // signals (see docs/usage.md): robots.txt (Content-Usage, Content-Signal,
 // License), /.well-known/tdmrep.json, RSL licences, and a response's
