@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/internal/botauthtest"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // seedKey is a Key made from a seed of n repeated.
