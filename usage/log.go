@@ -95,7 +95,7 @@ type Log struct {
 	w     io.Writer
 	c     io.Closer // the file OpenLog opened; nil for NewLog
 	cfg   LogConfig
-	prev  string // hex SHA-256 of the last line written
+	prev  string       // hex SHA-256 of the last line written
 	buf   bytes.Buffer // the record as the encoder writes it
 	line  []byte       // the line written
 	enc   *json.Encoder
