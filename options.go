@@ -19,6 +19,7 @@ import (
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
+	"github.com/politecrawl/robots/usage"
 )
 
 // Defaults of the plugin's options.
@@ -89,6 +90,7 @@ type config struct {
 	useLevel      dialect.UseLevel
 	strictUsage   bool
 	onUsage       func(*colly.Response, ResponseUsage)
+	usageLog      *usage.Log // nil: no usage log (WithUsageLog)
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New

@@ -41,6 +41,8 @@ type Plugin struct {
 	stats    stats
 	deferred deferredList
 	warned   atomic.Bool
+	// logFailed is set at the usage log's first write error (logged once).
+	logFailed atomic.Bool
 	// uaChecked: the User-Agent of a request was checked (checkUserAgent).
 	uaChecked atomic.Bool
 	// tokens are the resolver's product tokens, set with it (resolver).
@@ -370,13 +372,15 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	if source := p.nofollowSource(r); source != "" {
 		markNofollow(r, source)
 	}
+	var ru ResponseUsage
 	if p.cfg.declaresUsage() {
 		ctx := c.Context
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		p.markUsage(ctx, r)
+		ru = p.markUsage(ctx, r)
 	}
+	p.logResponse(r, ru, p.cfg.declaresUsage())
 }
 
 // onError is the OnError hook of the collector of slot cs: it reports a
