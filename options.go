@@ -90,7 +90,7 @@ type config struct {
 	useLevel      dialect.UseLevel
 	strictUsage   bool
 	onUsage       func(*colly.Response, ResponseUsage)
-	usageLog      *usage.Log // nil: no usage log (WithUsageLog)
+	usageLog      *usage.Log      // nil: no usage log (WithUsageLog)
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New

@@ -21,7 +21,7 @@ func ExampleNewLog() {
 	}
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	l.Append(usage.LogRecord{Time: at, URL: "https://news.example/archive/1.pdf", Outcome: usage.Stopped,
-		Reason: "train-ai=n: tdmrep.json rule 0 (location /archive/): 1",
+		Reason:   "train-ai=n: tdmrep.json rule 0 (location /archive/): 1",
 		Purposes: []string{"train-ai"}, Verdicts: map[string]string{"train-ai": "n"}}, nil)
 	l.Close() // the closing record: a log cut short does not verify
 
