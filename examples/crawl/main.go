@@ -28,11 +28,17 @@
 //	                 (default true; -progress=false turns it off).
 //	-sign-key FILE   sign every request (Web Bot Auth) with the Ed25519 key in
 //	                 FILE: PKCS#8 PEM (openssl genpkey -algorithm ed25519) or
-//	                 a private JWK. Needs -signature-agent.
+//	                 a private JWK. Needs -signature-agent, unless it only
+//	                 signs the -evidence log.
 //	-signature-agent URL
 //	                 the https URL of the crawler's key directory, sent in
 //	                 each signed request. Needs -sign-key. Without the two
-//	                 nothing is signed.
+//	                 no request is signed.
+//	-evidence FILE   append to the usage log FILE one JSON line per URL
+//	                 decided (fetched, stopped before the fetch by robots.txt
+//	                 or a usage term, refused after it), each chained to the
+//	                 one before and, with -sign-key, signed with its key;
+//	                 robotstxt evidence verify checks it (docs/usage.md).
 //	-purpose P[,P...]
 //	                 what the content is used for: train-ai, search, ai-input.
 //	                 A page whose robots.txt, tdmrep.json or licence refuses
@@ -89,9 +95,10 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/usage"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const synopsis = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -178,28 +185,46 @@ func snapshot(p *robots.Plugin, fetched, errs *atomic.Int64, now time.Time) tota
 	return s
 }
 
-// loadSigner is the signer of -sign-key and -signature-agent, which go
-// together.
-func loadSigner(keyFile, agent string) (*botauth.Signer, error) {
-	if keyFile == "" || agent == "" {
-		return nil, errors.New("-sign-key and -signature-agent go together")
+// loadSigner is the key of -sign-key and the signer of it and
+// -signature-agent, which go together but for a key that only signs the
+// usage log (evidence).
+func loadSigner(keyFile, agent string, evidence bool) (botauth.Key, *botauth.Signer, error) {
+	if agent != "" && keyFile == "" || keyFile != "" && agent == "" && !evidence {
+		return botauth.Key{}, nil, errors.New("-sign-key and -signature-agent go together")
 	}
 	key, err := botauth.LoadKey(keyFile)
 	if err != nil {
-		return nil, fmt.Errorf("-sign-key: %w", err)
+		return botauth.Key{}, nil, fmt.Errorf("-sign-key: %w", err)
+	}
+	if agent == "" {
+		return key, nil, nil
 	}
 	s, err := botauth.NewSigner(agent, []botauth.Key{key})
 	if err != nil {
-		return nil, fmt.Errorf("signing: %w", err)
+		return botauth.Key{}, nil, fmt.Errorf("signing: %w", err)
 	}
-	return s, nil
+	return key, s, nil
+}
+
+// openEvidence opens the usage log at path, signed with key unless it is
+// the zero Key.
+func openEvidence(path string, key botauth.Key) (*usage.Log, error) {
+	cfg := usage.LogConfig{}
+	if key.Thumbprint() != "" {
+		cfg = usage.LogConfig{Key: key.CryptoSigner(), KeyID: key.Thumbprint()}
+	}
+	l, err := usage.OpenLog(path, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("-evidence: %w", err)
+	}
+	return l, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, synopsis)
 		fs.PrintDefaults()
 	}
 	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
@@ -214,6 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	useLevel := fs.String("use", "", "how far the content is used, `LEVEL`: immediate, reference, full")
 	signKey := fs.String("sign-key", "", "sign every request with the Ed25519 key in `FILE` (PEM or JWK); needs -signature-agent")
 	signAgent := fs.String("signature-agent", "", "the https `URL` of the crawler's key directory; needs -sign-key")
+	evidence := fs.String("evidence", "", "append one chained (with -sign-key, signed) JSON record per URL decided to the usage log `FILE`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -221,7 +247,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, synopsis)
 		return 2
 	}
 	start, err := url.Parse(fs.Arg(0))
@@ -251,13 +277,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		robots.WithAgents(tokens...),
 		robots.WithMinDelay(*minDelay),
 	}
+	var key botauth.Key
 	if *signKey != "" || *signAgent != "" {
-		signer, err := loadSigner(*signKey, *signAgent)
+		k, signer, err := loadSigner(*signKey, *signAgent, *evidence != "")
 		if err != nil {
 			fmt.Fprintln(stderr, "crawl:", err)
 			return 2
 		}
-		opts = append(opts, robots.WithSigner(signer))
+		if key = k; signer != nil {
+			opts = append(opts, robots.WithSigner(signer))
+		}
+	}
+	if *evidence != "" {
+		l, err := openEvidence(*evidence, key)
+		if err != nil {
+			fmt.Fprintln(stderr, "crawl:", err)
+			return 2
+		}
+		defer func() {
+			if err := l.Close(); err != nil {
+				fmt.Fprintln(stderr, "crawl:", err)
+			}
+		}()
+		opts = append(opts, robots.WithUsageLog(l))
 	}
 	var declared []string
 	for _, p := range strings.Split(*purposes, ",") {
