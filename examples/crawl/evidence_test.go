@@ -27,7 +27,7 @@ func TestCrawlEvidence(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
-			io.WriteString(w, "User-agent: *\nDisallow: /private/\nContent-Usage: /noai/ train-ai=n\n")
+			io.WriteString(w, "User-agent: *\nDisallow: /private/\nCrawl-delay: 0.1\nContent-Usage: /noai/ train-ai=n\n")
 		case "/":
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, `<a href="/private/1">p</a><a href="/noai/1">n</a><a href="/hdr">h</a>`)
