@@ -98,7 +98,7 @@ import (
 	"github.com/politecrawl/robots/usage"
 )
 
-const synopsis = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -224,7 +224,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, synopsis)
+		fmt.Fprintln(stderr, usageLine)
 		fs.PrintDefaults()
 	}
 	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
@@ -247,7 +247,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, synopsis)
+		fmt.Fprintln(stderr, usageLine)
 		return 2
 	}
 	start, err := url.Parse(fs.Arg(0))
