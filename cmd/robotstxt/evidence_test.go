@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -76,12 +77,13 @@ func TestEvidenceVerify(t *testing.T) {
 	privPEM := writeFile(t, "priv.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}))
 	x := base64.RawURLEncoding.EncodeToString(priv.Public().(ed25519.PublicKey))
 	pubJWK := writeFile(t, "pub.jwk", []byte(`{"kty":"OKP","crv":"Ed25519","x":"`+x+`"}`))
-	dir, err := botauth.NewDirectory([]botauth.Key{k})
+	var dir *botauth.Directory
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { dir.ServeHTTP(w, r) }))
+	defer srv.Close()
+	dir, err = botauth.NewDirectory(srv.URL+botauth.DirectoryPath, []botauth.Key{k})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(dir)
-	defer srv.Close()
 	saved := keyClient
 	keyClient = srv.Client()
 	defer func() { keyClient = saved }()

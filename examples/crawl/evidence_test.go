@@ -16,13 +16,12 @@ import (
 	"testing"
 
 	"github.com/politecrawl/robots/botauth"
-	"github.com/politecrawl/robots/usage"
+	usagelog "github.com/politecrawl/robots/usage"
 )
 
-// TestCrawlEvidence: -evidence with -sign-key (and no -signature-agent:
-// the key signs the log only) writes a log of every URL decided that
-// verifies with the key, ends with its closing record, and names the
-// stopped, refused and fetched URLs.
+// TestCrawlEvidence: -evidence with -sign-key writes a log of every URL
+// decided that verifies with the key, ends with its closing record, and
+// names the stopped, refused and fetched URLs.
 func TestCrawlEvidence(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -44,7 +43,7 @@ func TestCrawlEvidence(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "usage.log")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"-progress=false", "-min-delay", "0", "-purpose", "train-ai",
-		"-sign-key", pemFile, "-evidence", logFile, srv.URL + "/"}, &out, &errb)
+		"-sign-key", pemFile, "-signature-agent", directory, "-evidence", logFile, srv.URL + "/"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out.String(), errb.String())
 	}
@@ -53,7 +52,7 @@ func TestCrawlEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := key.CryptoSigner().Public().(ed25519.PublicKey)
-	n, err := usage.VerifyLog(bytes.NewReader(data), func(kid string) (ed25519.PublicKey, error) {
+	n, err := usagelog.VerifyLog(bytes.NewReader(data), func(kid string) (ed25519.PublicKey, error) {
 		if kid != key.Thumbprint() {
 			return nil, fmt.Errorf("key %q", kid)
 		}
@@ -64,7 +63,7 @@ func TestCrawlEvidence(t *testing.T) {
 	}
 	var got []string
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n") {
-		var rec usage.LogRecord
+		var rec usagelog.LogRecord
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}

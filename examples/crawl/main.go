@@ -28,12 +28,27 @@
 //	                 (default true; -progress=false turns it off).
 //	-sign-key FILE   sign every request (Web Bot Auth) with the Ed25519 key in
 //	                 FILE: PKCS#8 PEM (openssl genpkey -algorithm ed25519) or
-//	                 a private JWK. Needs -signature-agent, unless it only
-//	                 signs the -evidence log.
+//	                 a private JWK. Needs -signature-agent.
 //	-signature-agent URL
 //	                 the https URL of the crawler's key directory, sent in
 //	                 each signed request. Needs -sign-key. Without the two
-//	                 no request is signed.
+//	                 nothing is signed. With these two alone, requests are
+//	                 signed as Cloudflare's verifiers accept them.
+//	-signature-form F
+//	                 cloudflare (default): Signature-Agent a String, covered
+//	                 as "signature-agent", no covered component with a
+//	                 parameter, the form Cloudflare's verifiers accept;
+//	                 dictionary: the working group's sig1="...", covered as
+//	                 "signature-agent";key="sig1". A challenge asking for the
+//	                 other form is answered in it.
+//	-cover C[,C...]  what each signature covers beyond @authority and
+//	                 signature-agent: @method, @path, @query (with the
+//	                 cloudflare form, @query only for a URL with a query).
+//	-write-card FILE write the crawler's Signature Agent Card (JSON) to FILE
+//	                 before crawling, for examples/keydirectory -card: its
+//	                 client_id https://HOST/signature-agent-card.json on the
+//	                 directory's host, its key directory, product token,
+//	                 purposes and rate control from these flags.
 //	-evidence FILE   append to the usage log FILE one JSON line per URL
 //	                 decided (fetched, stopped before the fetch by robots.txt
 //	                 or a usage term, refused after it), each chained to the
@@ -93,12 +108,10 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
-	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/usage"
 )
 
-const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -185,46 +198,11 @@ func snapshot(p *robots.Plugin, fetched, errs *atomic.Int64, now time.Time) tota
 	return s
 }
 
-// loadSigner is the key of -sign-key and the signer of it and
-// -signature-agent, which go together but for a key that only signs the
-// usage log (evidence).
-func loadSigner(keyFile, agent string, evidence bool) (botauth.Key, *botauth.Signer, error) {
-	if agent != "" && keyFile == "" || keyFile != "" && agent == "" && !evidence {
-		return botauth.Key{}, nil, errors.New("-sign-key and -signature-agent go together")
-	}
-	key, err := botauth.LoadKey(keyFile)
-	if err != nil {
-		return botauth.Key{}, nil, fmt.Errorf("-sign-key: %w", err)
-	}
-	if agent == "" {
-		return key, nil, nil
-	}
-	s, err := botauth.NewSigner(agent, []botauth.Key{key})
-	if err != nil {
-		return botauth.Key{}, nil, fmt.Errorf("signing: %w", err)
-	}
-	return key, s, nil
-}
-
-// openEvidence opens the usage log at path, signed with key unless it is
-// the zero Key.
-func openEvidence(path string, key botauth.Key) (*usage.Log, error) {
-	cfg := usage.LogConfig{}
-	if key.Thumbprint() != "" {
-		cfg = usage.LogConfig{Key: key.CryptoSigner(), KeyID: key.Thumbprint()}
-	}
-	l, err := usage.OpenLog(path, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("-evidence: %w", err)
-	}
-	return l, nil
-}
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageLine)
+		fmt.Fprintln(stderr, usage)
 		fs.PrintDefaults()
 	}
 	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
@@ -237,8 +215,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
 	purposes := fs.String("purpose", "", "what the content is used for, `P[,P...]`: train-ai, search, ai-input")
 	useLevel := fs.String("use", "", "how far the content is used, `LEVEL`: immediate, reference, full")
-	signKey := fs.String("sign-key", "", "sign every request with the Ed25519 key in `FILE` (PEM or JWK); needs -signature-agent")
-	signAgent := fs.String("signature-agent", "", "the https `URL` of the crawler's key directory; needs -sign-key")
+	signing := addSignFlags(fs)
 	evidence := fs.String("evidence", "", "append one chained (with -sign-key, signed) JSON record per URL decided to the usage log `FILE`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -247,7 +224,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, usageLine)
+		fmt.Fprintln(stderr, usage)
 		return 2
 	}
 	start, err := url.Parse(fs.Arg(0))
@@ -277,19 +254,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		robots.WithAgents(tokens...),
 		robots.WithMinDelay(*minDelay),
 	}
-	var key botauth.Key
-	if *signKey != "" || *signAgent != "" {
-		k, signer, err := loadSigner(*signKey, *signAgent, *evidence != "")
-		if err != nil {
-			fmt.Fprintln(stderr, "crawl:", err)
-			return 2
-		}
-		if key = k; signer != nil {
-			opts = append(opts, robots.WithSigner(signer))
-		}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	signer, err := signing.signer(set)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawl:", err)
+		return 2
+	}
+	if signer != nil {
+		opts = append(opts, robots.WithSigner(signer))
 	}
 	if *evidence != "" {
-		l, err := openEvidence(*evidence, key)
+		l, err := openEvidence(*evidence, *signing.key)
 		if err != nil {
 			fmt.Fprintln(stderr, "crawl:", err)
 			return 2
@@ -337,6 +313,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer p.Close()
+	if err := signing.writeCard(p, ua); err != nil {
+		fmt.Fprintln(stderr, "crawl:", err)
+		return 2
+	}
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	var links, fetched, errs atomic.Int64
 	c.OnResponse(func(r *colly.Response) {
