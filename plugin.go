@@ -373,15 +373,14 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	if source := p.nofollowSource(r); source != "" {
 		markNofollow(r, source)
 	}
-	var ru ResponseUsage
 	if p.cfg.declaresUsage() {
 		ctx := c.Context
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		ru = p.markUsage(ctx, r)
+		p.markUsage(ctx, r)
 	}
-	p.logResponse(r, ru, p.cfg.declaresUsage())
+	p.logResponse(r)
 }
 
 // onError is the OnError hook of the collector of slot cs: it reports a

@@ -97,7 +97,7 @@ func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (B
 // the response points to are fetched under it. A report that could not
 // be read whole (ctx ended, robots.txt could not be resolved) refuses the
 // response: a licence not read must not pass for a permission.
-func (p *Plugin) markUsage(ctx context.Context, r *colly.Response) ResponseUsage {
+func (p *Plugin) markUsage(ctx context.Context, r *colly.Response) {
 	u := r.Request.URL
 	var h http.Header
 	if r.Headers != nil {
@@ -113,14 +113,13 @@ func (p *Plugin) markUsage(ctx context.Context, r *colly.Response) ResponseUsage
 	}
 	r.Ctx.Put(usageKey(r.Request), ru)
 	if ru.Refused == "" {
-		return ru
+		return
 	}
 	authority, _ := policy.Authority(u)
 	p.stats.record(authority, HostStats{UsageMarked: 1})
 	if fn := p.cfg.onUsage; fn != nil {
 		fn(r, ru)
 	}
-	return ru
 }
 
 // usage stops a URL whose robots.txt, tdmrep.json or licence refuses a

@@ -22,13 +22,13 @@ func (p *Plugin) logStop(b Block) {
 }
 
 // logResponse appends the record of a fetched URL, refused or not.
-func (p *Plugin) logResponse(r *colly.Response, ru ResponseUsage, marked bool) {
+func (p *Plugin) logResponse(r *colly.Response) {
 	l := p.cfg.usageLog
 	if l == nil {
 		return
 	}
 	rec := usage.LogRecord{Time: p.now(), URL: r.Request.URL.String(), Outcome: usage.Fetched, Status: r.StatusCode}
-	if marked {
+	if ru, ok := UsageOf(r); ok {
 		if ru.Refused != "" {
 			rec.Outcome, rec.Reason = usage.Refused, ru.Refused
 		}
