@@ -35,7 +35,7 @@ func TestCrawlEvidence(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	pemFile, _, _ := keyFiles(t)
+	pemFile, _, directory, _ := keyFiles(t)
 	key, err := botauth.LoadKey(pemFile)
 	if err != nil {
 		t.Fatal(err)
