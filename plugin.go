@@ -16,7 +16,6 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/botauth"
-	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
@@ -79,19 +78,11 @@ func New(opts ...Option) (*Plugin, error) {
 	// logged once, when the resolver is made.
 	if r, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
 		p.cfg.errs = append(p.cfg.errs, fmt.Errorf("robots: WithPolicy: %w", err))
-	} else if len(p.cfg.purposes) > 0 && !r.Dialect().ReadsUsage() {
-		p.cfg.fail("WithPurposes: the %s dialect reads no usage preferences", r.Dialect())
-	} else if p.cfg.useLevel != dialect.UseUnknown && !r.Dialect().ReadsUsage() {
-		p.cfg.fail("WithUseLevel: the %s dialect reads no usage preferences", r.Dialect())
+	} else if p.cfg.declaresUsage() && !r.Dialect().ReadsUsage() {
+		p.cfg.fail("WithUsage: the %s dialect reads no usage preferences", r.Dialect())
 	}
 	if _, ok := p.cfg.transport.(*botauth.Transport); ok && p.cfg.signer != nil {
 		p.cfg.fail("WithSigner and WithTransport(*botauth.Transport): each request would be signed twice; give WithTransport the transport beneath the signer")
-	}
-	if len(p.cfg.purposes) == 0 && p.cfg.strictUsage {
-		p.cfg.fail("WithStrictPurposes needs WithPurposes")
-	}
-	if !p.cfg.declaresUsage() && p.cfg.onUsage != nil {
-		p.cfg.fail("WithOnUsageRefused needs WithPurposes or WithUseLevel")
 	}
 	if err := errors.Join(p.cfg.errs...); err != nil {
 		return nil, err
@@ -312,7 +303,7 @@ var requestStages = [...]func(*flow) bool{
 	(*flow).loadPolicy, // deferred.go: the host's policy, an unreachable robots.txt waited for
 	(*flow).sitemaps,   // sitemaps.go: the host's sitemaps, walked once
 	(*flow).rules,      // resolve.go: robots.txt's verdict
-	(*flow).usage,      // usage.go: the purposes declared with WithPurposes
+	(*flow).usage,      // usage.go: the purposes declared with WithUsage
 	(*flow).spacing,    // limiter.go: the host's delay, or the host skipped
 	(*flow).postpone,   // frontier_attach.go: back to the frontier until the host's turn
 	(*flow).earlyWait,  // limiter.go: the host's turn, waited for outside LimitRule slots
@@ -365,7 +356,7 @@ func (f *flow) admit() bool {
 }
 
 // onResponse is the OnResponse hook of the collector c: the response's
-// robots directives (nofollow, and the usage mark with WithPurposes).
+// robots directives (nofollow, and the usage mark with WithUsage).
 func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
 		return
@@ -374,11 +365,7 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 		markNofollow(r, source)
 	}
 	if p.cfg.declaresUsage() {
-		ctx := c.Context
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		p.markUsage(ctx, r)
+		p.markUsage(r)
 	}
 	p.logResponse(r)
 }

@@ -3,6 +3,8 @@ package robots
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,6 +20,11 @@ import (
 	"github.com/politecrawl/robots/usage"
 )
 
+const (
+	evidenceRobots = "User-agent: *\nDisallow: /private/\nContent-Usage: /noai/ train-ai=n\n"
+	evidenceTDMRep = `[{"location": "/archive/", "tdm-reservation": 1}]`
+)
+
 // evidenceSite serves a home page linking to a page robots.txt disallows,
 // one its Content-Usage line refuses for train-ai, one its tdmrep.json
 // reserves, one whose response header refuses train-ai, and an open one.
@@ -25,9 +32,9 @@ func evidenceSite(t testing.TB) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
-			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\nContent-Usage: /noai/ train-ai=n\n")
+			fmt.Fprint(w, evidenceRobots)
 		case "/.well-known/tdmrep.json":
-			fmt.Fprint(w, `[{"location": "/archive/", "tdm-reservation": 1}]`)
+			fmt.Fprint(w, evidenceTDMRep)
 		case "/":
 			w.Header().Set("Content-Type", "text/html")
 			for _, p := range []string{"/private/x", "/noai/x", "/archive/1", "/hdr", "/ok"} {
@@ -49,16 +56,16 @@ func evidenceSite(t testing.TB) *httptest.Server {
 func crawlEvidence(t *testing.T, path string, key botauth.Key) *httptest.Server {
 	t.Helper()
 	srv := evidenceSite(t)
-	cfg := usage.LogConfig{}
+	cfg := usage.LogConfig{Documents: filepath.Join(filepath.Dir(path), "docs")}
 	if key.Thumbprint() != "" {
-		cfg = usage.LogConfig{Key: key.CryptoSigner(), KeyID: key.Thumbprint()}
+		cfg.Key, cfg.KeyID = key.CryptoSigner(), key.Thumbprint()
 	}
 	l, err := usage.OpenLog(path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := colly.NewCollector()
-	mustAttach(t, c, WithDefaultDelay(0), WithPurposes("train-ai", "search"), WithUsageLog(l))
+	mustAttach(t, c, WithDefaultDelay(0), WithUsage(usage.Config{Purposes: []string{"train-ai", "search"}, Log: l}))
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
 	if err := c.Visit(srv.URL + "/"); err != nil {
 		t.Fatal(err)
@@ -110,12 +117,42 @@ func TestUsageLogCrawl(t *testing.T) {
 	lines := readLogLines(t, path)
 
 	got := map[string]string{}
+	robotsSum, tdmSum := sha256.Sum256([]byte(evidenceRobots)), sha256.Sum256([]byte(evidenceTDMRep))
 	for _, line := range lines {
 		var rec usage.LogRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		got[strings.TrimPrefix(rec.URL, srv.URL)] = rec.Outcome
+		path := strings.TrimPrefix(rec.URL, srv.URL)
+		got[path] = rec.Outcome
+		// Each record names the documents that decided, with their hashes;
+		// a usage stop or refusal has the deciding signal.
+		var docs []string
+		for _, d := range rec.Documents {
+			docs = append(docs, d.Kind+" "+strings.TrimPrefix(d.URL, srv.URL)+" "+d.SHA256)
+		}
+		wantDocs := "[robots.txt /robots.txt " + hex.EncodeToString(robotsSum[:]) +
+			" tdmrep.json /.well-known/tdmrep.json " + hex.EncodeToString(tdmSum[:]) + "]"
+		switch {
+		case rec.Outcome == usage.Closed:
+			wantDocs = "[]"
+		case path == "/private/x":
+			wantDocs = "[robots.txt /robots.txt " + hex.EncodeToString(robotsSum[:]) + "]"
+		}
+		if fmt.Sprint(docs) != wantDocs {
+			t.Errorf("%s: documents %v; want %s", path, docs, wantDocs)
+		}
+		if (rec.Outcome == usage.Refused || path == "/noai/x" || path == "/archive/1") &&
+			(len(rec.Signals) == 0 || rec.Verdicts["train-ai"] != "n" || !strings.HasPrefix(rec.Reason, "train-ai=n: ")) {
+			t.Errorf("%s: %s without its signal or verdict: %s", path, rec.Outcome, line)
+		}
+	}
+	for _, body := range []string{evidenceRobots, evidenceTDMRep} {
+		sum := sha256.Sum256([]byte(body))
+		kept, err := os.ReadFile(filepath.Join(filepath.Dir(path), "docs", "sha256", hex.EncodeToString(sum[:])))
+		if err != nil || string(kept) != body {
+			t.Errorf("kept document %q, %v; want %q", kept, err, body)
+		}
 	}
 	want := map[string]string{
 		"/": usage.Fetched, "/ok": usage.Fetched, "/hdr": usage.Refused,

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/politecrawl/robots/policy"
 )
 
 // The usage log is a file of JSON lines, one [LogRecord] per URL a crawl
@@ -51,26 +53,38 @@ type LogRecord struct {
 	Status int `json:"status,omitempty"`
 	// Reason says why a URL was stopped or refused.
 	Reason string `json:"reason,omitempty"`
-	// Purposes are the declared purposes; Verdicts the preference in force
-	// for each ("y", "n", "unknown").
-	Purposes []string          `json:"purposes,omitempty"`
+	// Purposes are the declared purposes, Use the declared use level.
+	Purposes []string `json:"purposes,omitempty"`
+	Use      string   `json:"use,omitempty"`
+	// Verdicts are the preference in force for each declared purpose
+	// ("y", "n", "unknown"; "n/a" for a URL robots.txt disallows) and,
+	// under "use", the use level the site states, when one is declared.
 	Verdicts map[string]string `json:"verdicts,omitempty"`
+	// Signals are every statement the site made about the URL.
+	Signals []Signal `json:"signals,omitempty"`
 	// Documents are the documents that decided, each with the SHA-256 of
 	// its bytes.
-	Documents []LogDocument `json:"documents,omitempty"`
+	Documents []Document `json:"documents,omitempty"`
 }
 
-// LogDocument is a document that decided a [LogRecord]: robots.txt,
-// tdmrep.json, an RSL licence.
-type LogDocument struct {
-	Kind    string    `json:"kind"` // "robots.txt", "tdmrep.json", "license"
-	URL     string    `json:"url"`
-	Status  int       `json:"status"` // final HTTP status; 0 for no answer
-	Fetched time.Time `json:"fetched"`
+// Document is a document a site publishes that decided a [LogRecord]:
+// its robots.txt, its tdmrep.json, an RSL licence.
+type Document struct {
+	Kind     string    `json:"kind"` // "robots.txt", "tdmrep.json", "license"
+	URL      string    `json:"url"`
+	FinalURL string    `json:"final_url,omitempty"` // after redirects, when another
+	Status   int       `json:"status"`              // final HTTP status; 0 for no answer
+	Fetched  time.Time `json:"fetched"`
 	// SHA256 is the hex SHA-256 of the bytes read; "" when there were
 	// none. With [LogConfig.Documents], the bytes are kept in the file
 	// DIR/sha256/SHA256.
 	SHA256 string `json:"sha256,omitempty"`
+	// Err says why the document states nothing: what its fetch gave
+	// ("404 Not Found"), why it could not be read; for robots.txt, which
+	// copy is in force when the latest fetch failed.
+	Err string `json:"error,omitempty"`
+
+	src *policy.Document // the fetched document, for LogConfig.Documents
 }
 
 // LogConfig says how a [Log] signs its records and where it keeps the
@@ -107,6 +121,9 @@ type Log struct {
 // maxLine bounds a log line, for the reader: a record names a few
 // documents and signals.
 const maxLine = 1 << 20
+
+// maxKept bounds the memory of which documents are kept already.
+const maxKept = 1 << 16
 
 // ErrLogClosed is returned by [Log.Append] after [Log.Close].
 var ErrLogClosed = errors.New("usage: log closed")
@@ -192,10 +209,11 @@ func lineHash(line []byte) string {
 }
 
 // Append writes rec as the log's next line. Its Time, when zero, is the
-// current time. With [LogConfig.Documents], docs (a document's bytes by
-// its SHA256) are kept there, each once. A write error is returned by this
-// and every later Append: a log with a hole in it is not continued.
-func (l *Log) Append(rec LogRecord, docs map[string][]byte) error {
+// current time. With [LogConfig.Documents], the bytes of the documents of
+// a record [NewLogRecord] made are kept there, each once. A write error
+// is returned by this and every later Append: a log with a hole in it is
+// not continued.
+func (l *Log) Append(rec LogRecord) error {
 	if rec.Time.IsZero() {
 		rec.Time = time.Now()
 	}
@@ -209,9 +227,12 @@ func (l *Log) Append(rec LogRecord, docs map[string][]byte) error {
 	}
 	if l.cfg.Documents != "" {
 		for _, d := range rec.Documents {
-			if body, ok := docs[d.SHA256]; ok && !l.kept[d.SHA256] {
-				if err := keep(l.cfg.Documents, d.SHA256, body); err != nil {
-					return err // the record is not written: retry later
+			if d.src != nil && d.SHA256 != "" && !l.kept[d.SHA256] {
+				if err := keep(l.cfg.Documents, d.SHA256, d.src.Body()); err != nil {
+					return err // the record is not written
+				}
+				if len(l.kept) >= maxKept {
+					clear(l.kept) // keep checks the directory anyway
 				}
 				l.kept[d.SHA256] = true
 			}
@@ -224,6 +245,9 @@ func (l *Log) Append(rec LogRecord, docs map[string][]byte) error {
 	line, err := l.seal(l.buf.Bytes())
 	if err != nil {
 		return err
+	}
+	if len(line) > maxLine {
+		return fmt.Errorf("usage: log: a record of %d bytes, over the %d a line may hold: not written", len(line), maxLine)
 	}
 	l.line = line
 	if _, err := l.w.Write(line); err != nil {
@@ -259,10 +283,6 @@ func (l *Log) seal(obj []byte) ([]byte, error) {
 
 // keep writes body to dir/sha256/sum unless it is there.
 func keep(dir, sum string, body []byte) error {
-	got := sha256.Sum256(body)
-	if hex.EncodeToString(got[:]) != sum {
-		return fmt.Errorf("usage: log: document bytes do not match their SHA-256 %s", sum)
-	}
 	sub := filepath.Join(dir, "sha256")
 	path := filepath.Join(sub, sum)
 	if _, err := os.Stat(path); err == nil {
@@ -292,7 +312,7 @@ func keep(dir, sum string, body []byte) error {
 // Close ends the log with a record whose outcome is [Closed], and closes
 // the file OpenLog opened. Later calls do nothing.
 func (l *Log) Close() error {
-	err := l.Append(LogRecord{Outcome: Closed}, nil)
+	err := l.Append(LogRecord{Outcome: Closed})
 	if errors.Is(err, ErrLogClosed) {
 		return nil
 	}

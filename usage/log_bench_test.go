@@ -2,27 +2,43 @@ package usage
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/politecrawl/robots/dialect"
 )
 
-// BenchmarkLogAppend is the usage log's cost per URL decided: one record
-// (a fetched URL, two purposes, robots.txt and tdmrep.json named) encoded,
-// chained, signed or not, and written to a file.
+// BenchmarkLogAppend is the usage log's cost per URL decided, what a
+// crawl with a log adds to each URL: the record made (NewLogRecord: the
+// verdicts, the signals, robots.txt's and tdmrep.json's hashes from
+// memory), encoded, chained, signed or not, and written to a file.
 func BenchmarkLogAppend(b *testing.B) {
-	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
-	rec := LogRecord{
-		Time: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC), URL: "https://news.example/archive/2026/11/report.html",
-		Outcome: Fetched, Status: 200, Purposes: []string{"train-ai", "search"},
-		Verdicts: map[string]string{"train-ai": "n", "search": "y"},
-		Documents: []LogDocument{
-			{Kind: "robots.txt", URL: "https://news.example/robots.txt", Status: 200, SHA256: "0c2a2ea5d9b0b7f4c3c2a1c7f5b3e8f1d6b4a3c2e1f0a9b8c7d6e5f4a3b2c1d0"},
-			{Kind: "tdmrep.json", URL: "https://news.example/.well-known/tdmrep.json", Status: 200, SHA256: "9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0"},
-		},
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "User-agent: *\nAllow: /\nContent-Usage: /open/ train-ai=y\nContent-Signal: search=yes\n")
+		case "/.well-known/tdmrep.json":
+			fmt.Fprint(w, `[{"location": "/books/", "tdm-reservation": 1}, {"location": "/open/*.pdf$", "tdm-reservation": 0}]`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	r := newResolver(b)
+	u := mustURL(b, site.URL+"/open/paper.pdf")
+	purposes := []dialect.Category{dialect.TrainAI, dialect.Search}
+	rep, err := Check(context.Background(), r, u, purposes...)
+	if err != nil {
+		b.Fatal(err)
 	}
+	d := Decision{URL: u, Outcome: Fetched, Status: 200, Purposes: purposes, Report: &rep}
+	priv := ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize))
 	for _, bc := range []struct {
 		name string
 		cfg  LogConfig
@@ -38,11 +54,16 @@ func BenchmarkLogAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
+			var size int64
 			for b.Loop() {
-				if err := l.Append(rec, nil); err != nil {
+				if err := l.Append(NewLogRecord(r, r.Now(), d)); err != nil {
 					b.Fatal(err)
 				}
 			}
+			if st, err := f.Stat(); err == nil {
+				size = st.Size()
+			}
+			b.ReportMetric(float64(size)/float64(b.N), "logB/op")
 		})
 	}
 }

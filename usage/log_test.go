@@ -2,16 +2,22 @@ package usage
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/dialect"
 )
 
 func testKey(t testing.TB) (ed25519.PrivateKey, LogKeys) {
@@ -39,7 +45,7 @@ func writeLog(t *testing.T, cfg LogConfig, n int) [][]byte {
 	for i := range n {
 		rec := LogRecord{Time: at.Add(time.Duration(i) * time.Second), URL: fmt.Sprintf("http://site.test/p%d", i),
 			Outcome: Fetched, Status: 200, Purposes: []string{"train-ai"}, Verdicts: map[string]string{"train-ai": "y"}}
-		if err := l.Append(rec, nil); err != nil {
+		if err := l.Append(rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,24 +180,38 @@ func TestLogUnsignedChains(t *testing.T) {
 }
 
 // TestOpenLogContinues appends to a log file in two sessions: the second
-// continues the chain of the first, and the documents are kept once,
-// content-addressed.
+// continues the chain of the first, and the documents that decided
+// (robots.txt, tdmrep.json) are kept once each, content-addressed.
 func TestOpenLogContinues(t *testing.T) {
+	const robots = "User-agent: *\nDisallow: /private\n"
+	const tdm = `[{"location": "/", "tdm-reservation": 1}]`
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			io.WriteString(w, robots)
+		case "/.well-known/tdmrep.json":
+			io.WriteString(w, tdm)
+		}
+	}))
+	defer site.Close()
+	res := newResolver(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "usage.log")
 	priv, keys := testKey(t)
 	docs := filepath.Join(dir, "docs")
-	body := []byte("User-agent: *\nDisallow: /private\n")
-	sum := sha256.Sum256(body)
-	hexSum := hex.EncodeToString(sum[:])
+	purposes := []dialect.Category{dialect.TrainAI}
 	for session := range 2 {
 		l, err := OpenLog(path, LogConfig{Key: priv, KeyID: "k1", Documents: docs})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := LogRecord{URL: fmt.Sprintf("http://site.test/%d", session), Outcome: Stopped, Reason: "disallowed",
-			Documents: []LogDocument{{Kind: "robots.txt", URL: "http://site.test/robots.txt", Status: 200, SHA256: hexSum}}}
-		if err := l.Append(rec, map[string][]byte{hexSum: body}); err != nil {
+		u := mustURL(t, fmt.Sprintf("%s/%d", site.URL, session))
+		rep, err := Check(context.Background(), res, u, purposes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := NewLogRecord(res, res.Now(), Decision{URL: u, Outcome: Stopped, Reason: "reserved", Purposes: purposes, Report: &rep})
+		if err := l.Append(rec); err != nil {
 			t.Fatal(err)
 		}
 		if err := l.Close(); err != nil {
@@ -206,25 +226,22 @@ func TestOpenLogContinues(t *testing.T) {
 	if n, err := VerifyLog(f, keys); err != nil || n != 4 {
 		t.Fatalf("VerifyLog = %d, %v; want 4 records, nil", n, err)
 	}
-	kept, err := os.ReadFile(filepath.Join(docs, "sha256", hexSum))
-	if err != nil || !bytes.Equal(kept, body) {
-		t.Fatalf("kept document = %q, %v; want robots.txt's bytes", kept, err)
+	for _, body := range []string{robots, tdm} {
+		sum := sha256.Sum256([]byte(body))
+		kept, err := os.ReadFile(filepath.Join(docs, "sha256", hex.EncodeToString(sum[:])))
+		if err != nil || string(kept) != body {
+			t.Errorf("kept document = %q, %v; want %q", kept, err, body)
+		}
 	}
-	// A document whose bytes are not those of its hash is not kept, and
-	// the record is not written.
-	l, err := OpenLog(path, LogConfig{Documents: docs})
-	if err != nil {
-		t.Fatal(err)
+	if files, _ := os.ReadDir(filepath.Join(docs, "sha256")); len(files) != 2 {
+		t.Errorf("%d files kept; want 2 (each document once)", len(files))
 	}
-	err = l.Append(LogRecord{Outcome: Fetched, Documents: []LogDocument{{SHA256: hexSum}}}, map[string][]byte{hexSum: []byte("other")})
-	if err == nil {
-		t.Fatal("Append kept bytes under another document's hash")
-	}
-	l.Close()
 	// A file cut inside its last line is not continued.
 	data, _ := os.ReadFile(path)
 	cut := filepath.Join(dir, "cut.log")
-	os.WriteFile(cut, data[:len(data)-5], 0o644)
+	if err := os.WriteFile(cut, data[:len(data)-5], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := OpenLog(cut, LogConfig{}); err == nil {
 		t.Fatal("OpenLog continued a log cut inside its last line")
 	}
@@ -234,5 +251,24 @@ func TestLogConfigRefused(t *testing.T) {
 	priv, _ := testKey(t)
 	if _, err := NewLog(&bytes.Buffer{}, LogConfig{Key: priv}); err == nil {
 		t.Fatal("a signing key without its KeyID was accepted")
+	}
+}
+
+// A record too long for a line is refused; the log goes on and verifies.
+func TestLogLineTooLong(t *testing.T) {
+	var buf bytes.Buffer
+	l, err := NewLog(&buf, LogConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(LogRecord{Outcome: Refused, Reason: strings.Repeat("x", maxLine)}); err == nil {
+		t.Fatal("a record over maxLine was written")
+	}
+	if err := l.Append(LogRecord{Outcome: Fetched, URL: "http://site.test/"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if n, err := VerifyLog(&buf, nil); err != nil || n != 2 {
+		t.Fatalf("VerifyLog = %d, %v; want 2, nil", n, err)
 	}
 }

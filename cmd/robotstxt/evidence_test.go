@@ -43,7 +43,7 @@ func writeEvidence(t *testing.T, k botauth.Key, n int) string {
 		t.Fatal(err)
 	}
 	for i := range n {
-		if err := l.Append(usagepkg.LogRecord{URL: fmt.Sprintf("https://site.test/%d", i), Outcome: usagepkg.Fetched, Status: 200}, nil); err != nil {
+		if err := l.Append(usagepkg.LogRecord{URL: fmt.Sprintf("https://site.test/%d", i), Outcome: usagepkg.Fetched, Status: 200}); err != nil {
 			t.Fatal(err)
 		}
 	}

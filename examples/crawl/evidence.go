@@ -2,15 +2,16 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/politecrawl/robots/botauth"
-	usagelog "github.com/politecrawl/robots/usage"
+	"github.com/politecrawl/robots/usage"
 )
 
 // openEvidence opens the usage log at path, signed with the key in
-// keyFile unless it is "".
-func openEvidence(path, keyFile string) (*usagelog.Log, error) {
-	cfg := usagelog.LogConfig{}
+// keyFile unless it is "", keeping the documents that decided beside it.
+func openEvidence(path, keyFile string) (*usage.Log, error) {
+	cfg := usage.LogConfig{Documents: filepath.Dir(path)}
 	if keyFile != "" {
 		key, err := botauth.LoadKey(keyFile)
 		if err != nil {
@@ -18,7 +19,7 @@ func openEvidence(path, keyFile string) (*usagelog.Log, error) {
 		}
 		cfg.Key, cfg.KeyID = key.CryptoSigner(), key.Thumbprint()
 	}
-	l, err := usagelog.OpenLog(path, cfg)
+	l, err := usage.OpenLog(path, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("-evidence: %w", err)
 	}

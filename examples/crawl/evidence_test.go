@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/politecrawl/robots/botauth"
-	usagelog "github.com/politecrawl/robots/usage"
+	"github.com/politecrawl/robots/usage"
 )
 
 // TestCrawlEvidence: -evidence with -sign-key writes a log of every URL
@@ -52,7 +52,7 @@ func TestCrawlEvidence(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := key.CryptoSigner().Public().(ed25519.PublicKey)
-	n, err := usagelog.VerifyLog(bytes.NewReader(data), func(kid string) (ed25519.PublicKey, error) {
+	n, err := usage.VerifyLog(bytes.NewReader(data), func(kid string) (ed25519.PublicKey, error) {
 		if kid != key.Thumbprint() {
 			return nil, fmt.Errorf("key %q", kid)
 		}
@@ -63,15 +63,23 @@ func TestCrawlEvidence(t *testing.T) {
 	}
 	var got []string
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n") {
-		var rec usagelog.LogRecord
+		var rec usage.LogRecord
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, rec.Outcome+" "+strings.TrimPrefix(rec.URL, srv.URL))
 	}
 	slices.Sort(got[1 : len(got)-1]) // the links are followed in parallel
+	kept, err := os.ReadDir(filepath.Join(filepath.Dir(logFile), "sha256"))
+	if err != nil || len(kept) != 2 {
+		t.Errorf("kept documents %v, %v; want robots.txt's and tdmrep.json's", kept, err)
+	}
 	want := "[fetched / refused /hdr stopped /noai/1 stopped /private/1 closed ]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("records %v; want %s", got, want)
+	}
+	// Without a purpose there is nothing to record.
+	if code := run(context.Background(), []string{"-evidence", logFile, srv.URL + "/"}, io.Discard, io.Discard); code != 2 {
+		t.Errorf("-evidence without -purpose: exit %d; want 2", code)
 	}
 }
