@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -17,12 +20,15 @@ import (
 	usagepkg "github.com/politecrawl/robots/usage"
 )
 
+const rslDoc = `<rsl xmlns="https://rslstandard.org/rsl"><content url="/rsl"><license>` +
+	`<prohibits type="usage">ai-train</prohibits></license></content></rsl>`
+
 const usageUA = "Mozilla/5.0 (compatible; EvBot/1.0; +https://bot.example/)"
 
 // usageSiteLinks are the pages of usageCmdSite, each stating usage in
 // another carrier.
 var usageSiteLinks = []string{"/private/x", "/noai/x", "/archive/a.pdf", "/archive/a.html", "/hdr", "/xrt",
-	"/meta-tdm", "/signal", "/go", "/open"}
+	"/meta-tdm", "/signal", "/go", "/open", "/rsl"}
 
 // usageCmdSite states usage in every carrier the CLI and the crawl read.
 func usageCmdSite(t *testing.T) *httptest.Server {
@@ -52,6 +58,12 @@ func usageCmdSite(t *testing.T) *httptest.Server {
 			w.Header().Set("Content-Signal", "ai-input=no")
 		case "/go":
 			http.Redirect(w, r, "/noai/y", http.StatusFound)
+			return
+		case "/rsl":
+			w.Header().Set("Link", `</license.xml>; rel="license"; type="application/rsl+xml"`)
+		case "/license.xml":
+			w.Header().Set("Content-Type", "application/rsl+xml")
+			io.WriteString(w, rslDoc)
 			return
 		}
 		io.WriteString(w, "page")
@@ -113,6 +125,15 @@ func TestUsageCmdMatchesCrawl(t *testing.T) {
 		if rec.Outcome != want.Outcome || rec.Reason != want.Reason || fmt.Sprint(rec.Verdicts) != fmt.Sprint(want.Verdicts) {
 			t.Errorf("%s: CLI %s %q %v; crawl %s %q %v", p, rec.Outcome, rec.Reason, rec.Verdicts, want.Outcome, want.Reason, want.Verdicts)
 		}
+		if p == "/rsl" {
+			// The licence that decided is among the documents, with its hash.
+			sum := sha256.Sum256([]byte(rslDoc))
+			if !slices.ContainsFunc(rec.Documents, func(d usagepkg.Document) bool {
+				return d.Kind == "license" && d.SHA256 == hex.EncodeToString(sum[:])
+			}) {
+				t.Errorf("/rsl: documents %+v; want the licence with its SHA-256", rec.Documents)
+			}
+		}
 		if wantCode := map[bool]int{true: 0, false: 1}[rec.Outcome == usagepkg.Fetched]; code != wantCode {
 			t.Errorf("%s: exit %d; want %d (%s)", p, code, wantCode, rec.Outcome)
 		}
@@ -120,7 +141,7 @@ func TestUsageCmdMatchesCrawl(t *testing.T) {
 	}
 	sort.Strings(outcomes)
 	// Every carrier decided something: the test covers each outcome.
-	want := "[/ fetched /archive/a.html fetched /archive/a.pdf stopped /hdr refused /meta-tdm refused /noai/x stopped /noai/y stopped /open fetched /private/x stopped /signal refused /xrt refused]"
+	want := "[/ fetched /archive/a.html fetched /archive/a.pdf stopped /hdr refused /meta-tdm refused /noai/x stopped /noai/y stopped /open fetched /private/x stopped /rsl refused /signal refused /xrt refused]"
 	if fmt.Sprint(outcomes) != want {
 		t.Errorf("outcomes %v\nwant %s", outcomes, want)
 	}
