@@ -21,21 +21,6 @@ import (
 	"github.com/politecrawl/robots/policy"
 )
 
-// The usage log is a file of JSON lines, one [LogRecord] per URL a crawl
-// decided, that an operator keeps to show later what each site stated.
-// Each line is the record's JSON object with, as its last members:
-//
-//	"prev":  the SHA-256 (hex) of the previous line's bytes, its newline
-//	         excluded; "" on the log's first line
-//	"keyid": the signing key's ID (signed logs only)
-//	"sig":   the Ed25519 signature (base64url, no padding) of the line's
-//	         bytes before `,"sig":` (signed logs only)
-//
-// so that the chain and the signatures are checked on the bytes as written
-// ([VerifyLog]), whatever a JSON library does with them. [Log.Close] ends
-// the log with a record whose outcome is "closed": a log cut after any
-// record then fails to verify.
-
 // Outcomes of a [LogRecord].
 const (
 	Fetched = "fetched" // the URL was fetched and its content may be used
@@ -104,6 +89,21 @@ type LogConfig struct {
 
 // Log appends chained, optionally signed, records to a usage log. It is
 // safe for concurrent use.
+//
+// A usage log is a file of JSON lines, one [LogRecord] per URL a crawl
+// decided, that an operator keeps to show later what each site stated.
+// Each line is the record's JSON object with, as its last members:
+//
+//	"prev":  the SHA-256 (hex) of the previous line's bytes, its newline
+//	         excluded; "" on the log's first line
+//	"keyid": the signing key's ID (signed logs only)
+//	"sig":   the Ed25519 signature (base64url, no padding) of the line's
+//	         bytes before `,"sig":` (signed logs only)
+//
+// so that the chain and the signatures are checked on the bytes as written
+// ([VerifyLog]), whatever a JSON library does with them. [Log.Close] ends
+// the log with a record whose outcome is "closed": a log cut after any
+// record then fails to verify.
 type Log struct {
 	mu    sync.Mutex
 	w     io.Writer
