@@ -10,9 +10,9 @@ import (
 )
 
 // logStop appends to the usage log the record of a URL robots.txt or a
-// usage term stopped.
+// usage term stopped (not a sitemap document's: it is no content).
 func (p *Plugin) logStop(b Block) {
-	if p.cfg.usageLog == nil || (b.Kind != Disallowed && b.Kind != UsageDisallowed) {
+	if p.cfg.usageLog == nil || b.Sitemap || (b.Kind != Disallowed && b.Kind != UsageDisallowed) {
 		return
 	}
 	u, err := url.Parse(b.URL)
@@ -44,6 +44,6 @@ func (p *Plugin) logAppend(d usage.Decision) {
 	res := p.resolver()
 	d.Purposes, d.Use = p.cfg.purposes, p.cfg.useLevel
 	if err := p.cfg.usageLog.Append(usage.NewLogRecord(res, res.Now(), d)); err != nil && p.logFailed.CompareAndSwap(false, true) {
-		p.log.Error("robots: the usage log cannot be written; its later records are lost", slog.Any("error", err))
+		p.log.Error("robots: a record could not be written to the usage log (further failures are not logged)", slog.Any("error", err))
 	}
 }
