@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -208,5 +210,35 @@ func TestUsageLogUnsigned(t *testing.T) {
 	lines[2] = bytes.Replace(lines[2], []byte(`"outcome":"`), []byte(`"outcome":"x`), 1)
 	if _, err := verifyLogLines(lines, nil); err == nil || !strings.Contains(err.Error(), "record 4:") {
 		t.Fatalf("a changed record 3: VerifyLog error = %v; want record 4 (the next) named", err)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// A log that cannot be written does not stop the crawl; the failure is
+// logged once.
+func TestUsageLogWriteFails(t *testing.T) {
+	srv := evidenceSite(t)
+	l, err := usage.NewLog(failingWriter{}, usage.LogConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	c := colly.NewCollector()
+	mustAttach(t, c, WithDefaultDelay(0), WithLogger(slog.New(slog.NewTextHandler(&logged, nil))),
+		WithUsage(usage.Config{Purposes: []string{"train-ai"}, Log: l}))
+	var fetched int
+	c.OnResponse(func(*colly.Response) { fetched++ })
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
+	if err := c.Visit(srv.URL + "/"); err != nil {
+		t.Fatal(err)
+	}
+	if fetched != 3 {
+		t.Errorf("%d pages fetched; want 3 (/, /hdr, /ok)", fetched)
+	}
+	if n := strings.Count(logged.String(), "could not be written to the usage log"); n != 1 || !strings.Contains(logged.String(), "disk full") {
+		t.Errorf("the failure logged %d times; want once, with its error:\n%s", n, logged.String())
 	}
 }
