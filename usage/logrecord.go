@@ -13,7 +13,7 @@ import (
 // Decision is what a crawler decided for one URL, for [NewLogRecord].
 type Decision struct {
 	URL     *url.URL
-	Outcome string // Fetched, Refused or Stopped
+	Outcome string // Fetched, Refused, Stopped or Failed
 	Status  int    // the HTTP status of a fetched URL
 	Reason  string // why it was stopped or refused
 	// Purposes and Use are what the crawler declared.
