@@ -30,7 +30,7 @@ const usageUA = "Mozilla/5.0 (compatible; EvBot/1.0; +https://bot.example/)"
 // usageSiteLinks are the pages of usageCmdSite, each stating usage in
 // another carrier.
 var usageSiteLinks = []string{"/private/x", "/noai/x", "/archive/a.pdf", "/archive/a.html", "/hdr", "/xrt",
-	"/meta-tdm", "/signal", "/go", "/open", "/rsl", "/rsl-elem", "/cc-hdr", "/cc-elem"}
+	"/meta-tdm", "/signal", "/go", "/open", "/rsl", "/rsl-elem", "/cc-hdr", "/cc-elem", "/gone", "/gone-noai"}
 
 // usageCmdSite states usage in every carrier the CLI and the crawl read,
 // and links a Creative Commons licence as the web does (a Link header and a
@@ -76,6 +76,12 @@ func usageCmdSite(t *testing.T) (srv *httptest.Server, ccFetched *atomic.Int64) 
 			w.Header().Set("Content-Type", "text/html")
 			io.WriteString(w, `<html><head><link rel="license" href="/licenses/by/4.0/"></head><body>x</body></html>`)
 			return
+		case "/gone-noai":
+			w.Header().Set("X-Robots-Tag", "noai")
+			fallthrough
+		case "/gone":
+			http.NotFound(w, r)
+			return
 		case "/licenses/by/4.0/":
 			ccFetched.Add(1)
 			w.Header().Set("Content-Type", "text/html")
@@ -93,8 +99,9 @@ func usageCmdSite(t *testing.T) (srv *httptest.Server, ccFetched *atomic.Int64) 
 }
 
 // TestUsageCmdMatchesCrawl: for every URL of one site, robotstxt usage
-// gives the verdict the crawl gives (outcome, reason, preference per
-// purpose), as the crawl's usage log records it.
+// gives the verdict the crawl gives (outcome, status, reason, preference
+// per purpose), as the crawl's usage log records it, a 404 answer
+// included; neither fetches a licence link that is not RSL's.
 func TestUsageCmdMatchesCrawl(t *testing.T) {
 	srv, ccFetched := usageCmdSite(t)
 	purposes := []string{"train-ai", "search", "ai-input"}
@@ -142,8 +149,8 @@ func TestUsageCmdMatchesCrawl(t *testing.T) {
 			t.Errorf("%s: the CLI decided %s, which the crawl did not", p, rec.URL)
 			continue
 		}
-		if rec.Outcome != want.Outcome || rec.Reason != want.Reason || fmt.Sprint(rec.Verdicts) != fmt.Sprint(want.Verdicts) {
-			t.Errorf("%s: CLI %s %q %v; crawl %s %q %v", p, rec.Outcome, rec.Reason, rec.Verdicts, want.Outcome, want.Reason, want.Verdicts)
+		if rec.Outcome != want.Outcome || rec.Status != want.Status || rec.Reason != want.Reason || fmt.Sprint(rec.Verdicts) != fmt.Sprint(want.Verdicts) {
+			t.Errorf("%s: CLI %s %d %q %v; crawl %s %d %q %v", p, rec.Outcome, rec.Status, rec.Reason, rec.Verdicts, want.Outcome, want.Status, want.Reason, want.Verdicts)
 		}
 		switch p {
 		case "/rsl", "/rsl-elem":
@@ -171,7 +178,7 @@ func TestUsageCmdMatchesCrawl(t *testing.T) {
 	}
 	sort.Strings(outcomes)
 	// Every carrier decided something: the test covers each outcome.
-	want := "[/ fetched /archive/a.html fetched /archive/a.pdf stopped /cc-elem fetched /cc-hdr fetched /hdr refused /meta-tdm refused /noai/x stopped /noai/y stopped /open fetched /private/x stopped /rsl refused /rsl-elem refused /signal refused /xrt refused]"
+	want := "[/ fetched /archive/a.html fetched /archive/a.pdf stopped /cc-elem fetched /cc-hdr fetched /gone fetched /gone-noai refused /hdr refused /meta-tdm refused /noai/x stopped /noai/y stopped /open fetched /private/x stopped /rsl refused /rsl-elem refused /signal refused /xrt refused]"
 	if fmt.Sprint(outcomes) != want {
 		t.Errorf("outcomes %v\nwant %s", outcomes, want)
 	}
