@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -246,8 +247,8 @@ func TestUsageLogWriteFails(t *testing.T) {
 // Every URL a crawl requests has one record, whatever became of it: an
 // answer Colly calls an error (404, a 503 out of retries) is fetched with
 // its status, whether or not the collector parses error responses; a link
-// of a nofollow page is stopped with the cause; a request without answer
-// failed, with its error.
+// of a nofollow page and a URL of a host whose Crawl-delay is too long are
+// stopped with the cause; a request without answer failed, with its error.
 func TestUsageLogEveryOutcome(t *testing.T) {
 	robots := func(w http.ResponseWriter, r *http.Request) bool {
 		if r.URL.Path == "/robots.txt" {
@@ -271,13 +272,17 @@ func TestUsageLogEveryOutcome(t *testing.T) {
 		}
 	}))
 	defer drop.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nCrawl-delay: 60\n")
+	}))
+	defer slow.Close()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		switch r.URL.Path {
 		case "/robots.txt":
 			robots(w, r)
 		case "/":
-			for _, l := range []string{"/gone", "/nf", busy.URL + "/busy", drop.URL + "/drop"} {
+			for _, l := range []string{"/gone", "/nf", busy.URL + "/busy", drop.URL + "/drop", slow.URL + "/slow"} {
 				fmt.Fprintf(w, "<a href=%q>x</a>\n", l)
 			}
 		case "/nf":
@@ -291,10 +296,11 @@ func TestUsageLogEveryOutcome(t *testing.T) {
 	want := map[string]string{
 		site.URL + "/": "fetched 200", site.URL + "/gone": "fetched 404", site.URL + "/nf": "fetched 200",
 		site.URL + "/nf/child": "stopped 0", busy.URL + "/busy": "fetched 503", drop.URL + "/drop": "failed 0",
-		"": "closed 0",
+		slow.URL + "/slow": "stopped 0", "": "closed 0",
 	}
 	// The start of the reason: the cause of a stop, the error of a failure.
-	reasons := map[string]string{site.URL + "/nf/child": "nofollow: a link of ", drop.URL + "/drop": "Get "}
+	reasons := map[string]string{site.URL + "/nf/child": "nofollow: a link of ", drop.URL + "/drop": "Get ",
+		slow.URL + "/slow": "skipped: Crawl-delay 1m0s is above the largest honoured"}
 	for _, parse := range []bool{false, true} {
 		t.Run(fmt.Sprint("ParseHTTPErrorResponse=", parse), func(t *testing.T) {
 			var buf bytes.Buffer
@@ -304,7 +310,8 @@ func TestUsageLogEveryOutcome(t *testing.T) {
 			}
 			c := colly.NewCollector()
 			c.ParseHTTPErrorResponse = parse
-			mustAttach(t, c, WithDefaultDelay(0), WithRetries(0), WithUsage(usage.Config{Purposes: []string{"search"}, Log: l}))
+			mustAttach(t, c, WithDefaultDelay(0), WithRetries(0), WithMaxCrawlDelay(time.Second, SkipHost),
+				WithUsage(usage.Config{Purposes: []string{"search"}, Log: l}))
 			c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
 			if err := c.Visit(site.URL + "/"); err != nil {
 				t.Fatal(err)
