@@ -54,7 +54,8 @@ type config struct {
 	storeTimeout   time.Duration
 	clock          Clock
 	logger         *slog.Logger
-	errs           []error // out-of-range option values: NewResolver returns them
+	docFilter      func(*url.URL) bool // the hosts documents may be fetched from
+	errs           []error             // out-of-range option values: NewResolver returns them
 }
 
 // fail records an option value out of range: NewResolver returns it as an
@@ -239,6 +240,16 @@ func WithClock(clock Clock) Option {
 // nowhere).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
+}
+
+// WithDocumentFilter makes [Resolver.Document] fetch a document, and
+// follow each of its redirects, only from a URL allow accepts (the robots
+// plugin gives the filters of its collectors: AllowedDomains,
+// DisallowedDomains, URLFilters, DisallowedURLFilters). Robots.txt is
+// fetched whatever allow says. Default: every URL, within the address
+// rules of [Resolver.Document].
+func WithDocumentFilter(allow func(u *url.URL) bool) Option {
+	return func(c *config) { c.docFilter = allow }
 }
 
 // Resolver turns URLs into the policies of their authorities: it fetches
@@ -429,7 +440,7 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 			}
 		}
 	}
-	res := r.fetch(ctx, authority+"/robots.txt", "text/plain, */*;q=0.8", dialect.MaxBodyBytes)
+	res := r.fetch(ctx, authority+"/robots.txt", "text/plain, */*;q=0.8", dialect.MaxBodyBytes, nil)
 	p := r.decide(authority, prev, &res)
 	r.cache.put(authority, p)
 	if r.cfg.store != nil {

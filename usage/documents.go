@@ -38,7 +38,7 @@ var errNoLicense = errors.New("no licence")
 // tdmTerms returns the terms the tdmrep.json of authority states for u;
 // an origin without a readable file states none.
 func tdmTerms(ctx context.Context, r *policy.Resolver, authority string, u *url.URL) (TDMTerms, error) {
-	d, err := r.Document(ctx, authority+"/.well-known/tdmrep.json", tdmrepKind)
+	d, err := r.Document(ctx, u, authority+"/.well-known/tdmrep.json", tdmrepKind)
 	if err != nil {
 		return TDMTerms{}, err
 	}

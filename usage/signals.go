@@ -356,7 +356,7 @@ func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.U
 		var doc *RSL
 		why := "more than " + strconv.Itoa(MaxLicenses) + " licences for one URL"
 		if len(seen) <= MaxLicenses {
-			d, err := res.Document(ctx, p.url, rslKind)
+			d, err := res.Document(ctx, u, p.url, rslKind)
 			if err != nil {
 				return err
 			}
