@@ -130,6 +130,10 @@ func (r Report) Refusal(purposes []dialect.Category, use dialect.UseLevel, stric
 }
 
 func (r *Report) add(s Signal) {
+	s.Where, s.Value, s.Policy = bound(s.Where), bound(s.Value), bound(s.Policy)
+	if s.License != nil {
+		s.License.URL = bound(s.License.URL)
+	}
 	switch {
 	case s.Replaced:
 	case s.Use != dialect.UseUnknown:
@@ -262,6 +266,12 @@ func (r *Report) addTDM(t TDMTerms, replaced bool) {
 	switch ev := t.ReservationFrom; ev.Carrier {
 	case TDMRepFile:
 		s.Carrier, s.Where = TDMRepFile, "rule "+strconv.Itoa(ev.Rule)+" (location "+ev.Location+")"
+		if ev.File != "" {
+			s.Where += " of " + ev.File
+		}
+		if ev.Ignored > 0 {
+			s.Where += " (" + strconv.Itoa(ev.Ignored) + " rules past " + strconv.Itoa(MaxTDMRules) + " not read)"
+		}
 	case TDMHeader:
 		s.Carrier, s.Where = TDMHeader, "header"
 	default:
