@@ -214,7 +214,7 @@ func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, d
 		if file, err = tdmTerms(ctx, r, pol.Authority(), u); err != nil {
 			return rep, err
 		}
-		licenses = robotsLicenses(pol)
+		licenses = policyLicenses(pol)
 	}
 	if h != nil {
 		resp := combineTDM(tdmHeader(h), tdmMeta(doc))
@@ -355,9 +355,22 @@ func (r *Report) addMetaSignals(doc []byte) {
 const MaxLicenses = 8
 
 // addLicenses adds, per purpose, the verdict of each RSL licence: those
-// robots.txt points to, then urls (the response's), each fetched once.
+// robots.txt points to, then the response's, each fetched once, all
+// together ([fetchLicenses]).
 func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, ptrs []pointer, purposes []dialect.Category) error {
 	seen := map[string]bool{}
+	var fetch []string
+	for _, p := range ptrs {
+		if !seen[p.url] && len(fetch) < MaxLicenses {
+			fetch = append(fetch, p.url)
+		}
+		seen[p.url] = true
+	}
+	docs, err := fetchLicenses(ctx, res, u, fetch)
+	if err != nil {
+		return err
+	}
+	clear(seen)
 	for _, p := range ptrs {
 		if seen[p.url] {
 			continue
@@ -365,13 +378,9 @@ func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.U
 		seen[p.url] = true
 		var doc *RSL
 		why := "more than " + strconv.Itoa(MaxLicenses) + " licences for one URL"
-		if len(seen) <= MaxLicenses {
-			d, err := res.Document(ctx, u, p.url, rslKind)
-			if err != nil {
-				return err
-			}
-			doc, _ = d.Value.(*RSL)
-			why = d.Err
+		if i := len(seen) - 1; i < len(docs) {
+			doc, _ = docs[i].Value.(*RSL)
+			why = docs[i].Err
 		}
 		for _, c := range purposes {
 			r.add(licenseSignal(doc, why, p, u, c))
