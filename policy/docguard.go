@@ -137,11 +137,11 @@ func (g *docGuard) checkURL(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return errors.New(errRefusedHost.Error() + ": not an http(s) URL")
 	}
-	if g.allow != nil && !g.allow(u) {
-		return errors.New(errRefusedHost.Error() + ": " + bound(u.Host) + " is not a host the crawler may visit")
-	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	c, _ := hostClass(host)
+	if c != classForbidden && g.allow != nil && !g.allow(u) {
+		return errors.New(errRefusedHost.Error() + ": " + bound(u.Host) + " is not a host the crawler may visit")
+	}
 	return g.checkClass(ctx, host, c, bound(u.Host))
 }
 
