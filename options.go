@@ -88,7 +88,10 @@ type config struct {
 	purposes      []dialect.Category
 	useLevel      dialect.UseLevel
 	strictUsage   bool
+	who           usage.Who // RSL's user and region (usage.Config.User, Geo)
+	reach         bool      // usage.Config.Reach
 	onUsage       func(*colly.Response, ResponseUsage)
+	usageLog      *usage.Log      // nil: no usage log (usage.Config.Log)
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New
@@ -366,7 +369,8 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithUsage declares what the crawler uses the content it fetches for
-// (cfg's purposes, use level and strictness; see [usage.Config]). A site
+// (cfg's purposes, use level, strictness, and the user and region RSL
+// licences ask about; see [usage.Config]). A site
 // states its preferences in several places, each read as a carrier of
 // signals (see docs/usage.md): robots.txt (Content-Usage, Content-Signal,
 // License), /.well-known/tdmrep.json, RSL licences, and a response's
@@ -378,7 +382,9 @@ func WithLimiter(l Limiter) Option {
 //     not fetched: it is stopped as [UsageDisallowed], the deciding signal
 //     in the reason and the evidence in [Block].Usage, reported like every
 //     stop (OnError, [WithOnBlocked], [HostStats].UsageDisallowed).
-//     Redirect hops too.
+//     Redirect hops too. With cfg.Reach, such a URL is fetched (robots.txt
+//     allowing it) so that its links are followed, and its response is
+//     marked refused as below.
 //   - After the fetch, a response cannot be unfetched: [UsageOf] gives its
 //     [ResponseUsage] (what was known before, combined with the response's
 //     headers and meta elements, the most restrictive per purpose, with
@@ -400,7 +406,8 @@ func WithUsage(cfg usage.Config, onRefused ...func(r *colly.Response, u Response
 		if len(onRefused) > 1 {
 			c.fail("WithUsage: more than one onRefused function")
 		}
-		c.purposes, c.useLevel, c.strictUsage = purposes, use, cfg.Strict
+		c.purposes, c.useLevel, c.strictUsage, c.usageLog = purposes, use, cfg.Strict, cfg.Log
+		c.who, c.reach = cfg.Who(), cfg.Reach
 		if len(onRefused) > 0 {
 			c.onUsage = onRefused[0]
 		}

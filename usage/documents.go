@@ -26,6 +26,9 @@ var (
 				return nil, 0, errNoLicense // asked again soon
 			}
 			d, err := ParseRSL(bytes.NewReader(b))
+			if nr := (notRSLError{}); errors.As(err, &nr) {
+				return nr, 0, nil // kept as an answer: it decides nothing
+			}
 			if err != nil {
 				return nil, 0, err
 			}
@@ -64,9 +67,9 @@ func sameAuthority(u *url.URL, authority string) bool {
 // a longer one is cut, with "…".
 const maxQuoted = 256
 
-// bound returns s cut to maxQuoted bytes, at a rune boundary, with "…"
+// clip returns s cut to maxQuoted bytes, at a rune boundary, with "…"
 // when it was cut.
-func bound(s string) string {
+func clip(s string) string {
 	if len(s) <= maxQuoted {
 		return s
 	}
