@@ -106,8 +106,15 @@ type docGuard struct {
 // errRefusedHost wraps every refusal of the guard.
 var errRefusedHost = errors.New("not fetched")
 
+// newDocGuard returns the guard of the documents the page at from names;
+// a nil from is a page of no host, whose documents are read from public
+// hosts only.
 func newDocGuard(allow func(*url.URL) bool, from *url.URL) *docGuard {
-	return &docGuard{allow: allow, from: strings.TrimSuffix(strings.ToLower(from.Hostname()), ".")}
+	g := &docGuard{allow: allow}
+	if from != nil {
+		g.from = strings.TrimSuffix(strings.ToLower(from.Hostname()), ".")
+	}
+	return g
 }
 
 // lookupTimeout bounds the lookup of the page's host by [docGuard.pageClass].
@@ -117,6 +124,9 @@ const lookupTimeout = 3 * time.Second
 // a name (public when it does not resolve).
 func (g *docGuard) pageClass(ctx context.Context) addrClass {
 	g.once.Do(func() {
+		if g.from == "" {
+			return // public
+		}
 		c, named := hostClass(g.from)
 		if named {
 			ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
@@ -149,10 +159,14 @@ func (g *docGuard) checkClass(ctx context.Context, host string, c addrClass, wha
 	switch {
 	case c == classForbidden:
 		return errors.New(errRefusedHost.Error() + ": " + what + " is a link-local or cloud-metadata host")
-	case c == classPublic, host == g.from:
+	case c == classPublic, host == g.from && host != "":
 		return nil
 	case c != g.pageClass(ctx):
-		return errors.New(errRefusedHost.Error() + ": " + what + " is a " + c.String() + " address and " + bound(g.from) + " is not")
+		page := bound(g.from)
+		if page == "" {
+			page = "the page"
+		}
+		return errors.New(errRefusedHost.Error() + ": " + what + " is a " + c.String() + " address and " + page + " is not")
 	}
 	return nil
 }

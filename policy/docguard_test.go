@@ -126,6 +126,10 @@ func TestDocumentRefusedHosts(t *testing.T) {
 			t.Errorf("%s: asked %v, want %d requests", c.target, asked, c.asked)
 		}
 	}
+	// No page: public hosts only.
+	if d, _ := r.Document(context.Background(), nil, srv.URL+"/terms", textKind); !strings.Contains(d.Err, "is a loopback address") {
+		t.Errorf("no page, loopback document: %+v", d)
+	}
 	// The page's own class: a loopback page reads a document on another
 	// loopback port.
 	d, _ := r.Document(context.Background(), mustURL(t, "http://localhost:1/page"), srv.URL+"/terms", textKind)
