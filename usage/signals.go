@@ -170,8 +170,9 @@ var tdmRefused = []dialect.Category{dialect.TrainAI, dialect.AIInput}
 // u for each of purposes: robots.txt's usage lines (Content-Usage,
 // Content-Signal with its use level), and when a purpose is declared the
 // origin's /.well-known/tdmrep.json and the RSL licences robots.txt points
-// to, each fetched once through r ([policy.Resolver.Document]). With no
-// purpose, nothing is fetched but robots.txt. Errors are those of
+// to, each fetched once through r ([policy.Resolver.Document], as named
+// by u: only from hosts the crawl may reach), the licences together. With
+// no purpose, nothing is fetched but robots.txt. Errors are those of
 // [policy.Resolver.Policy] and ctx's.
 func Check(ctx context.Context, r *policy.Resolver, u *url.URL, purposes ...dialect.Category) (Report, error) {
 	return Who{}.Check(ctx, r, u, purposes...)

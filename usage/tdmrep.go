@@ -69,7 +69,7 @@ import (
 // The limits on a tdmrep.json file. Real files hold a handful of rules.
 const (
 	MaxTDMRepSize = 512 << 10 // bytes
-	MaxTDMRules   = 4096      // array elements
+	MaxTDMRules   = 4096      // array elements read; the rest are counted, not read
 )
 
 // ErrInvalidTDMRep is wrapped by every error of [ParseTDMRep]: the file is broken,
