@@ -10,6 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/testkit/testutil"
+	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/usage"
 )
 
@@ -81,5 +82,50 @@ func TestPluginDocumentsWithinCollectorHosts(t *testing.T) {
 				t.Errorf("blocks %v; want one usage refusal saying %q", bs, c.reason)
 			}
 		})
+	}
+}
+
+// A page's licences are read within one budget, the resolver's timeout,
+// even when they are on one host, whose gate spaces them by its
+// Crawl-delay (2 s): six licences that never answer cost the page's check
+// 2 s, not 12 of spacing and 2 of waiting. The crawl takes 4 s before it
+// (robots.txt, tdmrep.json, the page, spaced).
+func TestPluginLicencesWithinOneBudget(t *testing.T) {
+	release := make(chan struct{})
+	const n = 6
+	var links []string
+	for i := range n {
+		links = append(links, fmt.Sprintf(`</l%d.xml>; rel="license"; type="application/rsl+xml"`, i))
+	}
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"slow.test": {
+		Robots: "User-agent: *\nAllow: /\nCrawl-delay: 2\n",
+		Handle: func(w http.ResponseWriter, r *http.Request) bool {
+			switch {
+			case r.URL.Path == tdmPath:
+				http.NotFound(w, r)
+			case strings.HasPrefix(r.URL.Path, "/l"):
+				select { // never answers while the test runs
+				case <-r.Context().Done():
+				case <-release:
+				}
+			default:
+				w.Header().Set("Link", strings.Join(links, ", "))
+				return false
+			}
+			return true
+		}}})
+	t.Cleanup(func() { close(release) }) // before the farm closes
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithUsage(usage.Config{Purposes: []string{"train-ai"}}),
+		WithPolicy(policy.WithTimeout(2*time.Second)))
+	c := newCollector(false, p.opt(t))
+	var got ResponseUsage
+	c.OnResponse(func(r *colly.Response) { got, _ = UsageOf(r) })
+	start := time.Now()
+	returnsWithin(t, 60*time.Second, "the page", func() { _ = c.Visit("http://slow.test/page") })
+	if took := time.Since(start); took > 11*time.Second {
+		t.Errorf("the page took %s; want about 6 s", took)
+	}
+	if !strings.Contains(got.Refused, "unobtainable") {
+		t.Errorf("refused %q; want the licences unobtainable", got.Refused)
 	}
 }

@@ -344,6 +344,9 @@ func NewResolver(opts ...Option) (*Resolver, error) {
 	}, nil
 }
 
+// Timeout returns the bound of each fetch ([WithTimeout]).
+func (r *Resolver) Timeout() time.Duration { return r.cfg.totalTimeout }
+
 // Dialect returns the resolver's dialect.
 func (r *Resolver) Dialect() *dialect.Dialect { return r.cfg.dialect }
 

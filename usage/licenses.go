@@ -47,30 +47,35 @@ func policyLicenses(pol *policy.Policy) []pointer {
 	return out
 }
 
-// fetchLicenses fetches the licences at urls (distinct) together, under
-// one budget: the resolver bounds each fetch by its total timeout, and
-// they run at once, so that a page's licences take the time of the
-// slowest, not the sum. docs[i] is urls[i]'s; the only errors are ctx's.
+// fetchLicenses fetches the licences at urls (distinct) together, within
+// one budget, the resolver's timeout ([policy.Resolver.Timeout]): a page's
+// licences take the time of the slowest, not the sum, even when the host's
+// gate lets them through one by one. A licence not read within the budget
+// is one that cannot be obtained (its fetch goes on, for the next page).
+// docs[i] is urls[i]'s; the only errors are ctx's.
 func fetchLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, urls []string) ([]*policy.Document, error) {
 	docs := make([]*policy.Document, len(urls))
-	if len(urls) == 1 {
-		d, err := res.Document(ctx, u, urls[0], rslKind)
-		docs[0] = d
-		return docs, err
+	if len(urls) == 0 {
+		return docs, nil
 	}
+	bctx, cancel := context.WithTimeout(ctx, res.Timeout())
+	defer cancel()
 	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
 	for i, lu := range urls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], errs[i] = res.Document(ctx, u, lu, rslKind)
+			docs[i], errs[i] = res.Document(bctx, u, lu, rslKind)
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i, err := range errs {
 		if err != nil {
-			return nil, err
+			docs[i] = &policy.Document{URL: urls[i], Err: "not read within " + res.Timeout().String()}
 		}
 	}
 	return docs, nil
