@@ -9,8 +9,8 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/testkit/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 	"github.com/politecrawl/robots/usage"
 )
 
