@@ -43,3 +43,11 @@ func ExampleDialControl() {
 	fmt.Println(r != nil, err)
 	// Output: true <nil>
 }
+
+// The bound of each fetch: package usage reads a page's licences within
+// it, all together.
+func ExampleResolver_Timeout() {
+	r, _ := policy.NewResolver(policy.WithTimeout(10 * time.Second))
+	fmt.Println(r.Timeout())
+	// Output: 10s
+}
