@@ -3,6 +3,8 @@ package robots
 import (
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +129,24 @@ func TestPluginLicencesWithinOneBudget(t *testing.T) {
 	}
 	if !strings.Contains(got.Refused, "unobtainable") {
 		t.Errorf("refused %q; want the licences unobtainable", got.Refused)
+	}
+}
+
+// A document's URL passes a collector's filters as a visit would.
+func TestCollectorMayVisit(t *testing.T) {
+	c := colly.NewCollector(colly.AllowedDomains("a.test", "b.test"), colly.DisallowedDomains("b.test"),
+		colly.URLFilters(regexp.MustCompile(`^https?://[ab]\.test/`)), colly.DisallowedURLFilters(regexp.MustCompile(`/private/`)))
+	for u, want := range map[string]bool{
+		"http://a.test/lic.xml":         true,
+		"http://b.test/lic.xml":         false, // disallowed domain
+		"http://c.test/lic.xml":         false, // not allowed
+		"http://a.test/private/lic.xml": false, // disallowed URL
+		"http://a.test:8080/lic.xml":    false, // no URL filter matches
+		"https://a.test/licences/x.xml": true,
+	} {
+		pu, _ := url.Parse(u)
+		if got := collectorMayVisit(c, pu.String(), pu.Hostname()); got != want {
+			t.Errorf("%s: %v, want %v", u, got, want)
+		}
 	}
 }
