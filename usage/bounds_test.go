@@ -187,3 +187,35 @@ func TestUsageLicencesFetchedTogether(t *testing.T) {
 		t.Errorf("%d licences licensed, want %d: %v", licensed, n, rep.Signals)
 	}
 }
+
+// The licences read once per policy are shared by concurrent checks, each
+// adding the licences its response points to (go test -race).
+func TestUsageSharedLicencesConcurrent(t *testing.T) {
+	site := newUsageSite(t, map[string]string{})
+	site.mu.Lock()
+	site.files["/robots.txt"] = licenseLines(site.URL, 3)
+	site.mu.Unlock()
+	r := newResolver(t)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := http.Header{"Link": {"</own" + strconv.Itoa(i) + `.xml>; rel="license"; type="application/rsl+xml"`}}
+			rep, err := CheckResponse(context.Background(), r, mustURL(t, site.URL+"/a"), h, nil, dialect.TrainAI)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			want := "/own" + strconv.Itoa(i) + ".xml"
+			var found bool
+			for _, s := range rep.Signals {
+				found = found || s.License != nil && strings.HasSuffix(s.License.URL, want)
+			}
+			if !found {
+				t.Errorf("check %d: no signal for %s: %v", i, want, rep.Signals)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"weak"
@@ -41,6 +42,7 @@ func policyLicenses(pol *policy.Policy) []pointer {
 	if more > 0 {
 		out[MaxLicenses].from += " (and " + strconv.Itoa(more) + " more licences, not read)"
 	}
+	out = slices.Clip(out) // shared: a caller's append copies it
 	if _, loaded := licenseMemo.LoadOrStore(k, out); !loaded {
 		runtime.AddCleanup(pol, func(k weak.Pointer[policy.Policy]) { licenseMemo.Delete(k) }, k)
 	}
