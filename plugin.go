@@ -94,7 +94,7 @@ func New(opts ...Option) (*Plugin, error) {
 	p.checkIdentity()
 	base := p.cfg.transport
 	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+		base = defaultTransport()
 	}
 	p.base.Store(&roundTripper{base})
 	if p.cfg.signer != nil {
