@@ -64,6 +64,20 @@
 // [WithPolicy] (cache lifetimes, a shared [policy.Store], timeouts, a
 // clock); the default limiter's with [WithLimiter](hostlimit.New(...)).
 //
+// # Usage
+//
+// A crawler that uses what it fetches for a purpose declares it, and a URL
+// whose site reserves that use (robots.txt, tdmrep.json, an RSL licence)
+// is not fetched, while [UsageOf] gives a fetched response's verdict and
+// evidence (package [github.com/politecrawl/robots/usage]):
+//
+//	p, err := robots.Attach(c, robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}))
+//	c.OnResponse(func(r *colly.Response) {
+//		if u, _ := robots.UsageOf(r); u.Refused == "" {
+//			store(r)
+//		}
+//	})
+//
 // # Sitemaps
 //
 // [WithSitemaps] feeds the page URLs of each authority's sitemaps back into

@@ -16,7 +16,6 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/botauth"
-	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
@@ -41,6 +40,8 @@ type Plugin struct {
 	stats    stats
 	deferred deferredList
 	warned   atomic.Bool
+	// logFailed is set at the usage log's first write error (logged once).
+	logFailed atomic.Bool
 	// uaChecked: the User-Agent of a request was checked (checkUserAgent).
 	uaChecked atomic.Bool
 	// tokens are the resolver's product tokens, set with it (resolver).
@@ -77,19 +78,11 @@ func New(opts ...Option) (*Plugin, error) {
 	// logged once, when the resolver is made.
 	if r, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
 		p.cfg.errs = append(p.cfg.errs, fmt.Errorf("robots: WithPolicy: %w", err))
-	} else if len(p.cfg.purposes) > 0 && !r.Dialect().ReadsUsage() {
-		p.cfg.fail("WithPurposes: the %s dialect reads no usage preferences", r.Dialect())
-	} else if p.cfg.useLevel != dialect.UseUnknown && !r.Dialect().ReadsUsage() {
-		p.cfg.fail("WithUseLevel: the %s dialect reads no usage preferences", r.Dialect())
+	} else if p.cfg.declaresUsage() && !r.Dialect().ReadsUsage() {
+		p.cfg.fail("WithUsage: the %s dialect reads no usage preferences", r.Dialect())
 	}
 	if _, ok := p.cfg.transport.(*botauth.Transport); ok && p.cfg.signer != nil {
 		p.cfg.fail("WithSigner and WithTransport(*botauth.Transport): each request would be signed twice; give WithTransport the transport beneath the signer")
-	}
-	if len(p.cfg.purposes) == 0 && p.cfg.strictUsage {
-		p.cfg.fail("WithStrictPurposes needs WithPurposes")
-	}
-	if !p.cfg.declaresUsage() && p.cfg.onUsage != nil {
-		p.cfg.fail("WithOnUsageRefused needs WithPurposes or WithUseLevel")
 	}
 	if err := errors.Join(p.cfg.errs...); err != nil {
 		return nil, err
@@ -101,7 +94,7 @@ func New(opts ...Option) (*Plugin, error) {
 	p.checkIdentity()
 	base := p.cfg.transport
 	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+		base = defaultTransport()
 	}
 	p.base.Store(&roundTripper{base})
 	if p.cfg.signer != nil {
@@ -231,7 +224,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	cs := p.slots.add()
 	cs.visits = wrapVisits(c)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
-	c.OnError(func(r *colly.Response, err error) { p.onError(cs, r, err) })
+	c.OnError(func(r *colly.Response, err error) { p.onError(c, cs, r, err) })
 	c.OnResponse(func(r *colly.Response) { p.onResponse(c, r) })
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
@@ -310,7 +303,7 @@ var requestStages = [...]func(*flow) bool{
 	(*flow).loadPolicy, // deferred.go: the host's policy, an unreachable robots.txt waited for
 	(*flow).sitemaps,   // sitemaps.go: the host's sitemaps, walked once
 	(*flow).rules,      // resolve.go: robots.txt's verdict
-	(*flow).usage,      // usage.go: the purposes declared with WithPurposes
+	(*flow).usage,      // usage.go: the purposes declared with WithUsage
 	(*flow).spacing,    // limiter.go: the host's delay, or the host skipped
 	(*flow).postpone,   // frontier_attach.go: back to the frontier until the host's turn
 	(*flow).earlyWait,  // limiter.go: the host's turn, waited for outside LimitRule slots
@@ -363,7 +356,7 @@ func (f *flow) admit() bool {
 }
 
 // onResponse is the OnResponse hook of the collector c: the response's
-// robots directives (nofollow, and the usage mark with WithPurposes).
+// robots directives (nofollow, and the usage mark with WithUsage).
 func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
 		return
@@ -372,15 +365,12 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 		markNofollow(r, source)
 	}
 	if p.cfg.declaresUsage() {
-		ctx := c.Context
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		p.markUsage(ctx, r)
+		p.markUsage(r)
 	}
+	p.logResponse(r)
 }
 
-// onError is the OnError hook of the collector of slot cs: it reports a
+// onError is the OnError hook of the collector c of slot cs: it reports a
 // stop the transport held for it (see stopAt) with its Colly request,
 // completes a stop's error with its Colly request, and keeps for
 // [Plugin.RetryDeferred] the Colly request behind a request deferred at
@@ -388,7 +378,7 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 // authority whose robots.txt is unreachable for now, a policy that expired
 // between OnRequest and the send), so that it is not lost: Colly has
 // marked its URL visited.
-func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
+func (p *Plugin) onError(c *colly.Collector, cs *collectorSlot, r *colly.Response, err error) {
 	if r == nil || r.Request == nil {
 		return
 	}
@@ -403,6 +393,7 @@ func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
 		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
 		p.report(be.Block)
 	} else if !errors.As(err, &be) {
+		p.logError(c, r, err) // an answer or a failure, not a stop
 		return
 	}
 	if be.Block.Request == nil {

@@ -49,6 +49,15 @@
 //	                 client_id https://HOST/signature-agent-card.json on the
 //	                 directory's host, its key directory, product token,
 //	                 purposes and rate control from these flags.
+//	-evidence FILE   append to the usage log FILE one JSON line per URL
+//	                 decided (fetched with any status, refused after the
+//	                 fetch, stopped before it, or failed without answer:
+//	                 docs/usage.md has the table), each chained to the
+//	                 one before and, with -sign-key, signed with its key; the
+//	                 documents that decided (robots.txt, tdmrep.json, RSL
+//	                 licences) are kept beside it, as sha256/HEX in FILE's
+//	                 directory. Needs -purpose or -use. robotstxt evidence
+//	                 verify checks it (docs/usage.md).
 //	-purpose P[,P...]
 //	                 what the content is used for: train-ai, search, ai-input.
 //	                 A page whose robots.txt, tdmrep.json or licence refuses
@@ -104,9 +113,10 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/usage"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-user U] [-geo CC] [-reach] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -197,7 +207,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, usageLine)
 		fs.PrintDefaults()
 	}
 	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
@@ -210,7 +220,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
 	purposes := fs.String("purpose", "", "what the content is used for, `P[,P...]`: train-ai, search, ai-input")
 	useLevel := fs.String("use", "", "how far the content is used, `LEVEL`: immediate, reference, full")
+	user := fs.String("user", "", "who uses the content, for RSL licences, `U`: commercial, non-commercial, education, government, personal")
+	geo := fs.String("geo", "", "where the content is used, for RSL licences: an ISO 3166-1 alpha-2 code `CC`")
+	reach := fs.Bool("reach", false, "fetch pages the usage signals refuse (robots.txt allowing them) to follow their links; they are reported refused")
 	signing := addSignFlags(fs)
+	evidence := fs.String("evidence", "", "append one chained (with -sign-key, signed) JSON record per URL decided to the usage log `FILE`; needs -purpose or -use")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -218,7 +232,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, usageLine)
 		return 2
 	}
 	start, err := url.Parse(fs.Arg(0))
@@ -264,11 +278,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			declared = append(declared, p)
 		}
 	}
-	if len(declared) > 0 {
-		opts = append(opts, robots.WithPurposes(declared...))
+	if *evidence != "" && len(declared) == 0 && *useLevel == "" {
+		fmt.Fprintln(stderr, "crawl: -evidence needs -purpose or -use")
+		return 2
 	}
-	if *useLevel != "" {
-		opts = append(opts, robots.WithUseLevel(*useLevel))
+	if len(declared) > 0 || *useLevel != "" || *user != "" || *geo != "" || *reach {
+		cfg := usage.Config{Purposes: declared, Use: *useLevel, User: *user, Geo: *geo, Reach: *reach}
+		if *evidence != "" {
+			l, err := openEvidence(*evidence, *signing.key)
+			if err != nil {
+				fmt.Fprintln(stderr, "crawl:", err)
+				return 2
+			}
+			defer func() {
+				if err := l.Close(); err != nil {
+					fmt.Fprintln(stderr, "crawl:", err)
+				}
+			}()
+			cfg.Log = l
+		}
+		opts = append(opts, robots.WithUsage(cfg))
 	}
 	domains := []string{start.Hostname()}
 	for _, h := range strings.Split(*allow, ",") {

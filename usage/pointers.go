@@ -1,0 +1,93 @@
+package usage
+
+import (
+	"html"
+	"net/url"
+	"strings"
+)
+
+// maxPointers is how many licence pointers [licenseLinks] and
+// [htmlLicenses] return at most, and how many link values [parseLinks]
+// reads.
+const maxPointers = 64
+
+func absoluteHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (strings.EqualFold(u.Scheme, "https") || strings.EqualFold(u.Scheme, "http")) && u.Host != ""
+}
+
+// htmlLicenses returns the licence pointers of the <link rel="license">
+// elements of the head of the HTML document doc, resolved against base
+// (or against the document's <base href>, when it comes first), each with
+// its type: an RSL pointer when the type is application/rsl+xml.
+// Character references are decoded. A link in the head covers the whole
+// page.
+func htmlLicenses(doc []byte, base *url.URL) []pointer {
+	var ptrs []pointer
+	for e := range headElements(doc) {
+		switch {
+		case strings.EqualFold(e.Name, "base"):
+			if href, ok := e.Attr("href"); ok && base != nil {
+				if b, err := base.Parse(strings.TrimSpace(html.UnescapeString(href))); err == nil {
+					base = b
+				}
+			}
+		case strings.EqualFold(e.Name, "link"):
+			rel, _ := e.Attr("rel")
+			typ, _ := e.Attr("type")
+			href, ok := e.Attr("href")
+			if ok && isLicenseRel(rel) {
+				if u := resolve(base, html.UnescapeString(href)); u != "" {
+					ptrs = append(ptrs, newPointer(u, "<link rel=license>", html.UnescapeString(typ)))
+				}
+			}
+		}
+		if len(ptrs) == maxPointers {
+			break
+		}
+	}
+	return ptrs
+}
+
+// pointer is a licence URL and what pointed to it ("robots.txt line 4",
+// "Link header", "<link rel=license>"). typ is the media type the pointer
+// states, as written; rsl is true when the pointer says it leads to an RSL
+// licence (a robots.txt License line, or the type application/rsl+xml):
+// only such a licence is fetched and decides.
+type pointer struct {
+	url, from, typ string
+	rsl            bool
+}
+
+// newPointer returns the pointer of a link to u whose type is typ.
+func newPointer(u, from, typ string) pointer {
+	typ = strings.TrimSpace(typ)
+	mt, _, _ := strings.Cut(typ, ";")
+	return pointer{url: u, from: from, typ: typ, rsl: strings.EqualFold(strings.TrimSpace(mt), RSLMediaType)}
+}
+
+// isLicenseRel reports whether a rel list holds "license".
+func isLicenseRel(rel string) bool {
+	for _, r := range strings.Fields(rel) {
+		if strings.EqualFold(r, "license") {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve returns ref resolved against base as an absolute http(s) URL,
+// or "".
+func resolve(base *url.URL, ref string) string {
+	u, err := url.Parse(strings.TrimSpace(ref))
+	if err != nil {
+		return ""
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	if s := u.String(); absoluteHTTP(s) {
+		return s
+	}
+	return ""
+}
