@@ -81,9 +81,6 @@ type fetchRule struct {
 	retry time.Duration
 }
 
-// fetchRules is a dialect's fetch-outcome table.
-type fetchRules [numOutcomes]fetchRule
-
 const (
 	maxRedirects = 5   // redirect hops followed, in every dialect
 	cacheTTL     = day // default lifetime of a parsed copy, in every dialect
@@ -103,7 +100,7 @@ var (
 // the last good copy (up to 30 days old) is used instead of the complete
 // disallow when there is one. After 30 days we keep disallowing (the RFC's
 // "MAY assume unavailable" is not taken).
-var rfc9309Fetch = fetchRules{
+var rfc9309Fetch = [numOutcomes]fetchRule{
 	OutcomeOK:            parse,
 	OutcomeOther2xx:      parse,
 	OutcomeRedirectLimit: allowAll,
@@ -124,7 +121,7 @@ var googleServerError = fetchRule{
 	retry: serverRetry,
 }
 
-var googleFetch = fetchRules{
+var googleFetch = [numOutcomes]fetchRule{
 	OutcomeOK:            parse,
 	OutcomeOther2xx:      parse,
 	OutcomeRedirectLimit: allowAll,
@@ -137,7 +134,7 @@ var googleFetch = fetchRules{
 
 // Coc Coc: only 200 is parsed; any other answer means no restrictions; no
 // answer at all excludes the host for a while (we retry after an hour).
-var coccocFetch = fetchRules{
+var coccocFetch = [numOutcomes]fetchRule{
 	OutcomeOK:            parse,
 	OutcomeOther2xx:      allowAll,
 	OutcomeRedirectLimit: allowAll,
@@ -151,7 +148,7 @@ var coccocFetch = fetchRules{
 // Koster 1994 is silent on HTTP; we read an error as temporarily unreachable
 // (disallow, retry later) and a missing file as no restrictions. No last good
 // copy is used.
-var koster1994Fetch = fetchRules{
+var koster1994Fetch = [numOutcomes]fetchRule{
 	OutcomeOK:            parse,
 	OutcomeOther2xx:      parse,
 	OutcomeRedirectLimit: allowAll,
@@ -217,17 +214,12 @@ func (d *Dialect) Decide(o Outcome, st FetchState) Decision {
 	if o >= numOutcomes {
 		o = OutcomeOtherStatus
 	}
-	r := d.s.fetch[o]
+	r := d.s.fetch[o] // a parse or allow-all cell has no retry, last good copy or later phase
 	dec := Decision{Outcome: o, Action: r.action, Retry: r.retry}
-	if r.action == ActionParse || r.action == ActionAllowAll {
-		dec.Retry = 0
-		return dec
-	}
-	if r.lastGoodMaxAge > 0 && st.HaveLastGood && st.Lasted >= r.lastGoodFrom && st.LastGoodAge <= r.lastGoodMaxAge {
+	switch {
+	case r.lastGoodMaxAge > 0 && st.HaveLastGood && st.Lasted >= r.lastGoodFrom && st.LastGoodAge <= r.lastGoodMaxAge:
 		dec.Action = ActionUseLastGood
-		return dec
-	}
-	if r.thenAfter > 0 && st.Lasted >= r.thenAfter {
+	case r.thenAfter > 0 && st.Lasted >= r.thenAfter:
 		dec.Action = r.then
 	}
 	return dec
