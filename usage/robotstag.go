@@ -39,7 +39,7 @@
 // [headElements] gives the start tags of a document's head to other readers of
 // meta and link elements (the TDM Reservation Protocol's, RSL's).
 //
-// Reading header fields allocates nothing; reading a head allocates what the
+// Reading X-Robots-Tag allocates nothing; reading a head allocates what the
 // HTML tokenizer does, whatever the length of the body.
 
 package usage
