@@ -32,14 +32,7 @@ func (v UsageVerdict) Explain(c dialect.Category) string {
 // states (draft-ietf-aipref-attach-05; several field lines are read as one
 // Dictionary), per category the most restrictive.
 func (v UsageVerdict) WithHeader(h http.Header) dialect.Usage {
-	vals := h.Values("Content-Usage")
-	switch len(vals) {
-	case 0:
-		return v.Usage
-	case 1:
-		return v.Usage.Combine(dialect.ParseUsage(vals[0]))
-	}
-	return v.Usage.Combine(dialect.ParseUsage(strings.Join(vals, ", ")))
+	return v.Usage.Combine(dialect.ParseUsage(strings.Join(h.Values("Content-Usage"), ", ")))
 }
 
 // Usage returns the usage preference robots.txt states for u, a URL of the

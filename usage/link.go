@@ -14,9 +14,6 @@ type link struct {
 	Params map[string]string
 }
 
-// Rels returns the link's relation types, lower-cased.
-func (l link) Rels() []string { return strings.Fields(strings.ToLower(l.Params["rel"])) }
-
 // parseLinks reads Link field values leniently: a link that does not
 // start with "<...>" is skipped up to the next comma outside quotes, a
 // parameter that is not "name", "name=token" or "name=quoted-string" ends

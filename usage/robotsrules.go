@@ -40,12 +40,9 @@ func robotsRules(robotsTag, xRobotsTag []string, doc []byte, agents []string) ([
 		d |= list(v, agents, true, legacy(XRobotsTagHeader))
 	}
 	emit := legacy(MetaElement)
-	scanHead(doc, func(e element) bool {
-		if strings.EqualFold(e.Name, "meta") {
-			d |= meta(e, agents, emit)
-		}
-		return true
-	})
+	for e := range headElements(doc) {
+		d |= meta(e, agents, emit)
+	}
 	return rules, d
 }
 

@@ -142,10 +142,6 @@ func (c *RSLContent) grant(cover []string, use RSLUse) (*RSLLicense, string) {
 	return nil, unmet
 }
 
-// grants reports whether l grants the use whose purpose the usage tokens
-// cover cover.
-func (l *RSLLicense) grants(cover []string, use RSLUse) bool { return l.unmet(cover, use) == "" }
-
 // unmet returns the first term of l that use does not meet: "usage" when
 // l does not license the purpose, a "user …" or "geo …" phrase when it
 // does but not for use's user or region, "" when l grants the use. A

@@ -336,11 +336,9 @@ func robotsLicenses(pol *policy.Policy) []pointer {
 	}
 	var out []pointer
 	for _, l := range rules.Licenses() {
-		lu, err := base.Parse(l.URL)
-		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") || lu.Host == "" {
-			continue
+		if lu := resolve(base, l.URL); lu != "" {
+			out = append(out, pointer{url: lu, from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
 		}
-		out = append(out, pointer{url: lu.String(), from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
 	}
 	return out
 }
