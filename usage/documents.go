@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/politecrawl/robots/internal/ascii"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -67,15 +68,5 @@ func sameAuthority(u *url.URL, authority string) bool {
 // a longer one is cut, with "…".
 const maxQuoted = 256
 
-// clip returns s cut to maxQuoted bytes, at a rune boundary, with "…"
-// when it was cut.
-func clip(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	i := maxQuoted
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
+// clip returns s cut to maxQuoted bytes.
+func clip(s string) string { return ascii.Clip(s, maxQuoted) }

@@ -111,17 +111,22 @@ func joinLimited(values []string) (s string, cut bool) {
 	return s, false
 }
 
-// splitUnquoted splits s at each sep outside a quoted string.
+// splitUnquoted splits s at each sep outside quoted strings and angle
+// brackets.
 func splitUnquoted(s string, sep byte) []string {
 	var out []string
-	quoted, start := false, 0
+	quoted, angle, start := false, false, 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case quoted && c == '\\':
 			i++
-		case c == '"':
+		case c == '"' && !angle:
 			quoted = !quoted
-		case c == sep && !quoted:
+		case c == '<' && !quoted:
+			angle = true
+		case c == '>' && !quoted:
+			angle = false
+		case c == sep && !quoted && !angle:
 			out, start = append(out, s[start:i]), i+1
 		}
 	}

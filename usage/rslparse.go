@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/politecrawl/robots/internal/ascii"
 )
 
 // ErrInvalidRSL is wrapped by every error of [ParseRSL] about the document (not
@@ -43,14 +45,6 @@ type notRSLError struct{ why string }
 
 func (e notRSLError) Error() string { return "not an RSL document: " + e.why }
 
-// bound cuts a name quoted in an error at 64 bytes.
-func bound(name string) string {
-	if len(name) > 64 {
-		return strings.ToValidUTF8(name[:64], "") + "…"
-	}
-	return name
-}
-
 func (p *parser) document() (*RSL, error) {
 	for {
 		tok, err := p.d.Token()
@@ -65,7 +59,7 @@ func (p *parser) document() (*RSL, error) {
 			continue
 		}
 		if se.Name.Local != "rsl" {
-			return nil, notRSLError{"the root is <" + bound(se.Name.Local) + ">"}
+			return nil, notRSLError{"the root is <" + ascii.Clip(se.Name.Local, 64) + ">"}
 		}
 		if se.Name.Space != rslNamespace {
 			return nil, fmt.Errorf("the root is <%s> in %q, not <rsl> in %q", se.Name.Local, se.Name.Space, rslNamespace)
