@@ -75,8 +75,8 @@ type RSLVerdict struct {
 	// target (with several tied, the first that refuses, else the first);
 	// nil when none matches, which leaves the target unlicensed.
 	Content *RSLContent
-	// RSLLicense is the licence of RSLContent that grants the use (nil when
-	// not licensed). Its Payment and Reporting terms, and RSLContent.Server,
+	// RSLLicense is the licence of RSLContent that grants the use, a free
+	// one preferred (nil when not licensed). Its Payment and Reporting terms, and RSLContent.Server,
 	// are the caller's to meet.
 	License *RSLLicense
 	// Unmet says, when a licence permits the purpose but not this user or
@@ -151,7 +151,7 @@ func (l *RSLLicense) unmet(cover []string, use RSLUse) string {
 	usage := func(list []string) bool {
 		return slices.ContainsFunc(cover, func(t string) bool { return slices.Contains(list, t) })
 	}
-	if l.refuses("usage", usage) {
+	if l.term("usage", "purpose", usage) != "" {
 		return "usage"
 	}
 	user := func(list []string) bool { return slices.Contains(list, strings.ToLower(use.User)) }
@@ -200,16 +200,6 @@ func listed(list []string) string {
 		return strings.ToValidUTF8(s[:120], "") + " …"
 	}
 	return s
-}
-
-// refuses reports whether l's lists of type typ refuse a use that names
-// reports as named in a list.
-func (l *RSLLicense) refuses(typ string, names func([]string) bool) bool {
-	if list, ok := l.Prohibits[typ]; ok && names(list) {
-		return true
-	}
-	list, ok := l.Permits[typ]
-	return ok && !names(list)
 }
 
 // eu are the member states of the European Union, which the geo token
