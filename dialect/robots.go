@@ -393,9 +393,8 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	return r
 }
 
-// smallRobots is a Robots with room for its tables, for a file of one
-// user-agent line and at most two rules: one allocation, of the size of the
-// four it replaces.
+// smallRobots is a Robots with its tables, for a file of one user-agent line
+// and at most two rules: one allocation of the size of the four it replaces.
 type smallRobots struct {
 	Robots
 	rules  [2]rule
@@ -448,12 +447,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if cut {
 		r.warn(last+1, warnCut)
 	}
-	for i := range r.agents {
-		if a := &r.agents[i]; !a.star && a.t1 > a.v0 {
-			r.named = true
-			break
-		}
-	}
+	r.named = slices.ContainsFunc(r.agents, func(a agent) bool { return !a.star && a.t1 > a.v0 })
 	return r, recs
 }
 
