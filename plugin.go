@@ -40,6 +40,8 @@ type Plugin struct {
 	stats    stats
 	deferred deferredList
 	warned   atomic.Bool
+	// logFailed is set at the usage log's first write error (logged once).
+	logFailed atomic.Bool
 	// uaChecked: the User-Agent of a request was checked (checkUserAgent).
 	uaChecked atomic.Bool
 	// tokens are the resolver's product tokens, set with it (resolver).
@@ -365,6 +367,7 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	if p.cfg.declaresUsage() {
 		p.markUsage(r)
 	}
+	p.logResponse(r)
 }
 
 // onError is the OnError hook of the collector of slot cs: it reports a

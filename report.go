@@ -131,6 +131,7 @@ func (p *Plugin) report(b Block) {
 	}
 	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
 		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
+	p.logStop(b)
 	if fn := p.cfg.onBlocked; fn != nil {
 		fn(b)
 	}
