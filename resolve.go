@@ -31,6 +31,7 @@ func (p *Plugin) resolver() *policy.Resolver {
 			policy.WithUserAgent(userAgent),
 			policy.WithHTTPClient(&http.Client{Transport: p.robotsFetches()}),
 			policy.WithLogger(p.log),
+			policy.WithDocumentFilter(p.mayVisit),
 		}
 		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
 		if err != nil {
