@@ -224,7 +224,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	cs := p.slots.add()
 	cs.visits = wrapVisits(c)
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
-	c.OnError(func(r *colly.Response, err error) { p.onError(cs, r, err) })
+	c.OnError(func(r *colly.Response, err error) { p.onError(c, cs, r, err) })
 	c.OnResponse(func(r *colly.Response) { p.onResponse(c, r) })
 	if p.cfg.sitemaps != nil {
 		// Release the in-flight slot of a sitemap page (Async).
@@ -370,7 +370,7 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 	p.logResponse(r)
 }
 
-// onError is the OnError hook of the collector of slot cs: it reports a
+// onError is the OnError hook of the collector c of slot cs: it reports a
 // stop the transport held for it (see stopAt) with its Colly request,
 // completes a stop's error with its Colly request, and keeps for
 // [Plugin.RetryDeferred] the Colly request behind a request deferred at
@@ -378,7 +378,7 @@ func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
 // authority whose robots.txt is unreachable for now, a policy that expired
 // between OnRequest and the send), so that it is not lost: Colly has
 // marked its URL visited.
-func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
+func (p *Plugin) onError(c *colly.Collector, cs *collectorSlot, r *colly.Response, err error) {
 	if r == nil || r.Request == nil {
 		return
 	}
@@ -393,6 +393,7 @@ func (p *Plugin) onError(cs *collectorSlot, r *colly.Response, err error) {
 		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
 		p.report(be.Block)
 	} else if !errors.As(err, &be) {
+		p.logError(c, r, err) // an answer or a failure, not a stop
 		return
 	}
 	if be.Block.Request == nil {
