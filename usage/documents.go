@@ -48,20 +48,17 @@ func tdmTerms(ctx context.Context, r *policy.Resolver, authority string, u *url.
 	}
 	if f, ok := d.Value.(*TDMRep); ok {
 		t := f.Match(u.RequestURI())
-		if fu, err := url.Parse(d.FinalURL); err == nil && d.FinalURL != d.URL && !sameAuthority(fu, authority) {
-			t.ReservationFrom.File = d.FinalURL
-			if t.PolicyFrom.Carrier == TDMRepFile {
-				t.PolicyFrom.File = d.FinalURL
+		if fu, err := url.Parse(d.FinalURL); err == nil && d.FinalURL != d.URL {
+			if a, err := policy.Authority(fu); err != nil || a != authority {
+				t.ReservationFrom.File = d.FinalURL
+				if t.PolicyFrom.Carrier == TDMRepFile {
+					t.PolicyFrom.File = d.FinalURL
+				}
 			}
 		}
 		return t, nil
 	}
 	return TDMTerms{}, nil
-}
-
-func sameAuthority(u *url.URL, authority string) bool {
-	a, err := policy.Authority(u)
-	return err == nil && a == authority
 }
 
 // maxQuoted bounds a value of a site quoted in a signal (a header, a URL):
