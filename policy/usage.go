@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unsafe"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -41,18 +40,8 @@ func (v UsageVerdict) WithHeader(h http.Header) dialect.Usage {
 // crawler may not fetch has no preference. It does not allocate for
 // ordinary URLs.
 func (p *Policy) Usage(u *url.URL) UsageVerdict {
-	if u.Opaque != "" {
-		return p.UsagePath(u.RequestURI())
-	}
-	path := u.EscapedPath()
-	if u.RawQuery == "" && !u.ForceQuery {
-		return p.UsagePath(path)
-	}
 	var buf [256]byte
-	b := append(buf[:0], path...)
-	b = append(b, '?')
-	b = append(b, u.RawQuery...)
-	return p.UsagePath(unsafe.String(unsafe.SliceData(b), len(b)))
+	return p.UsagePath(asSent(u, &buf))
 }
 
 // UsagePath is [Policy.Usage] for a path and query as sent.

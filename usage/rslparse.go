@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -159,24 +160,19 @@ func (p *parser) license(se xml.StartElement) (RSLLicense, error) {
 
 func (p *parser) payment(se xml.StartElement, pay *Payment) error {
 	return p.children(se, func(se xml.StartElement) error {
-		var dst *[]string
-		switch se.Name.Local {
-		case "standard":
-			dst = &pay.Standard
-		case "custom":
-			dst = &pay.Custom
-		case "amount", "accepts":
-		default:
+		if !slices.Contains([]string{"standard", "custom", "amount", "accepts"}, se.Name.Local) {
 			return unknown(se, "payment")
 		}
 		text, err := p.text(se)
 		switch se.Name.Local {
+		case "standard":
+			pay.Standard = append(pay.Standard, text)
+		case "custom":
+			pay.Custom = append(pay.Custom, text)
 		case "amount":
 			pay.Amount = append(pay.Amount, Amount{text, attr(se, "currency")})
-		case "accepts":
-			pay.Accepts = append(pay.Accepts, Accepts{attr(se, "type"), text})
 		default:
-			*dst = append(*dst, text)
+			pay.Accepts = append(pay.Accepts, Accepts{attr(se, "type"), text})
 		}
 		return err
 	})
