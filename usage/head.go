@@ -47,17 +47,8 @@ func headElements(doc []byte) iter.Seq[element] {
 					return
 				}
 			case html.StartTagToken, html.SelfClosingTagToken:
-				name, more := z.TagName()
-				if string(name) == "body" {
-					return
-				}
-				e := element{Name: string(name)}
-				for more {
-					var k, v []byte
-					k, v, more = z.TagAttr()
-					e.attrs = append(e.attrs, html.Attribute{Key: string(k), Val: string(v)})
-				}
-				if !yield(e) {
+				t := z.Token()
+				if t.Data == "body" || !yield(element{Name: t.Data, attrs: t.Attr}) {
 					return
 				}
 			}
