@@ -27,7 +27,10 @@
 
 package usage
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Directives is a set of robots directives.
 type Directives uint8
@@ -104,22 +107,12 @@ func list(s string, agents []string, botNames bool, emit func(scope, elem string
 }
 
 func isValued(name string) bool {
-	for _, v := range valued {
-		if strings.EqualFold(name, v) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(valued[:], func(v string) bool { return strings.EqualFold(name, v) })
 }
 
 // matches reports whether name is one of agents (case-insensitively).
 func matches(name string, agents []string) bool {
-	for _, a := range agents {
-		if a != "" && strings.EqualFold(name, a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(agents, func(a string) bool { return a != "" && strings.EqualFold(name, a) })
 }
 
 // directive returns the directives the element e (trimmed) states.
