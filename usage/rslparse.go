@@ -80,7 +80,7 @@ func (p *parser) document() (*RSL, error) {
 			c.Index = len(doc.Contents)
 			doc.Contents = append(doc.Contents, c)
 			return err
-		})
+		}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +111,7 @@ func (p *parser) content(se xml.StartElement) (RSLContent, error) {
 			return p.d.Skip()
 		}
 		return unknown(se, "content")
-	})
+	}, nil)
 	if err == nil && len(c.Licenses) == 0 {
 		err = fmt.Errorf("content %q has no license", c.URL)
 	}
@@ -155,7 +155,7 @@ func (p *parser) license(se xml.StartElement) (RSLLicense, error) {
 			return err
 		}
 		return unknown(se, "license")
-	})
+	}, nil)
 }
 
 func (p *parser) payment(se xml.StartElement, pay *Payment) error {
@@ -175,19 +175,23 @@ func (p *parser) payment(se xml.StartElement, pay *Payment) error {
 			pay.Accepts = append(pay.Accepts, Accepts{attr(se, "type"), text})
 		}
 		return err
-	})
+	}, nil)
 }
 
 // children calls fn with each child element of start in the RSL namespace,
-// up to start's end tag; fn reads the child to its end. Children of other
-// namespaces are skipped.
-func (p *parser) children(start xml.StartElement, fn func(xml.StartElement) error) error {
+// up to start's end tag, and chars (when not nil) with its character data;
+// fn reads the child to its end. Children of other namespaces are skipped.
+func (p *parser) children(start xml.StartElement, fn func(xml.StartElement) error, chars func(xml.CharData)) error {
 	for {
 		tok, err := p.d.Token()
 		if err != nil {
 			return eof(err)
 		}
 		switch t := tok.(type) {
+		case xml.CharData:
+			if chars != nil {
+				chars(t)
+			}
 		case xml.StartElement:
 			if t.Name.Space != rslNamespace {
 				err = p.d.Skip()
@@ -208,25 +212,9 @@ func (p *parser) children(start xml.StartElement, fn func(xml.StartElement) erro
 // skipped; one of RSL's is an error.
 func (p *parser) text(start xml.StartElement) (string, error) {
 	var b []byte
-	for {
-		tok, err := p.d.Token()
-		if err != nil {
-			return "", eof(err)
-		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			b = append(b, t[:min(len(t), MaxText-len(b))]...)
-		case xml.StartElement:
-			if t.Name.Space == rslNamespace {
-				return "", unknown(t, start.Name.Local)
-			}
-			if err := p.d.Skip(); err != nil {
-				return "", err
-			}
-		case xml.EndElement:
-			return strings.TrimSpace(string(b)), nil
-		}
-	}
+	err := p.children(start, func(se xml.StartElement) error { return unknown(se, start.Name.Local) },
+		func(t xml.CharData) { b = append(b, t[:min(len(t), MaxText-len(b))]...) })
+	return strings.TrimSpace(string(b)), err
 }
 
 // tokens splits a token list at white space and commas, with the case of
