@@ -48,16 +48,13 @@ var names = [...]string{"noindex", "nofollow", "noai", "noimageai"}
 // String lists the directives in d, comma-separated ("nofollow, noai"),
 // "" for none.
 func (d Directives) String() string {
-	var b strings.Builder
+	var out []string
 	for i, n := range names {
 		if d&(1<<i) != 0 {
-			if b.Len() > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(n)
+			out = append(out, n)
 		}
 	}
-	return b.String()
+	return strings.Join(out, ", ")
 }
 
 // XRobotsTag returns the directives the X-Robots-Tag field values state for a

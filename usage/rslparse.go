@@ -2,6 +2,7 @@ package usage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -127,10 +128,7 @@ func (p *parser) license(se xml.StartElement) (RSLLicense, error) {
 			if se.Name.Local == "prohibits" {
 				m = &l.Prohibits
 			}
-			typ := attr(se, "type")
-			if typ == "" {
-				typ = "usage"
-			}
+			typ := cmp.Or(attr(se, "type"), "usage")
 			if _, dup := (*m)[typ]; dup {
 				return fmt.Errorf("a second <%s type=%q> in a license", se.Name.Local, typ)
 			}
