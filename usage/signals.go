@@ -348,14 +348,10 @@ func robotsLicenses(pol *policy.Policy) []pointer {
 // some pages put there state nothing).
 func (r *Report) addMetaSignals(doc []byte) {
 	for el := range headElements(doc) {
-		if !strings.EqualFold(el.Name, "meta") {
-			continue
+		if name, _ := el.Attr("name"); el.Name == "meta" && strings.EqualFold(name, "content-signal") {
+			content, _ := el.Attr("content")
+			r.addUsage(dialect.ParseContentSignal(content), MetaElement, `<meta name="content-signal">`, content)
 		}
-		if name, _ := el.Attr("name"); !strings.EqualFold(name, "content-signal") {
-			continue
-		}
-		content, _ := el.Attr("content")
-		r.addUsage(dialect.ParseContentSignal(content), MetaElement, `<meta name="content-signal">`, content)
 	}
 }
 
