@@ -31,7 +31,7 @@ func robotsRules(robotsTag, xRobotsTag []string, doc []byte, agents []string) ([
 	legacy := func(src Carrier) func(scope, elem string) {
 		return func(scope, elem string) {
 			name, value, _ := strings.Cut(elem, ":")
-			// Clone: a meta element's strings share the document's memory.
+			// Clone: a rule outlives the field value it is cut from.
 			rules = append(rules, robotsRule{src, strings.Clone(scope), strings.ToLower(strings.Clone(trim(name))),
 				strings.Clone(trim(value))})
 		}
