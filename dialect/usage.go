@@ -295,11 +295,6 @@ func (v *UsageVerdict) Explain(c Category) string {
 	return "line " + strconv.Itoa(r.Line) + ": " + r.String()
 }
 
-// HasUsage reports whether the rules in force hold any Content-Usage or
-// Content-Signal line. When they hold none, [Ruleset.Usage] states nothing
-// for every path.
-func (rs *Ruleset) HasUsage() bool { return rs.usage != nil }
-
 // UsageRules returns the usage rules in force in file order.
 func (rs *Ruleset) UsageRules() []UsageRule {
 	if rs.usage == nil {
