@@ -5,65 +5,17 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 )
 
-// collectorSlot is what the transport knows of one attached collector.
-type collectorSlot struct {
-	name   string                 // its number, in passHeader
-	ctx    atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest
-	visits *visits                // its visited store's front (nil if unreadable)
-}
+// The client's timeout: Colly's http.Client gives each request a
+// deadline (its request timeout) that runs while the request waits at the
+// host's gate. A request let through in OnRequest waits at the gate on its
+// collector's Context instead, and is sent with what was left of the
+// timeout when it came to the gate (gateContext, freshDeadline): the gate
+// spaces requests, and that wait is not the server's slowness.
 
 type ctxBox struct{ ctx context.Context }
-
-// slots are the attached collectors' slots, by number - 1; the slice is
-// replaced, never changed, when a collector is attached.
-type slots struct {
-	list atomic.Pointer[[]*collectorSlot]
-}
-
-// add returns a new slot; the caller holds p.mu.
-func (s *slots) add() *collectorSlot {
-	var list []*collectorSlot
-	if l := s.list.Load(); l != nil {
-		list = *l
-	}
-	cs := &collectorSlot{name: strconv.Itoa(len(list) + 1)}
-	list = append(list[:len(list):len(list)], cs)
-	s.list.Store(&list)
-	return cs
-}
-
-// ticket names a request OnRequest let through: its collector's slot and
-// its Colly request's ID. The zero ticket names none.
-type ticket struct {
-	cs *collectorSlot
-	id uint32
-}
-
-// passValue is the passHeader value of the request id of cs.
-func (cs *collectorSlot) passValue(id uint32) []string {
-	return []string{cs.name + " " + strconv.FormatUint(uint64(id), 10)}
-}
-
-// ticket returns the ticket a passHeader value names, or the zero ticket.
-func (s *slots) ticket(v string) ticket {
-	num, id, _ := strings.Cut(v, " ")
-	n, err := strconv.Atoi(num)
-	l := s.list.Load()
-	if err != nil || l == nil || n < 1 || n > len(*l) {
-		return ticket{}
-	}
-	i, err := strconv.ParseUint(id, 10, 32)
-	if err != nil {
-		return ticket{}
-	}
-	return ticket{(*l)[n-1], uint32(i)}
-}
 
 // see records ctx as the context the collector's requests are built from.
 // It allocates only when the collector's Context changed.

@@ -21,39 +21,53 @@ const maxDeferred = 100_000
 // [Plugin.RetryDeferred].
 type deferredList struct {
 	mu    sync.Mutex
-	reqs  []*colly.Request
+	reqs  []deferredRequest
 	until time.Time // the latest retry time (robots.txt's, or a pause's end) of the requests kept
 }
 
-// keepDeferred adds r, deferred until the given time, to the requests
-// kept for RetryDeferred, unless maxDeferred are kept already (then it
-// says so in the log).
-func (p *Plugin) keepDeferred(r *colly.Request, until time.Time) {
-	d := &p.deferred
+// deferredRequest is a request handed back, with the answers asking to
+// back off it had.
+type deferredRequest struct {
+	r       *colly.Request
+	answers int
+}
+
+// keep adds r, deferred until the given time after answers asking to
+// back off, to the requests kept for RetryDeferred, unless maxDeferred are
+// kept already (then it says so in log).
+func (d *deferredList) keep(log *slog.Logger, r *colly.Request, until time.Time, answers int) {
 	d.mu.Lock()
 	full := len(d.reqs) >= maxDeferred
 	if !full {
-		d.reqs = append(d.reqs, r)
+		d.reqs = append(d.reqs, deferredRequest{r, answers})
 		if until.After(d.until) {
 			d.until = until
 		}
 	}
 	d.mu.Unlock()
 	if full {
-		p.log.Warn("robots: deferred request not kept for RetryDeferred: already keeping the most allowed; call RetryDeferred",
+		log.Warn("robots: deferred request not kept for RetryDeferred: already keeping the most allowed; call RetryDeferred",
 			slog.String("url", r.URL.String()), slog.Int("kept", maxDeferred))
 	}
+}
+
+// take returns the requests kept, oldest first, and forgets them.
+func (d *deferredList) take() []deferredRequest {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	reqs := d.reqs
+	d.reqs, d.until = nil, time.Time{}
+	return reqs
 }
 
 // Deferred returns the requests handed back as [Deferred] (robots.txt
 // unreachable, or the host paused for longer than WithDeferWait), oldest
 // first, and forgets them.
 func (p *Plugin) Deferred() []*colly.Request {
-	d := &p.deferred
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	reqs := d.reqs
-	d.reqs, d.until = nil, time.Time{}
+	var reqs []*colly.Request
+	for _, d := range p.deferred.take() {
+		reqs = append(reqs, d.r)
+	}
 	return reqs
 }
 
@@ -80,29 +94,20 @@ func (p *Plugin) DeferredUntil() (time.Time, bool) {
 // again; with a collector that is not Async, it returns only once the
 // requests are done.
 func (p *Plugin) RetryDeferred() int {
-	reqs := p.Deferred()
+	reqs := p.deferred.take()
 	// The requests that had no answer go first: those whose own answers
 	// paused their host would otherwise pause it again ahead of them.
-	slices.SortStableFunc(reqs, func(a, b *colly.Request) int { return answered(a) - answered(b) })
-	for _, r := range reqs {
+	slices.SortStableFunc(reqs, func(a, b deferredRequest) int { return min(a.answers, 1) - min(b.answers, 1) })
+	for _, d := range reqs {
 		// A stop again is reported already, and a sync request's own
 		// error (its answer) went to OnError: only a refusal by Colly is news.
-		if err := r.Retry(); err != nil {
+		if err := d.r.Retry(); err != nil {
 			if _, refused := visitRefusal(err, false); refused || errors.Is(err, colly.ErrRetryBodyUnseekable) {
-				p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+				p.log.Warn("robots: retrying a deferred request failed", slog.String("url", d.r.URL.String()), slog.Any("error", err))
 			}
 		}
 	}
 	return len(reqs)
-}
-
-// answered is 1 when r was handed back after answers asking to back off
-// (answersHeader), else 0.
-func answered(r *colly.Request) int {
-	if r.Headers != nil && r.Headers.Get(answersHeader) != "" {
-		return 1
-	}
-	return 0
 }
 
 // deferPoll is how often a deferred request looks at the policy again.
@@ -128,14 +133,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // now (a fetch outcome that ends at a retry time) it waits for the retry,
 // within WithDeferWait, else hands the request back as Deferred. A URL
 // that is not http(s) needs nothing of the plugin.
-func (f *flow) loadPolicy() bool {
+func (f *flow) loadPolicy() outcome {
 	p := f.p
 	res := p.resolver()
 	var start time.Time // of the first wait
 	for {
 		pol, err := res.Policy(f.ctx, f.r.URL)
 		if errors.Is(err, policy.ErrUnsupportedURL) {
-			return false // not http(s): no robots.txt applies
+			return notOurs
 		}
 		if err != nil {
 			return f.stop(Block{Kind: Canceled, Reason: err.Error()})
@@ -159,5 +164,5 @@ func (f *flow) loadPolicy() bool {
 	if !start.IsZero() {
 		f.waited = time.Since(start)
 	}
-	return true
+	return goOn
 }

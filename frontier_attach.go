@@ -2,6 +2,7 @@ package robots
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gocolly/colly/v2"
@@ -51,10 +52,10 @@ func AttachFrontier(c *colly.Collector, f frontier.Completer) {
 	}
 	if p := pluginOf(c); p != nil {
 		if q, ok := f.(queueStorage); ok {
-			p.sm.queues.Store(c, q)
+			p.frontier.queues.Store(c, q)
 		}
 		if pp, ok := f.(frontier.Postponer); ok && requeues {
-			p.postponers.Store(c, pp)
+			p.frontier.postponers.Store(c, pp)
 		}
 	}
 	done := func(r *colly.Response) {
@@ -67,6 +68,20 @@ func AttachFrontier(c *colly.Collector, f frontier.Completer) {
 	}
 	c.OnError(func(r *colly.Response, _ error) { done(r) })
 	c.OnScraped(done)
+}
+
+// frontiers is AttachFrontier's part of a collector's plugin: the
+// frontier attached to each collector, as the plugin uses it.
+type frontiers struct {
+	queues     sync.Map // *colly.Collector → queueStorage: the sitemap walk queues its pages there
+	postponers sync.Map // *colly.Collector → frontier.Postponer: postpone hands requests back to it
+}
+
+// queue returns the frontier c's sitemap pages go to, nil if none.
+func (fs *frontiers) queue(c *colly.Collector) queueStorage {
+	q, _ := fs.queues.Load(c)
+	s, _ := q.(queueStorage)
+	return s
 }
 
 // FrontierLease returns the lease id a frontier put in a request's context
@@ -90,24 +105,24 @@ const postponeMin = 50 * time.Millisecond
 // ready, not knowing of the fetch its first request brings. A request
 // handed back is aborted and counted under Postponed. Not with
 // colly.CacheDir (no early wait).
-func (f *flow) postpone() bool {
+func (fs *frontiers) postpone(f *flow) outcome {
 	p, c, r := f.p, f.c, f.r
-	v, ok := p.postponers.Load(c)
+	v, ok := fs.postponers.Load(c)
 	if !ok || !c.AllowURLRevisit || slotOf(r) != nil || c.CacheDir != "" {
-		return true
+		return goOn
 	}
 	lease := FrontierLease(r.Ctx)
 	fetched := f.pol.Fetch().Time
 	wait := fetched.Add(f.delay).Sub(p.res.Load().Now())
 	if lease == "" || fetched.IsZero() || wait < postponeMin {
-		return true
+		return goOn
 	}
 	if !v.(frontier.Postponer).Postpone(lease, time.Now().Add(wait)) {
-		return true
+		return goOn
 	}
 	r.Abort()
 	p.stats.record(f.pol.Authority(), HostStats{Postponed: 1})
 	p.log.Debug("robots: request handed back to the frontier until its host's turn",
 		slog.String("url", r.URL.String()), slog.Time("robots_fetched", fetched), slog.Duration("delay", f.delay))
-	return false
+	return handedBack
 }

@@ -7,27 +7,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/policy"
 )
-
-// delayOf returns the spacing for a host under policy pol, and whether the
-// host is to be skipped.
-func (p *Plugin) delayOf(pol *policy.Policy) (time.Duration, bool) {
-	d := p.cfg.minDelay
-	cd, ok := pol.CrawlDelay()
-	if !ok {
-		return max(d, p.cfg.defaultDelay), false
-	}
-	if cd > p.cfg.maxCrawlDelay {
-		switch p.cfg.overDelay {
-		case SkipHost:
-			return 0, true
-		case CapDelay:
-			cd = p.cfg.maxCrawlDelay
-		}
-	}
-	return max(d, cd), false
-}
 
 // cachedDelay is the delay of a host whose robots.txt is being fetched: the
 // delay of the policy in memory (expired or not), else the minimum delay.
@@ -62,19 +42,6 @@ func (p *Plugin) takeToken(ctx context.Context) error {
 	return nil
 }
 
-// spacing sets the host's delay, and stops the request of a host whose
-// Crawl-delay is above the largest honoured when the plugin skips such
-// hosts (SkipHost).
-func (f *flow) spacing() bool {
-	d, skip := f.p.delayOf(f.pol)
-	if skip {
-		cd, _ := f.pol.CrawlDelay()
-		return f.stop(Block{Kind: Skipped, Verdict: f.v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, f.p.cfg.maxCrawlDelay)})
-	}
-	f.delay = d
-	return true
-}
-
 // earlyWait waits for the host's turn (Limiter.WaitMax), in OnRequest
 // where no LimitRule slot is held. A pause of a second or less is always
 // waited out: handing a request back for it would cost more than it
@@ -83,14 +50,14 @@ func (f *flow) spacing() bool {
 // from its disk cache without a request, and tells no one which (its
 // cache path is private); the transport's gate spaces what reaches the
 // network.
-func (f *flow) earlyWait() bool {
+func (f *flow) earlyWait() outcome {
 	if f.c.CacheDir != "" {
-		return true
+		return goOn
 	}
 	w, err := f.p.lim.WaitMax(f.ctx, f.pol.Authority(), f.delay, f.p.pauseBound())
 	if err == nil {
 		f.waited += w
-		return true
+		return goOn
 	}
 	var pe *hostlimit.PausedError
 	if errors.As(err, &pe) {

@@ -24,13 +24,9 @@ import (
 // Defaults of the plugin's options.
 const (
 	DefaultMaxCrawlDelay = 30 * time.Second
-	DefaultDeferWait     = 30 * time.Second
 	// DefaultDelay spaces a host whose robots.txt gives no Crawl-delay (as
 	// StormCrawler's default does).
 	DefaultDelay = time.Second
-	// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
-	// default.
-	DefaultStatsCapacity = 100_000
 	// DefaultRetries is how many times a request answered 429 or a 5xx
 	// (but 501 and 505) is sent again after its host's pause
 	// ([WithRetries]), as Scrapy retries them by default.
@@ -64,6 +60,12 @@ func (o OverDelay) String() string {
 	return "OverDelay(" + strconv.Itoa(int(o)) + ")"
 }
 
+// Defaults of the options whose values only the plugin needs.
+const (
+	defaultDeferWait     = 30 * time.Second
+	defaultStatsCapacity = 100_000 // authorities Plugin.Stats keeps
+)
+
 // Option configures a [Plugin]. An option given a value it cannot use
 // makes [New] (and [Attach]) return an error naming it.
 type Option func(*config)
@@ -92,6 +94,7 @@ type config struct {
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New
+	broken        error   // WithRobots with invalid options: every request is stopped with it
 }
 
 // fail records an option value New refuses.
@@ -139,7 +142,7 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithStatsCapacity bounds the per-authority statistics to about n
-// authorities (default [DefaultStatsCapacity]; n ≤ 0 is an error).
+// authorities (default 100 000; n ≤ 0 is an error).
 // When a new authority takes it over n, the least recently updated ones
 // are folded into the totals ([Plugin.Totals] stays exact) and dropped from
 // [Plugin.Stats] until nine tenths of n remain; updates that race with a
@@ -272,7 +275,7 @@ func WithOnBlocked(fn func(Block)) Option {
 // host's pause after a 429 or 5xx, before it is handed back: stopped, reported as
 // [Deferred] and kept for [Plugin.RetryDeferred]. A pause is judged when
 // the request arrives ([Limiter].WaitMax); a pause of a second or less is
-// always waited out. Default [DefaultDeferWait]; 0 hands such requests back
+// always waited out. Default 30 s; 0 hands such requests back
 // at once; negative is an error.
 func WithDeferWait(d time.Duration) Option {
 	return func(c *config) {

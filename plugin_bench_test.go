@@ -211,12 +211,12 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}
 			req.Header.Set("User-Agent", c.UserAgent)
-			cs := (*p.slots.list.Load())[0]
+			cs := (*p.handoff.slots.Load())[0]
 			p.onRequest(c, cs, r) // fetches robots.txt
 			if r.IsAbort() {
 				b.Fatal("aborted")
 			}
-			resp, err := p.coll.RoundTrip(req) // takes the early pass
+			resp, err := p.net.coll.RoundTrip(req) // takes the early pass
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p.onRequest(c, cs, r)
-				resp, err := p.coll.RoundTrip(req)
+				resp, err := p.net.coll.RoundTrip(req)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -264,7 +264,6 @@ func BenchmarkPluginStatsBytes(b *testing.B) {
 // (X-Robots-Tag read, the head scanned for meta robots): no allocation.
 func BenchmarkPluginOnResponse(b *testing.B) {
 	p := mustNew(b, WithAgents("examplebot"))
-	c := colly.NewCollector()
 	u, _ := url.Parse("https://example.com/products/item-42")
 	body := []byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Item 42</title>` +
 		`<script>window.x = "<meta name=robots content=nofollow>";</script>` +
@@ -278,7 +277,7 @@ func BenchmarkPluginOnResponse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		p.onResponse(c, r)
+		p.onNofollowResponse(r)
 	}
 	if r.Ctx.Get(nofollowKey) != "" {
 		b.Fatal("marked nofollow")

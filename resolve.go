@@ -4,11 +4,21 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 )
+
+// resolverCell holds the plugin's robots.txt resolver, made at the first
+// request (resolver).
+type resolverCell struct {
+	atomic.Pointer[policy.Resolver]
+	once   sync.Once
+	tokens []string // the resolver's product tokens, set with it
+}
 
 // resolver returns the plugin's resolver, created on first use so that the
 // User-Agent of the collector it was first attached to (set by later
@@ -19,13 +29,13 @@ func (p *Plugin) resolver() *policy.Resolver {
 	if r := p.res.Load(); r != nil {
 		return r
 	}
-	p.once.Do(func() {
-		p.mu.Lock()
+	p.res.once.Do(func() {
+		p.colls.mu.Lock()
 		var userAgent string
-		if p.first != nil {
-			userAgent = p.first.UserAgent
+		if p.colls.first != nil {
+			userAgent = p.colls.first.UserAgent
 		}
-		p.mu.Unlock()
+		p.colls.mu.Unlock()
 		// The plugin's defaults first: the user's policy options override them.
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
@@ -44,7 +54,7 @@ func (p *Plugin) resolver() *policy.Resolver {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
 				slog.String("user_agent", r.UserAgent()))
 		}
-		p.tokens = r.Agents()
+		p.res.tokens = r.Agents()
 		p.res.Store(r)
 	})
 	return p.res.Load()
@@ -53,7 +63,7 @@ func (p *Plugin) resolver() *policy.Resolver {
 // agents returns the resolver's product tokens (not to be modified).
 func (p *Plugin) agents() []string {
 	p.resolver()
-	return p.tokens
+	return p.res.tokens
 }
 
 // robotsTransport is the transport of the plugin's robots.txt fetches: the
@@ -87,13 +97,4 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
 	}
 	return hostlimit.RoundTrip(base, req, permit)
-}
-
-// rules stops a URL robots.txt disallows for the crawler, by a rule or by
-// its fetch outcome.
-func (f *flow) rules() bool {
-	if f.v.Allowed {
-		return true
-	}
-	return f.stop(Block{Kind: Disallowed, Verdict: f.v, Reason: f.v.String()})
 }

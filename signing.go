@@ -4,9 +4,9 @@ import "net/http"
 
 // The signing layers of WithSigner, in the order a request meets them:
 //
-//	Answering   (p.signing.Answering): a challenge answered once, above the gate
+//	Answering   (p.net.signing.Answering): a challenge answered once, above the gate
 //	checkTransport / robotsTransport: the robots check and the host's gate
-//	p.signing   (botauth.Transport): signed when it leaves
+//	p.net.signing   (botauth.Transport): signed when it leaves
 //	baseTransport: the base transport (WithTransport, or the collector's)
 //
 // Answering must sit above the gate: beneath it, the answer would wait for
@@ -17,26 +17,26 @@ import "net/http"
 type baseTransport struct{ p *Plugin }
 
 func (t baseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	return t.p.base.Load().RoundTripper.RoundTrip(req)
+	return t.p.net.base.Load().RoundTripper.RoundTrip(req)
 }
 
 // sender is the transport a request goes through once its host's gate let
 // it through: the signer when there is one, else the base transport.
 func (p *Plugin) sender() http.RoundTripper {
-	if p.signing != nil {
-		return p.signing
+	if p.net.signing != nil {
+		return p.net.signing
 	}
-	return p.base.Load().RoundTripper
+	return p.net.base.Load().RoundTripper
 }
 
 // robotsFetches is the transport of the resolver's robots.txt fetches:
 // gate and base, with challenges answered above the gate when signing.
 func (p *Plugin) robotsFetches() http.RoundTripper {
 	rt := &robotsTransport{p: p}
-	if p.signing == nil {
+	if p.net.signing == nil {
 		return rt
 	}
-	return p.signing.Answering(rt)
+	return p.net.signing.Answering(rt)
 }
 
 // challengeRound is the next transport of a page's Answering layer: the

@@ -17,7 +17,6 @@ import (
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
 )
 
@@ -54,10 +53,13 @@ type SitemapTotals struct {
 	Rejected map[string]int64
 }
 
-// sitemapState is the plugin's sitemap bookkeeping.
-type sitemapState struct {
+// sitemapFeature is WithSitemaps: it walks each authority's sitemaps into
+// the collector whose request loaded the authority's policy, and bounds the
+// requests of an Async walk in flight (window).
+type sitemapFeature struct {
+	p      *Plugin
+	cfg    *sitemapConfig
 	walked sync.Map        // authority → struct{}: walked, or being walked
-	queues sync.Map        // *colly.Collector → queueStorage: AttachFrontier's frontier
 	clock  hostlimit.Clock // of the windows' hold times; nil: the system clock (tests set it)
 	window int             // the Async window's size; 0: sitemapWindow (tests set it)
 
@@ -65,22 +67,40 @@ type sitemapState struct {
 	totals SitemapTotals
 }
 
+// attach registers the feature's callbacks on c, after the plugin's
+// OnRequest hook: a handed-over request's place in its window is armed
+// once that hook is done with it (a callback after it may stop it
+// silently: see window), released at once if a callback aborted it, and
+// released at its OnScraped or OnError.
+func (s *sitemapFeature) attach(c *colly.Collector) {
+	c.OnRequest(func(r *colly.Request) {
+		if sl := slotOf(r); sl != nil && r.IsAbort() {
+			sl.release()
+		} else if sl != nil {
+			sl.arm()
+		}
+	})
+	c.OnScraped(releaseSlot)
+	c.OnError(func(r *colly.Response, _ error) { releaseSlot(r) })
+}
+
 // SitemapTotals returns the sums over every sitemap report.
 func (p *Plugin) SitemapTotals() SitemapTotals {
-	s := &p.sm
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.totals
-	t.Filtered, t.Rejected = maps.Clone(s.totals.Filtered), maps.Clone(s.totals.Rejected)
+	var t SitemapTotals
+	if s := p.sitemaps; s != nil {
+		s.mu.Lock()
+		t = s.totals
+		t.Filtered, t.Rejected = maps.Clone(t.Filtered), maps.Clone(t.Rejected)
+		s.mu.Unlock()
+	}
 	if t.Filtered == nil {
 		t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
 	}
 	return t
 }
 
-// recordSitemap sums, logs and passes on one report.
-func (p *Plugin) recordSitemap(r sitemap.Report) {
-	s := &p.sm
+// record sums, logs and passes on one report.
+func (s *sitemapFeature) record(r sitemap.Report) {
 	s.mu.Lock()
 	t := &s.totals
 	if t.Filtered == nil {
@@ -101,28 +121,32 @@ func (p *Plugin) recordSitemap(r sitemap.Report) {
 	}
 	s.mu.Unlock()
 	if r.Err != nil {
-		p.log.Warn("robots: sitemap not read to its end", slog.String("sitemap", r.URL), slog.String("scope", r.Scope),
+		s.p.log.Warn("robots: sitemap not read to its end", slog.String("sitemap", r.URL), slog.String("scope", r.Scope),
 			slog.Int("handed", r.Handed), slog.String("error", r.Err.Error()))
 	} else {
-		p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
+		s.p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
 			slog.Int("found", r.Found), slog.Int("handed", r.Handed), slog.Int("children", r.Children))
 	}
-	if fn := p.cfg.sitemaps.walk.OnReport; fn != nil {
+	if fn := s.cfg.walk.OnReport; fn != nil {
 		fn(r)
 	}
 }
 
-// walkSitemaps walks the sitemaps of pol's authority into c the first
-// time its policy is seen by a request of c: see WithSitemaps. It is
-// called from the plugin's OnRequest hook.
-func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
-	sc := p.cfg.sitemaps
+// walk walks the sitemaps of the authority of f's policy into f's
+// collector the first time its policy is seen by a request of it: see
+// WithSitemaps. It is a stage of the plugin's OnRequest hook; a nil
+// feature (no WithSitemaps) walks nothing.
+func (s *sitemapFeature) walk(f *flow) {
+	if s == nil {
+		return
+	}
+	p, c, pol, sc := s.p, f.c, f.pol, s.cfg
 	switch pol.Action() {
 	case dialect.ActionDisallowAll, dialect.ActionExcludeHost:
 		return // robots.txt unreachable for now: a later request walks it
 	}
 	a := pol.Authority()
-	if _, done := p.sm.walked.LoadOrStore(a, struct{}{}); done {
+	if _, done := s.walked.LoadOrStore(a, struct{}{}); done {
 		return
 	}
 	roots := pol.Sitemaps()
@@ -143,31 +167,25 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 	if len(roots) == 0 {
 		return
 	}
-	ctx := c.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx := f.ctx
 	cfg := sc.walk
 	cfg.Client = &http.Client{Transport: &sitemapTransport{p}}
 	cfg.UserAgent = p.resolver().UserAgent()
 	cfg.Allow = p.allowSitemap
-	cfg.OnReport = p.recordSitemap
+	cfg.OnReport = s.record
 	// The host's gate holds the host while a response is open: the
 	// sitemap is read whole (to a temporary file past 1 MiB) before its
 	// pages, which pass that gate, are handed over.
 	cfg.Spool = true
-	var q queueStorage
-	if v, ok := p.sm.queues.Load(c); ok {
-		q = v.(queueStorage)
-	}
+	q := p.frontier.queue(c)
 	var win *window
 	if c.Async && q == nil {
-		size := p.sm.window
+		size := s.window
 		if size <= 0 {
 			size = sitemapWindow
 		}
 		delay, _ := p.delayOf(pol)
-		win = newWindow(size, sitemapHoldBase+time.Duration(size)*delay, p.sm.clock, p.log)
+		win = newWindow(size, sitemapHoldBase+time.Duration(size)*delay, s.clock, p.log)
 	}
 	sitemap.NewWalker(cfg).Walk(ctx, a, roots, func(pg sitemap.Page) error {
 		cctx := colly.NewContext()
@@ -176,17 +194,17 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 		if q != nil {
 			return p.queuePage(q, pg.Loc, cctx)
 		}
-		var s *slot
+		var sl *slot
 		if win != nil {
 			var err error
-			if s, err = win.acquire(ctx, pg.Loc); err != nil {
+			if sl, err = win.acquire(ctx, pg.Loc); err != nil {
 				return err
 			}
-			cctx.Put(ctxSlot, s)
+			cctx.Put(ctxSlot, sl)
 		}
 		err := c.Request(http.MethodGet, pg.Loc, nil, cctx, nil)
 		if reason, refused := visitRefusal(err, c.Async); refused {
-			s.release()
+			sl.release()
 			if reason == reasonCollyOther {
 				p.log.Debug("robots: Colly refused a sitemap's page URL", slog.String("url", pg.Loc), slog.String("error", err.Error()))
 			}
@@ -374,17 +392,8 @@ func slotOf(r *colly.Request) *slot {
 
 // releaseSlot releases the slot of the request of r, if it holds one: the
 // OnScraped and OnError hooks.
-func (p *Plugin) releaseSlot(r *colly.Response) {
+func releaseSlot(r *colly.Response) {
 	if r != nil {
 		slotOf(r.Request).release()
 	}
-}
-
-// sitemaps walks the host's sitemaps the first time its policy is seen
-// (WithSitemaps).
-func (f *flow) sitemaps() bool {
-	if f.p.cfg.sitemaps != nil {
-		f.p.walkSitemaps(f.c, f.pol)
-	}
-	return true
 }

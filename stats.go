@@ -90,6 +90,17 @@ func (c *hostCounters) add(s HostStats) {
 	c.waited.Add(int64(s.Waited))
 }
 
+// stopCount is one stop of kind k as HostStats counts it.
+func stopCount(k BlockKind) HostStats {
+	var s HostStats
+	n := [...]*int64{Disallowed: &s.Disallowed, Deferred: &s.Deferred, Skipped: &s.Skipped, Canceled: &s.Canceled,
+		UsageDisallowed: &s.UsageDisallowed, Nofollow: &s.Nofollow}
+	if int(k) < len(n) {
+		*n[k] = 1
+	}
+	return s
+}
+
 // record adds d to authority's statistics.
 func (s *stats) record(authority string, d HostStats) {
 	c := s.counters(authority)

@@ -8,88 +8,79 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 )
 
-// checkTransport is the collectors' transport: it checks every request
-// against robots.txt (redirect hops, which no Colly callback sees, and the
-// requests of collectors guarded only through the transport), then passes
-// it through the host's gate to the base transport.
+// sendPath is the way out of the plugin: the collectors' transport in
+// front (the decision for the requests no OnRequest hook saw, the host's
+// gate), the signer beneath the gate (WithSigner, signing.go) and the base
+// transport.
+type sendPath struct {
+	coll      *checkTransport              // the collectors' transport
+	base      atomic.Pointer[roundTripper] // the transport behind the gate
+	signing   *botauth.Transport           // signs each request past the gate (WithSigner); nil: nothing signed
+	uaChecked atomic.Bool                  // the User-Agent of a request was checked (checkUserAgent)
+}
+
+// checkTransport is the collectors' transport. A request OnRequest let
+// through or stopped carries its ticket (handoff.go): a stop fails there,
+// a request let through goes to the host's gate. Any other request (a
+// redirect hop, which no Colly callback sees; a request of a clone the
+// plugin is not attached to) goes down the decision path first
+// ([Plugin.decide]).
 type checkTransport struct{ p *Plugin }
 
 func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
-	if v := req.Header[stopHeader]; len(v) > 0 {
+	tk := p.handoff.read(req.Header)
+	if be := p.handoff.stopped(tk); be != nil {
 		// Stopped in OnRequest: fail it here so that OnError sees why.
 		closeBody(req)
-		return nil, p.stoppedError(req, v[0])
+		return nil, be
 	}
-	// A request OnRequest let through, or a redirect hop of one (net/http
-	// copies the mark to each hop): a stop is held for the OnError hook,
-	// which reports it with its Colly request.
-	var tk ticket
-	if pv := req.Header[passHeader]; len(pv) > 0 {
-		tk = p.slots.ticket(pv[0])
-		delete(req.Header, passHeader) // never sent
-	}
-	answers := 0
-	if v := req.Header[answersHeader]; len(v) > 0 {
-		answers, _ = strconv.Atoi(v[0])
-		delete(req.Header, answersHeader) // never sent
-	}
-	if p.broken != nil {
+	if p.cfg.broken != nil {
 		// A collector guarded only through the transport (an unattached clone).
-		b := p.stop(Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: p.broken.Error()}, nil, nil)
+		b := p.complete(Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: p.cfg.broken.Error()}, nil, nil)
+		p.report(b)
 		closeBody(req)
 		return nil, &BlockedError{Block: b}
 	}
-	base := p.sender()
-	res := p.resolver()
-	pol, err := res.Policy(req.Context(), req.URL)
+	pol, err := p.resolver().Policy(req.Context(), req.URL)
 	if errors.Is(err, policy.ErrUnsupportedURL) {
-		return base.RoundTrip(req)
+		return p.sender().RoundTrip(req)
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
 		return nil, p.cancelStop(req, err, nil, tk)
 	}
-	v := pol.Check(req.URL)
-	d, skip := p.delayOf(pol)
-	ub, refused := p.usageStop(req.Context(), req.URL, v)
-	if v.Allowed && !skip && !refused {
-		p.checkUserAgent(req)
-		if p.signing == nil {
-			return p.send(base, req, pol, d, tk, answers, false)
+	var d time.Duration
+	if tk.cs != nil && req.Response == nil {
+		d, _ = p.delayOf(pol) // decided in OnRequest
+	} else {
+		var b *Block
+		if d, b = p.decide(req.Context(), req.URL, pol, pol.Check(req.URL)); b != nil {
+			b.Redirect, b.URL, b.Reason = req.Response != nil, req.URL.String(), hopReason(req, b.Reason)
+			closeBody(req)
+			return nil, p.handoff.hold(p, req, *b, pol, nil, tk)
 		}
-		round := &challengeRound{send: func(r *http.Request, first bool) (*http.Response, error) {
-			return p.send(base, r, pol, d, tk, answers, first)
-		}}
-		return p.signing.Answering(round).RoundTrip(req)
 	}
-	b := Block{Redirect: req.Response != nil, URL: req.URL.String()}
-	switch {
-	case refused:
-		b = ub
-		b.Redirect, b.URL = req.Response != nil, req.URL.String()
-	case !v.Allowed:
-		b.Kind, b.Verdict, b.Reason = Disallowed, v, v.String()
-		if v.Reason == dialect.ReasonFetch && temporary(pol.Action()) {
-			b.Kind, b.Until = Deferred, pol.Expires()
-		}
-	default: // skip
-		b.Kind, b.Reason = Skipped, "Crawl-delay above the largest honoured"
+	p.checkUserAgent(req)
+	base := p.sender()
+	if p.net.signing == nil {
+		return p.send(base, req, pol, d, tk, false)
 	}
-	b.Reason = hopReason(req, b.Reason)
-	closeBody(req)
-	return nil, p.stopAt(req, b, pol, nil, tk)
+	round := &challengeRound{send: func(r *http.Request, first bool) (*http.Response, error) {
+		return p.send(base, r, pol, d, tk, first)
+	}}
+	return p.net.signing.Answering(round).RoundTrip(req)
 }
 
 // send passes req through the crawler-wide rate and its host's gate to
@@ -104,7 +95,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // retries it. With keepChallenge, a 429 carrying Accept-Signature is
 // returned at once, for the challenge's answer (WithSigner) to be sent
 // instead of an unsigned retry.
-func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, answers int, keepChallenge bool) (*http.Response, error) {
+func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, keepChallenge bool) (*http.Response, error) {
 	host := pol.Authority()
 	retries := p.cfg.retries
 	if isSitemapFetch(req) {
@@ -112,7 +103,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 	}
 	prefix := "" // what the previous answer was, on a retry
 	gate, fresh, budget := gateContext(req, tk.cs)
-	for attempt := answers; ; attempt++ {
+	for attempt := tk.answers; ; attempt++ {
 		entry := time.Now()
 		if err := p.takeToken(gate); err != nil {
 			return nil, p.cancelStop(req, err, pol, tk)
@@ -121,7 +112,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 		if err != nil {
 			if b, ok := pausedStop(req, err, prefix); ok {
 				closeBody(req)
-				be := p.stopAt(req, b, pol, nil, tk)
+				be := p.handoff.hold(p, req, b, pol, nil, tk)
 				be.answers = attempt
 				return nil, be
 			}
@@ -131,7 +122,7 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 			p.stats.record(host, HostStats{Retried: 1})
 			p.log.Debug("robots: sent again after the host's pause", slog.String("url", req.URL.String()), slog.Int("retry", attempt))
 		}
-		sreq, cancel := freshDeadline(req, fresh, budget, entry, attempt > answers)
+		sreq, cancel := freshDeadline(req, fresh, budget, entry, attempt > tk.answers)
 		resp, err := hostlimit.RoundTrip(base, sreq, permit)
 		if cancel != nil {
 			if err != nil || resp.Body == nil {
@@ -180,28 +171,7 @@ func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
 // (err says where), and returns its error.
 func (p *Plugin) cancelStop(req *http.Request, err error, pol *policy.Policy, tk ticket) error {
 	closeBody(req)
-	return p.stopAt(req, canceledHop(req, err), pol, err, tk)
-}
-
-// stopAt is the error of req, which the transport stops with b (cause:
-// the context's error of a cancellation, else nil). A request OnRequest
-// let through (its ticket names its collector and Colly request) is held
-// for the OnError hook of its collector, which reports it with its Colly
-// request (see [Plugin.onError]): Colly calls OnError for every request
-// whose round trip failed, even when net/http replaced the error with its
-// own (Colly's request timeout). Any other request (of a collector the
-// plugin guards only through its transport, or a sitemap document) is
-// reported now.
-func (p *Plugin) stopAt(req *http.Request, b Block, pol *policy.Policy, cause error, tk ticket) *BlockedError {
-	b.Sitemap = isSitemapFetch(req)
-	b = p.complete(b, pol, nil)
-	be := &BlockedError{Block: b, cause: cause}
-	if tk.cs != nil {
-		p.held.Store(tk, be)
-		return be
-	}
-	p.report(b)
-	return be
+	return p.handoff.hold(p, req, canceledHop(req, err), pol, err, tk)
 }
 
 // canceledHop is the report of a request whose context ended while the
@@ -257,13 +227,13 @@ func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 			if err != nil {
 				closeBody(req)
 				if b, ok := pausedStop(req, err, ""); ok {
-					return nil, p.stopAt(req, b, pol, nil, ticket{})
+					return nil, p.handoff.hold(p, req, b, pol, nil, ticket{})
 				}
 				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
 			}
 		}
 	}
-	return p.coll.RoundTrip(req)
+	return p.net.coll.RoundTrip(req)
 }
 
 // pluginOf returns the plugin whose transport c uses, or nil.

@@ -91,6 +91,16 @@ func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (B
 	return Block{}, false
 }
 
+// attachUsage registers the usage feature's OnResponse callback on c: see
+// markUsage.
+func (p *Plugin) attachUsage(c *colly.Collector) {
+	c.OnResponse(func(r *colly.Response) {
+		if responded(r) {
+			p.markUsage(collectorContext(c), r)
+		}
+	})
+}
+
 // markUsage, from the OnResponse hook with WithPurposes, puts the
 // response's usage report in its Context, counts a refused one and calls
 // the WithOnUsageRefused function. ctx is the collector's: the licences
@@ -120,13 +130,4 @@ func (p *Plugin) markUsage(ctx context.Context, r *colly.Response) {
 	if fn := p.cfg.onUsage; fn != nil {
 		fn(r, ru)
 	}
-}
-
-// usage stops a URL whose robots.txt, tdmrep.json or licence refuses a
-// declared purpose.
-func (f *flow) usage() bool {
-	if b, refused := f.p.usageStop(f.ctx, f.r.URL, f.v); refused {
-		return f.stop(b)
-	}
-	return true
 }

@@ -1,0 +1,255 @@
+package robots
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/policy"
+)
+
+// The hand-off: how what the OnRequest hook decides reaches the
+// transport, and how a stop at the transport reaches the OnError hook with
+// its Colly request.
+//
+// Colly gives OnRequest a *colly.Request and the transport the
+// *http.Request it builds from it; the one thing both see is the
+// request's header map (colly.Request.Headers points at the
+// http.Request's Header). So the hand-off is a ticket in one header,
+// ticketHeader, naming the collector (its slot, by number) and the Colly
+// request's ID, and typed entries kept under the ticket:
+//
+//   - A request stopped in OnRequest (handoff.stop) is reported there, and
+//     its *BlockedError is kept under its ticket in stops: the transport
+//     takes it and fails the request with it (handoff.stopped), so that
+//     Colly calls OnError with it and a sync Visit returns it. If another
+//     callback aborts the request after the plugin's hook, the transport
+//     never sees it: the entry goes when the Colly request is collected.
+//   - A request let through (handoff.pass) carries its ticket only. A stop
+//     at the transport (a redirect hop, which net/http sends with a copy
+//     of the request's header; a context that ended at the gate; a host
+//     paused past WithDeferWait) is kept under the ticket in held
+//     (handoff.hold), and the OnError hook (handoff.onError), which Colly
+//     calls for every failed round trip whatever error net/http gives it,
+//     reports it there with its Colly request.
+//   - A request handed back as Deferred after answers asking to back off
+//     carries their count in its ticket to its next round (RetryDeferred),
+//     which starts counting WithRetries from there.
+//
+// A request without a ticket (of a clone the plugin is not attached to,
+// or a sitemap document) is reported at the transport. The transport
+// removes the header before anything is sent.
+const ticketHeader = "X-Politecrawl-Robots-Ticket"
+
+// handoff carries stops between the OnRequest hook, the transport and the
+// OnError hook (see ticketHeader).
+type handoff struct {
+	slots atomic.Pointer[[]*collectorSlot] // the attached collectors', by number - 1; replaced, never changed
+	stops sync.Map                         // ticket → *BlockedError: decided in OnRequest, for the transport
+	held  sync.Map                         // ticket → *BlockedError: decided at the transport, for OnError
+}
+
+// collectorSlot is what the transport knows of one attached collector.
+type collectorSlot struct {
+	name   string                 // its number, in its tickets
+	ctx    atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest (clienttimeout.go)
+	visits *visits                // its visited store's front (nil if unreadable)
+}
+
+// ticket names a request of an attached collector: its slot and its Colly
+// request's ID, and the answers asking to back off it has had in its
+// earlier rounds. A ticket without a slot names no request.
+type ticket struct {
+	cs      *collectorSlot
+	id      uint32
+	answers int
+}
+
+// key is the ticket without its answers: what entries are kept under.
+func (t ticket) key() ticket { return ticket{cs: t.cs, id: t.id} }
+
+// add returns a new collector's slot; the caller holds the plugin's lock.
+func (h *handoff) add() *collectorSlot {
+	var list []*collectorSlot
+	if l := h.slots.Load(); l != nil {
+		list = *l
+	}
+	cs := &collectorSlot{name: strconv.Itoa(len(list) + 1)}
+	list = append(list[:len(list):len(list)], cs)
+	h.slots.Store(&list)
+	return cs
+}
+
+// write puts t in the header h: "SLOT ID", and " ANSWERS" when there are.
+func (t ticket) write(h http.Header) {
+	v := "0 0"
+	if t.cs != nil {
+		v = t.cs.name + " " + strconv.FormatUint(uint64(t.id), 10)
+	}
+	if t.answers > 0 {
+		v += " " + strconv.Itoa(t.answers)
+	}
+	h[ticketHeader] = []string{v}
+}
+
+// read returns the ticket in h, and removes it from h.
+func (h *handoff) read(hdr http.Header) ticket {
+	v := hdr[ticketHeader]
+	if len(v) == 0 {
+		return ticket{}
+	}
+	delete(hdr, ticketHeader)
+	num, rest, _ := strings.Cut(v[0], " ")
+	id, answers, _ := strings.Cut(rest, " ")
+	var t ticket
+	t.answers, _ = strconv.Atoi(answers)
+	n, err := strconv.Atoi(num)
+	l := h.slots.Load()
+	i, err2 := strconv.ParseUint(id, 10, 32)
+	if err == nil && err2 == nil && l != nil && n >= 1 && n <= len(*l) {
+		t.cs, t.id = (*l)[n-1], uint32(i)
+	}
+	return t
+}
+
+// start takes the ticket a request brings to the OnRequest hook (a
+// request retried after a hand-back), keeping only its answers.
+func (h *handoff) start(r *colly.Request) ticket {
+	if r.Headers == nil {
+		return ticket{}
+	}
+	return ticket{answers: h.read(*r.Headers).answers}
+}
+
+// pass counts the request of f, let through, and gives it its ticket.
+func (h *handoff) pass(f *flow) {
+	f.p.stats.record(f.pol.Authority(), HostStats{Allowed: 1, Waited: f.waited})
+	if clientOffsets.ok && f.r.Headers != nil {
+		f.cs.see(f.ctx)
+		ticket{f.cs, f.r.ID, f.answers}.write(*f.r.Headers)
+	}
+}
+
+// stop reports b for the Colly request r of the collector of cs and keeps
+// its error for the transport, which fails r with it.
+func (h *handoff) stop(p *Plugin, cs *collectorSlot, r *colly.Request, b Block, pol *policy.Policy) {
+	b.Request = r
+	b = p.complete(b, pol, r)
+	p.report(b)
+	if !clientOffsets.ok || r.Headers == nil {
+		r.Abort() // the transport cannot be vouched for: stop silently
+		return
+	}
+	b.Request = nil // filled in by OnError, which has it
+	t := ticket{cs: cs, id: r.ID}
+	h.stops.Store(t, &BlockedError{Block: b})
+	runtime.AddCleanup(r, func(t ticket) { h.stops.Delete(t) }, t)
+	t.write(*r.Headers)
+	// Colly would answer a GET from its disk cache (colly.CacheDir) without
+	// reaching the transport: make it ask, so that the stop reaches OnError.
+	r.Headers.Set("Cache-Control", "no-cache")
+}
+
+// stopped returns the error of a request stopped in OnRequest, t its
+// ticket, or nil.
+func (h *handoff) stopped(t ticket) *BlockedError {
+	if t.cs == nil {
+		return nil
+	}
+	if v, ok := h.stops.LoadAndDelete(t.key()); ok {
+		return v.(*BlockedError)
+	}
+	return nil
+}
+
+// hold is the error of req, which the transport stops with b (cause: the
+// context's error of a cancellation, else nil). A request with a ticket is
+// held for the OnError hook, which reports it with its Colly request; any
+// other is reported now.
+func (h *handoff) hold(p *Plugin, req *http.Request, b Block, pol *policy.Policy, cause error, t ticket) *BlockedError {
+	b.Sitemap = isSitemapFetch(req)
+	b = p.complete(b, pol, nil)
+	be := &BlockedError{Block: b, cause: cause}
+	if t.cs != nil {
+		h.held.Store(t.key(), be)
+		return be
+	}
+	p.report(b)
+	return be
+}
+
+// onError is the OnError hook of the collector of slot cs: it reports a
+// stop the transport held for it with its Colly request, completes a
+// stop's error with its Colly request, and keeps for
+// [Plugin.RetryDeferred] the Colly request behind a request deferred at
+// the transport (its host paused past WithDeferWait, a redirect hop to an
+// authority whose robots.txt is unreachable for now), so that it is not
+// lost: Colly has marked its URL visited.
+func (h *handoff) onError(p *Plugin, cs *collectorSlot, r *colly.Response, err error) {
+	if r == nil || r.Request == nil {
+		return
+	}
+	t := ticket{cs: cs, id: r.Request.ID}
+	var be *BlockedError
+	if v, ok := h.held.LoadAndDelete(t); ok {
+		// Let through in OnRequest, stopped at the transport: counted
+		// under its stop instead, and reported with its request. The
+		// error may not be err's (net/http replaces the error of a
+		// request that ran out of Colly's request timeout).
+		be = v.(*BlockedError)
+		be.Block.Request = r.Request
+		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
+		p.report(be.Block)
+	} else if !errors.As(err, &be) {
+		return
+	}
+	h.stops.Delete(t) // a stop that failed before the transport took it
+	if be.Block.Request == nil {
+		// The transport does not know the Colly request; Colly gives it
+		// here, and a sync Visit returns this same error.
+		be.Block.Request = r.Request
+	}
+	if be.Block.Kind == Deferred {
+		if be.answers > 0 && r.Request.Headers != nil {
+			ticket{answers: be.answers}.write(*r.Request.Headers)
+		}
+		p.deferred.keep(p.log, r.Request, be.Block.Until, be.answers)
+	}
+}
+
+// complete fills in b's URL, authority and dialect. r is the Colly
+// request when known.
+func (p *Plugin) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
+	if r != nil && b.URL == "" {
+		b.URL = r.URL.String()
+	}
+	if pol != nil {
+		b.Authority = pol.Authority()
+		b.Dialect = pol.Dialect().Name()
+	} else if r != nil {
+		b.Authority, _ = policy.Authority(r.URL)
+	}
+	if b.Dialect == "" {
+		if res := p.res.Load(); res != nil {
+			b.Dialect = res.Dialect().Name()
+		}
+	}
+	return b
+}
+
+// report counts b, logs it and passes it to the OnBlocked callback.
+func (p *Plugin) report(b Block) {
+	p.stats.record(b.Authority, stopCount(b.Kind))
+	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
+		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
+	if fn := p.cfg.onBlocked; fn != nil {
+		fn(b)
+	}
+}
