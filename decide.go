@@ -35,7 +35,8 @@ func (p *Plugin) decide(ctx context.Context, u *url.URL, pol *policy.Policy, v p
 		return 0, b
 	}
 	if b, refused := p.usageStop(ctx, u, v); refused {
-		return 0, &b
+		stop := b
+		return 0, &stop
 	}
 	d, skip := p.delayOf(pol)
 	if skip {
