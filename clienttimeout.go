@@ -15,17 +15,6 @@ import (
 // timeout when it came to the gate (gateContext, freshDeadline): the gate
 // spaces requests, and that wait is not the server's slowness.
 
-type ctxBox struct{ ctx context.Context }
-
-// see records ctx as the context the collector's requests are built from.
-// It allocates only when the collector's Context changed.
-func (cs *collectorSlot) see(ctx context.Context) {
-	if b := cs.ctx.Load(); b != nil && sameContext(b.ctx, ctx) {
-		return
-	}
-	cs.ctx.Store(&ctxBox{ctx})
-}
-
 // sameContext compares two contexts without the panic == gives on an
 // incomparable dynamic type.
 func sameContext(a, b context.Context) bool {
@@ -38,20 +27,16 @@ func sameContext(a, b context.Context) bool {
 // gateContext returns the context req waits at the gate on, and, when that
 // is not req's own (its deadline is the client's timeout), the context to
 // derive its send from and the timeout's length left at entry.
-func gateContext(req *http.Request, cs *collectorSlot) (gate, base context.Context, budget time.Duration) {
+func gateContext(req *http.Request, user context.Context) (gate, base context.Context, budget time.Duration) {
 	ctx := req.Context()
-	if cs == nil {
-		return ctx, nil, 0
-	}
 	dl, ok := ctx.Deadline()
-	b := cs.ctx.Load()
-	if !ok || b == nil {
+	if !ok || user == nil {
 		return ctx, nil, 0
 	}
-	if udl, uok := b.ctx.Deadline(); uok && !dl.Before(udl) {
+	if udl, uok := user.Deadline(); uok && !dl.Before(udl) {
 		return ctx, nil, 0 // the user's deadline
 	}
-	return b.ctx, b.ctx, time.Until(dl)
+	return user, user, time.Until(dl)
 }
 
 // freshDeadline returns req to send once the gate let it through after

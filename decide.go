@@ -2,6 +2,7 @@ package robots
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -26,7 +28,7 @@ import (
 //     declared purpose or use level (usage.go);
 //   - spacing: the host's delay, or the host skipped when its Crawl-delay
 //     is above the largest honoured and the plugin skips such hosts.
-func (p *Plugin) decide(ctx context.Context, u *url.URL, pol *policy.Policy, v policy.Verdict) (time.Duration, *Block) {
+func (p *core) decide(ctx context.Context, u *url.URL, pol *policy.Policy, v policy.Verdict) (time.Duration, *Block) {
 	if !v.Allowed {
 		b := &Block{Kind: Disallowed, Verdict: v, Reason: v.String()}
 		if v.Reason == dialect.ReasonFetch && temporary(pol.Action()) {
@@ -46,25 +48,6 @@ func (p *Plugin) decide(ctx context.Context, u *url.URL, pol *policy.Policy, v p
 	return d, nil
 }
 
-// delayOf returns the spacing for a host under policy pol, and whether the
-// host is to be skipped.
-func (p *Plugin) delayOf(pol *policy.Policy) (time.Duration, bool) {
-	d := p.cfg.minDelay
-	cd, ok := pol.CrawlDelay()
-	if !ok {
-		return max(d, p.cfg.defaultDelay), false
-	}
-	if cd > p.cfg.maxCrawlDelay {
-		switch p.cfg.overDelay {
-		case SkipHost:
-			return 0, true
-		case CapDelay:
-			cd = p.cfg.maxCrawlDelay
-		}
-	}
-	return max(d, cd), false
-}
-
 // outcome says what a stage of the OnRequest hook did with its request.
 type outcome uint8
 
@@ -78,7 +61,8 @@ const (
 // flow is one request on its way through the OnRequest hook
 // ([Plugin.onRequest]): what the stages it passed learned of it.
 type flow struct {
-	p       *Plugin
+	p       *core
+	h       *handoff
 	c       *colly.Collector
 	cs      *collectorSlot
 	r       *colly.Request
@@ -88,6 +72,9 @@ type flow struct {
 	v       policy.Verdict  // robots.txt's verdict for the URL (loadPolicy)
 	delay   time.Duration   // the host's spacing (decide)
 	waited  time.Duration   // how long the stages held the request
+	// windowed: a sitemap page's request holding a place in its walk's
+	// window (sitemaps.go), which no frontier hands back.
+	windowed bool
 }
 
 // decide runs the decision path for the request.
@@ -102,6 +89,36 @@ func (f *flow) decide() outcome {
 
 // stop ends the flow: the request is stopped with b and reported with it.
 func (f *flow) stop(b Block) outcome {
-	f.p.handoff.stop(f.p, f.cs, f.r, b, f.pol)
+	f.h.stop(f.p, f.cs, f.r, b, f.pol)
 	return stopped
+}
+
+// temporary reports whether a fetch-outcome action ends at a retry time.
+func temporary(a dialect.Action) bool {
+	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
+}
+
+// earlyWait waits for the host's turn (Limiter.WaitMax), in OnRequest
+// where no LimitRule slot is held. A pause of a second or less is always
+// waited out: handing a request back for it would cost more than it
+// saves; a longer one than WithDeferWait hands the request back as
+// Deferred. With colly.CacheDir there is no early wait: Colly may answer
+// from its disk cache without a request, and tells no one which (its
+// cache path is private); the transport's gate spaces what reaches the
+// network.
+func (f *flow) earlyWait() outcome {
+	if f.c.CacheDir != "" {
+		return goOn
+	}
+	w, err := f.p.lim.WaitMax(f.ctx, f.pol.Authority(), f.delay, f.p.pauseBound())
+	if err == nil {
+		f.waited += w
+		return goOn
+	}
+	var pe *hostlimit.PausedError
+	if errors.As(err, &pe) {
+		return f.stop(Block{Kind: Deferred, Verdict: f.v, Until: pe.Until,
+			Reason: "the host answered 429 or 5xx and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"})
+	}
+	return f.stop(Block{Kind: Canceled, Verdict: f.v, Reason: err.Error()})
 }

@@ -60,41 +60,17 @@ func (d *deferredList) take() []deferredRequest {
 	return reqs
 }
 
-// Deferred returns the requests handed back as [Deferred] (robots.txt
-// unreachable, or the host paused for longer than WithDeferWait), oldest
-// first, and forgets them.
-func (p *Plugin) Deferred() []*colly.Request {
-	var reqs []*colly.Request
-	for _, d := range p.deferred.take() {
-		reqs = append(reqs, d.r)
-	}
-	return reqs
-}
-
-// DeferredUntil returns when retrying helps every request kept for
-// [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
-// files that deferred them (by the resolver's clock, see [WithClock]) and
-// the ends of the 429/5xx pauses of the hosts that did; false when none is
-// kept. Retrying earlier defers a request again.
-func (p *Plugin) DeferredUntil() (time.Time, bool) {
-	d := &p.deferred
+// due is when retrying helps every request kept, false when none is.
+func (d *deferredList) due() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.until, len(d.reqs) > 0
 }
 
-// RetryDeferred submits again every request handed back as [Deferred]
-// (with colly's Request.Retry, which skips the visited check) and returns
-// how many it submitted. Each goes through the plugin afresh, so call it
-// once [Plugin.DeferredUntil] has come (a dialect retries a failing
-// robots.txt after 10 minutes, or an hour for a coccoc host without answer;
-// a paused host, at its Retry-After): earlier, the requests are deferred
-// again.
-// Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
-// again; with a collector that is not Async, it returns only once the
-// requests are done.
-func (p *Plugin) RetryDeferred() int {
-	reqs := p.deferred.take()
+// retry submits again every request kept (Plugin.RetryDeferred) and
+// returns how many it submitted.
+func (d *deferredList) retry(log *slog.Logger) int {
+	reqs := d.take()
 	// The requests that had no answer go first: those whose own answers
 	// paused their host would otherwise pause it again ahead of them.
 	slices.SortStableFunc(reqs, func(a, b deferredRequest) int { return min(a.answers, 1) - min(b.answers, 1) })
@@ -103,7 +79,7 @@ func (p *Plugin) RetryDeferred() int {
 		// error (its answer) went to OnError: only a refusal by Colly is news.
 		if err := d.r.Retry(); err != nil {
 			if _, refused := visitRefusal(err, false); refused || errors.Is(err, colly.ErrRetryBodyUnseekable) {
-				p.log.Warn("robots: retrying a deferred request failed", slog.String("url", d.r.URL.String()), slog.Any("error", err))
+				log.Warn("robots: retrying a deferred request failed", slog.String("url", d.r.URL.String()), slog.Any("error", err))
 			}
 		}
 	}
@@ -112,11 +88,6 @@ func (p *Plugin) RetryDeferred() int {
 
 // deferPoll is how often a deferred request looks at the policy again.
 const deferPoll = 200 * time.Millisecond
-
-// temporary reports whether a fetch-outcome action ends at a retry time.
-func temporary(a dialect.Action) bool {
-	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
-}
 
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)

@@ -1,8 +1,8 @@
 package robots
 
 import (
+	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -59,7 +59,7 @@ type handoff struct {
 // collectorSlot is what the transport knows of one attached collector.
 type collectorSlot struct {
 	name   string                 // its number, in its tickets
-	ctx    atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest (clienttimeout.go)
+	ctx    atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest (see)
 	visits *visits                // its visited store's front (nil if unreadable)
 }
 
@@ -128,18 +128,41 @@ func (h *handoff) start(r *colly.Request) ticket {
 	return ticket{answers: h.read(*r.Headers).answers}
 }
 
-// pass counts the request of f, let through, and gives it its ticket.
-func (h *handoff) pass(f *flow) {
-	f.p.stats.record(f.pol.Authority(), HostStats{Allowed: 1, Waited: f.waited})
-	if clientOffsets.ok && f.r.Headers != nil {
-		f.cs.see(f.ctx)
-		ticket{f.cs, f.r.ID, f.answers}.write(*f.r.Headers)
+// pass gives r, of the collector of cs, let through with answers from its
+// earlier rounds, its ticket; cs learns ctx, the collector's Context.
+func (h *handoff) pass(cs *collectorSlot, r *colly.Request, ctx context.Context, answers int) {
+	if clientOffsets.ok && r.Headers != nil {
+		cs.see(ctx)
+		ticket{cs, r.ID, answers}.write(*r.Headers)
 	}
+}
+
+type ctxBox struct{ ctx context.Context }
+
+// see records ctx as the context the collector's requests are built from
+// (gateContext). It allocates only when the collector's Context changed.
+func (cs *collectorSlot) see(ctx context.Context) {
+	if b := cs.ctx.Load(); b != nil && sameContext(b.ctx, ctx) {
+		return
+	}
+	cs.ctx.Store(&ctxBox{ctx})
+}
+
+// userContext is the collector's Context at its latest OnRequest, nil
+// before the first.
+func (cs *collectorSlot) userContext() context.Context {
+	if cs == nil {
+		return nil
+	}
+	if b := cs.ctx.Load(); b != nil {
+		return b.ctx
+	}
+	return nil
 }
 
 // stop reports b for the Colly request r of the collector of cs and keeps
 // its error for the transport, which fails r with it.
-func (h *handoff) stop(p *Plugin, cs *collectorSlot, r *colly.Request, b Block, pol *policy.Policy) {
+func (h *handoff) stop(p *core, cs *collectorSlot, r *colly.Request, b Block, pol *policy.Policy) {
 	b.Request = r
 	b = p.complete(b, pol, r)
 	p.report(b)
@@ -173,7 +196,7 @@ func (h *handoff) stopped(t ticket) *BlockedError {
 // context's error of a cancellation, else nil). A request with a ticket is
 // held for the OnError hook, which reports it with its Colly request; any
 // other is reported now.
-func (h *handoff) hold(p *Plugin, req *http.Request, b Block, pol *policy.Policy, cause error, t ticket) *BlockedError {
+func (h *handoff) hold(p *core, req *http.Request, b Block, pol *policy.Policy, cause error, t ticket) *BlockedError {
 	b.Sitemap = isSitemapFetch(req)
 	b = p.complete(b, pol, nil)
 	be := &BlockedError{Block: b, cause: cause}
@@ -186,15 +209,15 @@ func (h *handoff) hold(p *Plugin, req *http.Request, b Block, pol *policy.Policy
 }
 
 // onError is the OnError hook of the collector of slot cs: it reports a
-// stop the transport held for it with its Colly request, completes a
-// stop's error with its Colly request, and keeps for
-// [Plugin.RetryDeferred] the Colly request behind a request deferred at
-// the transport (its host paused past WithDeferWait, a redirect hop to an
-// authority whose robots.txt is unreachable for now), so that it is not
-// lost: Colly has marked its URL visited.
-func (h *handoff) onError(p *Plugin, cs *collectorSlot, r *colly.Response, err error) {
+// stop the transport held for it with its Colly request, and completes a
+// stop's error with its Colly request. It returns the error of a request
+// handed back as Deferred, whose Colly request is to be kept for
+// [Plugin.RetryDeferred] (Colly has marked its URL visited); a request
+// deferred after answers asking to back off carries their count in its
+// ticket to its next round.
+func (h *handoff) onError(p *core, cs *collectorSlot, r *colly.Response, err error) *BlockedError {
 	if r == nil || r.Request == nil {
-		return
+		return nil
 	}
 	t := ticket{cs: cs, id: r.Request.ID}
 	var be *BlockedError
@@ -208,7 +231,7 @@ func (h *handoff) onError(p *Plugin, cs *collectorSlot, r *colly.Response, err e
 		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
 		p.report(be.Block)
 	} else if !errors.As(err, &be) {
-		return
+		return nil
 	}
 	h.stops.Delete(t) // a stop that failed before the transport took it
 	if be.Block.Request == nil {
@@ -216,40 +239,18 @@ func (h *handoff) onError(p *Plugin, cs *collectorSlot, r *colly.Response, err e
 		// here, and a sync Visit returns this same error.
 		be.Block.Request = r.Request
 	}
-	if be.Block.Kind == Deferred {
-		if be.answers > 0 && r.Request.Headers != nil {
-			ticket{answers: be.answers}.write(*r.Request.Headers)
-		}
-		p.deferred.keep(p.log, r.Request, be.Block.Until, be.answers)
+	if be.Block.Kind != Deferred {
+		return nil
 	}
+	if be.answers > 0 && r.Request.Headers != nil {
+		ticket{answers: be.answers}.write(*r.Request.Headers)
+	}
+	return be
 }
 
-// complete fills in b's URL, authority and dialect. r is the Colly
-// request when known.
-func (p *Plugin) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
-	if r != nil && b.URL == "" {
-		b.URL = r.URL.String()
-	}
-	if pol != nil {
-		b.Authority = pol.Authority()
-		b.Dialect = pol.Dialect().Name()
-	} else if r != nil {
-		b.Authority, _ = policy.Authority(r.URL)
-	}
-	if b.Dialect == "" {
-		if res := p.res.Load(); res != nil {
-			b.Dialect = res.Dialect().Name()
-		}
-	}
-	return b
-}
+// sitemapFetch marks the context of a sitemap document's fetch, which no
+// Colly request is behind (isSitemapFetch).
+type sitemapFetch struct{}
 
-// report counts b, logs it and passes it to the OnBlocked callback.
-func (p *Plugin) report(b Block) {
-	p.stats.record(b.Authority, stopCount(b.Kind))
-	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
-		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
-	if fn := p.cfg.onBlocked; fn != nil {
-		fn(b)
-	}
-}
+// isSitemapFetch reports whether req is a sitemap document's fetch.
+func isSitemapFetch(req *http.Request) bool { return req.Context().Value(sitemapFetch{}) != nil }

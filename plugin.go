@@ -1,7 +1,6 @@
 package robots
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -28,33 +28,27 @@ import (
 // It holds what its parts share; each feature holds its own state and
 // registers its own callbacks when the plugin is attached ([Plugin.Attach]).
 type Plugin struct {
-	cfg    config
-	log    *slog.Logger
-	lim    Limiter
-	stats  stats
-	colls  collectors   // the collectors attached
-	res    resolverCell // the robots.txt resolver (resolve.go)
-	net    sendPath     // the collectors' transport, the signer and the base transport (transport.go)
-	warned atomic.Bool  // Colly's own robots.txt check was warned about
-
+	core                     // what its parts share (core.go)
 	handoff  handoff         // stops and tickets between OnRequest, the transport and OnError (handoff.go)
+	coll     *checkTransport // the collectors' transport (transport.go)
+	colls    collectors      // the collectors attached
+	warned   atomic.Bool     // Colly's own robots.txt check was warned about
 	deferred deferredList    // requests handed back, for RetryDeferred (deferred.go)
 	sitemaps *sitemapFeature // WithSitemaps (sitemaps.go); nil without it
-	frontier frontiers       // AttachFrontier's frontiers (frontier_attach.go)
+	frontier frontiers       // AttachFrontier's frontiers (frontiers.go)
 }
 
 // collectors are the collectors a plugin is attached to.
 type collectors struct {
-	mu       sync.Mutex                // guards these and adoptions of a collector's transport
+	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
 	attached map[*colly.Collector]bool // collectors whose callbacks are registered
-	first    *colly.Collector          // the first: its User-Agent names the crawler
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
 // It returns an error, naming each option, when an option was given a
 // value it cannot use.
 func New(opts ...Option) (*Plugin, error) {
-	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: defaultDeferWait, statsCap: defaultStatsCapacity, defaultDelay: DefaultDelay, retries: DefaultRetries}}
+	p := &Plugin{core: core{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: defaultDeferWait, statsCap: defaultStatsCapacity, defaultDelay: DefaultDelay, retries: DefaultRetries}}}
 	for _, o := range opts {
 		if o != nil {
 			o(&p.cfg)
@@ -91,11 +85,11 @@ func New(opts ...Option) (*Plugin, error) {
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	p.net.base.Store(&roundTripper{base})
+	p.base.Store(&roundTripper{base})
 	if p.cfg.signer != nil {
-		p.net.signing, _ = botauth.NewTransport(baseTransport{p}, p.cfg.signer, p.cfg.signOpts...) // checked by WithSigner
+		p.signing, _ = botauth.NewTransport(baseTransport{&p.core}, p.cfg.signer, p.cfg.signOpts...) // checked by WithSigner
 	}
-	p.net.coll = &checkTransport{p: p}
+	p.coll = &checkTransport{p: &p.core, h: &p.handoff, owner: p}
 	p.colls.attached = map[*colly.Collector]bool{}
 	p.lim = p.cfg.limiter
 	if p.lim == nil {
@@ -103,7 +97,7 @@ func New(opts ...Option) (*Plugin, error) {
 	}
 	p.stats.capacity = p.cfg.statsCap
 	if p.cfg.sitemaps != nil {
-		p.sitemaps = &sitemapFeature{p: p, cfg: p.cfg.sitemaps}
+		p.sitemaps = &sitemapFeature{p: &p.core, h: &p.handoff, pages: p.coll, cfg: p.cfg.sitemaps}
 	}
 	return p, nil
 }
@@ -199,32 +193,38 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 		return nil
 	}
 	tr, readable := collyTransport(c)
-	if ct, ok := tr.(*checkTransport); ok && ct.p != p {
+	if ct, ok := tr.(*checkTransport); ok && ct != p.coll {
 		return errors.New("robots: the collector already has another robots plugin; this one is not attached (one plugin per collector)")
 	}
 	var err error
 	switch {
 	case !readable:
 		p.log.Warn("robots: cannot read the collector's transport (a Colly version this plugin does not know): a proxy set on the collector is replaced, and a transport set after Attach is not detected; set it with robots.WithTransport")
-	case tr != nil && tr != http.RoundTripper(p.net.coll):
+	case tr != nil && tr != http.RoundTripper(p.coll):
 		if p.cfg.transport == nil {
-			p.net.base.Store(&roundTripper{tr})
+			p.base.Store(&roundTripper{tr})
 		} else {
 			err = fmt.Errorf("robots: WithTransport replaces the transport the collector had (%T, set with SetProxy, SetProxyFunc or WithTransport before Attach); the plugin is attached with WithTransport's", tr)
 		}
 	}
 	p.colls.attached[c] = true
-	if p.colls.first == nil {
-		p.colls.first = c
+	p.res.mu.Lock()
+	if p.res.first == nil {
+		p.res.first = c
 	}
+	p.res.mu.Unlock()
 	c.IgnoreRobotsTxt = true
-	c.WithTransport(p.net.coll)
+	c.WithTransport(p.coll)
 	cs := p.handoff.add()
 	cs.visits = wrapVisits(c)
 	// The decision path and the hand-off, then the features, in order:
 	// each registers its own callbacks.
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
-	c.OnError(func(r *colly.Response, err error) { p.handoff.onError(p, cs, r, err) })
+	c.OnError(func(r *colly.Response, err error) {
+		if be := p.handoff.onError(&p.core, cs, r, err); be != nil {
+			p.deferred.keep(p.log, r.Request, be.Block.Until, be.answers)
+		}
+	})
 	p.attachNofollow(c) // robotstags.go
 	if p.cfg.declaresUsage() {
 		p.attachUsage(c) // usage.go
@@ -234,9 +234,6 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	}
 	return err
 }
-
-// roundTripper boxes a transport for an atomic.Pointer.
-type roundTripper struct{ http.RoundTripper }
 
 // ensureTransport puts the plugin's transport back on c when something
 // replaced it since Attach, keeping what replaced it as the transport
@@ -254,18 +251,18 @@ func (p *Plugin) ensureTransport(c *colly.Collector) {
 	p.colls.mu.Lock()
 	defer p.colls.mu.Unlock()
 	tr := cl.Transport
-	if tr == http.RoundTripper(p.net.coll) {
+	if tr == http.RoundTripper(p.coll) {
 		return
 	}
 	if tr != nil {
 		if ct, ok := tr.(*checkTransport); ok {
-			tr = ct.p.net.base.Load().RoundTripper // another plugin's transport: use what is behind it
+			tr = ct.p.base.Load().RoundTripper // another plugin's transport: use what is behind it
 		}
-		p.net.base.Store(&roundTripper{tr})
+		p.base.Store(&roundTripper{tr})
 	}
 	p.log.Warn("robots: the collector's transport was replaced after Attach (SetProxy, SetProxyFunc, WithTransport or SetClient); the plugin now checks and spaces requests in front of it (set it with robots.WithTransport to avoid this)",
 		slog.String("transport", fmt.Sprintf("%T", cl.Transport)))
-	c.WithTransport(p.net.coll)
+	c.WithTransport(p.coll)
 }
 
 // collyYes reads a COLLY_* boolean as Colly does.
@@ -281,7 +278,7 @@ func collyYes(v string) bool {
 // idle keep-alive connections of its transport (and their goroutines).
 // The plugin stays usable; a later request opens new connections.
 func (p *Plugin) Close() error {
-	if ci, ok := p.net.base.Load().RoundTripper.(interface{ CloseIdleConnections() }); ok {
+	if ci, ok := p.base.Load().RoundTripper.(interface{ CloseIdleConnections() }); ok {
 		ci.CloseIdleConnections()
 	}
 	return nil
@@ -295,30 +292,76 @@ func (p *Plugin) Resolver() *policy.Resolver { return p.res.Load() }
 // [WithLimiter], else a *[hostlimit.Limiter].
 func (p *Plugin) Limiter() Limiter { return p.lim }
 
+// Stats returns a snapshot of the statistics per authority: of the
+// [WithStatsCapacity] most recently updated ones at most. It copies every
+// entry and asks the limiter for each one's gate statistics; [Plugin.Totals]
+// sums without a copy.
+func (p *Plugin) Stats() map[string]HostStats { return p.stats.perHost(p.lim) }
+
+// Totals returns the statistics summed over every authority the plugin has
+// seen, those dropped from [Plugin.Stats] by [WithStatsCapacity] included
+// (Limiter is zero).
+func (p *Plugin) Totals() HostStats { return p.stats.total() }
+
+// Deferred returns the requests handed back as [Deferred] (robots.txt
+// unreachable, or the host paused for longer than WithDeferWait), oldest
+// first, and forgets them.
+func (p *Plugin) Deferred() []*colly.Request {
+	var reqs []*colly.Request
+	for _, d := range p.deferred.take() {
+		reqs = append(reqs, d.r)
+	}
+	return reqs
+}
+
+// DeferredUntil returns when retrying helps every request kept for
+// [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
+// files that deferred them (by the resolver's clock, see [WithClock]) and
+// the ends of the 429/5xx pauses of the hosts that did; false when none is
+// kept. Retrying earlier defers a request again.
+func (p *Plugin) DeferredUntil() (time.Time, bool) { return p.deferred.due() }
+
+// RetryDeferred submits again every request handed back as [Deferred]
+// (with colly's Request.Retry, which skips the visited check) and returns
+// how many it submitted. Each goes through the plugin afresh, so call it
+// once [Plugin.DeferredUntil] has come (a dialect retries a failing
+// robots.txt after 10 minutes, or an hour for a coccoc host without answer;
+// a paused host, at its Retry-After): earlier, the requests are deferred
+// again.
+// Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
+// again; with a collector that is not Async, it returns only once the
+// requests are done.
+func (p *Plugin) RetryDeferred() int { return p.deferred.retry(p.log) }
+
+// SitemapTotals returns the sums over every sitemap report.
+func (p *Plugin) SitemapTotals() SitemapTotals { return p.sitemaps.sums() }
+
 // onRequest is the OnRequest hook of the collector c of slot cs: the
 // decision path of a request, stage after stage, each saying what it did
-// (an outcome); a request that goes on through all of them is let through
-// to the transport with its ticket (handoff.go).
+// (an outcome); a request that goes on through all of them is counted and
+// let through to the transport with its ticket (handoff.go).
 func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Request) {
 	if r.IsAbort() {
 		return // another callback stopped it
 	}
-	f := &flow{p: p, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r).answers}
-	if f.admit() != goOn || f.nofollow() != goOn || f.loadPolicy() != goOn {
+	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r).answers}
+	if p.admit(f) != goOn || f.nofollow() != goOn || f.loadPolicy() != goOn {
 		return
 	}
-	p.sitemaps.walk(f)
+	if p.sitemaps != nil {
+		p.sitemaps.walk(f, p.frontier.queue(c))
+	}
 	if f.decide() != goOn || p.frontier.postpone(f) != goOn || f.earlyWait() != goOn {
 		return
 	}
-	p.handoff.pass(f)
+	p.stats.record(f.pol.Authority(), HostStats{Allowed: 1, Waited: f.waited})
+	p.handoff.pass(cs, r, f.ctx, f.answers)
 }
 
 // admit puts the plugin's transport back on the collector if something
 // replaced it, and stops every request of a plugin whose configuration is
 // invalid (WithRobots).
-func (f *flow) admit() outcome {
-	p := f.p
+func (p *Plugin) admit(f *flow) outcome {
 	p.ensureTransport(f.c)
 	if p.cfg.broken != nil {
 		return f.stop(Block{Kind: Canceled, Reason: p.cfg.broken.Error()})
@@ -329,16 +372,12 @@ func (f *flow) admit() outcome {
 	return goOn
 }
 
-// collectorContext is c's Context, or the background context.
-func collectorContext(c *colly.Collector) context.Context {
-	if c.Context != nil {
-		return c.Context
+// pluginOf returns the plugin whose transport c uses, or nil.
+func pluginOf(c *colly.Collector) *Plugin {
+	tr, _ := collyTransport(c)
+	if ct, ok := tr.(*checkTransport); ok {
+		p, _ := ct.owner.(*Plugin)
+		return p
 	}
-	return context.Background()
-}
-
-// responded reports whether a response callback has r's request and
-// Context to work on.
-func responded(r *colly.Response) bool {
-	return r.Request != nil && r.Request.URL != nil && r.Ctx != nil
+	return nil
 }

@@ -216,7 +216,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			if r.IsAbort() {
 				b.Fatal("aborted")
 			}
-			resp, err := p.net.coll.RoundTrip(req) // takes the early pass
+			resp, err := p.coll.RoundTrip(req) // takes the early pass
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				p.onRequest(c, cs, r)
-				resp, err := p.net.coll.RoundTrip(req)
+				resp, err := p.coll.RoundTrip(req)
 				if err != nil {
 					b.Fatal(err)
 				}

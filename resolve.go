@@ -4,38 +4,28 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
-	"sync/atomic"
 
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 )
 
-// resolverCell holds the plugin's robots.txt resolver, made at the first
-// request (resolver).
-type resolverCell struct {
-	atomic.Pointer[policy.Resolver]
-	once   sync.Once
-	tokens []string // the resolver's product tokens, set with it
-}
-
 // resolver returns the plugin's resolver, created on first use so that the
 // User-Agent of the collector it was first attached to (set by later
 // options or COLLY_USER_AGENT) is known. The crawler's name is fixed then,
 // once: never from a request's header (extensions.RandomUserAgent changes
 // those), and a User-Agent set on the collector later does not change it.
-func (p *Plugin) resolver() *policy.Resolver {
+func (p *core) resolver() *policy.Resolver {
 	if r := p.res.Load(); r != nil {
 		return r
 	}
 	p.res.once.Do(func() {
-		p.colls.mu.Lock()
+		p.res.mu.Lock()
 		var userAgent string
-		if p.colls.first != nil {
-			userAgent = p.colls.first.UserAgent
+		if p.res.first != nil {
+			userAgent = p.res.first.UserAgent
 		}
-		p.colls.mu.Unlock()
+		p.res.mu.Unlock()
 		// The plugin's defaults first: the user's policy options override them.
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
@@ -61,15 +51,25 @@ func (p *Plugin) resolver() *policy.Resolver {
 }
 
 // agents returns the resolver's product tokens (not to be modified).
-func (p *Plugin) agents() []string {
+func (p *core) agents() []string {
 	p.resolver()
 	return p.res.tokens
+}
+
+// robotsFetches is the transport of the resolver's robots.txt fetches:
+// gate and base, with challenges answered above the gate when signing.
+func (p *core) robotsFetches() http.RoundTripper {
+	rt := &robotsTransport{p: p}
+	if p.signing == nil {
+		return rt
+	}
+	return p.signing.Answering(rt)
 }
 
 // robotsTransport is the transport of the plugin's robots.txt fetches: the
 // host's gate (with the delay of the policy in memory), with the fetch's
 // timeout stopped while it waits there, then the base transport.
-type robotsTransport struct{ p *Plugin }
+type robotsTransport struct{ p *core }
 
 func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p

@@ -20,9 +20,9 @@ const nofollowKey = "robots.nofollow"
 // c: the Context of a page whose robots directives say nofollow for the
 // crawler is marked, and the plugin's OnRequest hook stops the links made
 // from it (flow.nofollow).
-func (p *Plugin) attachNofollow(c *colly.Collector) { c.OnResponse(p.onNofollowResponse) }
+func (p *core) attachNofollow(c *colly.Collector) { c.OnResponse(p.onNofollowResponse) }
 
-func (p *Plugin) onNofollowResponse(r *colly.Response) {
+func (p *core) onNofollowResponse(r *colly.Response) {
 	if responded(r) {
 		if source := p.nofollowSource(r); source != "" {
 			markNofollow(r, source)
@@ -33,7 +33,7 @@ func (p *Plugin) onNofollowResponse(r *colly.Response) {
 // nofollowSource returns the carrier of the nofollow (or none) r states
 // for the crawler: "Robots-Tag", "X-Robots-Tag" or "meta-robots" (a meta
 // element of an HTML body), "" when it states none.
-func (p *Plugin) nofollowSource(r *colly.Response) string {
+func (p *core) nofollowSource(r *colly.Response) string {
 	agents := p.agents()
 	if r.Headers != nil {
 		if robotstag.RobotsTag(r.Headers.Values("Robots-Tag"), agents)&robotstag.NoFollow != 0 {

@@ -4,9 +4,9 @@ import "net/http"
 
 // The signing layers of WithSigner, in the order a request meets them:
 //
-//	Answering   (p.net.signing.Answering): a challenge answered once, above the gate
+//	Answering   (p.signing.Answering): a challenge answered once, above the gate
 //	checkTransport / robotsTransport: the robots check and the host's gate
-//	p.net.signing   (botauth.Transport): signed when it leaves
+//	p.signing   (botauth.Transport): signed when it leaves
 //	baseTransport: the base transport (WithTransport, or the collector's)
 //
 // Answering must sit above the gate: beneath it, the answer would wait for
@@ -14,29 +14,10 @@ import "net/http"
 
 // baseTransport is the transport beneath the signer: the plugin's base as
 // it is at each request (Attach and ensureTransport may adopt another).
-type baseTransport struct{ p *Plugin }
+type baseTransport struct{ p *core }
 
 func (t baseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	return t.p.net.base.Load().RoundTripper.RoundTrip(req)
-}
-
-// sender is the transport a request goes through once its host's gate let
-// it through: the signer when there is one, else the base transport.
-func (p *Plugin) sender() http.RoundTripper {
-	if p.net.signing != nil {
-		return p.net.signing
-	}
-	return p.net.base.Load().RoundTripper
-}
-
-// robotsFetches is the transport of the resolver's robots.txt fetches:
-// gate and base, with challenges answered above the gate when signing.
-func (p *Plugin) robotsFetches() http.RoundTripper {
-	rt := &robotsTransport{p: p}
-	if p.net.signing == nil {
-		return rt
-	}
-	return p.net.signing.Answering(rt)
+	return t.p.base.Load().RoundTripper.RoundTrip(req)
 }
 
 // challengeRound is the next transport of a page's Answering layer: the

@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/sitemap"
 )
 
@@ -57,7 +59,9 @@ type SitemapTotals struct {
 // the collector whose request loaded the authority's policy, and bounds the
 // requests of an Async walk in flight (window).
 type sitemapFeature struct {
-	p      *Plugin
+	p      *core
+	h      *handoff
+	pages  http.RoundTripper // the collectors' transport, which sitemap documents go through
 	cfg    *sitemapConfig
 	walked sync.Map        // authority → struct{}: walked, or being walked
 	clock  hostlimit.Clock // of the windows' hold times; nil: the system clock (tests set it)
@@ -84,10 +88,11 @@ func (s *sitemapFeature) attach(c *colly.Collector) {
 	c.OnError(func(r *colly.Response, _ error) { releaseSlot(r) })
 }
 
-// SitemapTotals returns the sums over every sitemap report.
-func (p *Plugin) SitemapTotals() SitemapTotals {
+// sums returns the sums over every sitemap report; a nil feature has
+// none.
+func (s *sitemapFeature) sums() SitemapTotals {
 	var t SitemapTotals
-	if s := p.sitemaps; s != nil {
+	if s != nil {
 		s.mu.Lock()
 		t = s.totals
 		t.Filtered, t.Rejected = maps.Clone(t.Filtered), maps.Clone(t.Rejected)
@@ -99,8 +104,8 @@ func (p *Plugin) SitemapTotals() SitemapTotals {
 	return t
 }
 
-// record sums, logs and passes on one report.
-func (s *sitemapFeature) record(r sitemap.Report) {
+// tally sums, logs and passes on one report.
+func (s *sitemapFeature) tally(r sitemap.Report) {
 	s.mu.Lock()
 	t := &s.totals
 	if t.Filtered == nil {
@@ -133,13 +138,16 @@ func (s *sitemapFeature) record(r sitemap.Report) {
 }
 
 // walk walks the sitemaps of the authority of f's policy into f's
-// collector the first time its policy is seen by a request of it: see
-// WithSitemaps. It is a stage of the plugin's OnRequest hook; a nil
+// collector, or into q, the frontier the collector's Colly queue runs its
+// requests from (AttachFrontier), the first time its policy is seen by a
+// request of it: see WithSitemaps. It is a stage of the plugin's OnRequest
+// hook, which marks a request holding a place in a walk's window; a nil
 // feature (no WithSitemaps) walks nothing.
-func (s *sitemapFeature) walk(f *flow) {
+func (s *sitemapFeature) walk(f *flow, q queueStorage) {
 	if s == nil {
 		return
 	}
+	f.windowed = slotOf(f.r) != nil
 	p, c, pol, sc := s.p, f.c, f.pol, s.cfg
 	switch pol.Action() {
 	case dialect.ActionDisallowAll, dialect.ActionExcludeHost:
@@ -169,15 +177,14 @@ func (s *sitemapFeature) walk(f *flow) {
 	}
 	ctx := f.ctx
 	cfg := sc.walk
-	cfg.Client = &http.Client{Transport: &sitemapTransport{p}}
+	cfg.Client = &http.Client{Transport: &sitemapTransport{s}}
 	cfg.UserAgent = p.resolver().UserAgent()
 	cfg.Allow = p.allowSitemap
-	cfg.OnReport = s.record
+	cfg.OnReport = s.tally
 	// The host's gate holds the host while a response is open: the
 	// sitemap is read whole (to a temporary file past 1 MiB) before its
 	// pages, which pass that gate, are handed over.
 	cfg.Spool = true
-	q := p.frontier.queue(c)
 	var win *window
 	if c.Async && q == nil {
 		size := s.window
@@ -192,7 +199,7 @@ func (s *sitemapFeature) walk(f *flow) {
 		cctx.Put(CtxSitemap, pg.Sitemap)
 		cctx.Put(CtxLastMod, pg.LastMod)
 		if q != nil {
-			return p.queuePage(q, pg.Loc, cctx)
+			return queuePage(p.log, q, pg.Loc, cctx)
 		}
 		var sl *slot
 		if win != nil {
@@ -223,7 +230,7 @@ type queueStorage interface{ AddRequest([]byte) error }
 // its turn there like any queued request, and the frontier's seen set
 // refuses it if it was queued before. The error's text is the reason it
 // was filtered out.
-func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error {
+func queuePage(log *slog.Logger, q queueStorage, loc string, ctx *colly.Context) error {
 	u, err := url.Parse(loc)
 	if err != nil {
 		return errors.New(reasonCollyOther)
@@ -241,12 +248,12 @@ func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error
 	case errors.Is(err, frontier.ErrFull):
 		return errors.New("queue full")
 	}
-	p.log.Debug("robots: the frontier refused a sitemap's page URL", slog.String("url", loc), slog.String("error", err.Error()))
+	log.Debug("robots: the frontier refused a sitemap's page URL", slog.String("url", loc), slog.String("error", err.Error()))
 	return errors.New("refused by the frontier")
 }
 
 // allowSitemap is the walker's robots.txt check of a sitemap URL.
-func (p *Plugin) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
+func (p *core) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
 	v, err := p.resolver().Check(ctx, u)
 	if err != nil {
 		return false, err.Error()
@@ -396,4 +403,38 @@ func releaseSlot(r *colly.Response) {
 	if r != nil {
 		slotOf(r.Request).release()
 	}
+}
+
+// sitemapTransport is the transport of sitemap fetches: the host's turn is
+// waited for first, as OnRequest does for a page, telling the walker's
+// document timeout to stop meanwhile (gatewait), but never a 429/5xx pause
+// longer than WithDeferWait (the fetch is then stopped as Deferred, in the
+// request-less form: Block.Sitemap); then the collectors' transport checks
+// robots.txt and passes the gate, at once, and sends the document once
+// (the walker retries it: sitemap.Config.Retries).
+type sitemapTransport struct{ s *sitemapFeature }
+
+func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.s.p
+	req = req.WithContext(context.WithValue(req.Context(), sitemapFetch{}, true))
+	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
+		if d, skip := p.delayOf(pol); !skip {
+			hook := gatewait.From(req.Context())
+			if hook != nil {
+				hook.Pause()
+			}
+			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, p.pauseBound())
+			if hook != nil {
+				hook.Resume()
+			}
+			if err != nil {
+				closeBody(req)
+				if b, ok := pausedStop(req, err, ""); ok {
+					return nil, t.s.h.hold(p, req, b, pol, nil, ticket{})
+				}
+				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
+			}
+		}
+	}
+	return t.s.pages.RoundTrip(req)
 }

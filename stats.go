@@ -174,27 +174,23 @@ func (s *stats) foldTo(keep int) {
 	}
 }
 
-// Stats returns a snapshot of the statistics per authority: of the
-// [WithStatsCapacity] most recently updated ones at most. It copies every
-// entry and asks the limiter for each one's gate statistics; [Plugin.Totals]
-// sums without a copy.
-func (p *Plugin) Stats() map[string]HostStats {
+// perHost returns a copy of the statistics per authority, with each one's
+// gate statistics from lim.
+func (s *stats) perHost(lim Limiter) map[string]HostStats {
 	out := map[string]HostStats{}
-	p.stats.m.Range(func(k, v any) bool {
-		s := v.(*hostCounters).snapshot()
-		s.Limiter, _ = p.lim.Stats(k.(string))
-		out[k.(string)] = s
+	s.m.Range(func(k, v any) bool {
+		hs := v.(*hostCounters).snapshot()
+		hs.Limiter, _ = lim.Stats(k.(string))
+		out[k.(string)] = hs
 		return true
 	})
 	return out
 }
 
-// Totals returns the statistics summed over every authority the plugin has
-// seen, those dropped from [Plugin.Stats] by [WithStatsCapacity] included
-// (Limiter is zero).
-func (p *Plugin) Totals() HostStats {
-	t := p.stats.folded.snapshot()
-	p.stats.m.Range(func(_, v any) bool {
+// total returns the statistics summed over every authority.
+func (s *stats) total() HostStats {
+	t := s.folded.snapshot()
+	s.m.Range(func(_, v any) bool {
 		c := v.(*hostCounters)
 		for i, n := range t.counts() {
 			*n += c.n[i].Load()

@@ -1,47 +1,32 @@
 package robots
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"sync/atomic"
 	"time"
 
-	"github.com/gocolly/colly/v2"
-
-	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/policy"
 )
-
-// sendPath is the way out of the plugin: the collectors' transport in
-// front (the decision for the requests no OnRequest hook saw, the host's
-// gate), the signer beneath the gate (WithSigner, signing.go) and the base
-// transport.
-type sendPath struct {
-	coll      *checkTransport              // the collectors' transport
-	base      atomic.Pointer[roundTripper] // the transport behind the gate
-	signing   *botauth.Transport           // signs each request past the gate (WithSigner); nil: nothing signed
-	uaChecked atomic.Bool                  // the User-Agent of a request was checked (checkUserAgent)
-}
 
 // checkTransport is the collectors' transport. A request OnRequest let
 // through or stopped carries its ticket (handoff.go): a stop fails there,
 // a request let through goes to the host's gate. Any other request (a
 // redirect hop, which no Colly callback sees; a request of a clone the
-// plugin is not attached to) goes down the decision path first
-// ([Plugin.decide]).
-type checkTransport struct{ p *Plugin }
+// plugin is not attached to) goes down the decision path first (decide).
+type checkTransport struct {
+	p     *core
+	h     *handoff
+	owner any // the *Plugin it is the transport of (pluginOf)
+}
 
 func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
-	tk := p.handoff.read(req.Header)
-	if be := p.handoff.stopped(tk); be != nil {
+	tk := t.h.read(req.Header)
+	if be := t.h.stopped(tk); be != nil {
 		// Stopped in OnRequest: fail it here so that OnError sees why.
 		closeBody(req)
 		return nil, be
@@ -59,7 +44,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		// The request's context ended while robots.txt was being fetched.
-		return nil, p.cancelStop(req, err, nil, tk)
+		return nil, t.cancelStop(req, err, nil, tk)
 	}
 	var d time.Duration
 	if tk.cs != nil && req.Response == nil {
@@ -69,25 +54,25 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if d, b = p.decide(req.Context(), req.URL, pol, pol.Check(req.URL)); b != nil {
 			b.Redirect, b.URL, b.Reason = req.Response != nil, req.URL.String(), hopReason(req, b.Reason)
 			closeBody(req)
-			return nil, p.handoff.hold(p, req, *b, pol, nil, tk)
+			return nil, t.h.hold(p, req, *b, pol, nil, tk)
 		}
 	}
 	p.checkUserAgent(req)
 	base := p.sender()
-	if p.net.signing == nil {
-		return p.send(base, req, pol, d, tk, false)
+	if p.signing == nil {
+		return t.send(base, req, pol, d, tk, false)
 	}
 	round := &challengeRound{send: func(r *http.Request, first bool) (*http.Response, error) {
-		return p.send(base, r, pol, d, tk, first)
+		return t.send(base, r, pol, d, tk, first)
 	}}
-	return p.net.signing.Answering(round).RoundTrip(req)
+	return p.signing.Answering(round).RoundTrip(req)
 }
 
 // send passes req through the crawler-wide rate and its host's gate to
 // base. An answer whose status asks to back off (hostlimit.BackoffStatus:
 // 429, every 5xx but 501 and 505) pauses the host (the limiter's Observe);
 // the request is then sent again once the pause is over, until it has had
-// 1 + WithRetries such answers (answers counts those of its earlier
+// 1 + WithRetries such answers (its ticket counts those of its earlier
 // rounds, before a hand-back), unless its body cannot be sent again. A
 // pause that ends later than WithDeferWait (at least a second) hands the
 // request back as Deferred; the last answer of a request out of retries
@@ -95,28 +80,28 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // retries it. With keepChallenge, a 429 carrying Accept-Signature is
 // returned at once, for the challenge's answer (WithSigner) to be sent
 // instead of an unsigned retry.
-func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, keepChallenge bool) (*http.Response, error) {
-	host := pol.Authority()
+func (t *checkTransport) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, keepChallenge bool) (*http.Response, error) {
+	p, host := t.p, pol.Authority()
 	retries := p.cfg.retries
 	if isSitemapFetch(req) {
 		retries = 0
 	}
 	prefix := "" // what the previous answer was, on a retry
-	gate, fresh, budget := gateContext(req, tk.cs)
+	gate, fresh, budget := gateContext(req, tk.cs.userContext())
 	for attempt := tk.answers; ; attempt++ {
 		entry := time.Now()
 		if err := p.takeToken(gate); err != nil {
-			return nil, p.cancelStop(req, err, pol, tk)
+			return nil, t.cancelStop(req, err, pol, tk)
 		}
 		permit, err := p.lim.AcquireMax(gate, host, d, p.pauseBound())
 		if err != nil {
 			if b, ok := pausedStop(req, err, prefix); ok {
 				closeBody(req)
-				be := p.handoff.hold(p, req, b, pol, nil, tk)
+				be := t.h.hold(p, req, b, pol, nil, tk)
 				be.answers = attempt
 				return nil, be
 			}
-			return nil, p.cancelStop(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, tk)
+			return nil, t.cancelStop(req, fmt.Errorf("%sgave up waiting for the host's turn: %w", prefix, err), pol, tk)
 		}
 		if attempt > 0 {
 			p.stats.record(host, HostStats{Retried: 1})
@@ -156,91 +141,9 @@ func (p *Plugin) send(base http.RoundTripper, req *http.Request, pol *policy.Pol
 	}
 }
 
-// pausedStop is the Deferred stop of req when err says its host is paused
-// past maxPause; prefix says what came before (a 429 answer).
-func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
-	var pe *hostlimit.PausedError
-	if !errors.As(err, &pe) {
-		return Block{}, false
-	}
-	return Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
-		Reason: hopReason(req, prefix+"the host is paused until "+pe.Until.UTC().Format(time.RFC3339)+", longer than WithDeferWait")}, true
-}
-
 // cancelStop stops req, whose context ended while the transport held it
 // (err says where), and returns its error.
-func (p *Plugin) cancelStop(req *http.Request, err error, pol *policy.Policy, tk ticket) error {
+func (t *checkTransport) cancelStop(req *http.Request, err error, pol *policy.Policy, tk ticket) error {
 	closeBody(req)
-	return p.handoff.hold(p, req, canceledHop(req, err), pol, err, tk)
-}
-
-// canceledHop is the report of a request whose context ended while the
-// transport held it.
-func canceledHop(req *http.Request, err error) Block {
-	a, _ := policy.Authority(req.URL)
-	return Block{Kind: Canceled, URL: req.URL.String(), Authority: a, Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
-}
-
-// hopReason is reason, said of a redirect hop when req is one.
-func hopReason(req *http.Request, reason string) string {
-	if req.Response == nil {
-		return reason
-	}
-	return "redirect from " + redact(req.Response.Request.URL) + " not followed: " + reason
-}
-
-func redact(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	return u.Redacted()
-}
-
-// sitemapTransport is the transport of sitemap fetches: the host's turn is
-// waited for first, as OnRequest does for a page, telling the walker's
-// document timeout to stop meanwhile (gatewait), but never a 429/5xx pause
-// longer than WithDeferWait (the fetch is then stopped as Deferred, in the
-// request-less form: Block.Sitemap); then the collectors' transport checks
-// robots.txt and passes the gate, at once, and sends the document once
-// (the walker retries it: sitemap.Config.Retries).
-type sitemapTransport struct{ p *Plugin }
-
-// sitemapFetch marks the context of a sitemap fetch (isSitemapFetch).
-type sitemapFetch struct{}
-
-// isSitemapFetch reports whether req is a sitemap document's fetch.
-func isSitemapFetch(req *http.Request) bool { return req.Context().Value(sitemapFetch{}) != nil }
-
-func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	p := t.p
-	req = req.WithContext(context.WithValue(req.Context(), sitemapFetch{}, true))
-	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
-		if d, skip := p.delayOf(pol); !skip {
-			hook := gatewait.From(req.Context())
-			if hook != nil {
-				hook.Pause()
-			}
-			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, p.pauseBound())
-			if hook != nil {
-				hook.Resume()
-			}
-			if err != nil {
-				closeBody(req)
-				if b, ok := pausedStop(req, err, ""); ok {
-					return nil, p.handoff.hold(p, req, b, pol, nil, ticket{})
-				}
-				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
-			}
-		}
-	}
-	return p.net.coll.RoundTrip(req)
-}
-
-// pluginOf returns the plugin whose transport c uses, or nil.
-func pluginOf(c *colly.Collector) *Plugin {
-	tr, _ := collyTransport(c)
-	if ct, ok := tr.(*checkTransport); ok {
-		return ct.p
-	}
-	return nil
+	return t.h.hold(t.p, req, canceledHop(req, err), pol, err, tk)
 }

@@ -63,7 +63,7 @@ func UsageOf(r *colly.Response) (ResponseUsage, bool) {
 
 // refusal returns why rep refuses a declared purpose or the declared use
 // level, "" when it refuses neither.
-func (p *Plugin) refusal(rep policy.UsageReport) string {
+func (p *core) refusal(rep policy.UsageReport) string {
 	s, refused := rep.Refusal(p.cfg.purposes, p.cfg.useLevel, p.cfg.strictUsage)
 	switch {
 	case !refused:
@@ -77,7 +77,7 @@ func (p *Plugin) refusal(rep policy.UsageReport) string {
 // usageStop returns the stop of u when what its site states before the
 // fetch (robots.txt, tdmrep.json, robots.txt's licences) refuses a
 // declared purpose (v, u's crawl verdict, allows it).
-func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
+func (p *core) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
 	if !p.cfg.declaresUsage() || !v.Allowed {
 		return Block{}, false
 	}
@@ -93,7 +93,7 @@ func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (B
 
 // attachUsage registers the usage feature's OnResponse callback on c: see
 // markUsage.
-func (p *Plugin) attachUsage(c *colly.Collector) {
+func (p *core) attachUsage(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
 		if responded(r) {
 			p.markUsage(collectorContext(c), r)
@@ -107,7 +107,7 @@ func (p *Plugin) attachUsage(c *colly.Collector) {
 // the response points to are fetched under it. A report that could not
 // be read whole (ctx ended, robots.txt could not be resolved) refuses the
 // response: a licence not read must not pass for a permission.
-func (p *Plugin) markUsage(ctx context.Context, r *colly.Response) {
+func (p *core) markUsage(ctx context.Context, r *colly.Response) {
 	u := r.Request.URL
 	var h http.Header
 	if r.Headers != nil {

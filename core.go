@@ -1,0 +1,98 @@
+package robots
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/politecrawl/robots/botauth"
+	"github.com/politecrawl/robots/policy"
+)
+
+// core is what the plugin's parts share: its configuration, log, limiter,
+// statistics, robots.txt resolver and the transports behind the gate. The
+// features (decide.go, handoff.go, transport.go, deferred.go, robotstags.go,
+// usage.go, sitemaps.go, frontiers.go, signing.go) work on it, never on
+// [Plugin], which holds the core and the features.
+type core struct {
+	cfg   config
+	log   *slog.Logger
+	lim   Limiter
+	stats stats
+	res   resolverCell // resolve.go
+
+	base      atomic.Pointer[roundTripper] // the transport behind the gate
+	signing   *botauth.Transport           // signs each request past the gate (WithSigner); nil: nothing signed
+	uaChecked atomic.Bool                  // the User-Agent of a request was checked (checkUserAgent)
+}
+
+// resolverCell holds the plugin's robots.txt resolver, made at the first
+// request (resolver, resolve.go).
+type resolverCell struct {
+	atomic.Pointer[policy.Resolver]
+	once   sync.Once
+	tokens []string // the resolver's product tokens, set with it
+
+	mu    sync.Mutex       // guards first
+	first *colly.Collector // the first collector attached: its User-Agent names the crawler
+}
+
+// roundTripper boxes a transport for an atomic.Pointer.
+type roundTripper struct{ http.RoundTripper }
+
+// sender is the transport a request goes through once its host's gate let
+// it through: the signer when there is one, else the base transport.
+func (p *core) sender() http.RoundTripper {
+	if p.signing != nil {
+		return p.signing
+	}
+	return p.base.Load().RoundTripper
+}
+
+// complete fills in b's URL, authority and dialect. r is the Colly
+// request when known.
+func (p *core) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
+	if r != nil && b.URL == "" {
+		b.URL = r.URL.String()
+	}
+	if pol != nil {
+		b.Authority = pol.Authority()
+		b.Dialect = pol.Dialect().Name()
+	} else if r != nil {
+		b.Authority, _ = policy.Authority(r.URL)
+	}
+	if b.Dialect == "" {
+		if res := p.res.Load(); res != nil {
+			b.Dialect = res.Dialect().Name()
+		}
+	}
+	return b
+}
+
+// report counts b, logs it and passes it to the OnBlocked callback.
+func (p *core) report(b Block) {
+	p.stats.record(b.Authority, stopCount(b.Kind))
+	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
+		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
+	if fn := p.cfg.onBlocked; fn != nil {
+		fn(b)
+	}
+}
+
+// collectorContext is c's Context, or the background context.
+func collectorContext(c *colly.Collector) context.Context {
+	if c.Context != nil {
+		return c.Context
+	}
+	return context.Background()
+}
+
+// responded reports whether a response callback has r's request and
+// Context to work on.
+func responded(r *colly.Response) bool {
+	return r.Request != nil && r.Request.URL != nil && r.Ctx != nil
+}
