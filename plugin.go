@@ -81,6 +81,7 @@ func New(opts ...Option) (*Plugin, error) {
 	if p.log == nil {
 		p.log = slog.New(warnings{slog.Default().Handler()})
 	}
+	p.checkIdentity()
 	base := p.cfg.transport
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()

@@ -53,7 +53,7 @@ func (s *Signer) readChallenge(fields []string, req *http.Request, now time.Time
 		if err == nil {
 			return sp, nil
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", lbl, err))
+		errs = append(errs, fmt.Errorf("%s: %w", quoted(lbl), err))
 	}
 	if len(errs) == 0 {
 		return nil, errors.New("Accept-Signature requests no signature")
@@ -80,7 +80,7 @@ func (s *Signer) challengeSpec(label string, m httpsfv.Member, req *http.Request
 		}
 		for _, have := range sp.comps {
 			if have == c {
-				return nil, fmt.Errorf("component %q asked twice", c.name)
+				return nil, fmt.Errorf("component %s asked twice", quoted(c.name))
 			}
 		}
 		bound = bound || c.name == "@authority" || c.name == "@target-uri"
@@ -101,13 +101,13 @@ func (s *Signer) challengeSpec(label string, m httpsfv.Member, req *http.Request
 				sp.params = append(sp.params, param{name: name})
 				continue
 			}
-			return nil, fmt.Errorf("parameter %q cannot be signed", name)
+			return nil, fmt.Errorf("parameter %s cannot be signed", quoted(name))
 		}
 		switch name {
 		case "created", "expires":
 			t, ok := v.(int64)
 			if !ok {
-				return nil, fmt.Errorf("parameter %q is not an integer", name)
+				return nil, fmt.Errorf("parameter %s is not an integer", quoted(name))
 			}
 			if name == "created" {
 				if t < now.Unix()-window || t > now.Unix()+window {
@@ -127,14 +127,14 @@ func (s *Signer) challengeSpec(label string, m httpsfv.Member, req *http.Request
 			}
 		case "alg":
 			if v != "ed25519" {
-				return nil, fmt.Errorf("alg %v: only ed25519 is signed", v)
+				return nil, fmt.Errorf("alg %s: only ed25519 is signed", quoted(v))
 			}
 		case "nonce", "tag":
 			if _, ok := v.(string); !ok {
-				return nil, fmt.Errorf("parameter %q is not a string", name)
+				return nil, fmt.Errorf("parameter %s is not a string", quoted(name))
 			}
 		default:
-			return nil, fmt.Errorf("parameter %q cannot be signed", name)
+			return nil, fmt.Errorf("parameter %s cannot be signed", quoted(name))
 		}
 		sp.params = append(sp.params, param{name: name, value: v})
 	}
@@ -153,14 +153,14 @@ func (s *Signer) challengeSpec(label string, m httpsfv.Member, req *http.Request
 func (s *Signer) challengeComponent(it httpsfv.Item, req *http.Request) (component, error) {
 	name, ok := it.Value.(string)
 	if !ok {
-		return component{}, fmt.Errorf("component %v is not a string", it.Value)
+		return component{}, fmt.Errorf("component %s is not a string", quoted(it.Value))
 	}
 	c := component{name: name}
 	for _, pn := range it.Params.Names() {
 		pv, _ := it.Params.Get(pn)
 		key, isString := pv.(string)
 		if pn != "key" || name != "signature-agent" || !isString {
-			return component{}, fmt.Errorf("component %q: parameter %q cannot be signed", name, pn)
+			return component{}, fmt.Errorf("component %s: parameter %s cannot be signed", quoted(name), quoted(pn))
 		}
 		if _, err := s.agentField(key); err != nil {
 			return component{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -22,25 +23,38 @@ const (
 // directoryTag is the tag parameter of a directory response's signatures.
 const directoryTag = "http-message-signatures-directory"
 
-// A Directory is the http.Handler of a crawler's key directory: at
-// [DirectoryPath] it answers GET and HEAD with the JWK Set of its keys not
-// yet expired (public members only, kid the thumbprint, nbf and exp from
-// the key's bounds), as [DirectoryMediaType], with a Content-Digest, a
-// Cache-Control max-age, and one signature per published key (labels
-// binding, binding2, ...) over "@authority";req and content-digest, tagged
+// A Directory is the http.Handler of a crawler's key directory at its URL
+// (the crawler's Signature-Agent): at that URL's path it answers GET and
+// HEAD with the JWK Set of its keys not yet expired (public members only,
+// kid the thumbprint, nbf and exp from the key's bounds), as
+// [DirectoryMediaType], with a Content-Digest, a Cache-Control max-age,
+// and one signature per published key (labels binding, binding2, ...;
+// one signature only with [OneSignature])
+// over "@authority";req and content-digest, tagged
 // "http-message-signatures-directory", as the Web Bot Auth draft
 // recommends and verifiers such as Cloudflare's require at registration.
-// Other paths are 404, other methods 405. Serve it over HTTPS: verifiers
-// fetch the directory only from an https URL.
+// It signs only for its own authority: a request naming another Host is
+// answered 421 Misdirected Request, so that no one can have the crawler's
+// keys bound to a domain of theirs. Other paths are 404, other methods
+// 405. Serve it over HTTPS: verifiers fetch the directory only from an
+// https URL.
 type Directory struct {
-	keys   []Key
-	now    func() time.Time
-	maxAge time.Duration
+	url       string
+	scheme    string
+	authority string // the authority the directory signs for
+	path      string
+	keys      []Key
+	now       func() time.Time
+	maxAge    time.Duration
+	one       bool // sign with the newest key in force only
 }
 
-// NewDirectory returns the Directory of keys. Options: [WithClock],
-// [WithMaxAge], [AllowTestKey].
-func NewDirectory(keys []Key, opts ...Option) (*Directory, error) {
+// NewDirectory returns the Directory of keys served at dirURL, an absolute
+// https (or, behind a proxy that terminates TLS or in a test, http) URL:
+// the Signature-Agent its signers name. Its path is where the directory
+// answers; a URL without a path is served at [DirectoryPath]. Options:
+// [WithClock], [WithMaxAge], [OneSignature], [AllowTestKey].
+func NewDirectory(dirURL string, keys []Key, opts ...Option) (*Directory, error) {
 	c, err := newConfig("NewDirectory", forDirectory, opts)
 	if err != nil {
 		return nil, err
@@ -48,7 +62,19 @@ func NewDirectory(keys []Key, opts ...Option) (*Directory, error) {
 	if keys, err = checkKeys(keys, c.testKey); err != nil {
 		return nil, err
 	}
-	return &Directory{keys: keys, now: c.now, maxAge: c.maxAge}, nil
+	u, err := url.Parse(dirURL)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" || u.User != nil || u.Fragment != "" || u.RawQuery != "" {
+		return nil, fmt.Errorf("%w: NewDirectory: %q: want an absolute https URL without user, query or fragment", ErrOption, dirURL)
+	}
+	auth, err := authorityOf(u.Scheme, "", u)
+	if err != nil {
+		return nil, fmt.Errorf("%w: NewDirectory: %q: %w", ErrOption, dirURL, err)
+	}
+	path := u.Path
+	if path == "" || path == "/" {
+		path = DirectoryPath
+	}
+	return &Directory{url: dirURL, scheme: u.Scheme, authority: auth, path: path, keys: keys, now: c.now, maxAge: c.maxAge, one: c.newestOnly}, nil
 }
 
 // jwks is the directory's JWK Set at now and the keys it lists.
@@ -78,7 +104,11 @@ func (d *Directory) jwks(now time.Time) ([]byte, []Key, error) {
 
 // ServeHTTP answers a request for the directory (see [Directory]).
 func (d *Directory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != DirectoryPath {
+	if a, err := authorityOf(d.scheme, r.Host, r.URL); err != nil || a != d.authority {
+		http.Error(w, "misdirected request: this key directory is "+d.url, http.StatusMisdirectedRequest)
+		return
+	}
+	if r.URL.Path != d.path {
 		http.NotFound(w, r)
 		return
 	}
@@ -87,7 +117,7 @@ func (d *Directory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	h, body, err := d.response(r, d.now())
+	h, body, err := d.response(d.now())
 	if err != nil {
 		http.Error(w, "key directory unavailable", http.StatusInternalServerError)
 		return
@@ -98,8 +128,8 @@ func (d *Directory) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// response is the header and body of the directory's answer to r at now.
-func (d *Directory) response(r *http.Request, now time.Time) (http.Header, []byte, error) {
+// response is the header and body of the directory's answer at now.
+func (d *Directory) response(now time.Time) (http.Header, []byte, error) {
 	body, keys, err := d.jwks(now)
 	if err != nil {
 		return nil, nil, fmt.Errorf("botauth: directory: %w", err)
@@ -111,19 +141,18 @@ func (d *Directory) response(r *http.Request, now time.Time) (http.Header, []byt
 	if err != nil {
 		return nil, nil, fmt.Errorf("botauth: directory: %w", err)
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	auth, err := authorityOf(scheme, r.Host, r.URL)
-	if err != nil {
-		return nil, nil, err
+	if d.one && len(keys) > 1 {
+		if k, err := current(keys, now, ""); err == nil {
+			keys = []Key{k}
+		} else {
+			keys = keys[:1]
+		}
 	}
 	h := http.Header{}
 	h.Set("Content-Type", DirectoryMediaType)
 	h.Set("Content-Digest", digest)
 	h.Set("Cache-Control", "max-age="+strconv.FormatInt(int64(d.maxAge/time.Second), 10))
-	lines := []line{{component{name: "@authority", req: true}, auth}, {component{name: "content-digest"}, digest}}
+	lines := []line{{component{name: "@authority", req: true}, d.authority}, {component{name: "content-digest"}, digest}}
 	for i, k := range keys {
 		params := httpsfv.NewParams()
 		params.Add("created", now.Unix())

@@ -17,12 +17,13 @@ import (
 func TestDirectoryServes(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
 	keys := []Key{seedKey(t, 30), seedKey(t, 31)}
-	d, err := NewDirectory(keys, WithMaxAge(time.Hour), WithClock(func() time.Time { return clock }))
+	var d *Directory
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { d.ServeHTTP(w, r) }))
+	defer srv.Close()
+	d, err := NewDirectory(srv.URL+DirectoryPath, keys, WithMaxAge(time.Hour), WithClock(func() time.Time { return clock }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(d)
-	defer srv.Close()
 	got, err := botauthtest.FetchDirectory(srv.Client(), srv.URL+DirectoryPath, clock)
 	if err != nil {
 		t.Fatal(err)
@@ -52,5 +53,31 @@ func TestDirectoryServes(t *testing.T) {
 	}
 	if r := do("GET", "/.well-known/other"); r.StatusCode != 404 {
 		t.Errorf("other path: %d", r.StatusCode)
+	}
+}
+
+// TestDirectoryOneSignature: with OneSignature a directory listing two
+// keys carries one signature, by the key its signers sign with: the old
+// one before the new one starts, the new one after.
+func TestDirectoryOneSignature(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	old, next := seedKey(t, 32), seedKey(t, 33)
+	next.NotBefore = start.Add(time.Hour)
+	clock := start
+	d, err := NewDirectory("https://bot.example"+DirectoryPath, []Key{old, next}, OneSignature(),
+		WithClock(func() time.Time { return clock }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []Key{old, next} {
+		rec := httptest.NewRecorder()
+		d.ServeHTTP(rec, httptest.NewRequest("GET", "https://bot.example"+DirectoryPath, nil))
+		in := rec.Header().Values("Signature-Input")
+		body := rec.Body.String()
+		if len(in) != 1 || len(rec.Header().Values("Signature")) != 1 || !strings.Contains(in[0], `keyid="`+want.Thumbprint()+`"`) ||
+			!strings.Contains(body, old.Thumbprint()) || !strings.Contains(body, next.Thumbprint()) {
+			t.Errorf("at %v: Signature-Input %q, body %s; want one signature by %s", clock, in, body, want.Thumbprint())
+		}
+		clock = clock.Add(2 * time.Hour)
 	}
 }

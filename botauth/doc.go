@@ -7,16 +7,28 @@
 // The model: a crawler has one or more [Key]s (several while it rotates)
 // and a key directory at an https URL, its Signature-Agent. A [Signer]
 // signs a request with the newest key in force: the signature covers the
-// request's "@authority" and the crawler's Signature-Agent member
-// ("signature-agent";key="sig1"), optionally "@method", "@path" and
-// "@query" ([Cover]), with created (now), expires (a minute later by
-// default, [WithWindow]), keyid (the key's RFC 7638 thumbprint), alg, a
-// fresh nonce and tag "web-bot-auth". A signature is good for any request
-// to that authority until it expires, so every request must be signed when
-// it is sent: a [Transport] does that for an http.Client, once per redirect
-// hop and per retry; [Signer.Sign] serves callers without a transport. The
-// [Directory] handler serves the JWK Set of the keys at
-// [DirectoryPath], signed as the draft recommends.
+// request's "@authority" and the crawler's Signature-Agent, optionally
+// "@method", "@path" and "@query" ([Cover]), with created (5 seconds before
+// the signing instant by default, [WithSkew], so that a verifier whose
+// clock is a little behind does not see it in the future), expires (a
+// minute after created by default, [WithWindow]), keyid (the key's RFC 7638
+// thumbprint), alg, a fresh nonce and tag "web-bot-auth". A signature is
+// good for any request to that authority until it expires, so every
+// request must be signed when it is sent: a [Transport] does that for an
+// http.Client, once per redirect hop and per retry; [Signer.Sign] serves
+// callers without a transport. The [Directory] handler serves the JWK Set
+// of the keys at the directory's URL, signed as the draft recommends, for
+// its own authority only.
+//
+// The Signature-Agent has two forms ([Form]), and deployed verifiers
+// accept one or the other. The default, [StringForm], is the one
+// Cloudflare's verifiers accept: Signature-Agent: "https://...", covered
+// as "signature-agent", no covered component carrying a parameter.
+// [DictionaryForm] is the working group's: Signature-Agent:
+// sig1="https://...", covered as "signature-agent";key="sig1".
+//
+// A [Card] is the crawler's Signature Agent Card, the JSON document
+// registries read.
 //
 // A site may ask for a signature with a 401, 403 or 429 answer carrying
 // Accept-Signature. [Transport.Answering] answers such a challenge once,

@@ -37,12 +37,13 @@ type crawlerSetup struct {
 func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSetup {
 	t.Helper()
 	clock := testutil.NewStepClock()
-	dir, err := NewDirectory(keys, WithClock(clock.Now))
+	var dir *Directory
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { dir.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	dir, err := NewDirectory(srv.URL+DirectoryPath, keys, WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(dir)
-	t.Cleanup(srv.Close)
 	agent := srv.URL + DirectoryPath
 	pubs, err := botauthtest.FetchDirectory(srv.Client(), agent, clock.Now())
 	if err != nil {
@@ -88,13 +89,15 @@ func TestSignedRedirectHops(t *testing.T) {
 		name   string
 		opts   []Option
 		window time.Duration
-		comps  string
+		comps  [2]string // of each hop: /start, then /landing?x=1
 	}{
-		{"default", nil, defaultWindow, `"@authority" "signature-agent";key="sig1"`},
-		{"cover", []Option{Cover("@method", "@path", "@query")}, defaultWindow,
-			`"@authority" "signature-agent";key="sig1" "@method" "@path" "@query"`},
-		{"legacy", []Option{LegacyAgentString(), WithWindow(10 * time.Minute)}, 10 * time.Minute,
-			`"@authority" "signature-agent"`},
+		{"default", nil, defaultWindow, [2]string{`"@authority" "signature-agent"`, `"@authority" "signature-agent"`}},
+		{"cover", []Option{Cover("@method", "@path", "@query")}, defaultWindow, [2]string{
+			`"@authority" "signature-agent" "@method" "@path"`, // no query, no "@query" in the String form
+			`"@authority" "signature-agent" "@method" "@path" "@query"`}},
+		{"dictionary", []Option{WithForm(DictionaryForm), WithWindow(10 * time.Minute), Cover("@query")}, 10 * time.Minute, [2]string{
+			`"@authority" "signature-agent";key="sig1" "@query"`,
+			`"@authority" "signature-agent";key="sig1" "@query"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := newCrawlerSetup(t, tc.window, seedKey(t, 1))
@@ -121,7 +124,7 @@ func TestSignedRedirectHops(t *testing.T) {
 			defer a.Close()
 			au, _ := url.Parse(a.URL)
 
-			start := cs.clock.Now().Unix()
+			start := cs.clock.Now().Unix() - int64(defaultSkew/time.Second) // created is back-dated
 			resp, err := (&http.Client{Transport: tr}).Get(a.URL + "/start")
 			if err != nil {
 				t.Fatal(err)
@@ -142,8 +145,8 @@ func TestSignedRedirectHops(t *testing.T) {
 					got.c.Expires != want.created+int64(tc.window/time.Second) || got.c.KeyID != cs.keys[0].Thumbprint() {
 					t.Errorf("hop %d: %s %+v; want %s at %s created %d", i, got.path, got.c, want.path, want.authority, want.created)
 				}
-				if comps := strings.Join(got.c.Components, " "); comps != tc.comps {
-					t.Errorf("hop %d covers %s, want %s", i, comps, tc.comps)
+				if comps := strings.Join(got.c.Components, " "); comps != tc.comps[i] {
+					t.Errorf("hop %d covers %s, want %s", i, comps, tc.comps[i])
 				}
 			}
 			if st.seen[0].c.Nonce == st.seen[1].c.Nonce {
@@ -272,7 +275,7 @@ func TestRotation(t *testing.T) {
 		t.Errorf("once the new key started: signed with %s", k)
 	}
 	cs.clock.Advance(time.Hour)
-	d, err := NewDirectory(cs.keys, WithClock(cs.clock.Now))
+	d, err := NewDirectory("https://bot.example"+DirectoryPath, cs.keys, WithClock(cs.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package botauth_test
 
 import (
+	"crypto/ed25519"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
@@ -75,7 +77,7 @@ func ExampleNewSigner() {
 		log.Fatal(err)
 	}
 	fmt.Println(nonce.ReplaceAllString(req.Header.Get("Signature-Input"), `nonce="..."`))
-	// Output: sig1=("@authority" "signature-agent";key="sig1" "@method" "@path");created=1800000000;keyid="--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck";alg="ed25519";expires=1800000060;nonce="...";tag="web-bot-auth"
+	// Output: sig1=("@authority" "signature-agent" "@method" "@path");created=1799999995;keyid="--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck";alg="ed25519";expires=1800000055;nonce="...";tag="web-bot-auth"
 }
 
 // Sign serves a caller that builds its requests itself; a redirect hop or
@@ -93,7 +95,7 @@ func ExampleSigner_Sign() {
 	fmt.Println("Signature-Agent:", req.Header.Get("Signature-Agent"))
 	fmt.Println("Signature:", len(req.Header.Get("Signature")), "bytes")
 	// Output:
-	// Signature-Agent: sig1="https://bot.example/.well-known/http-message-signatures-directory"
+	// Signature-Agent: "https://bot.example/.well-known/http-message-signatures-directory"
 	// Signature: 95 bytes
 }
 
@@ -162,13 +164,13 @@ func ExampleTransport_Answering() {
 	resp.Body.Close()
 	fmt.Println(resp.Status)
 	// Output:
-	// asked for: sig1=("@authority" "signature-agent";key="sig1");created=1800000000;expires=1800000060;nonce="...";tag="web-bot-auth";keyid="--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck"
+	// asked for: sig1=("@authority" "signature-agent";key="sig1");created=1799999995;expires=1800000055;nonce="...";tag="web-bot-auth";keyid="--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck"
 	// 200 OK
 }
 
 // The key directory, served at its well-known path.
 func ExampleNewDirectory() {
-	d, err := botauth.NewDirectory([]botauth.Key{exampleKey()}, botauth.WithMaxAge(time.Hour),
+	d, err := botauth.NewDirectory(agent, []botauth.Key{exampleKey()}, botauth.WithMaxAge(time.Hour),
 		botauth.WithClock(func() time.Time { return time.Unix(1_800_000_000, 0) }))
 	if err != nil {
 		log.Fatal(err)
@@ -184,4 +186,107 @@ func ExampleNewDirectory() {
 	// max-age=3600
 	// binding=("@authority";req "content-digest");created=1800000000;expires=1800003600;keyid="--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck";tag="http-message-signatures-directory"
 	// {"keys":[{"kty":"OKP","crv":"Ed25519","kid":"--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck","x":"6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw","use":"sig"}]}
+}
+
+// The working group's Dictionary form, for verifiers that follow
+// draft-ietf-webbotauth-httpsig-protocol; the default String form is the
+// one Cloudflare's verifiers accept.
+func ExampleWithForm() {
+	for _, f := range []botauth.Form{botauth.StringForm, botauth.DictionaryForm} {
+		s, err := botauth.NewSigner(agent, []botauth.Key{exampleKey()}, botauth.WithForm(f))
+		if err != nil {
+			log.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", "https://shop.example/", nil)
+		if err := s.Sign(req, time.Unix(1_800_000_000, 0)); err != nil {
+			log.Fatal(err)
+		}
+		in := req.Header.Get("Signature-Input")
+		fmt.Printf("%s: %s %s\n", f, req.Header.Get("Signature-Agent"), in[:regexp.MustCompile(`\);`).FindStringIndex(in)[0]+1])
+	}
+	// Output:
+	// string: "https://bot.example/.well-known/http-message-signatures-directory" sig1=("@authority" "signature-agent")
+	// dictionary: sig1="https://bot.example/.well-known/http-message-signatures-directory" sig1=("@authority" "signature-agent";key="sig1")
+}
+
+// created is set a margin before the signing instant, for verifiers whose
+// clock is behind; expires is the window after created.
+func ExampleWithSkew() {
+	s, err := botauth.NewSigner(agent, []botauth.Key{exampleKey()}, botauth.WithSkew(2*time.Second), botauth.WithWindow(30*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
+	req, _ := http.NewRequest("GET", "https://shop.example/", nil)
+	if err := s.Sign(req, time.Unix(1_800_000_000, 0)); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(regexp.MustCompile(`created=\d+|expires=\d+`).FindAllString(req.Header.Get("Signature-Input"), -1))
+	// Output: [created=1799999998 expires=1800000028]
+}
+
+// A directory that lists two keys during a rotation and carries one
+// signature, for verifiers that refuse two.
+func ExampleOneSignature() {
+	next := exampleKey2()
+	next.NotBefore = time.Unix(1_800_000_000, 0).Add(time.Hour)
+	d, err := botauth.NewDirectory(agent, []botauth.Key{exampleKey(), next}, botauth.OneSignature(),
+		botauth.WithClock(func() time.Time { return time.Unix(1_800_000_000, 0) }))
+	if err != nil {
+		log.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	d.ServeHTTP(rec, httptest.NewRequest("GET", agent, nil))
+	fmt.Println(len(regexp.MustCompile(`"kid"`).FindAllString(rec.Body.String(), -1)), "keys listed,", len(rec.Header().Values("Signature")), "signature")
+	fmt.Println(regexp.MustCompile(`keyid="[^"]*"`).FindString(rec.Header().Get("Signature-Input")))
+	// Output:
+	// 2 keys listed, 1 signature
+	// keyid="--6IM5l0OosLj9yWskISYhUA3n_3CURQkmrYMSha_ck"
+}
+
+func exampleKey2() botauth.Key {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	k, err := botauth.NewKey(priv)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return k
+}
+
+// A Signature Agent Card, as registries read it. Serve it at its URL,
+// beside the key directory (examples/keydirectory -card).
+func ExampleCard() {
+	card := botauth.Card{
+		URL:          "https://bot.example/signature-agent-card.json",
+		Name:         "ExampleBot",
+		Homepage:     "https://bot.example/about",
+		Contacts:     []string{"mailto:bots@bot.example"},
+		Directory:    agent,
+		ProductToken: "ExampleBot",
+		ObeysRobots:  true,
+		Trigger:      "crawler",
+		Purposes:     []string{"search"},
+	}
+	b, err := json.MarshalIndent(card, "", "  ")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(b))
+	// Output:
+	// {
+	//   "client_id": "https://bot.example/signature-agent-card.json",
+	//   "client_name": "ExampleBot",
+	//   "client_uri": "https://bot.example/about",
+	//   "contacts": [
+	//     "mailto:bots@bot.example"
+	//   ],
+	//   "jwks_uri": "https://bot.example/.well-known/http-message-signatures-directory",
+	//   "web_bot_auth": {
+	//     "rfc9309-product-token": "ExampleBot",
+	//     "rfc9309-compliance": true,
+	//     "trigger": "crawler",
+	//     "purpose": [
+	//       "search"
+	//     ]
+	//   }
+	// }
 }

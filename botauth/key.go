@@ -11,7 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"runtime"
 	"time"
 )
 
@@ -88,13 +90,19 @@ func ParseKey(data []byte) (Key, error) {
 	return NewKey(priv)
 }
 
-// LoadKey is [ParseKey] of the file at path.
+// LoadKey is [ParseKey] of the file at path. A file that users other than
+// its owner may read (mode 0o044 set: chmod 600 it) is read all the same,
+// with a warning logged through slog's default logger.
 func LoadKey(path string) (Key, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Key{}, fmt.Errorf("%w: %w", ErrKey, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o044 != 0 && runtime.GOOS != "windows" {
+		slog.Warn("botauth: the private key file is readable by other users; chmod 600 it",
+			slog.String("path", path), slog.String("mode", fi.Mode().Perm().String()))
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return Key{}, fmt.Errorf("%w: %w", ErrKey, err)
@@ -215,7 +223,7 @@ func current(keys []Key, now time.Time, kid string) (Key, error) {
 	}
 	if best.priv == nil {
 		if kid != "" {
-			return Key{}, fmt.Errorf("%w: no key %q in force at %s", ErrKey, kid, now.UTC().Format(time.RFC3339))
+			return Key{}, fmt.Errorf("%w: no key %s in force at %s", ErrKey, quoted(kid), now.UTC().Format(time.RFC3339))
 		}
 		return Key{}, fmt.Errorf("%w: no key in force at %s", ErrKey, now.UTC().Format(time.RFC3339))
 	}

@@ -124,7 +124,7 @@ func TestKeysRefused(t *testing.T) {
 		if _, err := NewSigner("https://bot.example/", keys); !errors.Is(err, ErrKey) {
 			t.Errorf("NewSigner, %s: %v", name, err)
 		}
-		if _, err := NewDirectory(keys); !errors.Is(err, ErrKey) {
+		if _, err := NewDirectory("https://bot.example/", keys); !errors.Is(err, ErrKey) {
 			t.Errorf("NewDirectory, %s: %v", name, err)
 		}
 	}
@@ -144,7 +144,9 @@ func TestOptionsRefused(t *testing.T) {
 	signer := func(agent string, o ...Option) func() error {
 		return func() error { _, err := NewSigner(agent, keys, o...); return err }
 	}
-	dir := func(o Option) func() error { return func() error { _, err := NewDirectory(keys, o); return err } }
+	dir := func(o Option) func() error {
+		return func() error { _, err := NewDirectory("https://bot.example/", keys, o); return err }
+	}
 	for _, tc := range []struct {
 		names string
 		make  func() error
@@ -163,7 +165,13 @@ func TestOptionsRefused(t *testing.T) {
 		{"WithMaxAge(0s)", dir(WithMaxAge(0))},
 		{"Cover([]) cannot act here", dir(Cover())},
 		{"OnlyWhenChallenged cannot act here", dir(OnlyWhenChallenged())},
-		{"LegacyAgentString cannot act here", func() error { _, err := NewTransport(nil, s, LegacyAgentString()); return err }},
+		{"WithForm(dictionary) cannot act here", func() error { _, err := NewTransport(nil, s, WithForm(DictionaryForm)); return err }},
+		{"WithSkew(-1s)", signer("https://bot.example/", WithSkew(-time.Second))},
+		{"WithSkew(6m0s)", signer("https://bot.example/", WithSkew(6*time.Minute))},
+		{"not shorter than the window", signer("https://bot.example/", WithSkew(time.Minute))},
+		{"WithForm(Form(7))", signer("https://bot.example/", WithForm(7))},
+		{"ftp://bot.example/", func() error { _, err := NewDirectory("ftp://bot.example/", keys); return err }},
+		{"bot.example/?q", func() error { _, err := NewDirectory("https://bot.example/?q", keys); return err }},
 		{"nil Signer", func() error { _, err := NewTransport(nil, nil); return err }},
 	} {
 		if err := tc.make(); !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), tc.names) {

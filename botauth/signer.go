@@ -29,11 +29,13 @@ const label = "sig1"
 type Signer struct {
 	keys      []Key
 	agent     string // the Signature-Agent URL
-	agentItem string // agent as an sf-string: the member's value, and the legacy field's
-	agentKey  string // the member key of the default signature, "" for the bare String
+	agentItem string // agent as an sf-string: the member's value, and the String form's field
+	agentKey  string // the member key of the default signature, "" for the String form
 	agentDict string // the Signature-Agent field of the default signature
 	now       func() time.Time
 	window    time.Duration
+	skew      time.Duration
+	form      Form
 	spec      spec // what Sign covers
 }
 
@@ -42,8 +44,10 @@ type Signer struct {
 // https://bot.example/.well-known/http-message-signatures-directory, which
 // verifiers that fetch the URL as given and those that append the
 // well-known path to its origin both find). It signs with the newest of
-// keys in force (see [Key]). Options: [WithClock], [WithWindow], [Cover],
-// [LegacyAgentString], [AllowTestKey].
+// keys in force (see [Key]). Options: [WithClock], [WithWindow],
+// [WithSkew], [WithForm], [Cover], [AllowTestKey]. The defaults are those
+// Cloudflare's verifiers accept: the [StringForm], created 5 seconds before
+// the signing instant, expires a minute after created.
 func NewSigner(agent string, keys []Key, opts ...Option) (*Signer, error) {
 	c, err := newConfig("NewSigner", forSigner, opts)
 	if err != nil {
@@ -60,16 +64,20 @@ func NewSigner(agent string, keys []Key, opts ...Option) (*Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: NewSigner: Signature-Agent %q: %w", ErrOption, agent, err)
 	}
-	s := &Signer{keys: keys, agent: agent, agentItem: item, now: c.now, window: c.window}
-	agentComp := component{name: "signature-agent", key: label}
-	if c.legacy {
-		agentComp.key = ""
+	if c.skew >= c.window {
+		return nil, fmt.Errorf("%w: NewSigner: the skew (%v) is not shorter than the window (%v)", ErrOption, c.skew, c.window)
+	}
+	s := &Signer{keys: keys, agent: agent, agentItem: item, now: c.now, window: c.window, skew: c.skew, form: c.form}
+	agentComp := component{name: "signature-agent"}
+	if c.form == DictionaryForm {
+		agentComp.key = label
 	}
 	s.agentKey = agentComp.key
 	if s.agentDict, err = s.agentField(agentComp.key); err != nil {
 		return nil, err
 	}
 	s.spec.label = label
+	s.spec.queryIfAny = c.form == StringForm
 	s.spec.comps = []component{{name: "@authority"}, agentComp}
 	for _, name := range c.cover {
 		s.spec.comps = append(s.spec.comps, component{name: name})
@@ -80,10 +88,14 @@ func NewSigner(agent string, keys []Key, opts ...Option) (*Signer, error) {
 	return s, nil
 }
 
+// Agent is the signer's Signature-Agent: the URL of its key directory.
+func (s *Signer) Agent() string { return s.agent }
+
 // Sign signs req as made at now: it sets its Signature-Agent, Signature-Input
 // and Signature header fields (replacing any), covering req's authority,
-// the Signature-Agent member and what [Cover] added, with created now,
-// expires now plus the window, keyid the key's thumbprint, alg "ed25519", a
+// the Signature-Agent in the signer's [Form] and what [Cover] added, with
+// created the skew before now ([WithSkew]), expires created plus the
+// window, keyid the key's thumbprint, alg "ed25519", a
 // fresh 64-byte nonce and tag "web-bot-auth". A request sent with a
 // signature made by Sign is not signed again on redirect hops or retries:
 // a [Transport] signs each when it is sent. The error wraps [ErrKey] when no
@@ -114,7 +126,7 @@ func (c component) item() httpsfv.Item {
 }
 
 // A param is a signature parameter; a nil value is filled in when signing
-// (created: now; expires: created plus the window; keyid: the key's
+// (created: the skew before now; expires: created plus the window; keyid: the key's
 // thumbprint; alg: "ed25519"; nonce: fresh; tag: "web-bot-auth").
 type param struct {
 	name  string
@@ -122,11 +134,13 @@ type param struct {
 }
 
 // A spec says what one signature covers: its label, its components and
-// its parameters, in order.
+// its parameters, in order; with queryIfAny, "@query" only for a URL with
+// a query.
 type spec struct {
-	label  string
-	comps  []component
-	params []param
+	label      string
+	comps      []component
+	params     []param
+	queryIfAny bool
 }
 
 // keyID is the keyid the spec asks for, or "" for the current key.
@@ -152,9 +166,13 @@ func (s *Signer) sign(req *http.Request, now time.Time, sp *spec) (string, error
 	if err != nil {
 		return "", err
 	}
-	lines := make([]line, len(sp.comps))
-	for i, c := range sp.comps {
-		lines[i].c = c
+	lines := make([]line, 0, len(sp.comps))
+	for _, c := range sp.comps {
+		if c.name == "@query" && sp.queryIfAny && req.URL.RawQuery == "" {
+			continue
+		}
+		lines = append(lines, line{c: c})
+		i := len(lines) - 1
 		if c.name == "signature-agent" {
 			field := s.agentDict
 			if c.key != s.agentKey {
@@ -170,7 +188,7 @@ func (s *Signer) sign(req *http.Request, now time.Time, sp *spec) (string, error
 			return "", err
 		}
 	}
-	created := now.Unix()
+	created := now.Add(-s.skew).Unix()
 	for _, p := range sp.params {
 		if v, ok := p.value.(int64); ok && p.name == "created" {
 			created = v
@@ -219,7 +237,7 @@ func (s *Signer) agentField(key string) (string, error) {
 	d.Add(key, httpsfv.NewItem(s.agent))
 	v, err := httpsfv.Marshal(d)
 	if err != nil {
-		return "", fmt.Errorf("%w \"signature-agent\";key=%q: %w", errComponent, key, err)
+		return "", fmt.Errorf("%w \"signature-agent\";key=%s: %w", errComponent, quoted(key), err)
 	}
 	return v, nil
 }
@@ -248,15 +266,15 @@ func signLines(priv ed25519.PrivateKey, label string, lines []line, params *http
 	for i, l := range lines {
 		items[i] = l.c.item()
 		if ids[i], err = httpsfv.Marshal(items[i]); err != nil {
-			return "", "", "", fmt.Errorf("botauth: component %q: %w", l.c.name, err)
+			return "", "", "", fmt.Errorf("botauth: component %s: %w", quoted(l.c.name), err)
 		}
 		for _, id := range ids[:i] {
 			if id == ids[i] {
-				return "", "", "", fmt.Errorf("botauth: component %s covered twice", id)
+				return "", "", "", fmt.Errorf("botauth: component %s covered twice", quoted(id))
 			}
 		}
 		if !baseValue(l.value) {
-			return "", "", "", fmt.Errorf("botauth: component %s: value %q holds a byte a signature base cannot", ids[i], l.value)
+			return "", "", "", fmt.Errorf("botauth: component %s: value %s holds a byte a signature base cannot", quoted(ids[i]), quoted(l.value))
 		}
 		b.WriteString(ids[i])
 		b.WriteString(": ")
@@ -274,12 +292,12 @@ func signLines(priv ed25519.PrivateKey, label string, lines []line, params *http
 	in := httpsfv.NewDictionary()
 	in.Add(label, il)
 	if input, err = httpsfv.Marshal(in); err != nil {
-		return "", "", "", fmt.Errorf("botauth: label %q: %w", label, err)
+		return "", "", "", fmt.Errorf("botauth: label %s: %w", quoted(label), err)
 	}
 	sd := httpsfv.NewDictionary()
 	sd.Add(label, httpsfv.NewItem(ed25519.Sign(priv, []byte(base))))
 	if sig, err = httpsfv.Marshal(sd); err != nil {
-		return "", "", "", fmt.Errorf("botauth: label %q: %w", label, err)
+		return "", "", "", fmt.Errorf("botauth: label %s: %w", quoted(label), err)
 	}
 	return base, input, sig, nil
 }
@@ -302,7 +320,7 @@ var errComponent = errors.New("botauth: cannot sign component")
 // requestValue is the value of component c of req.
 func requestValue(req *http.Request, c component) (string, error) {
 	if c.key != "" || c.req {
-		return "", fmt.Errorf("%w %q with parameters", errComponent, c.name)
+		return "", fmt.Errorf("%w %s with parameters", errComponent, quoted(c.name))
 	}
 	u := req.URL
 	switch c.name {
@@ -332,11 +350,11 @@ func requestValue(req *http.Request, c component) (string, error) {
 		return strings.ToLower(u.Scheme) + "://" + a + u.RequestURI(), nil
 	}
 	if strings.HasPrefix(c.name, "@") {
-		return "", fmt.Errorf("%w %q", errComponent, c.name)
+		return "", fmt.Errorf("%w %s", errComponent, quoted(c.name))
 	}
 	vs := req.Header.Values(c.name)
 	if len(vs) == 0 {
-		return "", fmt.Errorf("%w %q: the request has no such field", errComponent, c.name)
+		return "", fmt.Errorf("%w %s: the request has no such field", errComponent, quoted(c.name))
 	}
 	if len(vs) == 1 {
 		return strings.Trim(vs[0], " \t"), nil

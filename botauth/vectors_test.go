@@ -111,8 +111,8 @@ func TestWebBotAuthVectors(t *testing.T) {
 		sig             string
 	}{{
 		name: "E.2.1 Dictionary",
-		spec: spec{"sig2", []component{{name: "@authority"}, {name: "signature-agent", key: "agent2"}},
-			params(4889289600, "n9p433xm+NJ3ph3upfBIGmsuwHw387YV7Q/F+6BSpGCVjYCqQw6rznNA8PVVLySrAWsv0hQtFioQb6E1YsauiA==")},
+		spec: spec{label: "sig2", comps: []component{{name: "@authority"}, {name: "signature-agent", key: "agent2"}},
+			params: params(4889289600, "n9p433xm+NJ3ph3upfBIGmsuwHw387YV7Q/F+6BSpGCVjYCqQw6rznNA8PVVLySrAWsv0hQtFioQb6E1YsauiA==")},
 		agent: `agent2="https://signature-agent.test"`,
 		base: `"@authority": example.com
 "signature-agent";key="agent2": "https://signature-agent.test"
@@ -121,8 +121,8 @@ func TestWebBotAuthVectors(t *testing.T) {
 		sig: `sig2=:RdNFx5Bj6au3YgAMQL/RzmUlZE8QZLIaXGRpw985hWnwPfMxT228NMk6ehRS1PSl4e8PhbNZACSanGdhEwYCCg==:`,
 	}, {
 		name: "E.2.2 legacy String",
-		spec: spec{"sig2", []component{{name: "@authority"}, {name: "signature-agent"}},
-			params(1735693200, "e8N7S2MFd/qrd6T2R3tdfAuuANngKI7LFtKYI/vowzk4lAZYadIX6wW25MwG7DCT9RUKAJ0qVkU0mEeLElW1qg==")},
+		spec: spec{label: "sig2", comps: []component{{name: "@authority"}, {name: "signature-agent"}},
+			params: params(1735693200, "e8N7S2MFd/qrd6T2R3tdfAuuANngKI7LFtKYI/vowzk4lAZYadIX6wW25MwG7DCT9RUKAJ0qVkU0mEeLElW1qg==")},
 		agent: `"https://signature-agent.test"`,
 		base: `"@authority": example.com
 "signature-agent": "https://signature-agent.test"
@@ -130,8 +130,8 @@ func TestWebBotAuthVectors(t *testing.T) {
 		sig: `sig2=:jdq0SqOwHdyHr9+r5jw3iYZH6aNGKijYp/EstF4RQTQdi5N5YYKrD+mCT1HA1nZDsi6nJKuHxUi/5Syp3rLWBA==:`,
 	}, {
 		name: "@authority only",
-		spec: spec{"sig1", []component{{name: "@authority"}},
-			params(4889289600, "zIW8+cdmA3vdYagbxojpONwa/l0EKJ/O3/wD486VvsQjO/RxPaSt6ZxvQaMcQzNnqKN/mQ6hpGiFro2L2qkz5A==")},
+		spec: spec{label: "sig1", comps: []component{{name: "@authority"}},
+			params: params(4889289600, "zIW8+cdmA3vdYagbxojpONwa/l0EKJ/O3/wD486VvsQjO/RxPaSt6ZxvQaMcQzNnqKN/mQ6hpGiFro2L2qkz5A==")},
 		base: `"@authority": example.com
 "@signature-params": ("@authority");created=1735689600;keyid="` + kid + `";alg="ed25519";expires=4889289600;nonce="zIW8+cdmA3vdYagbxojpONwa/l0EKJ/O3/wD486VvsQjO/RxPaSt6ZxvQaMcQzNnqKN/mQ6hpGiFro2L2qkz5A==";tag="web-bot-auth"`,
 		sig: `sig1=:QKN4fTdIYfh82fvoZCQiQA1weuozfCS/Led2zTMbewMMqH8PI2Wsy/5c4ao6B6D09nraNQdBNOADg8aM1MqfCg==:`,
@@ -159,7 +159,7 @@ func TestWebBotAuthVectors(t *testing.T) {
 // and the binding signature over "@authority";req and content-digest.
 func TestDirectoryVector(t *testing.T) {
 	const created, expires = 1735689600, 4889289600
-	d, err := NewDirectory([]Key{rfcTestKey(t)}, AllowTestKey(), WithClock(func() time.Time { return time.Unix(created, 0) }))
+	d, err := NewDirectory("http://signature-agent.test", []Key{rfcTestKey(t)}, AllowTestKey(), WithClock(func() time.Time { return time.Unix(created, 0) }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,23 @@
 //	-signature-agent URL
 //	                 the https URL of the crawler's key directory, sent in
 //	                 each signed request. Needs -sign-key. Without the two
-//	                 nothing is signed.
+//	                 nothing is signed. With these two alone, requests are
+//	                 signed as Cloudflare's verifiers accept them.
+//	-signature-form F
+//	                 cloudflare (default): Signature-Agent a String, covered
+//	                 as "signature-agent", no covered component with a
+//	                 parameter, the form Cloudflare's verifiers accept;
+//	                 dictionary: the working group's sig1="...", covered as
+//	                 "signature-agent";key="sig1". A challenge asking for the
+//	                 other form is answered in it.
+//	-cover C[,C...]  what each signature covers beyond @authority and
+//	                 signature-agent: @method, @path, @query (with the
+//	                 cloudflare form, @query only for a URL with a query).
+//	-write-card FILE write the crawler's Signature Agent Card (JSON) to FILE
+//	                 before crawling, for examples/keydirectory -card: its
+//	                 client_id https://HOST/signature-agent-card.json on the
+//	                 directory's host, its key directory, product token,
+//	                 purposes and rate control from these flags.
 //	-purpose P[,P...]
 //	                 what the content is used for: train-ai, search, ai-input.
 //	                 A page whose robots.txt, tdmrep.json or licence refuses
@@ -87,11 +103,10 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots"
-	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -178,23 +193,6 @@ func snapshot(p *robots.Plugin, fetched, errs *atomic.Int64, now time.Time) tota
 	return s
 }
 
-// loadSigner is the signer of -sign-key and -signature-agent, which go
-// together.
-func loadSigner(keyFile, agent string) (*botauth.Signer, error) {
-	if keyFile == "" || agent == "" {
-		return nil, errors.New("-sign-key and -signature-agent go together")
-	}
-	key, err := botauth.LoadKey(keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("-sign-key: %w", err)
-	}
-	s, err := botauth.NewSigner(agent, []botauth.Key{key})
-	if err != nil {
-		return nil, fmt.Errorf("signing: %w", err)
-	}
-	return s, nil
-}
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -212,8 +210,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
 	purposes := fs.String("purpose", "", "what the content is used for, `P[,P...]`: train-ai, search, ai-input")
 	useLevel := fs.String("use", "", "how far the content is used, `LEVEL`: immediate, reference, full")
-	signKey := fs.String("sign-key", "", "sign every request with the Ed25519 key in `FILE` (PEM or JWK); needs -signature-agent")
-	signAgent := fs.String("signature-agent", "", "the https `URL` of the crawler's key directory; needs -sign-key")
+	signing := addSignFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -251,12 +248,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		robots.WithAgents(tokens...),
 		robots.WithMinDelay(*minDelay),
 	}
-	if *signKey != "" || *signAgent != "" {
-		signer, err := loadSigner(*signKey, *signAgent)
-		if err != nil {
-			fmt.Fprintln(stderr, "crawl:", err)
-			return 2
-		}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	signer, err := signing.signer(set)
+	if err != nil {
+		fmt.Fprintln(stderr, "crawl:", err)
+		return 2
+	}
+	if signer != nil {
 		opts = append(opts, robots.WithSigner(signer))
 	}
 	var declared []string
@@ -295,6 +294,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer p.Close()
+	if err := signing.writeCard(p, ua); err != nil {
+		fmt.Fprintln(stderr, "crawl:", err)
+		return 2
+	}
 	c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: 4})
 	var links, fetched, errs atomic.Int64
 	c.OnResponse(func(r *colly.Response) {

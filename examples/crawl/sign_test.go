@@ -154,3 +154,101 @@ func TestCrawlSignFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlSignForms: with -sign-key and -signature-agent alone every
+// request is signed in the form Cloudflare's verifiers accept (the
+// Signature-Agent a String, covered bare, no covered component with a
+// parameter); -signature-form dictionary covers the member with its key;
+// -cover adds components, "@query" only where a URL has a query. Every
+// request verifies.
+func TestCrawlSignForms(t *testing.T) {
+	pemFile, _, v := keyFiles(t)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		comps string
+	}{
+		{"default", nil, `"@authority" "signature-agent"`},
+		{"cloudflare", []string{"-signature-form", "cloudflare"}, `"@authority" "signature-agent"`},
+		{"dictionary", []string{"-signature-form", "dictionary"}, `"@authority" "signature-agent";key="sig1"`},
+		{"cover", []string{"-cover", "@method,@path,@query"}, `"@authority" "signature-agent" "@method" "@path"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			log := &botauthtest.Log{V: v}
+			start, _ := twoHosts(t, log)
+			var out, errb bytes.Buffer
+			args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost",
+				"-sign-key", pemFile, "-signature-agent", directory}, tc.args...)
+			if code := run(context.Background(), append(args, start), &out, &errb); code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+			}
+			seen := log.Seen()
+			if len(seen) < 6 {
+				t.Fatalf("%d requests", len(seen))
+			}
+			for _, s := range seen {
+				if s.Err != nil {
+					t.Errorf("%s%s: %v", s.Host, s.Path, s.Err)
+					continue
+				}
+				if got := strings.Join(s.Check.Components, " "); got != tc.comps {
+					t.Errorf("%s%s covers %s, want %s", s.Host, s.Path, got, tc.comps)
+				}
+			}
+		})
+	}
+}
+
+// TestCrawlWriteCard: -write-card writes the Signature Agent Card of the
+// crawl's settings.
+func TestCrawlWriteCard(t *testing.T) {
+	pemFile, _, v := keyFiles(t)
+	start, _ := twoHosts(t, &botauthtest.Log{V: v})
+	card := filepath.Join(t.TempDir(), "card.json")
+	var out, errb bytes.Buffer
+	args := []string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-max", "0", "-purpose", "search",
+		"-sign-key", pemFile, "-signature-agent", directory, "-write-card", card, start}
+	if code := run(context.Background(), args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	b, err := os.ReadFile(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		ClientID string `json:"client_id"`
+		JWKSURI  string `json:"jwks_uri"`
+		WBA      struct {
+			UA         string   `json:"expected-user-agent"`
+			Token      string   `json:"rfc9309-product-token"`
+			Compliance bool     `json:"rfc9309-compliance"`
+			Purpose    []string `json:"purpose"`
+		} `json:"web_bot_auth"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ClientID != "https://bot.example/signature-agent-card.json" || got.JWKSURI != directory || got.WBA.Token != "testbot" ||
+		!got.WBA.Compliance || strings.Join(got.WBA.Purpose, ",") != "search" || !strings.Contains(got.WBA.UA, "testbot/0.1") {
+		t.Errorf("card:\n%s", b)
+	}
+}
+
+// TestCrawlSignFormFlags: a form or a component the signer does not know,
+// and a signing flag without -sign-key, are usage errors.
+func TestCrawlSignFormFlags(t *testing.T) {
+	pemFile, _, _ := keyFiles(t)
+	for name, args := range map[string][]string{
+		"bad form":          {"-sign-key", pemFile, "-signature-agent", directory, "-signature-form", "legacy"},
+		"bad component":     {"-sign-key", pemFile, "-signature-agent", directory, "-cover", "@status"},
+		"form, no key":      {"-signature-form", "dictionary"},
+		"cover, no key":     {"-cover", "@path"},
+		"write-card no key": {"-write-card", filepath.Join(t.TempDir(), "c.json")},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append(args, "http://127.0.0.1:1/"), &out, &errb)
+		if code != 2 || !strings.HasPrefix(errb.String(), "crawl: ") || out.Len() != 0 {
+			t.Errorf("%s: exit %d stdout %q stderr %q", name, code, out.String(), errb.String())
+		}
+	}
+}

@@ -162,3 +162,77 @@ func TestParseRefuses(t *testing.T) {
 		}
 	}
 }
+
+// start serves the command with args on a loopback port and returns its
+// base URL.
+func start(t *testing.T, args ...string) string {
+	t.Helper()
+	c, err := parse(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() { _ = serve(c, ln, io.Discard) }()
+	return "http://" + ln.Addr().String()
+}
+
+func fetch(t *testing.T, u, host string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", u, nil)
+	if host != "" {
+		req.Host = host
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+// TestOtherHost: a request naming a Host other than the directory's gets
+// 421 and no signature, so that no one can bind the keys to their domain;
+// the directory's own host (-url) gets the signed directory.
+func TestOtherHost(t *testing.T) {
+	path, _ := writeKey(t, t.TempDir(), "k.pem")
+	base := start(t, "-key", path, "-url", "https://bot.example/.well-known/http-message-signatures-directory")
+	for _, tc := range []struct {
+		host string
+		code int
+	}{{"bot.example", 200}, {"evil.example", 421}, {"", 421}} {
+		resp, _ := fetch(t, base+"/.well-known/http-message-signatures-directory", tc.host)
+		if resp.StatusCode != tc.code || (resp.Header.Get("Signature") != "") != (tc.code == 200) {
+			t.Errorf("Host %q: %d, Signature %q; want %d", tc.host, resp.StatusCode, resp.Header.Get("Signature"), tc.code)
+		}
+	}
+}
+
+// TestCardServed: -card serves the card file at -card-path beside the
+// directory; -one-signature signs a directory of two keys once.
+func TestCardServed(t *testing.T) {
+	dir := t.TempDir()
+	k1, _ := writeKey(t, dir, "a.pem")
+	k2, _ := writeKey(t, dir, "b.pem")
+	card := filepath.Join(dir, "card.json")
+	const doc = `{"client_name":"ExampleBot","jwks_uri":"https://bot.example/.well-known/http-message-signatures-directory"}`
+	if err := os.WriteFile(card, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := start(t, "-key", k1, "-key", k2, "-one-signature", "-card", card, "-card-path", "/card.json")
+	resp, body := fetch(t, base+"/card.json", "")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || body != doc {
+		t.Errorf("card: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	resp, body = fetch(t, base+"/.well-known/http-message-signatures-directory", "")
+	if resp.StatusCode != 200 || len(resp.Header.Values("Signature")) != 1 || strings.Count(body, `"kid"`) != 2 {
+		t.Errorf("directory: %d, %d signatures, %s", resp.StatusCode, len(resp.Header.Values("Signature")), body)
+	}
+	if _, err := parse([]string{"-key", k1, "-card", k1}, io.Discard); err == nil || !strings.Contains(err.Error(), "JSON object") {
+		t.Errorf("a card that is no JSON: %v", err)
+	}
+}

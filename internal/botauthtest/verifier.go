@@ -43,7 +43,8 @@ type Check struct {
 }
 
 // Verify checks the one signature of r (a request as a server receives
-// it): its tag, its keyid (a key of the directory), created about now,
+// it): its tag, its keyid (a key of the directory), created at most a
+// second ahead of now and at most the window before it,
 // expires after now and at most the window after created, "@authority"
 // covered, and the Signature-Agent field present, naming the expected
 // agent, and covered (the member keyed by the label for the Dictionary
@@ -89,7 +90,7 @@ func (v *Verifier) Verify(r *http.Request) (Check, error) {
 		return Check{}, fmt.Errorf("keyid %q is no key of the directory", c.KeyID)
 	}
 	now := v.Now().Unix()
-	if c.Created > now+1 || c.Created < now-1 {
+	if c.Created > now+1 || c.Created < now-int64(v.Window/time.Second) {
 		return Check{}, fmt.Errorf("created %d, now %d", c.Created, now)
 	}
 	if c.Expires <= now || c.Expires-c.Created > int64(v.Window/time.Second) {
