@@ -68,7 +68,7 @@ type identity struct {
 // identity when they hold search and train-ai or ai-input: a plugin that
 // declares both, or two plugins that sign as one identity and declare one
 // each.
-func (p *Plugin) checkIdentity() {
+func (p *core) checkIdentity() {
 	if p.cfg.signer == nil || len(p.cfg.purposes) == 0 {
 		return
 	}
@@ -112,7 +112,7 @@ func categoryNames(cs []dialect.Category) []string {
 // of [WithPurposes], and the rate control what the plugin honours:
 // robots.txt's Crawl-delay, and 429 and 503 answers with Retry-After.
 // ObeysRobots is set: the plugin obeys robots.txt.
-func (p *Plugin) AgentCard(card botauth.Card) botauth.Card {
+func (p *core) AgentCard(card botauth.Card) botauth.Card {
 	if card.Directory == "" && p.cfg.signer != nil {
 		card.Directory = p.cfg.signer.Agent()
 	}
