@@ -53,7 +53,7 @@ type outcome uint8
 
 const (
 	goOn       outcome = iota // the next stage takes it
-	stopped                   // stopped and reported (handoff.go carries the stop to OnError)
+	halted                    // stopped and reported (handoff.go carries the stop to OnError)
 	handedBack                // handed back to its frontier, to come at its host's turn
 	notOurs                   // not http(s): no robots.txt applies, the plugin leaves it be
 )
@@ -90,7 +90,7 @@ func (f *flow) decide() outcome {
 // stop ends the flow: the request is stopped with b and reported with it.
 func (f *flow) stop(b Block) outcome {
 	f.h.stop(f.p, f.cs, f.r, b, f.pol)
-	return stopped
+	return halted
 }
 
 // temporary reports whether a fetch-outcome action ends at a retry time.

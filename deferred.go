@@ -32,10 +32,10 @@ type deferredRequest struct {
 	answers int
 }
 
-// keep adds r, deferred until the given time after answers asking to
+// put adds r, deferred until the given time after answers asking to
 // back off, to the requests kept for RetryDeferred, unless maxDeferred are
 // kept already (then it says so in log).
-func (d *deferredList) keep(log *slog.Logger, r *colly.Request, until time.Time, answers int) {
+func (d *deferredList) put(log *slog.Logger, r *colly.Request, until time.Time, answers int) {
 	d.mu.Lock()
 	full := len(d.reqs) >= maxDeferred
 	if !full {
@@ -46,7 +46,7 @@ func (d *deferredList) keep(log *slog.Logger, r *colly.Request, until time.Time,
 	}
 	d.mu.Unlock()
 	if full {
-		log.Warn("robots: deferred request not kept for RetryDeferred: already keeping the most allowed; call RetryDeferred",
+		log.Warn("robots: deferred request not kept: already keeping the most allowed; retry the deferred requests",
 			slog.String("url", r.URL.String()), slog.Int("kept", maxDeferred))
 	}
 }
@@ -67,9 +67,9 @@ func (d *deferredList) due() (time.Time, bool) {
 	return d.until, len(d.reqs) > 0
 }
 
-// retry submits again every request kept (Plugin.RetryDeferred) and
+// resubmit submits again every request kept (Plugin.RetryDeferred) and
 // returns how many it submitted.
-func (d *deferredList) retry(log *slog.Logger) int {
+func (d *deferredList) resubmit(log *slog.Logger) int {
 	reqs := d.take()
 	// The requests that had no answer go first: those whose own answers
 	// paused their host would otherwise pause it again ahead of them.

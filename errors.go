@@ -2,15 +2,12 @@ package robots
 
 import (
 	"errors"
-	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -181,37 +178,4 @@ func visitRefusal(err error, async bool) (string, bool) {
 		return reasonCollyOther, true
 	}
 	return "", false
-}
-
-// pausedStop is the Deferred stop of req when err says its host is paused
-// past maxPause; prefix says what came before (a 429 answer).
-func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
-	var pe *hostlimit.PausedError
-	if !errors.As(err, &pe) {
-		return Block{}, false
-	}
-	return Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
-		Reason: hopReason(req, prefix+"the host is paused until "+pe.Until.UTC().Format(time.RFC3339)+", longer than WithDeferWait")}, true
-}
-
-// canceledHop is the report of a request whose context ended while the
-// transport held it.
-func canceledHop(req *http.Request, err error) Block {
-	a, _ := policy.Authority(req.URL)
-	return Block{Kind: Canceled, URL: req.URL.String(), Authority: a, Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
-}
-
-// hopReason is reason, said of a redirect hop when req is one.
-func hopReason(req *http.Request, reason string) string {
-	if req.Response == nil {
-		return reason
-	}
-	return "redirect from " + redact(req.Response.Request.URL) + " not followed: " + reason
-}
-
-func redact(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	return u.Redacted()
 }

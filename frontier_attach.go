@@ -45,5 +45,5 @@ func AttachFrontier(c *colly.Collector, f frontier.Completer) {
 	if p := pluginOf(c); p != nil {
 		fs = &p.frontier
 	}
-	fs.attach(c, f)
+	fs.adopt(c, f)
 }

@@ -17,10 +17,10 @@ type frontiers struct {
 	postponers sync.Map // *colly.Collector → frontier.Postponer: postpone hands requests back to it
 }
 
-// attach registers the frontier feature's callbacks on c, which f hands
+// adopt registers the frontier feature's callbacks on c, which f hands
 // requests to, and keeps f for c's plugin, fs (nil when c has none): see
 // AttachFrontier.
-func (fs *frontiers) attach(c *colly.Collector, f frontier.Completer) {
+func (fs *frontiers) adopt(c *colly.Collector, f frontier.Completer) {
 	requeues := false
 	if rq, ok := f.(frontier.Requeuer); ok && rq.Requeues() {
 		c.AllowURLRevisit = true

@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -28,7 +31,7 @@ import (
 //
 //   - A request stopped in OnRequest (handoff.stop) is reported there, and
 //     its *BlockedError is kept under its ticket in stops: the transport
-//     takes it and fails the request with it (handoff.stopped), so that
+//     takes it and fails the request with it (handoff.stopOf), so that
 //     Colly calls OnError with it and a sync Visit returns it. If another
 //     callback aborts the request after the plugin's hook, the transport
 //     never sees it: the entry goes when the Colly request is collected.
@@ -99,8 +102,8 @@ func (t ticket) write(h http.Header) {
 	h[ticketHeader] = []string{v}
 }
 
-// read returns the ticket in h, and removes it from h.
-func (h *handoff) read(hdr http.Header) ticket {
+// ticketIn returns the ticket in hdr, and removes it from h.
+func (h *handoff) ticketIn(hdr http.Header) ticket {
 	v := hdr[ticketHeader]
 	if len(v) == 0 {
 		return ticket{}
@@ -125,7 +128,7 @@ func (h *handoff) start(r *colly.Request) ticket {
 	if r.Headers == nil {
 		return ticket{}
 	}
-	return ticket{answers: h.read(*r.Headers).answers}
+	return ticket{answers: h.ticketIn(*r.Headers).answers}
 }
 
 // pass gives r, of the collector of cs, let through with answers from its
@@ -180,9 +183,9 @@ func (h *handoff) stop(p *core, cs *collectorSlot, r *colly.Request, b Block, po
 	r.Headers.Set("Cache-Control", "no-cache")
 }
 
-// stopped returns the error of a request stopped in OnRequest, t its
+// stopOf returns the error of a request stopped in OnRequest, t its
 // ticket, or nil.
-func (h *handoff) stopped(t ticket) *BlockedError {
+func (h *handoff) stopOf(t ticket) *BlockedError {
 	if t.cs == nil {
 		return nil
 	}
@@ -254,3 +257,36 @@ type sitemapFetch struct{}
 
 // isSitemapFetch reports whether req is a sitemap document's fetch.
 func isSitemapFetch(req *http.Request) bool { return req.Context().Value(sitemapFetch{}) != nil }
+
+// pausedStop is the Deferred stop of req when err says its host is paused
+// past maxPause; prefix says what came before (a 429 answer).
+func pausedStop(req *http.Request, err error, prefix string) (Block, bool) {
+	var pe *hostlimit.PausedError
+	if !errors.As(err, &pe) {
+		return Block{}, false
+	}
+	return Block{Kind: Deferred, URL: req.URL.String(), Redirect: req.Response != nil, Until: pe.Until,
+		Reason: hopReason(req, prefix+"the host is paused until "+pe.Until.UTC().Format(time.RFC3339)+", longer than WithDeferWait")}, true
+}
+
+// canceledHop is the report of a request whose context ended while the
+// transport held it.
+func canceledHop(req *http.Request, err error) Block {
+	a, _ := policy.Authority(req.URL)
+	return Block{Kind: Canceled, URL: req.URL.String(), Authority: a, Redirect: req.Response != nil, Reason: hopReason(req, err.Error())}
+}
+
+// hopReason is reason, said of a redirect hop when req is one.
+func hopReason(req *http.Request, reason string) string {
+	if req.Response == nil {
+		return reason
+	}
+	return "redirect from " + redact(req.Response.Request.URL) + " not followed: " + reason
+}
+
+func redact(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	return u.Redacted()
+}

@@ -404,9 +404,9 @@ func WithOnUsageRefused(fn func(r *colly.Response, u ResponseUsage)) Option {
 type SitemapOption func(*sitemapConfig)
 
 type sitemapConfig struct {
-	walk  sitemap.Config      // the user's walk settings (SitemapWalk)
-	extra map[string][]string // authority → extra sitemap URLs
-	errs  []error
+	settings sitemap.Config      // the user's walk settings (SitemapWalk)
+	extra    map[string][]string // authority → extra sitemap URLs
+	errs     []error
 }
 
 // SitemapURLs adds sitemaps to start from, besides those the robots.txt of
@@ -463,7 +463,7 @@ func SitemapWalk(cfg sitemap.Config) SitemapOption {
 			c.errs = append(c.errs, fmt.Errorf("SitemapWalk: the plugin sets %s itself (sitemaps go through its transport, robots.txt check and gate)", strings.Join(owned, ", ")))
 			return
 		}
-		c.walk = cfg
+		c.settings = cfg
 	}
 }
 

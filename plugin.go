@@ -223,7 +223,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
 	c.OnError(func(r *colly.Response, err error) {
 		if be := p.handoff.onError(&p.core, cs, r, err); be != nil {
-			p.deferred.keep(p.log, r.Request, be.Block.Until, be.answers)
+			p.deferred.put(p.log, r.Request, be.Block.Until, be.answers)
 		}
 	})
 	p.attachNofollow(c) // robotstags.go
@@ -332,7 +332,7 @@ func (p *Plugin) DeferredUntil() (time.Time, bool) { return p.deferred.due() }
 // Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
 // again; with a collector that is not Async, it returns only once the
 // requests are done.
-func (p *Plugin) RetryDeferred() int { return p.deferred.retry(p.log) }
+func (p *Plugin) RetryDeferred() int { return p.deferred.resubmit(p.log) }
 
 // SitemapTotals returns the sums over every sitemap report.
 func (p *Plugin) SitemapTotals() SitemapTotals { return p.sitemaps.sums() }
@@ -346,7 +346,7 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 		return // another callback stopped it
 	}
 	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r).answers}
-	if p.admit(f) != goOn || f.nofollow() != goOn || f.loadPolicy() != goOn {
+	if p.admit(f) != goOn || f.nofollowLink() != goOn || f.loadPolicy() != goOn {
 		return
 	}
 	if p.sitemaps != nil {

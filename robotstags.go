@@ -95,9 +95,9 @@ func nofollowStop(r *colly.Request) (Block, bool) {
 	return Block{Kind: Nofollow, Reason: "a link of " + page + ", whose " + source + " says nofollow"}, true
 }
 
-// nofollow stops a link of a nofollow page, leaving its URL unvisited for
+// nofollowLink stops a link of a nofollow page, leaving its URL unvisited for
 // Colly (see visits).
-func (f *flow) nofollow() outcome {
+func (f *flow) nofollowLink() outcome {
 	b, stop := nofollowStop(f.r)
 	if !stop {
 		return goOn
@@ -106,5 +106,5 @@ func (f *flow) nofollow() outcome {
 	if !f.c.AllowURLRevisit {
 		f.cs.visits.forget(f.r)
 	}
-	return stopped
+	return halted
 }

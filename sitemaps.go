@@ -132,7 +132,7 @@ func (s *sitemapFeature) tally(r sitemap.Report) {
 		s.p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
 			slog.Int("found", r.Found), slog.Int("handed", r.Handed), slog.Int("children", r.Children))
 	}
-	if fn := s.cfg.walk.OnReport; fn != nil {
+	if fn := s.cfg.settings.OnReport; fn != nil {
 		fn(r)
 	}
 }
@@ -176,7 +176,7 @@ func (s *sitemapFeature) walk(f *flow, q queueStorage) {
 		return
 	}
 	ctx := f.ctx
-	cfg := sc.walk
+	cfg := sc.settings
 	cfg.Client = &http.Client{Transport: &sitemapTransport{s}}
 	cfg.UserAgent = p.resolver().UserAgent()
 	cfg.Allow = p.allowSitemap
@@ -309,7 +309,7 @@ func (w *window) now() time.Time {
 	return time.Now()
 }
 
-func (w *window) after(d time.Duration) (<-chan time.Time, func()) {
+func (w *window) timer(d time.Duration) (<-chan time.Time, func()) {
 	if w.clock != nil {
 		return w.clock.After(d)
 	}
@@ -345,7 +345,7 @@ func (w *window) acquire(ctx context.Context, u string) (*slot, error) {
 		var timer <-chan time.Time
 		stop := func() {}
 		if !next.IsZero() {
-			timer, stop = w.after(next.Sub(now))
+			timer, stop = w.timer(next.Sub(now))
 		}
 		select {
 		case <-w.freed:

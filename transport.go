@@ -25,8 +25,8 @@ type checkTransport struct {
 
 func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
-	tk := t.h.read(req.Header)
-	if be := t.h.stopped(tk); be != nil {
+	tk := t.h.ticketIn(req.Header)
+	if be := t.h.stopOf(tk); be != nil {
 		// Stopped in OnRequest: fail it here so that OnError sees why.
 		closeBody(req)
 		return nil, be
@@ -60,15 +60,15 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.checkUserAgent(req)
 	base := p.sender()
 	if p.signing == nil {
-		return t.send(base, req, pol, d, tk, false)
+		return t.sendGated(base, req, pol, d, tk, false)
 	}
 	round := &challengeRound{send: func(r *http.Request, first bool) (*http.Response, error) {
-		return t.send(base, r, pol, d, tk, first)
+		return t.sendGated(base, r, pol, d, tk, first)
 	}}
 	return p.signing.Answering(round).RoundTrip(req)
 }
 
-// send passes req through the crawler-wide rate and its host's gate to
+// sendGated passes req through the crawler-wide rate and its host's gate to
 // base. An answer whose status asks to back off (hostlimit.BackoffStatus:
 // 429, every 5xx but 501 and 505) pauses the host (the limiter's Observe);
 // the request is then sent again once the pause is over, until it has had
@@ -80,7 +80,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // retries it. With keepChallenge, a 429 carrying Accept-Signature is
 // returned at once, for the challenge's answer (WithSigner) to be sent
 // instead of an unsigned retry.
-func (t *checkTransport) send(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, keepChallenge bool) (*http.Response, error) {
+func (t *checkTransport) sendGated(base http.RoundTripper, req *http.Request, pol *policy.Policy, d time.Duration, tk ticket, keepChallenge bool) (*http.Response, error) {
 	p, host := t.p, pol.Authority()
 	retries := p.cfg.retries
 	if isSitemapFetch(req) {
