@@ -38,18 +38,27 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, &BlockedError{Block: b}
 	}
-	pol, err := p.resolver().Policy(req.Context(), req.URL)
-	if errors.Is(err, policy.ErrUnsupportedURL) {
-		return p.sender().RoundTrip(req)
+	var pol *policy.Policy
+	passed := tk.cs != nil && req.Response == nil // decided in OnRequest
+	if passed {
+		// The policy it was decided under, expired since or not.
+		if a, err := policy.Authority(req.URL); err == nil {
+			pol = p.resolver().Cached(a)
+		}
 	}
-	if err != nil {
-		// The request's context ended while robots.txt was being fetched.
-		return nil, t.cancelStop(req, err, nil, tk)
+	if pol == nil {
+		var err error
+		pol, err = p.resolver().Policy(req.Context(), req.URL)
+		if errors.Is(err, policy.ErrUnsupportedURL) {
+			return p.sender().RoundTrip(req)
+		}
+		if err != nil {
+			// The request's context ended while robots.txt was being fetched.
+			return nil, t.cancelStop(req, err, nil, tk)
+		}
 	}
-	var d time.Duration
-	if tk.cs != nil && req.Response == nil {
-		d, _ = p.delayOf(pol) // decided in OnRequest
-	} else {
+	d, _ := p.delayOf(pol)
+	if !passed {
 		var b *Block
 		if d, b = p.decide(req.Context(), req.URL, pol, pol.Check(req.URL)); b != nil {
 			b.Redirect, b.URL, b.Reason = req.Response != nil, req.URL.String(), hopReason(req, b.Reason)
