@@ -67,15 +67,17 @@ type collectorSlot struct {
 }
 
 // ticket names a request of an attached collector: its slot and its Colly
-// request's ID, and the answers asking to back off it has had in its
-// earlier rounds. A ticket without a slot names no request.
+// request's ID; it carries the answers asking to back off the request has
+// had in its earlier rounds and, on a request let through, the authority
+// it was decided for. A ticket without a slot names no request.
 type ticket struct {
-	cs      *collectorSlot
-	id      uint32
-	answers int
+	cs        *collectorSlot
+	id        uint32
+	answers   int
+	authority string
 }
 
-// key is the ticket without its answers: what entries are kept under.
+// key is the ticket without what it carries: what entries are kept under.
 func (t ticket) key() ticket { return ticket{cs: t.cs, id: t.id} }
 
 // add returns a new collector's slot; the caller holds the plugin's lock.
@@ -90,16 +92,14 @@ func (h *handoff) add() *collectorSlot {
 	return cs
 }
 
-// write puts t in the header h: "SLOT ID", and " ANSWERS" when there are.
+// write puts t in the header h: "SLOT ID ANSWERS AUTHORITY" (slot 0: no
+// slot).
 func (t ticket) write(h http.Header) {
-	v := "0 0"
+	slot := "0"
 	if t.cs != nil {
-		v = t.cs.name + " " + strconv.FormatUint(uint64(t.id), 10)
+		slot = t.cs.name
 	}
-	if t.answers > 0 {
-		v += " " + strconv.Itoa(t.answers)
-	}
-	h[ticketHeader] = []string{v}
+	h[ticketHeader] = []string{slot + " " + strconv.FormatUint(uint64(t.id), 10) + " " + strconv.Itoa(t.answers) + " " + t.authority}
 }
 
 // ticketIn returns the ticket in hdr, and removes it from h.
@@ -110,8 +110,9 @@ func (h *handoff) ticketIn(hdr http.Header) ticket {
 	}
 	delete(hdr, ticketHeader)
 	num, rest, _ := strings.Cut(v[0], " ")
-	id, answers, _ := strings.Cut(rest, " ")
-	var t ticket
+	id, rest, _ := strings.Cut(rest, " ")
+	answers, authority, _ := strings.Cut(rest, " ")
+	t := ticket{authority: authority}
 	t.answers, _ = strconv.Atoi(answers)
 	n, err := strconv.Atoi(num)
 	l := h.slots.Load()
@@ -131,12 +132,13 @@ func (h *handoff) start(r *colly.Request) ticket {
 	return ticket{answers: h.ticketIn(*r.Headers).answers}
 }
 
-// pass gives r, of the collector of cs, let through with answers from its
-// earlier rounds, its ticket; cs learns ctx, the collector's Context.
-func (h *handoff) pass(cs *collectorSlot, r *colly.Request, ctx context.Context, answers int) {
+// pass gives r, of the collector of cs, let through for authority with
+// answers from its earlier rounds, its ticket; cs learns ctx, the
+// collector's Context.
+func (h *handoff) pass(cs *collectorSlot, r *colly.Request, ctx context.Context, authority string, answers int) {
 	if clientOffsets.ok && r.Headers != nil {
 		cs.see(ctx)
-		ticket{cs, r.ID, answers}.write(*r.Headers)
+		ticket{cs, r.ID, answers, authority}.write(*r.Headers)
 	}
 }
 

@@ -355,8 +355,9 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 	if f.decide() != goOn || p.frontier.postpone(f) != goOn || f.earlyWait() != goOn {
 		return
 	}
-	p.stats.record(f.pol.Authority(), HostStats{Allowed: 1, Waited: f.waited})
-	p.handoff.pass(cs, r, f.ctx, f.answers)
+	a := f.pol.Authority()
+	p.stats.record(a, HostStats{Allowed: 1, Waited: f.waited})
+	p.handoff.pass(cs, r, f.ctx, a, f.answers)
 }
 
 // admit puts the plugin's transport back on the collector if something

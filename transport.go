@@ -41,10 +41,7 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var pol *policy.Policy
 	passed := tk.cs != nil && req.Response == nil // decided in OnRequest
 	if passed {
-		// The policy it was decided under, expired since or not.
-		if a, err := policy.Authority(req.URL); err == nil {
-			pol = p.resolver().Cached(a)
-		}
+		pol = p.resolver().Cached(tk.authority) // the policy it was decided under, expired since or not
 	}
 	if pol == nil {
 		var err error
