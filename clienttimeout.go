@@ -26,7 +26,8 @@ func sameContext(a, b context.Context) bool {
 
 // gateContext returns the context req waits at the gate on, and, when that
 // is not req's own (its deadline is the client's timeout), the context to
-// derive its send from and the timeout's length left at entry.
+// derive its send from and the timeout's length left at entry. user is the
+// Context of req's collector at its latest OnRequest, nil when unknown.
 func gateContext(req *http.Request, user context.Context) (gate, base context.Context, budget time.Duration) {
 	ctx := req.Context()
 	dl, ok := ctx.Deadline()

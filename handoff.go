@@ -23,11 +23,13 @@ import (
 // its Colly request.
 //
 // Colly gives OnRequest a *colly.Request and the transport the
-// *http.Request it builds from it; the one thing both see is the
-// request's header map (colly.Request.Headers points at the
-// http.Request's Header). So the hand-off is a ticket in one header,
-// ticketHeader, naming the collector (its slot, by number) and the Colly
-// request's ID, and typed entries kept under the ticket:
+// *http.Request it builds from it before OnRequest runs, with the
+// collector's Context: no value put in a context in OnRequest reaches the
+// transport. The one thing both see is the request's header map
+// (colly.Request.Headers points at the http.Request's Header), and
+// net/http copies it to each redirect hop. So the hand-off is a ticket in
+// one header, ticketHeader, naming the collector (its slot, by number) and
+// the Colly request's ID, and typed entries kept under the ticket:
 //
 //   - A request stopped in OnRequest (handoff.stop) is reported there, and
 //     its *BlockedError is kept under its ticket in stops: the transport
@@ -35,7 +37,9 @@ import (
 //     Colly calls OnError with it and a sync Visit returns it. If another
 //     callback aborts the request after the plugin's hook, the transport
 //     never sees it: the entry goes when the Colly request is collected.
-//   - A request let through (handoff.pass) carries its ticket only. A stop
+//   - A request let through (handoff.pass) carries its ticket only, with
+//     the authority it was decided for: the transport sends it through the
+//     host's gate without deciding it again (transport.go). A stop
 //     at the transport (a redirect hop, which net/http sends with a copy
 //     of the request's header; a context that ended at the gate; a host
 //     paused past WithDeferWait) is kept under the ticket in held

@@ -19,7 +19,7 @@ const nofollowKey = "robots.nofollow"
 // attachNofollow registers the nofollow feature's OnResponse callback on
 // c: the Context of a page whose robots directives say nofollow for the
 // crawler is marked, and the plugin's OnRequest hook stops the links made
-// from it (flow.nofollow).
+// from it (flow.nofollowLink).
 func (p *core) attachNofollow(c *colly.Collector) { c.OnResponse(p.onNofollowResponse) }
 
 func (p *core) onNofollowResponse(r *colly.Response) {
