@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -264,15 +263,6 @@ func (p *Plugin) ensureTransport(c *colly.Collector) {
 	p.log.Warn("robots: the collector's transport was replaced after Attach (SetProxy, SetProxyFunc, WithTransport or SetClient); the plugin now checks and spaces requests in front of it (set it with robots.WithTransport to avoid this)",
 		slog.String("transport", fmt.Sprintf("%T", cl.Transport)))
 	c.WithTransport(p.coll)
-}
-
-// collyYes reads a COLLY_* boolean as Colly does.
-func collyYes(v string) bool {
-	switch strings.ToLower(v) {
-	case "1", "yes", "true", "y":
-		return true
-	}
-	return false
 }
 
 // Close releases what the plugin holds open once crawling is over: the

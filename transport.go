@@ -33,10 +33,8 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if p.cfg.broken != nil {
 		// A collector guarded only through the transport (an unattached clone).
-		b := p.complete(Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: p.cfg.broken.Error()}, nil, nil)
-		p.report(b)
 		closeBody(req)
-		return nil, &BlockedError{Block: b}
+		return nil, t.h.hold(p, req, Block{Kind: Canceled, URL: req.URL.String(), Redirect: req.Response != nil, Reason: p.cfg.broken.Error()}, nil, nil, ticket{})
 	}
 	var pol *policy.Policy
 	passed := tk.cs != nil && req.Response == nil // decided in OnRequest
