@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,41 +19,101 @@ import (
 
 	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/botauthtest"
 )
 
 const testAgent = "https://bot.example/.well-known/http-message-signatures-directory"
 
-// testSigner is a signer of a key made from seed, and the verifier of a
-// site that knows that key.
-func testSigner(t *testing.T, seed byte) (*botauth.Signer, *botauthtest.Verifier) {
+// testKey is a key made from seed.
+func testKey(t *testing.T, seed byte) botauth.Key {
 	t.Helper()
-	priv := ed25519.NewKeyFromSeed([]byte(strings.Repeat(string([]byte{seed}), ed25519.SeedSize)))
-	k, err := botauth.NewKey(priv)
+	k, err := botauth.NewKey(ed25519.NewKeyFromSeed([]byte(strings.Repeat(string([]byte{seed}), ed25519.SeedSize))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := botauth.NewSigner(testAgent, []botauth.Key{k})
+	return k
+}
+
+// testDirectory serves k's key directory over TLS on clock now, and
+// returns its URL (the Signature-Agent) and the verifier of a site, on the
+// same clock, that trusts its certificate.
+func testDirectory(t *testing.T, k botauth.Key, now func() time.Time) (string, *botauth.Verifier) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	agent := "https://" + srv.Listener.Addr().String() + botauth.DirectoryPath
+	d, err := botauth.NewDirectory(agent, []botauth.Key{k}, botauth.WithClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := priv.Public().(ed25519.PublicKey)
-	return s, &botauthtest.Verifier{Keys: map[string]ed25519.PublicKey{botauthtest.Thumbprint(pub): pub},
-		Agent: testAgent, Now: time.Now, Window: time.Minute}
+	srv.Config.Handler = d
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	v, err := botauth.NewVerifier(botauth.VerifyClient(srv.Client()), botauth.VerifyClock(now), botauth.VerifyWindow(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent, v
+}
+
+// testSigner is a signer of a key made from seed, and the verifier of a
+// site that finds the key in its directory.
+func testSigner(t *testing.T, seed byte) (*botauth.Signer, *botauth.Verifier) {
+	t.Helper()
+	k := testKey(t, seed)
+	agent, v := testDirectory(t, k, time.Now)
+	s, err := botauth.NewSigner(agent, []botauth.Key{k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, v
+}
+
+// seen is one request a site received, with its verifier's result.
+type seen struct {
+	Host, Path string
+	Input      string // its Signature-Input field
+	Signed     bool   // it carried Signature, Signature-Input or Signature-Agent
+	Res        botauth.Result
+}
+
+// siteLog records every request the handlers it wraps receive, each
+// verified by V's middleware, whose result the handlers read with
+// botauth.ResultOf. It is safe for concurrent use.
+type siteLog struct {
+	V    *botauth.Verifier
+	mu   sync.Mutex
+	seen []seen
+}
+
+func (l *siteLog) Wrap(h http.Handler) http.Handler {
+	return l.V.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := botauth.ResultOf(r)
+		s := seen{Host: r.Host, Path: r.URL.Path, Input: r.Header.Get("Signature-Input"), Res: res,
+			Signed: r.Header.Get("Signature") != "" || r.Header.Get("Signature-Input") != "" || r.Header.Get("Signature-Agent") != ""}
+		l.mu.Lock()
+		l.seen = append(l.seen, s)
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+}
+
+func (l *siteLog) Seen() []seen {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]seen(nil), l.seen...)
 }
 
 // TestSignerSignsEveryRequest crawls two hosts with a real collector: a's
 // robots.txt names a sitemap whose page answers 503 once (the plugin's
 // retry), and a's start page redirects to b. With WithSigner every request
 // (both robots.txt, the sitemap, the pages, the redirect hop, the retry)
-// carries a signature the independent verifier accepts for its own
-// authority, each with a fresh nonce; without it none carries a
+// carries a signature botauth's Verifier accepts for its own authority,
+// each with a fresh nonce; without it none carries a
 // signature field.
 func TestSignerSignsEveryRequest(t *testing.T) {
 	for _, signed := range []bool{true, false} {
 		t.Run(fmt.Sprint("signed=", signed), func(t *testing.T) {
 			s, v := testSigner(t, 1)
-			log := &botauthtest.Log{V: v}
+			log := &siteLog{V: v}
 			b := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/robots.txt" {
 					io.WriteString(w, "User-agent: *\nAllow: /\n")
@@ -103,14 +164,12 @@ func TestSignerSignsEveryRequest(t *testing.T) {
 					if got.Signed {
 						t.Errorf("%s%s: signed without a signer (%s)", got.Host, got.Path, got.Input)
 					}
-				case got.Err != nil:
-					t.Errorf("%s%s: %v", got.Host, got.Path, got.Err)
-				case got.Check.Authority != got.Host:
-					t.Errorf("%s%s: signed for %s", got.Host, got.Path, got.Check.Authority)
-				case nonces[got.Check.Nonce]:
+				case got.Res.Verdict != botauth.Verified:
+					t.Errorf("%s%s: %v: %s", got.Host, got.Path, got.Res.Verdict, got.Res.Reason)
+				case nonces[got.Res.Nonce]:
 					t.Errorf("%s%s: a nonce seen before", got.Host, got.Path)
 				}
-				nonces[got.Check.Nonce] = true
+				nonces[got.Res.Nonce] = true
 			}
 			for k, n := range want {
 				if n != 0 {
@@ -147,18 +206,15 @@ func TestSignerAnswersChallenge(t *testing.T) {
 	for _, status := range []int{http.StatusUnauthorized, http.StatusTooManyRequests} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			s, v := testSigner(t, 2)
-			log := &botauthtest.Log{V: v}
-			var kid string
-			for k := range v.Keys {
-				kid = k
-			}
+			log := &siteLog{V: v}
+			kid := testKey(t, 2).Thumbprint()
 			ask := fmt.Sprintf(`chal=("@authority" "@path" "signature-agent";key="chal");created;expires;keyid=%q;nonce="srv-1";tag="web-bot-auth"`, kid)
 			srv := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/robots.txt" {
 					io.WriteString(w, "User-agent: *\nAllow: /\n")
 					return
 				}
-				if c, err := v.Verify(r); err == nil && c.Label == "chal" && c.Nonce == "srv-1" {
+				if res, _ := botauth.ResultOf(r); res.Verdict == botauth.Verified && res.Label == "chal" && res.Nonce == "srv-1" {
 					io.WriteString(w, "welcome")
 					return
 				}
@@ -182,7 +238,7 @@ func TestSignerAnswersChallenge(t *testing.T) {
 				t.Errorf("body %q", body)
 			}
 			seen := log.Seen()
-			if len(seen) != 3 || seen[0].Signed || seen[1].Signed || seen[2].Err != nil || seen[2].Path != "/members" {
+			if len(seen) != 3 || seen[0].Signed || seen[1].Signed || seen[2].Res.Verdict != botauth.Verified || seen[2].Path != "/members" {
 				t.Fatalf("the site saw %+v", seen)
 			}
 			if n := lim.acquired.Load(); n != 3 {
@@ -223,31 +279,26 @@ func TestWithSignerRefused(t *testing.T) {
 // request began to wait.
 func TestSignerSignsAfterTheGate(t *testing.T) {
 	clock := jumpingClock(t)
-	priv := ed25519.NewKeyFromSeed([]byte(strings.Repeat("\x04", ed25519.SeedSize)))
-	k, err := botauth.NewKey(priv)
+	k := testKey(t, 4)
+	agent, v := testDirectory(t, k, clock.Now)
+	s, err := botauth.NewSigner(agent, []botauth.Key{k}, botauth.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := botauth.NewSigner(testAgent, []botauth.Key{k}, botauth.WithClock(clock.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := priv.Public().(ed25519.PublicKey)
-	v := &botauthtest.Verifier{Keys: map[string]ed25519.PublicKey{k.Thumbprint(): pub}, Agent: testAgent, Now: clock.Now, Window: time.Minute}
 	var received []int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nCrawl-delay: 10\n")
 			return
 		}
-		c, err := v.Verify(r)
-		if err != nil {
-			t.Errorf("%s: %v", r.URL.Path, err)
+		res := v.Verify(r)
+		if res.Verdict != botauth.Verified {
+			t.Errorf("%s: %v: %s", r.URL.Path, res.Verdict, res.Reason)
 		}
-		if now := clock.Now().Unix(); c.Created != now-5 { // back-dated by the default skew
-			t.Errorf("%s: created %d, received at %d", r.URL.Path, c.Created, now)
+		if now := clock.Now().Unix(); res.Created.Unix() != now-5 { // back-dated by the default skew
+			t.Errorf("%s: created %d, received at %d", r.URL.Path, res.Created.Unix(), now)
 		}
-		received = append(received, c.Created)
+		received = append(received, res.Created.Unix())
 	}))
 	defer srv.Close()
 	c := colly.NewCollector(colly.UserAgent("Mozilla/5.0 (compatible; TestBot/0.1; +https://bot.example/about)"))
@@ -269,9 +320,9 @@ func TestSignerSignsAfterTheGate(t *testing.T) {
 func TestSignerAnswersRobotsChallenge(t *testing.T) {
 	s, v := testSigner(t, 5)
 	ask := `chal=("@authority" "signature-agent";key="chal");created;expires;keyid;nonce="srv-2";tag="web-bot-auth"`
-	log := &botauthtest.Log{V: v}
+	log := &siteLog{V: v}
 	srv := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c, err := v.Verify(r); err == nil && c.Label == "chal" && c.Nonce == "srv-2" {
+		if res, _ := botauth.ResultOf(r); res.Verdict == botauth.Verified && res.Label == "chal" && res.Nonce == "srv-2" {
 			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
 			return
 		}
@@ -289,7 +340,7 @@ func TestSignerAnswersRobotsChallenge(t *testing.T) {
 		t.Errorf("Visit: %v", err)
 	}
 	seen := log.Seen()
-	if len(blocked) != 1 || blocked[0].Kind != Disallowed || len(seen) != 2 || seen[0].Signed || seen[1].Err != nil {
+	if len(blocked) != 1 || blocked[0].Kind != Disallowed || len(seen) != 2 || seen[0].Signed || seen[1].Res.Verdict != botauth.Verified {
 		t.Errorf("blocked %+v; the site saw %+v", blocked, seen)
 	}
 	if n := lim.acquired.Load(); n != 2 {

@@ -1,18 +1,17 @@
 package botauth
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/politecrawl/robots/internal/botauthtest"
 )
 
-// TestDirectoryServes: over TLS the directory passes the verifier's checks
-// (media type, Content-Digest, kid = thumbprint, no private member, one
-// signature per key); it says how long it may be cached, answers HEAD
+// TestDirectoryServes: over TLS the directory passes the Verifier's checks
+// (media type, Content-Digest, kid = thumbprint, no private member), both
+// keys signing it; it says how long it may be cached, answers HEAD
 // with the headers alone, and refuses other methods and paths.
 func TestDirectoryServes(t *testing.T) {
 	clock := time.Unix(1_800_000_000, 0)
@@ -24,12 +23,13 @@ func TestDirectoryServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := botauthtest.FetchDirectory(srv.Client(), srv.URL+DirectoryPath, clock)
+	v, err := NewVerifier(VerifyClient(srv.Client()), VerifyClock(func() time.Time { return clock }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 {
-		t.Errorf("%d keys, want 2", len(got))
+	got, err := v.directory(context.Background(), srv.URL+DirectoryPath)
+	if err != nil || len(got) != 2 {
+		t.Errorf("%d signed keys, want 2 (%v)", len(got), err)
 	}
 	do := func(method, path string) *http.Response {
 		req, _ := http.NewRequest(method, srv.URL+path, nil)

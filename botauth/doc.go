@@ -1,4 +1,4 @@
-// Package botauth signs a crawler's requests with Web Bot Auth
+// Package botauth signs and verifies a crawler's requests with Web Bot Auth
 // (draft-ietf-webbotauth-httpsig-protocol-01): RFC 9421 HTTP Message
 // Signatures made with an Ed25519 key whose public half the crawler
 // publishes in a key directory, so that a site can tell the crawler's
@@ -34,6 +34,11 @@
 // Accept-Signature. [Transport.Answering] answers such a challenge once,
 // with the components and parameters it asks for when they can be signed
 // honestly; with [OnlyWhenChallenged] a transport signs nothing else.
+//
+// A site checks signed requests with a [Verifier] (its [Verifier.Handler]
+// middleware, or [Verifier.Verify]): it reads either form, fetches and
+// caches the key directory, and gives a [Verdict] with its reason. A
+// crawler operator can point a crawl at one to check their setup.
 //
 // Time is a parameter: Sign takes the signing instant, and the clock the
 // transport and the directory read is set with [WithClock].

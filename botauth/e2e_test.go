@@ -1,7 +1,9 @@
 package botauth
 
 import (
+	"context"
 	"crypto/ed25519"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/botauthtest"
 	"github.com/politecrawl/robots/internal/testutil"
 )
 
@@ -26,12 +27,13 @@ func seedKey(t testing.TB, n byte) Key {
 }
 
 // crawlerSetup is a crawler's identity as a site sees it: its directory
-// served over TLS, and a verifier holding the keys fetched from there.
+// served over TLS, and a verifier that trusts its certificate and accepts
+// signatures lasting up to the window.
 type crawlerSetup struct {
 	clock *testutil.StepClock
 	keys  []Key
 	agent string
-	v     *botauthtest.Verifier
+	v     *Verifier
 }
 
 func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSetup {
@@ -45,12 +47,11 @@ func newCrawlerSetup(t *testing.T, window time.Duration, keys ...Key) *crawlerSe
 		t.Fatal(err)
 	}
 	agent := srv.URL + DirectoryPath
-	pubs, err := botauthtest.FetchDirectory(srv.Client(), agent, clock.Now())
+	v, err := NewVerifier(VerifyClient(srv.Client()), VerifyClock(clock.Now), VerifyWindow(window))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &crawlerSetup{clock: clock, keys: keys, agent: agent,
-		v: &botauthtest.Verifier{Keys: pubs, Agent: agent, Now: clock.Now, Window: window}}
+	return &crawlerSetup{clock: clock, keys: keys, agent: agent, v: v}
 }
 
 // seen is one request a site received, as the verifier judged it.
@@ -58,8 +59,8 @@ type seen struct {
 	path  string
 	input string // the Signature-Input field as received
 	body  string
-	c     botauthtest.Check
-	err   error
+	c     Result
+	err   error // the verdict and its reason unless verified
 }
 
 // site is a server that verifies every request it receives.
@@ -68,8 +69,12 @@ type site struct {
 	seen []seen
 }
 
-func (s *site) record(v *botauthtest.Verifier, r *http.Request) seen {
-	c, err := v.Verify(r)
+func (s *site) record(v *Verifier, r *http.Request) seen {
+	c := v.Verify(r)
+	var err error
+	if c.Verdict != Verified {
+		err = fmt.Errorf("%v: %s", c.Verdict, c.Reason)
+	}
 	body, _ := io.ReadAll(r.Body)
 	e := seen{r.URL.Path, r.Header.Get("Signature-Input"), string(body), c, err}
 	s.mu.Lock()
@@ -80,8 +85,8 @@ func (s *site) record(v *botauthtest.Verifier, r *http.Request) seen {
 
 // TestSignedRedirectHops sends a request through a real http.Client with
 // the Transport to a site that redirects to another host, and has each
-// hop checked by the independent verifier: both verify, each covers its
-// own authority, each was signed when it was sent (the clock moves 5 s
+// hop checked by the site's Verifier: both verify (each for its own
+// authority) naming the crawler's directory, each was signed when it was sent (the clock moves 5 s
 // while the first host answers), with expires the configured window after
 // created, and fresh nonces.
 func TestSignedRedirectHops(t *testing.T) {
@@ -141,8 +146,8 @@ func TestSignedRedirectHops(t *testing.T) {
 				if got.err != nil {
 					t.Fatalf("hop %d (%s): %v", i, got.path, got.err)
 				}
-				if got.path != want.path || got.c.Authority != want.authority || got.c.Created != want.created ||
-					got.c.Expires != want.created+int64(tc.window/time.Second) || got.c.KeyID != cs.keys[0].Thumbprint() {
+				if got.path != want.path || got.c.Agent != cs.agent || got.c.Created.Unix() != want.created ||
+					got.c.Expires.Unix() != want.created+int64(tc.window/time.Second) || got.c.KeyID != cs.keys[0].Thumbprint() {
 					t.Errorf("hop %d: %s %+v; want %s at %s created %d", i, got.path, got.c, want.path, want.authority, want.created)
 				}
 				if comps := strings.Join(got.c.Components, " "); comps != tc.comps[i] {
@@ -189,14 +194,14 @@ func TestRetrySignedAgain(t *testing.T) {
 	if len(st.seen) != 2 || st.seen[0].err != nil || st.seen[1].err != nil {
 		t.Fatalf("seen %+v", st.seen)
 	}
-	if st.seen[1].c.Created-st.seen[0].c.Created != 3 || st.seen[0].c.Nonce == st.seen[1].c.Nonce {
+	if st.seen[1].c.Created.Sub(st.seen[0].c.Created) != 3*time.Second || st.seen[0].c.Nonce == st.seen[1].c.Nonce {
 		t.Errorf("the retry was not signed again: %+v then %+v", st.seen[0].c, st.seen[1].c)
 	}
 }
 
 // TestVerifierRejects shows the verifier can fail: a good signature, then
-// the same request replayed to another host, after expiry, with another
-// Signature-Agent, without it, and signed by a key the directory lacks.
+// a fresh one sent to another host, one with another Signature-Agent,
+// without it, signed by a key the directory lacks, and one past expiry.
 func TestVerifierRejects(t *testing.T) {
 	cs := newCrawlerSetup(t, defaultWindow, seedKey(t, 3))
 	sign := func(keys []Key) http.Header {
@@ -215,27 +220,27 @@ func TestVerifierRejects(t *testing.T) {
 		r.Header = h.Clone()
 		return r
 	}
-	good := sign(cs.keys)
-	if _, err := cs.v.Verify(at("shop.example", good)); err != nil {
-		t.Fatalf("good signature: %v", err)
+	if res := cs.v.Verify(at("shop.example", sign(cs.keys))); res.Verdict != Verified {
+		t.Fatalf("good signature: %v: %s", res.Verdict, res.Reason)
 	}
-	otherAgent := good.Clone()
-	otherAgent.Set("Signature-Agent", `sig1="https://evil.example/dir"`)
-	noAgent := good.Clone()
+	otherAgent := sign(cs.keys)
+	otherAgent.Set("Signature-Agent", strings.Replace(otherAgent.Get("Signature-Agent"), DirectoryPath, "/other", 1))
+	noAgent := sign(cs.keys)
 	noAgent.Del("Signature-Agent")
 	for name, r := range map[string]*http.Request{
-		"replayed elsewhere": at("bank.example", good),
-		"other agent":        at("shop.example", otherAgent),
-		"no agent":           at("shop.example", noAgent),
-		"unknown key":        at("shop.example", sign([]Key{seedKey(t, 4)})),
+		"sent elsewhere": at("bank.example", sign(cs.keys)),
+		"other agent":    at("shop.example", otherAgent),
+		"no agent":       at("shop.example", noAgent),
+		"unknown key":    at("shop.example", sign([]Key{seedKey(t, 4)})),
 	} {
-		if _, err := cs.v.Verify(r); err == nil {
+		if res := cs.v.Verify(r); res.Verdict == Verified {
 			t.Errorf("%s: verified", name)
 		}
 	}
-	cs.clock.Advance(defaultWindow)
-	if _, err := cs.v.Verify(at("shop.example", good)); err == nil {
-		t.Error("expired: verified")
+	late := sign(cs.keys)
+	cs.clock.Advance(defaultWindow + defaultVerifySkew + time.Second)
+	if res := cs.v.Verify(at("shop.example", late)); res.Verdict != Expired {
+		t.Errorf("expired: %v", res.Verdict)
 	}
 }
 
@@ -249,8 +254,8 @@ func TestRotation(t *testing.T) {
 	old.Expires = start.Add(2 * time.Hour)
 	next.NotBefore = start.Add(time.Hour)
 	cs := newCrawlerSetup(t, defaultWindow, old, next)
-	if len(cs.v.Keys) != 2 {
-		t.Fatalf("directory lists %d keys, want 2", len(cs.v.Keys))
+	if keys, err := cs.v.directory(context.Background(), cs.agent); len(keys) != 2 {
+		t.Fatalf("directory gives %d signed keys, want 2 (%v)", len(keys), err)
 	}
 	s, err := NewSigner(cs.agent, cs.keys, WithClock(cs.clock.Now))
 	if err != nil {
@@ -261,11 +266,11 @@ func TestRotation(t *testing.T) {
 		if err := s.Sign(req, cs.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		c, err := cs.v.Verify(req)
-		if err != nil {
-			t.Fatal(err)
+		res := cs.v.Verify(req)
+		if res.Verdict != Verified {
+			t.Fatalf("%v: %s", res.Verdict, res.Reason)
 		}
-		return c.KeyID
+		return res.KeyID
 	}
 	if k := keyAt(); k != old.Thumbprint() {
 		t.Errorf("before the new key starts: signed with %s", k)

@@ -15,18 +15,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/botauthtest"
+	"github.com/politecrawl/robots/botauth"
 )
 
-const directory = "https://bot.example/.well-known/http-message-signatures-directory"
-
 // keyFiles writes a new Ed25519 key as a PKCS#8 PEM file and as a private
-// JWK file, and returns their paths and the verifier of a site that knows
-// the key.
-func keyFiles(t *testing.T) (pemFile, jwkFile string, v *botauthtest.Verifier) {
+// JWK file, serves its key directory over TLS, and returns the files'
+// paths, the directory's URL (the Signature-Agent) and a site's verifier
+// that trusts the directory's certificate.
+func keyFiles(t *testing.T) (pemFile, jwkFile, directory string, v *botauth.Verifier) {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -46,16 +46,66 @@ func keyFiles(t *testing.T) (pemFile, jwkFile string, v *botauthtest.Verifier) {
 	if err := os.WriteFile(jwkFile, jwk, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return pemFile, jwkFile, &botauthtest.Verifier{Keys: map[string]ed25519.PublicKey{botauthtest.Thumbprint(pub): pub},
-		Agent: directory, Now: time.Now, Window: time.Minute}
+	k, err := botauth.NewKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	directory = "https://" + srv.Listener.Addr().String() + botauth.DirectoryPath
+	d, err := botauth.NewDirectory(directory, []botauth.Key{k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = d
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	v, err = botauth.NewVerifier(botauth.VerifyClient(srv.Client()), botauth.VerifyWindow(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pemFile, jwkFile, directory, v
+}
+
+// seen is one request a site received, with its verifier's result.
+type seen struct {
+	host, path string
+	input      string // its Signature-Input field
+	signed     bool   // it carried Signature, Signature-Input or Signature-Agent
+	res        botauth.Result
+}
+
+// siteLog records every request the handlers it wraps receive, each
+// verified by v's middleware. It is safe for concurrent use.
+type siteLog struct {
+	v    *botauth.Verifier
+	mu   sync.Mutex
+	seen []seen
+}
+
+func (l *siteLog) wrap(h http.Handler) http.Handler {
+	return l.v.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, _ := botauth.ResultOf(r)
+		s := seen{host: r.Host, path: r.URL.Path, input: r.Header.Get("Signature-Input"), res: res,
+			signed: r.Header.Get("Signature") != "" || r.Header.Get("Signature-Input") != "" || r.Header.Get("Signature-Agent") != ""}
+		l.mu.Lock()
+		l.seen = append(l.seen, s)
+		l.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+}
+
+func (l *siteLog) requests() []seen {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]seen(nil), l.seen...)
 }
 
 // twoHosts serves a site on 127.0.0.1 whose start page links a page, a
 // disallowed page and a page that redirects to a second host, localhost;
 // both have a robots.txt. Every request is recorded in log.
-func twoHosts(t *testing.T, log *botauthtest.Log) (start string, b *url.URL) {
+func twoHosts(t *testing.T, log *siteLog) (start string, b *url.URL) {
 	t.Helper()
-	bs := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bs := httptest.NewServer(log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nAllow: /\nCrawl-delay: 0.1\n")
 			return
@@ -66,7 +116,7 @@ func twoHosts(t *testing.T, log *botauthtest.Log) (start string, b *url.URL) {
 	t.Cleanup(bs.Close)
 	b, _ = url.Parse(bs.URL)
 	b.Host = "localhost:" + b.Port()
-	as := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	as := httptest.NewServer(log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n")
@@ -84,12 +134,13 @@ func twoHosts(t *testing.T, log *botauthtest.Log) (start string, b *url.URL) {
 // TestCrawlSigned is the end-to-end check of request signing: a crawl of
 // two hosts (a cross-host redirect hop, both robots.txt, the pages) with
 // -sign-key as a PEM file and again as a JWK file has every request
-// accepted by the independent verifier (tag, keyid the key's thumbprint,
-// created now, expires after now within the minute, the request's own
-// "@authority", the Signature-Agent member covered); without -sign-key no
+// verified by the site's botauth.Verifier (tag, keyid the key's thumbprint
+// found in the directory the Signature-Agent names, created about now,
+// expires after now within the minute, the request's own "@authority",
+// the Signature-Agent covered, a fresh nonce); without -sign-key no
 // request carries a signature.
 func TestCrawlSigned(t *testing.T) {
-	pemFile, jwkFile, v := keyFiles(t)
+	pemFile, jwkFile, directory, v := keyFiles(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -99,7 +150,7 @@ func TestCrawlSigned(t *testing.T) {
 		{"unsigned", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &botauthtest.Log{V: v}
+			log := &siteLog{v: v}
 			start, b := twoHosts(t, log)
 			a, _ := url.Parse(start)
 			var out, errb bytes.Buffer
@@ -112,17 +163,17 @@ func TestCrawlSigned(t *testing.T) {
 			}
 			want := map[string]int{a.Host + "/robots.txt": 1, a.Host + "/": 1, a.Host + "/a": 1, a.Host + "/moved": 1,
 				b.Host + "/robots.txt": 1, b.Host + "/landing": 1}
-			for _, s := range log.Seen() {
-				want[s.Host+s.Path]--
+			for _, s := range log.requests() {
+				want[s.host+s.path]--
 				switch {
 				case tc.args == nil:
-					if s.Signed {
-						t.Errorf("%s%s: signed without -sign-key (%s)", s.Host, s.Path, s.Input)
+					if s.signed || s.res.Verdict != botauth.Unsigned {
+						t.Errorf("%s%s: signed without -sign-key (%s)", s.host, s.path, s.input)
 					}
-				case s.Err != nil:
-					t.Errorf("%s%s: %v", s.Host, s.Path, s.Err)
-				case s.Check.Authority != s.Host || s.Check.Tag != "web-bot-auth":
-					t.Errorf("%s%s: %+v", s.Host, s.Path, s.Check)
+				case s.res.Verdict != botauth.Verified:
+					t.Errorf("%s%s: %v: %s", s.host, s.path, s.res.Verdict, s.res.Reason)
+				case s.res.Agent != directory || s.res.Components[0] != `"@authority"`:
+					t.Errorf("%s%s: %+v", s.host, s.path, s.res)
 				}
 			}
 			for k, n := range want {
@@ -137,7 +188,7 @@ func TestCrawlSigned(t *testing.T) {
 // TestCrawlSignFlags: -sign-key and -signature-agent go together, and an
 // unreadable key or an agent that is no https URL is a usage error.
 func TestCrawlSignFlags(t *testing.T) {
-	pemFile, _, _ := keyFiles(t)
+	pemFile, _, directory, _ := keyFiles(t)
 	bad := filepath.Join(t.TempDir(), "bad.pem")
 	os.WriteFile(bad, []byte("not a key"), 0o600)
 	for name, args := range map[string][]string{
@@ -162,7 +213,7 @@ func TestCrawlSignFlags(t *testing.T) {
 // -cover adds components, "@query" only where a URL has a query. Every
 // request verifies.
 func TestCrawlSignForms(t *testing.T) {
-	pemFile, _, v := keyFiles(t)
+	pemFile, _, directory, v := keyFiles(t)
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -174,7 +225,7 @@ func TestCrawlSignForms(t *testing.T) {
 		{"cover", []string{"-cover", "@method,@path,@query"}, `"@authority" "signature-agent" "@method" "@path"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &botauthtest.Log{V: v}
+			log := &siteLog{v: v}
 			start, _ := twoHosts(t, log)
 			var out, errb bytes.Buffer
 			args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost",
@@ -182,17 +233,17 @@ func TestCrawlSignForms(t *testing.T) {
 			if code := run(context.Background(), append(args, start), &out, &errb); code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 			}
-			seen := log.Seen()
+			seen := log.requests()
 			if len(seen) < 6 {
 				t.Fatalf("%d requests", len(seen))
 			}
 			for _, s := range seen {
-				if s.Err != nil {
-					t.Errorf("%s%s: %v", s.Host, s.Path, s.Err)
+				if s.res.Verdict != botauth.Verified {
+					t.Errorf("%s%s: %v: %s", s.host, s.path, s.res.Verdict, s.res.Reason)
 					continue
 				}
-				if got := strings.Join(s.Check.Components, " "); got != tc.comps {
-					t.Errorf("%s%s covers %s, want %s", s.Host, s.Path, got, tc.comps)
+				if got := strings.Join(s.res.Components, " "); got != tc.comps {
+					t.Errorf("%s%s covers %s, want %s", s.host, s.path, got, tc.comps)
 				}
 			}
 		})
@@ -202,8 +253,8 @@ func TestCrawlSignForms(t *testing.T) {
 // TestCrawlWriteCard: -write-card writes the Signature Agent Card of the
 // crawl's settings.
 func TestCrawlWriteCard(t *testing.T) {
-	pemFile, _, v := keyFiles(t)
-	start, _ := twoHosts(t, &botauthtest.Log{V: v})
+	pemFile, _, directory, v := keyFiles(t)
+	start, _ := twoHosts(t, &siteLog{v: v})
 	card := filepath.Join(t.TempDir(), "card.json")
 	var out, errb bytes.Buffer
 	args := []string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-max", "0", "-purpose", "search",
@@ -228,7 +279,7 @@ func TestCrawlWriteCard(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.ClientID != "https://bot.example/signature-agent-card.json" || got.JWKSURI != directory || got.WBA.Token != "testbot" ||
+	if got.ClientID != strings.TrimSuffix(directory, botauth.DirectoryPath)+"/signature-agent-card.json" || got.JWKSURI != directory || got.WBA.Token != "testbot" ||
 		!got.WBA.Compliance || strings.Join(got.WBA.Purpose, ",") != "search" || !strings.Contains(got.WBA.UA, "testbot/0.1") {
 		t.Errorf("card:\n%s", b)
 	}
@@ -237,7 +288,7 @@ func TestCrawlWriteCard(t *testing.T) {
 // TestCrawlSignFormFlags: a form or a component the signer does not know,
 // and a signing flag without -sign-key, are usage errors.
 func TestCrawlSignFormFlags(t *testing.T) {
-	pemFile, _, _ := keyFiles(t)
+	pemFile, _, directory, _ := keyFiles(t)
 	for name, args := range map[string][]string{
 		"bad form":          {"-sign-key", pemFile, "-signature-agent", directory, "-signature-form", "legacy"},
 		"bad component":     {"-sign-key", pemFile, "-signature-agent", directory, "-cover", "@status"},
