@@ -84,6 +84,7 @@ func (f *flow) decide() outcome {
 		return f.stop(*b)
 	}
 	f.delay = d
+	f.leaveUsageMark()
 	return goOn
 }
 

@@ -8,20 +8,21 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/usage"
 )
 
 // One decision per request: a request the OnRequest hook let through is
 // not decided again at the transport. A callback after the plugin's hook
 // moves the resolver's clock past the lifetime of robots.txt and
 // tdmrep.json: a second decision would fetch both again (the rules and the
-// usage check of WithPurposes each read them) before sending the page;
+// usage check of WithUsage each read them) before sending the page;
 // each is fetched once before it. (The response's own usage check, after
 // the fetch, may read them again.)
 func TestDecidedOnce(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		f := testutil.NewFarm(t, map[string]*testutil.Site{"once.test": {Robots: "User-agent: *\nAllow: /\n"}})
 		clock := testutil.NewStepClock()
-		p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), withClock(clock), WithPurposes("train-ai"))
+		p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0), withClock(clock), WithUsage(usage.Config{Purposes: []string{"train-ai"}}))
 		c := newCollector(async, p.opt(t))
 		c.OnRequest(func(*colly.Request) { clock.Advance(48 * time.Hour) })
 		var mu sync.Mutex

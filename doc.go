@@ -37,7 +37,7 @@
 //     [WithOnBlocked], the log, [Plugin.Stats], and OnError with a
 //     [*BlockedError] wrapping [ErrBlocked], with the rule and its line, or
 //     with the fetch outcome), the usage the crawler declared
-//     ([WithPurposes]), and the host's delay ([WithMaxCrawlDelay] may skip
+//     ([WithUsage]), and the host's delay ([WithMaxCrawlDelay] may skip
 //     the host);
 //   - still in OnRequest, where no LimitRule slot is held, waits for the
 //     host's turn ([Limiter].WaitMax);
@@ -71,6 +71,20 @@
 // stopped, the error logged). The resolver's options are passed with
 // [WithPolicy] (cache lifetimes, a shared [policy.Store], timeouts, a
 // clock); the default limiter's with [WithLimiter](hostlimit.New(...)).
+//
+// # Usage
+//
+// A crawler that uses what it fetches for a purpose declares it, and a URL
+// whose site reserves that use (robots.txt, tdmrep.json, an RSL licence)
+// is not fetched, while [UsageOf] gives a fetched response's verdict and
+// evidence (package [github.com/politecrawl/robots/usage]):
+//
+//	p, err := robots.Attach(c, robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}))
+//	c.OnResponse(func(r *colly.Response) {
+//		if u, _ := robots.UsageOf(r); u.Refused == "" {
+//			store(r)
+//		}
+//	})
 //
 // # Sitemaps
 //

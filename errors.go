@@ -9,6 +9,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/usage"
 )
 
 // BlockKind says why the plugin stopped a request.
@@ -32,7 +33,7 @@ const (
 	// fails closed).
 	Canceled
 	// UsageDisallowed: robots.txt says the content of the URL may not be
-	// used for a purpose the crawler declared ([WithPurposes]), so it is
+	// used for a purpose the crawler declared ([WithUsage]), so it is
 	// not fetched.
 	UsageDisallowed
 	// Nofollow: the page the request was made from (with Colly's
@@ -50,6 +51,9 @@ func (k BlockKind) String() string {
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }
+
+// MarshalText returns the kind's name, as String gives it.
+func (k BlockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // Block reports one request the plugin stopped.
 type Block struct {
@@ -87,6 +91,9 @@ type Block struct {
 	Sitemap bool
 	// Reason is the explanation in words.
 	Reason string
+	// Usage is, for UsageDisallowed, what the site states about the URL
+	// before the fetch: every signal, the deciding one first in Reason.
+	Usage *usage.Report
 }
 
 func (b Block) String() string { return b.Kind.String() + " " + b.URL + ": " + b.Reason }

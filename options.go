@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
+	"github.com/politecrawl/robots/usage"
 )
 
 // Defaults of the plugin's options.
@@ -314,90 +314,46 @@ func WithLimiter(l Limiter) Option {
 	return checked(l != nil, func(c *config) { c.limiter = l }, "WithLimiter(nil): no limiter")
 }
 
-// WithPurposes declares what the crawler uses the content it fetches for:
-// usage categories of draft-ietf-aipref-vocab-08 ("train-ai", "search") and
-// Cloudflare's Content-Signal ("ai-input"). A site states its preferences
-// in several places, each read as a carrier of signals (see
-// docs/usage.md): robots.txt (Content-Usage, Content-Signal, License),
-// /.well-known/tdmrep.json, RSL licences, and a response's headers and
-// meta elements. The plugin honours them for these purposes:
+// WithUsage declares what the crawler uses the content it fetches for
+// (cfg's purposes, use level and strictness; see [usage.Config]). A site
+// states its preferences in several places, each read as a carrier of
+// signals (see docs/usage.md): robots.txt (Content-Usage, Content-Signal,
+// License), /.well-known/tdmrep.json, RSL licences, and a response's
+// headers and meta elements. The plugin honours them:
 //
 //   - Before the fetch, a URL whose robots.txt, tdmrep.json (fetched once
 //     per origin, through the host's gate) or robots.txt licence refuses a
-//     declared purpose is not fetched: it is stopped as [UsageDisallowed],
-//     the deciding signal in the reason, reported like every stop
-//     (OnError, [WithOnBlocked], [HostStats].UsageDisallowed). Redirect
-//     hops too.
-//   - After the fetch, a response cannot be unfetched: the plugin puts its
+//     declared purpose, or states a use level below the declared one, is
+//     not fetched: it is stopped as [UsageDisallowed], the deciding signal
+//     in the reason and the evidence in [Block].Usage, reported like every
+//     stop (OnError, [WithOnBlocked], [HostStats].UsageDisallowed).
+//     Redirect hops too.
+//   - After the fetch, a response cannot be unfetched: [UsageOf] gives its
 //     [ResponseUsage] (what was known before, combined with the response's
 //     headers and meta elements, the most restrictive per purpose, with
-//     every signal seen) in the request's Context under [UsageKey] for
-//     every response, and calls [WithOnUsageRefused]'s function when a
-//     declared purpose is refused. The plugin's OnResponse hook is
-//     registered when it is attached: OnHTML, OnXML and OnScraped
-//     callbacks always see the mark, OnResponse callbacks registered after
-//     the plugin do. Drop the content there (see [UsageOf]).
+//     every signal seen) in any callback, whatever the order in which it
+//     was registered, and onRefused (at most one) is called from the
+//     plugin's OnResponse hook when a declared purpose is refused. Drop
+//     the content there.
 //
-// Without WithPurposes nothing is fetched for usage: no tdmrep.json, no
-// licence.
-//
-// An unknown preference (nothing stated) allows by default: the drafts leave
-// its meaning to the crawler; [WithStrictPurposes] refuses it instead. An
-// unknown category name is an error of [New], and so is a dialect that reads
-// no usage lines (koster1994).
-func WithPurposes(purposes ...string) Option {
+// A use level alone fetches nothing of its own (no tdmrep.json, no
+// licence). An unknown preference (nothing stated) allows unless
+// cfg.Strict. A value cfg.Parse refuses is an error of [New], and so is a
+// dialect that reads no usage lines (koster1994).
+func WithUsage(cfg usage.Config, onRefused ...func(r *colly.Response, u ResponseUsage)) Option {
 	return func(c *config) {
-		if len(purposes) == 0 {
-			c.fail("WithPurposes(): no purpose")
+		purposes, use, err := cfg.Parse()
+		if err != nil {
+			c.errs = append(c.errs, fmt.Errorf("robots: WithUsage: %w", err))
 		}
-		for _, s := range purposes {
-			cat, ok := dialect.ParseCategory(s)
-			if !ok {
-				c.fail("WithPurposes(%q): unknown usage category (known: train-ai, search, ai-input)", s)
-				continue
-			}
-			if !slices.Contains(c.purposes, cat) {
-				c.purposes = append(c.purposes, cat)
-			}
+		if len(onRefused) > 1 {
+			c.fail("WithUsage: more than one onRefused function")
+		}
+		c.purposes, c.useLevel, c.strictUsage = purposes, use, cfg.Strict
+		if len(onRefused) > 0 {
+			c.onUsage = onRefused[0]
 		}
 	}
-}
-
-// WithUseLevel declares how far the crawler uses the content it fetches,
-// Content-Signal's use= key: "immediate" (interact, store and reuse
-// nothing), "reference" (index, excerpt, link back) or "full" (summarise
-// and reproduce). A site whose level (robots.txt's Content-Signal line, a
-// response's Content-Signal header or meta element; the lowest stated
-// wins) is below the crawler's refuses it, as Cloudflare's crawl endpoint
-// does: before the fetch the URL is stopped as [UsageDisallowed], after it
-// the response is marked refused, as for [WithPurposes]. A site that
-// states no level refuses nothing. It acts with or without WithPurposes,
-// and fetches nothing of its own (no tdmrep.json, no licence). Another
-// level name is an error of [New].
-func WithUseLevel(level string) Option {
-	return func(c *config) {
-		l, ok := dialect.ParseUseLevel(level)
-		if !ok {
-			c.fail("WithUseLevel(%q): unknown level (known: immediate, reference, full)", level)
-			return
-		}
-		c.useLevel = l
-	}
-}
-
-// WithStrictPurposes makes an unknown preference for a purpose declared with
-// [WithPurposes] refuse the content, as n does: a URL is fetched only when
-// robots.txt says y for every declared purpose, and a response is marked
-// refused unless robots.txt or its header says y. Without WithPurposes it is
-// an error of [New].
-func WithStrictPurposes() Option { return func(c *config) { c.strictUsage = true } }
-
-// WithOnUsageRefused sets a function called, from the plugin's OnResponse
-// hook, for each response whose usage preference refuses a purpose declared
-// with [WithPurposes] (its Context holds the same ResponseUsage under
-// [UsageKey]). Without WithPurposes it is an error of [New].
-func WithOnUsageRefused(fn func(r *colly.Response, u ResponseUsage)) Option {
-	return func(c *config) { c.onUsage = fn }
 }
 
 // SitemapOption configures [WithSitemaps].

@@ -14,7 +14,6 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/botauth"
-	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
@@ -59,19 +58,11 @@ func New(opts ...Option) (*Plugin, error) {
 	// logged once, when the resolver is made.
 	if r, err := policy.NewResolver(append(slices.Clip(p.cfg.policy), policy.WithLogger(nil))...); err != nil {
 		p.cfg.errs = append(p.cfg.errs, fmt.Errorf("robots: WithPolicy: %w", err))
-	} else if len(p.cfg.purposes) > 0 && !r.Dialect().ReadsUsage() {
-		p.cfg.fail("WithPurposes: the %s dialect reads no usage preferences", r.Dialect())
-	} else if p.cfg.useLevel != dialect.UseUnknown && !r.Dialect().ReadsUsage() {
-		p.cfg.fail("WithUseLevel: the %s dialect reads no usage preferences", r.Dialect())
+	} else if p.cfg.declaresUsage() && !r.Dialect().ReadsUsage() {
+		p.cfg.fail("WithUsage: the %s dialect reads no usage preferences", r.Dialect())
 	}
 	if _, ok := p.cfg.transport.(*botauth.Transport); ok && p.cfg.signer != nil {
 		p.cfg.fail("WithSigner and WithTransport(*botauth.Transport): each request would be signed twice; give WithTransport the transport beneath the signer")
-	}
-	if len(p.cfg.purposes) == 0 && p.cfg.strictUsage {
-		p.cfg.fail("WithStrictPurposes needs WithPurposes")
-	}
-	if !p.cfg.declaresUsage() && p.cfg.onUsage != nil {
-		p.cfg.fail("WithOnUsageRefused needs WithPurposes or WithUseLevel")
 	}
 	if err := errors.Join(p.cfg.errs...); err != nil {
 		return nil, err

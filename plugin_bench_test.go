@@ -14,6 +14,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/usage"
 )
 
 // The plugin's benchmarks.
@@ -199,7 +200,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		{"plugin/default-delay+max-rate", []Option{WithDefaultDelay(time.Nanosecond), WithMaxRate(1e9, 1e6)}},
 		// A declared purpose: the usage check before the fetch, in the hook
 		// and at the transport (tdmrep.json in memory).
-		{"plugin/purposes=train-ai", []Option{WithDefaultDelay(0), WithPurposes("train-ai")}},
+		{"plugin/purposes=train-ai", []Option{WithDefaultDelay(0), WithUsage(usage.Config{Purposes: []string{"train-ai"}})}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			p := mustNew(b, append([]Option{WithTransport(site), WithAgents("examplebot")}, tc.opts...)...)

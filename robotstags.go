@@ -7,7 +7,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/internal/robotstag"
+	"github.com/politecrawl/robots/usage"
 )
 
 // nofollowKey is the Context key of a nofollow page's mark: "DEPTH SOURCE
@@ -34,34 +34,18 @@ func (p *core) onNofollowResponse(r *colly.Response) {
 // for the crawler: "Robots-Tag", "X-Robots-Tag" or "meta-robots" (a meta
 // element of an HTML body), "" when it states none.
 func (p *core) nofollowSource(r *colly.Response) string {
-	agents := p.agents()
+	var h http.Header
 	if r.Headers != nil {
-		if robotstag.RobotsTag(r.Headers.Values("Robots-Tag"), agents)&robotstag.NoFollow != 0 {
-			return "Robots-Tag"
-		}
-		if robotstag.Header(r.Headers.Values("X-Robots-Tag"), agents)&robotstag.NoFollow != 0 {
-			return "X-Robots-Tag"
-		}
+		h = *r.Headers
 	}
-	if len(r.Body) > 0 && isHTML(r.Headers) && robotstag.Meta(r.Body, agents)&robotstag.NoFollow != 0 {
+	c, ok := usage.Nofollow(h, r.Body, p.agents())
+	switch {
+	case !ok:
+		return ""
+	case c == usage.MetaElement:
 		return "meta-robots"
 	}
-	return ""
-}
-
-// isHTML reports whether h's Content-Type holds "html" in any case, the
-// test Colly applies before it calls OnHTML callbacks.
-func isHTML(h *http.Header) bool {
-	if h == nil {
-		return false
-	}
-	ct := h.Get("Content-Type")
-	for i := 0; i+4 <= len(ct); i++ {
-		if strings.EqualFold(ct[i:i+4], "html") {
-			return true
-		}
-	}
-	return false
+	return c.String()
 }
 
 // markNofollow gives the page of r a copy of its Context with the

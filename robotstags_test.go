@@ -14,6 +14,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/usage"
 )
 
 // nofollowSite: pages whose X-Robots-Tag or robots meta element says
@@ -196,7 +197,7 @@ func TestPluginNofollowRetry(t *testing.T) {
 	}
 }
 
-// With WithPurposes, noai in the X-Robots-Tag header or a robots meta
+// With WithUsage, noai in the X-Robots-Tag header or a robots meta
 // element for the crawler refuses train-ai (and ai-input) on the response,
 // with its source; noimageai refuses an image and flags a page
 // (ResponseUsage.NoImageAI); another crawler's noai changes nothing.
@@ -248,7 +249,7 @@ func TestPluginRobotsTagsUsage(t *testing.T) {
 					fmt.Fprintf(w, "<html><head>%s</head><body>x", head)
 					return true
 				}}})
-			p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithPurposes("train-ai"))
+			p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithUsage(usage.Config{Purposes: []string{"train-ai"}}))
 			c := newCollector(async, p.opt(t))
 			c.AllowURLRevisit = false
 			c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })

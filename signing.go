@@ -63,7 +63,7 @@ type identity struct {
 	warned   bool
 }
 
-// checkIdentity adds the purposes declared with WithPurposes to those of
+// checkIdentity adds the purposes declared with WithUsage to those of
 // the plugin's signing identity, and logs [identityWarning] once per
 // identity when they hold search and train-ai or ai-input: a plugin that
 // declares both, or two plugins that sign as one identity and declare one
@@ -109,7 +109,7 @@ func categoryNames(cs []dialect.Category) []string {
 // token the first the plugin matches robots.txt groups with ([WithAgents]'
 // first, else the one [dialect.ProductToken] derives from card.UserAgent,
 // which should be the crawler's User-Agent), the trigger "crawler", the purposes those
-// of [WithPurposes], and the rate control what the plugin honours:
+// of [WithUsage], and the rate control what the plugin honours:
 // robots.txt's Crawl-delay, and 429 and 503 answers with Retry-After.
 // ObeysRobots is set: the plugin obeys robots.txt.
 func (p *core) AgentCard(card botauth.Card) botauth.Card {

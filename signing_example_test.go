@@ -11,6 +11,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/botauth"
+	"github.com/politecrawl/robots/usage"
 )
 
 func ExampleWithSigner() {
@@ -81,7 +82,7 @@ func ExampleWithSigner_identityPerPurpose() {
 			return
 		}
 		c := colly.NewCollector(colly.UserAgent(crawler.name + "/1.0 (+https://bot.example/about)"))
-		p, err := robots.Attach(c, robots.WithAgents(crawler.name), robots.WithSigner(signer), robots.WithPurposes(crawler.purpose))
+		p, err := robots.Attach(c, robots.WithAgents(crawler.name), robots.WithSigner(signer), robots.WithUsage(usage.Config{Purposes: []string{crawler.purpose}}))
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -109,7 +110,7 @@ func ExamplePlugin_AgentCard() {
 		fmt.Println(err)
 		return
 	}
-	p, err := robots.New(robots.WithSigner(signer), robots.WithPurposes("search"))
+	p, err := robots.New(robots.WithSigner(signer), robots.WithUsage(usage.Config{Purposes: []string{"search"}}))
 	if err != nil {
 		fmt.Println(err)
 		return

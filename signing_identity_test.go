@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/politecrawl/robots/botauth"
+	"github.com/politecrawl/robots/usage"
 )
 
 // signerAt is a signer whose Signature-Agent is agent.
@@ -35,7 +36,7 @@ func TestIdentityPerPurpose(t *testing.T) {
 	warnings := func() int { return strings.Count(buf.String(), "one signing identity declares search") }
 	newPlugin := func(s *botauth.Signer, purposes ...string) {
 		t.Helper()
-		p, err := New(WithLogger(log), WithSigner(s), WithPurposes(purposes...))
+		p, err := New(WithLogger(log), WithSigner(s), WithUsage(usage.Config{Purposes: purposes}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestIdentityPerPurpose(t *testing.T) {
 // compliance), what the caller set kept.
 func TestAgentCard(t *testing.T) {
 	s := signerAt(t, "https://card.identity.test/.well-known/http-message-signatures-directory", 64)
-	p, err := New(WithSigner(s), WithAgents("ExampleBot"), WithPurposes("search"))
+	p, err := New(WithSigner(s), WithAgents("ExampleBot"), WithUsage(usage.Config{Purposes: []string{"search"}}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,9 @@ type HostStats struct {
 	// their host's turn: each is counted again when it comes back.
 	Postponed int64
 	// UsageDisallowed counts requests stopped because robots.txt refuses a
-	// purpose declared with WithPurposes; UsageMarked counts responses
+	// purpose declared with WithUsage; UsageMarked counts responses
 	// whose usage preference (robots.txt and the response's headers)
-	// refuses one, marked under UsageKey.
+	// refuses one (see UsageOf).
 	UsageDisallowed int64
 	UsageMarked     int64
 	// Nofollow counts requests stopped because the page they were made

@@ -6,70 +6,72 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/usage"
 )
 
-// UsageKey prefixes the key of a response's [ResponseUsage] in its
-// request's Context, put there by the plugin when [WithPurposes] is set:
-// the key is UsageKey and the request's ID, because the requests a page
-// makes with Request.Visit share its Context. Read it with [UsageOf].
-const UsageKey = "robots.usage#"
-
-func usageKey(r *colly.Request) string { return UsageKey + strconv.FormatUint(uint64(r.ID), 10) }
+// usageKey is the key of a request's usage mark in its Context: with the
+// request's ID, because the requests a page makes with Request.Visit share
+// its Context.
+func usageKey(r *colly.Request) string { return "robots.usage#" + strconv.FormatUint(uint64(r.ID), 10) }
 
 // ResponseUsage is what a site states about the use of a fetched
-// response's content, for the purposes declared with [WithPurposes].
+// response's content, for the purposes declared with [WithUsage]: the
+// report of [usage.CheckResponse] (what was known before the fetch,
+// combined with the response's headers and meta elements; noimageai
+// counts as noai on an image response) and the verdict. It marshals to
+// JSON with names (see docs/usage.md).
 type ResponseUsage struct {
-	// Usage is the preference in force per purpose, the most restrictive
-	// of the Signals: robots.txt's for the URL, tdmrep.json's (replaced by
-	// a tdm-reservation header or meta element of the response), the RSL
-	// licences robots.txt and the response point to, the response's
-	// Content-Usage header, and what a noai directive implies (train-ai=n
-	// and ai-input=n) from its Robots-Tag or X-Robots-Tag header or a
-	// robots meta element of its HTML for the crawler; noimageai counts as
-	// noai on an image response. Its use level is the lowest stated
-	// (robots.txt's Content-Signal line, the Content-Signal header or meta
-	// element).
-	Usage dialect.Usage
+	usage.Report
 	// Refused says why the content may not be used for a declared purpose
 	// or at the declared use level, the deciding signal ("train-ai=n:
 	// Content-Usage header: train-ai=n", "use=reference: robots.txt line 2:
 	// Content-Signal: use=reference"), "" when nothing declared is refused.
-	Refused string
-	// NoImageAI is true when the response's robots directives for the
-	// crawler say noimageai: the images the page shows may not be used for
-	// AI. It refuses the response itself (as noai does) only when the
-	// response is an image.
-	NoImageAI bool
-	// Signals are every statement seen, each with its carrier and value:
-	// the record an operator keeps per fetched URL.
-	Signals []policy.Signal
+	Refused string `json:"refused,omitempty"`
 }
 
-// UsageOf returns the [ResponseUsage] the plugin put in r's Context, and
-// false when there is none (no WithPurposes, or the request got no
-// response).
+// usageMark is a request's usage, put in its Context before the fetch and
+// read once, when the response is first asked about (by the plugin's
+// OnResponse hook or a user's call of UsageOf, whichever comes first).
+type usageMark struct {
+	p    *core
+	ctx  context.Context
+	once sync.Once
+	ru   ResponseUsage
+}
+
+func (m *usageMark) get(r *colly.Response) ResponseUsage {
+	m.once.Do(func() { m.ru = m.p.responseUsage(m.ctx, r) })
+	return m.ru
+}
+
+// UsageOf returns the [ResponseUsage] of r, and false when there is none
+// (no WithUsage, or the request got no response). It may be called from
+// any callback, registered before or after the plugin was attached.
 func UsageOf(r *colly.Response) (ResponseUsage, bool) {
 	if r == nil || r.Ctx == nil || r.Request == nil {
 		return ResponseUsage{}, false
 	}
-	u, ok := r.Ctx.GetAny(usageKey(r.Request)).(ResponseUsage)
-	return u, ok
+	m, ok := r.Ctx.GetAny(usageKey(r.Request)).(*usageMark)
+	if !ok {
+		return ResponseUsage{}, false
+	}
+	return m.get(r), true
 }
 
 // refusal returns why rep refuses a declared purpose or the declared use
 // level, "" when it refuses neither.
-func (p *core) refusal(rep policy.UsageReport) string {
+func (p *core) refusal(rep usage.Report) string {
 	s, refused := rep.Refusal(p.cfg.purposes, p.cfg.useLevel, p.cfg.strictUsage)
 	switch {
 	case !refused:
 		return ""
-	case s.Carrier == "":
-		return s.String() + " (WithStrictPurposes)"
+	case s.Carrier == usage.NoCarrier:
+		return s.String() + " (WithUsage Strict)"
 	}
 	return s.String()
 }
@@ -81,14 +83,49 @@ func (p *core) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Blo
 	if !p.cfg.declaresUsage() || !v.Allowed {
 		return Block{}, false
 	}
-	rep, err := p.resolver().Usage(ctx, u, p.cfg.purposes...)
+	rep, err := usage.Check(ctx, p.resolver(), u, p.cfg.purposes...)
 	if err != nil {
 		return Block{Kind: Canceled, Verdict: v, Reason: "usage terms: " + err.Error()}, true
 	}
 	if why := p.refusal(rep); why != "" {
-		return Block{Kind: UsageDisallowed, Verdict: v, Reason: why}, true
+		return Block{Kind: UsageDisallowed, Verdict: v, Reason: why, Usage: &rep}, true
 	}
 	return Block{}, false
+}
+
+// responseUsage reads what the response r states. ctx is the collector's:
+// the licences the response points to are fetched under it. A report that
+// could not be read whole (ctx ended, robots.txt could not be resolved)
+// refuses the response: a licence not read must not pass for a permission.
+func (p *core) responseUsage(ctx context.Context, r *colly.Response) ResponseUsage {
+	u := r.Request.URL
+	var h http.Header
+	if r.Headers != nil {
+		h = *r.Headers
+	}
+	rep, err := usage.CheckResponse(ctx, p.resolver(), u, h, r.Body, p.cfg.purposes...)
+	ru := ResponseUsage{Report: rep, Refused: p.refusal(rep)}
+	if err != nil {
+		ru.Refused = "usage terms not read: " + err.Error()
+		if ctx.Err() == nil {
+			p.log.Warn("robots: the response's usage terms could not be read", slog.String("url", u.String()), slog.Any("error", err))
+		}
+	}
+	return ru
+}
+
+// markUsage, from the OnResponse hook with WithUsage, counts a refused
+// response and calls the onRefused function.
+func (p *core) markUsage(r *colly.Response) {
+	ru, ok := UsageOf(r)
+	if !ok || ru.Refused == "" {
+		return
+	}
+	authority, _ := policy.Authority(r.Request.URL)
+	p.stats.record(authority, HostStats{UsageMarked: 1})
+	if fn := p.cfg.onUsage; fn != nil {
+		fn(r, ru)
+	}
 }
 
 // attachUsage registers the usage feature's OnResponse callback on c: see
@@ -96,38 +133,15 @@ func (p *core) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Blo
 func (p *core) attachUsage(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
 		if responded(r) {
-			p.markUsage(collectorContext(c), r)
+			p.markUsage(r)
 		}
 	})
 }
 
-// markUsage, from the OnResponse hook with WithPurposes, puts the
-// response's usage report in its Context, counts a refused one and calls
-// the WithOnUsageRefused function. ctx is the collector's: the licences
-// the response points to are fetched under it. A report that could not
-// be read whole (ctx ended, robots.txt could not be resolved) refuses the
-// response: a licence not read must not pass for a permission.
-func (p *core) markUsage(ctx context.Context, r *colly.Response) {
-	u := r.Request.URL
-	var h http.Header
-	if r.Headers != nil {
-		h = *r.Headers
-	}
-	rep, err := p.resolver().ResponseUsage(ctx, u, h, r.Body, p.cfg.purposes...)
-	ru := ResponseUsage{Usage: rep.Usage, Refused: p.refusal(rep), NoImageAI: rep.NoImageAI, Signals: rep.Signals}
-	if err != nil {
-		ru.Refused = "usage terms not read: " + err.Error()
-		if ctx.Err() == nil {
-			p.log.Warn("robots: the response's usage terms could not be read", slog.String("url", u.String()), slog.Any("error", err))
-		}
-	}
-	r.Ctx.Put(usageKey(r.Request), ru)
-	if ru.Refused == "" {
-		return
-	}
-	authority, _ := policy.Authority(u)
-	p.stats.record(authority, HostStats{UsageMarked: 1})
-	if fn := p.cfg.onUsage; fn != nil {
-		fn(r, ru)
+// leaveUsageMark puts the mark UsageOf reads in the Context of a request
+// the decision path let through.
+func (f *flow) leaveUsageMark() {
+	if f.p.cfg.declaresUsage() && f.r.Ctx != nil {
+		f.r.Ctx.Put(usageKey(f.r), &usageMark{p: f.p, ctx: f.ctx})
 	}
 }

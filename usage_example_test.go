@@ -2,6 +2,7 @@ package robots_test
 
 import (
 	"fmt"
+	"github.com/politecrawl/robots/usage"
 	"net/http"
 	"net/http/httptest"
 
@@ -13,7 +14,7 @@ import (
 // A crawler that trains AI models declares it: pages whose robots.txt says
 // train-ai=n are not fetched, and a fetched page whose Content-Usage header
 // says train-ai=n is marked so that the spider drops it.
-func ExampleWithPurposes() {
+func ExampleWithUsage() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
@@ -29,7 +30,7 @@ func ExampleWithPurposes() {
 
 	c := colly.NewCollector(
 		colly.UserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
-		robots.WithRobots(robots.WithPurposes("train-ai"), robots.WithOnBlocked(func(b robots.Block) {
+		robots.WithRobots(robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}), robots.WithOnBlocked(func(b robots.Block) {
 			fmt.Println("not fetched:", b.Kind, b.Reason)
 		})),
 	)
@@ -52,7 +53,7 @@ func ExampleWithPurposes() {
 
 // A crawler that reproduces content in full declares it; a site whose
 // Content-Signal says use=reference is not crawled.
-func ExampleWithUseLevel() {
+func ExampleWithUsage_useLevel() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			fmt.Fprint(w, "User-agent: *\nContent-Signal: search=yes, use=reference\nAllow: /\n")
@@ -64,7 +65,7 @@ func ExampleWithUseLevel() {
 
 	c := colly.NewCollector(
 		colly.UserAgent("Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"),
-		robots.WithRobots(robots.WithUseLevel("full"), robots.WithOnBlocked(func(b robots.Block) {
+		robots.WithRobots(robots.WithUsage(usage.Config{Use: "full"}), robots.WithOnBlocked(func(b robots.Block) {
 			fmt.Println("not fetched:", b.Kind, b.Reason)
 		})),
 	)

@@ -15,6 +15,7 @@ import (
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/usage"
 )
 
 const tdmPath = "/.well-known/tdmrep.json"
@@ -59,7 +60,7 @@ func TestPluginUsageSignals(t *testing.T) {
 			var blocks blockLog
 			opts := []Option{WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add)}
 			if purposes != nil {
-				opts = append(opts, WithPurposes(purposes...))
+				opts = append(opts, WithUsage(usage.Config{Purposes: purposes}))
 			}
 			p := mustNew(t, opts...)
 			c := newCollector(false, p.opt(t))
@@ -121,7 +122,7 @@ func TestPluginUsageSignals(t *testing.T) {
 	}
 }
 
-// WithUseLevel: a site whose robots.txt level is below the crawler's is
+// A declared use level: a site whose robots.txt level is below the crawler's is
 // not fetched; a response whose Content-Signal header states a lower
 // level than the crawler's is refused; no tdmrep.json is asked for.
 func TestPluginUseLevel(t *testing.T) {
@@ -135,7 +136,7 @@ func TestPluginUseLevel(t *testing.T) {
 		}},
 	})
 	var blocks blockLog
-	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add), WithUseLevel("reference"))
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add), WithUsage(usage.Config{Use: "reference"}))
 	c := newCollector(false, p.opt(t))
 	marks := map[string]string{}
 	c.OnScraped(func(r *colly.Response) {
@@ -151,7 +152,7 @@ func TestPluginUseLevel(t *testing.T) {
 	}
 
 	blocks = blockLog{}
-	p = mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add), WithUseLevel("full"))
+	p = mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add), WithUsage(usage.Config{Use: "full"}))
 	c = newCollector(false, p.opt(t))
 	_ = c.Visit("http://ref.test/b")
 	bs := blocks.all()
@@ -190,7 +191,7 @@ func TestPluginUsageLicenceUnderCollectorContext(t *testing.T) {
 			return true
 		}}})
 	t.Cleanup(func() { close(release) }) // before the farm closes
-	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithPurposes("train-ai"),
+	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithUsage(usage.Config{Purposes: []string{"train-ai"}}),
 		WithPolicy(policy.WithTimeout(time.Hour)))
 	c := newCollector(false, p.opt(t), colly.StdlibContext(ctx))
 	var got ResponseUsage

@@ -14,6 +14,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/usage"
 )
 
 // usageSite is the attach draft's worked example with pages: "/ai-ok/" links to
@@ -42,7 +43,7 @@ func usageSite() map[string]*testutil.Site {
 		}}}
 }
 
-// A crawl with WithPurposes("train-ai") never fetches a URL whose
+// A crawl with WithUsage(usage.Config{Purposes: []string{"train-ai"}}) never fetches a URL whose
 // robots.txt says train-ai=n (a redirect hop included), reports each such
 // stop once with its line (OnError, WithOnBlocked, stats), and marks the
 // response whose header says train-ai=n; sync and Async alike.
@@ -58,7 +59,7 @@ func TestPluginPurposes(t *testing.T) {
 				called  []string
 			)
 			p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add),
-				WithPurposes("train-ai"), WithOnUsageRefused(func(r *colly.Response, u ResponseUsage) {
+				WithUsage(usage.Config{Purposes: []string{"train-ai"}}, func(r *colly.Response, u ResponseUsage) {
 					mu.Lock()
 					called = append(called, r.Request.URL.Path+" "+u.Refused)
 					mu.Unlock()
@@ -117,7 +118,7 @@ func TestPluginPurposes(t *testing.T) {
 				t.Errorf("scraped %v, want %v", scraped, want)
 			}
 			if !slices.Equal(called, []string{"/ai-ok/hdr train-ai=n: Content-Usage header: search=y, train-ai=n"}) {
-				t.Errorf("WithOnUsageRefused called with %q", called)
+				t.Errorf("WithUsage's function called with %q", called)
 			}
 			// Stopped, each once, with its reason and line.
 			wantErr := map[string]string{
@@ -149,7 +150,7 @@ func TestPluginPurposes(t *testing.T) {
 	}
 }
 
-// WithStrictPurposes: nothing stated refuses, y allows; a response is
+// usage.Config.Strict: nothing stated refuses, y allows; a response is
 // marked unless robots.txt or its header says y.
 func TestPluginStrictPurposes(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"s.test": {
@@ -162,7 +163,7 @@ func TestPluginStrictPurposes(t *testing.T) {
 		}}})
 	var blocks blockLog
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithOnBlocked(blocks.add),
-		WithPurposes("train-ai", "train-ai"), WithStrictPurposes())
+		WithUsage(usage.Config{Purposes: []string{"train-ai", "train-ai"}, Strict: true}))
 	c := newCollector(false, p.opt(t))
 	marks := map[string]ResponseUsage{}
 	c.OnScraped(func(r *colly.Response) { marks[r.Request.URL.Path], _ = UsageOf(r) })
@@ -173,7 +174,7 @@ func TestPluginStrictPurposes(t *testing.T) {
 		t.Errorf("server saw %v", got)
 	}
 	bs := blocks.all()
-	if len(bs) != 2 || bs[0].Reason != "train-ai=unknown: nothing stated (WithStrictPurposes)" {
+	if len(bs) != 2 || bs[0].Reason != "train-ai=unknown: nothing stated (WithUsage Strict)" {
 		t.Errorf("blocks %v", bs)
 	}
 	if m := marks["/open/a"]; m.Refused != "" || m.Usage.Pref(dialect.TrainAI) != dialect.PrefAllow {
@@ -184,23 +185,24 @@ func TestPluginStrictPurposes(t *testing.T) {
 	}
 }
 
-// WithPurposes and its companions refuse what cannot act.
+// WithUsage refuses what cannot act.
 func TestPurposesOptionErrors(t *testing.T) {
 	for _, tc := range []struct {
 		opts []Option
 		want string // "" for a valid configuration
 	}{
-		{[]Option{WithPurposes("train-ai", "search", "ai-input")}, ""},
-		{[]Option{WithPurposes("train-ai"), WithStrictPurposes(), WithDialect(dialect.Google)}, ""},
-		{[]Option{WithPurposes()}, "robots: WithPurposes(): no purpose"},
-		{[]Option{WithPurposes("Train-AI")}, `robots: WithPurposes("Train-AI"): unknown usage category (known: train-ai, search, ai-input)`},
-		{[]Option{WithPurposes("train-ai"), WithDialect(dialect.Koster1994)}, "robots: WithPurposes: the koster1994 dialect reads no usage preferences"},
-		{[]Option{WithStrictPurposes()}, "robots: WithStrictPurposes needs WithPurposes"},
-		{[]Option{WithStrictPurposes(), WithUseLevel("full")}, "robots: WithStrictPurposes needs WithPurposes"},
-		{[]Option{WithOnUsageRefused(func(*colly.Response, ResponseUsage) {})}, "robots: WithOnUsageRefused needs WithPurposes or WithUseLevel"},
-		{[]Option{WithUseLevel("reference"), WithOnUsageRefused(func(*colly.Response, ResponseUsage) {})}, ""},
-		{[]Option{WithUseLevel("max")}, `robots: WithUseLevel("max"): unknown level (known: immediate, reference, full)`},
-		{[]Option{WithUseLevel("full"), WithDialect(dialect.Koster1994)}, "robots: WithUseLevel: the koster1994 dialect reads no usage preferences"},
+		{[]Option{WithUsage(usage.Config{Purposes: []string{"train-ai", "search", "ai-input"}})}, ""},
+		{[]Option{WithUsage(usage.Config{Purposes: []string{"ai-train"}})}, ""},
+		{[]Option{WithUsage(usage.Config{Purposes: []string{"train-ai"}, Strict: true}), WithDialect(dialect.Google)}, ""},
+		{[]Option{WithUsage(usage.Config{})}, "robots: WithUsage: no purpose and no use level"},
+		{[]Option{WithUsage(usage.Config{Purposes: []string{"Train-AI"}})}, `robots: WithUsage: unknown purpose "Train-AI" (known: train-ai, search, ai-input)`},
+		{[]Option{WithUsage(usage.Config{Purposes: []string{"train-ai"}}), WithDialect(dialect.Koster1994)}, "robots: WithUsage: the koster1994 dialect reads no usage preferences"},
+		{[]Option{WithUsage(usage.Config{Strict: true})}, "robots: WithUsage: no purpose and no use level"},
+		{[]Option{WithUsage(usage.Config{Strict: true, Use: "full"})}, "robots: WithUsage: strict without a purpose"},
+		{[]Option{WithUsage(usage.Config{Use: "reference"}, func(*colly.Response, ResponseUsage) {})}, ""},
+		{[]Option{WithUsage(usage.Config{Use: "reference"}, nil, nil)}, "robots: WithUsage: more than one onRefused function"},
+		{[]Option{WithUsage(usage.Config{Use: "max"})}, `robots: WithUsage: unknown use level "max" (known: immediate, reference, full)`},
+		{[]Option{WithUsage(usage.Config{Use: "full"}), WithDialect(dialect.Koster1994)}, "robots: WithUsage: the koster1994 dialect reads no usage preferences"},
 	} {
 		_, err := New(tc.opts...)
 		switch {

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+
+	"github.com/politecrawl/robots/internal/pathpat"
 )
 
 // The matcher answers "which rule wins for this path" in about the time of a
@@ -122,46 +124,27 @@ const (
 )
 
 // split separates a normalised pattern into its literal prefix, the kind of
-// what follows, and (restWild) the text after the first '*'.
-func (s *spec) split(p string) (prefix string, kind uint8, rest string) {
+// what follows, and (restWild) its wildcard parts.
+func (s *spec) split(p string) (prefix string, kind uint8, parts pathpat.Parts) {
 	if !s.wildcards {
-		return p, restNone, ""
+		return p, restNone, parts
 	}
-	star := strings.IndexByte(p, '*')
-	if star < 0 {
-		if strings.HasSuffix(p, "$") {
-			return p[:len(p)-1], restEnd, ""
-		}
-		return p, restNone, ""
+	parts = pathpat.Split(p)
+	switch {
+	case !parts.Wild && parts.Anchored:
+		return parts.Prefix, restEnd, parts
+	case !parts.Wild, parts.Segments(func(string) bool { return false }):
+		// No '*', or nothing but '*'s after the prefix: a prefix match.
+		return parts.Prefix, restNone, parts
 	}
-	prefix, rest = p[:star], p[star+1:]
-	// Nothing but '*'s after the prefix, with or without a final '$': a
-	// prefix match.
-	if strings.Trim(strings.TrimSuffix(rest, "$"), "*") == "" {
-		return prefix, restNone, ""
-	}
-	return prefix, restWild, rest
+	return parts.Prefix, restWild, parts
 }
 
-// addWild compiles the rest of a wildcard pattern (after its first '*') and
-// appends it to m.wild.
-func (m *matcher) addWild(rank int32, rest string) {
-	w := wildRule{rank: rank, s0: int32(len(m.segs))}
-	if strings.HasSuffix(rest, "$") {
-		rest = rest[:len(rest)-1]
-		// "a*b*$": a '$' that follows a '*' asks for nothing.
-		w.anchored = !strings.HasSuffix(rest, "*")
-	}
-	for rest != "" {
-		seg := rest
-		if k := strings.IndexByte(rest, '*'); k >= 0 {
-			seg, rest = rest[:k], rest[k+1:]
-		} else {
-			rest = ""
-		}
-		if seg == "" {
-			continue
-		}
+// addWild compiles the segments of a wildcard pattern and appends it to
+// m.wild.
+func (m *matcher) addWild(rank int32, parts pathpat.Parts) {
+	w := wildRule{rank: rank, s0: int32(len(m.segs)), anchored: parts.Anchored}
+	parts.Segments(func(seg string) bool {
 		m.segs = append(m.segs, seg)
 		w.minLen += int32(len(seg))
 		for j := 0; j < len(seg); j++ {
@@ -170,7 +153,8 @@ func (m *matcher) addWild(rank int32, rest string) {
 				w.grams |= gramBit(gramAt(seg, j))
 			}
 		}
-	}
+		return true
+	})
 	w.s1 = int32(len(m.segs))
 	m.wild = append(m.wild, w)
 }
@@ -376,12 +360,12 @@ func (m *matcher) build(s *spec, rules []ruleKey) {
 	nlabel, nwild, nseg := 0, 0, 0
 	for rank, ri := range m.order {
 		norm := rules[ri].norm
-		prefix, kind, rest := s.split(norm)
+		prefix, kind, _ := s.split(norm)
 		b.norm[rank], b.plen[rank], b.kind[rank] = norm, int32(len(prefix)), kind
 		nlabel += len(prefix)
 		if kind == restWild {
 			nwild++
-			nseg += 1 + strings.Count(rest, "*")
+			nseg += strings.Count(norm, "*")
 		}
 	}
 	b.label = make([]byte, 0, nlabel)
@@ -468,7 +452,7 @@ func (b *trieBuilder) node(ni int32, idx []int32, depth int) int32 {
 		slices.Sort(wild)
 		n.w0 = int32(len(m.wild))
 		for _, r := range wild {
-			m.addWild(r, b.norm[r][b.plen[r]+1:])
+			m.addWild(r, pathpat.Split(b.norm[r]))
 		}
 		n.w1 = int32(len(m.wild))
 		if len(wild) >= gramIndexMin {

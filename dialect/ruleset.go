@@ -417,9 +417,7 @@ func indexEstimate(r *Robots, rules []rule) int {
 		norm := r.norm(&rules[i])
 		n += len(norm) / 2
 		if r.d.s.wildcards {
-			if k := strings.IndexByte(norm, '*'); k >= 0 {
-				n += 8 * strings.Count(norm[k:], "*")
-			}
+			n += 8 * strings.Count(norm, "*")
 		}
 	}
 	return n

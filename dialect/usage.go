@@ -1,11 +1,15 @@
 package dialect
 
 import (
+	"encoding/json"
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/politecrawl/robots/internal/pathpat"
 )
 
 // Category is a usage category: what the content would be used for.
@@ -369,43 +373,10 @@ func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
 // matchNorm reports whether the normalised pattern pat matches the
 // normalised path p (the matcher's rules, for one pattern).
 func (s *spec) matchNorm(pat, p string) bool {
-	prefix, kind, rest := s.split(pat)
-	if !strings.HasPrefix(p, prefix) {
-		return false
+	if !s.wildcards {
+		return strings.HasPrefix(p, pat)
 	}
-	switch kind {
-	case restNone:
-		return true
-	case restEnd:
-		return len(p) == len(prefix)
-	}
-	i := len(prefix)
-	last := ""
-	if strings.HasSuffix(rest, "$") {
-		rest = rest[:len(rest)-1]
-		if !strings.HasSuffix(rest, "*") {
-			// Anchored: the last segment must end the path.
-			k := strings.LastIndexByte(rest, '*')
-			rest, last = rest[:k+1], rest[k+1:]
-		}
-	}
-	for rest != "" {
-		seg := rest
-		if k := strings.IndexByte(rest, '*'); k >= 0 {
-			seg, rest = rest[:k], rest[k+1:]
-		} else {
-			rest = ""
-		}
-		if seg == "" {
-			continue
-		}
-		x := strings.Index(p[i:], seg)
-		if x < 0 {
-			return false
-		}
-		i += x + len(seg)
-	}
-	return len(p)-i >= len(last) && strings.HasSuffix(p, last)
+	return pathpat.Split(pat).Match(p)
 }
 
 // ReadsUsage reports whether the dialect reads Content-Usage and
@@ -430,3 +401,84 @@ type License struct {
 // blank line or a Sitemap; like Sitemap it never ends a group's user-agent
 // lines. koster1994 reads no License lines (an unknown key there).
 func (rs *Ruleset) Licenses() []License { return slices.Clone(rs.lic) }
+
+// MarshalText returns the category's label.
+func (c Category) MarshalText() ([]byte, error) {
+	if int(c) >= numCategories {
+		return nil, errors.New("dialect: unknown category " + strconv.Itoa(int(c)))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText reads a category's label.
+func (c *Category) UnmarshalText(b []byte) error { return unmarshalName(c, b, categoryNames[:]) }
+
+// MarshalText returns "unknown", "y" or "n".
+func (p Pref) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads "unknown", "y" or "n".
+func (p *Pref) UnmarshalText(b []byte) error {
+	return unmarshalName(p, b, []string{"unknown", "y", "n"})
+}
+
+// MarshalText returns the level's name.
+func (l UseLevel) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's name, "unknown" included.
+func (l *UseLevel) UnmarshalText(b []byte) error { return unmarshalName(l, b, useNames[:]) }
+
+// unmarshalName sets *v to the index of the name b in names.
+func unmarshalName[T ~uint8](v *T, b []byte, names []string) error {
+	i := slices.Index(names, string(b))
+	if i < 0 {
+		return errors.New("dialect: unknown name " + strconv.Quote(string(b)))
+	}
+	*v = T(i)
+	return nil
+}
+
+// MarshalJSON returns u as an object of what it states: a preference per
+// category and the use level, each by name ({"train-ai":"n","use":"reference"});
+// {} when it states nothing.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	add := func(k, v string) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, `"`+k+`":"`+v+`"`...)
+	}
+	for _, c := range Categories() {
+		if p := u.Pref(c); p != PrefUnknown {
+			add(c.String(), p.String())
+		}
+	}
+	if l := u.Use(); l != UseUnknown {
+		add("use", l.String())
+	}
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	var v Usage
+	for k, s := range m {
+		var c Category
+		var p Pref
+		var l UseLevel
+		switch {
+		case k == "use" && l.UnmarshalText([]byte(s)) == nil:
+			v = v.WithUse(l)
+		case c.UnmarshalText([]byte(k)) == nil && p.UnmarshalText([]byte(s)) == nil:
+			v = v.With(c, p)
+		default:
+			return errors.New("dialect: unknown usage " + strconv.Quote(k+"="+s))
+		}
+	}
+	*u = v
+	return nil
+}

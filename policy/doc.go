@@ -30,14 +30,12 @@
 //
 // # Usage terms
 //
-// [Resolver.Usage] and [Resolver.ResponseUsage] answer what a site lets a
-// crawler use a URL's content for, per purpose, before and after the
-// fetch, with every [Signal] seen and its carrier: robots.txt's usage
-// lines, the origin's /.well-known/tdmrep.json (TDMRep), RSL licences,
-// and the response's headers and meta elements (docs/usage.md has each
-// carrier's reading). tdmrep.json and licences are fetched, like
-// robots.txt, once each through the resolver's client, and only for a
-// declared purpose; tdmrep.json is also kept in the [Store].
+// [Policy.Usage] answers what robots.txt states about the use of a URL's
+// content. The other documents a site names for that (tdmrep.json, RSL
+// licences) are fetched with [Resolver.Document], as robots.txt is: once
+// however many ask, through the resolver's client, within a size limit,
+// kept for their lifetime in memory and in the [Store]. Package
+// [github.com/politecrawl/robots/usage] reads them and answers per purpose.
 //
 // # Authorities
 //

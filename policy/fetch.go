@@ -75,21 +75,25 @@ type fetchResult struct {
 	body []byte
 }
 
-// fetch asks scheme://authority/robots.txt, following at most
-// maxRedirects redirects (to any http(s) authority), and classifies the
-// answer. It never fails: a failure is an outcome.
+// fetch asks target (robots.txt or another document of the site) with
+// the Accept header accept, reads at most limit bytes of its body,
+// following at most maxRedirects redirects (to any http(s) authority), and
+// classifies the answer. It never fails: a failure is an outcome.
 //
 // The total timeout counts the time the fetch spends outside a host's gate
 // (see [gatewait.Budget]): a robots.txt fetch that waits behind the host's own
 // Crawl-delay or Retry-After pause is not read as "no answer".
-func (r *Resolver) fetch(ctx context.Context, authority string) fetchResult {
+func (r *Resolver) fetch(ctx context.Context, target, accept string, limit int64) fetchResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := gatewait.NewBudget(r.cfg.totalTimeout, cancel)
 	defer b.Stop()
 	ctx = gatewait.With(ctx, b)
-	res := fetchResult{FetchInfo: FetchInfo{URL: authority + "/robots.txt", MaxAge: -1}}
-	r.fetchInto(ctx, &res)
+	res := fetchResult{FetchInfo: FetchInfo{URL: target, MaxAge: -1}}
+	for target != "" {
+		res.FinalURL = target
+		target = r.hop(ctx, target, accept, limit, &res)
+	}
 	if b.Spent() && res.Outcome == dialect.OutcomeNoAnswer {
 		res.Err = "timeout: no complete answer within " + r.cfg.totalTimeout.String()
 	}
@@ -97,21 +101,9 @@ func (r *Resolver) fetch(ctx context.Context, authority string) fetchResult {
 	return res
 }
 
-func (r *Resolver) fetchInto(ctx context.Context, res *fetchResult) {
-	target := res.URL
-	for {
-		res.FinalURL = target
-		next, follow := r.hop(ctx, target, res)
-		if !follow {
-			return
-		}
-		target = next
-	}
-}
-
 // hop asks target once and records the answer in res; it returns the next
-// URL when the answer is a redirect to follow.
-func (r *Resolver) hop(ctx context.Context, target string, res *fetchResult) (next string, follow bool) {
+// URL when the answer is a redirect to follow, else "".
+func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, res *fetchResult) (next string) {
 	// Each hop has its own context, so that a body the fetch does not use
 	// can be cut off without ending the fetch.
 	ctx, cancel := context.WithCancel(ctx)
@@ -119,10 +111,10 @@ func (r *Resolver) hop(ctx context.Context, target string, res *fetchResult) (ne
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
-		return "", false
+		return ""
 	}
 	req.Header.Set("User-Agent", r.cfg.userAgent)
-	req.Header.Set("Accept", "text/plain, */*;q=0.8")
+	req.Header.Set("Accept", accept)
 	// Asking for gzip ourselves turns off the transport's transparent
 	// decoding, so that the size limit applies to decoded bytes whatever
 	// the transport.
@@ -130,7 +122,7 @@ func (r *Resolver) hop(ctx context.Context, target string, res *fetchResult) (ne
 	resp, err := r.client.Do(req)
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
-		return "", false
+		return ""
 	}
 	res.Status = resp.StatusCode
 	if isRedirect(resp.StatusCode) {
@@ -141,32 +133,32 @@ func (r *Resolver) hop(ctx context.Context, target string, res *fetchResult) (ne
 			if bad := resp.Header.Get(unusableLocation); bad != "" {
 				res.Err = "Location " + strconv.Quote(bad) + " cannot be parsed"
 			}
-			return "", false
+			return ""
 		}
 		if res.Redirects >= r.cfg.dialect.MaxRedirects() {
 			res.Outcome = dialect.OutcomeRedirectLimit
-			return "", false
+			return ""
 		}
 		res.Redirects++
-		return next, true
+		return next
 	}
 	res.Outcome = dialect.ClassifyStatus(resp.StatusCode)
 	res.MaxAge = maxAge(resp.Header)
 	if res.Outcome != dialect.OutcomeOK && res.Outcome != dialect.OutcomeOther2xx {
 		discard(resp.Body, cancel)
-		return "", false
+		return ""
 	}
-	body, warnings, err := readBody(resp)
+	body, warnings, err := readBody(resp, limit)
 	resp.Body.Close()
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
-		return "", false
+		return ""
 	}
 	res.body = body
 	res.Bytes = len(body)
-	res.Truncated = len(body) > dialect.MaxBodyBytes
+	res.Truncated = int64(len(body)) > limit
 	res.Warnings = warnings
-	return "", false
+	return ""
 }
 
 func isRedirect(code int) bool {
@@ -216,13 +208,13 @@ func discard(body io.ReadCloser, cancel context.CancelFunc) {
 // others are not decoded and noted as a warning.
 const maxLayers = 2
 
-// readBody reads at most dialect.MaxBodyBytes+1 bytes of the decoded body
+// readBody reads at most limit+1 bytes of the decoded body
 // (one more than is parsed, so that the parser sees the cut), and returns
 // what it could not decode as warnings: a content coding it does not know,
 // a compressed layer deeper than maxLayers. A UTF-16 body with a byte-order
 // mark is converted to UTF-8. An error (a gzip or deflate stream that does
 // not decode, a connection cut) means no complete answer.
-func readBody(resp *http.Response) ([]byte, []string, error) {
+func readBody(resp *http.Response, limit int64) ([]byte, []string, error) {
 	var (
 		rd       io.Reader = resp.Body
 		warnings []string
@@ -264,7 +256,7 @@ func readBody(resp *http.Response) ([]byte, []string, error) {
 		src = transform.NewReader(br, unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM).NewDecoder())
 		warnings = append(warnings, "UTF-16 body converted to UTF-8")
 	}
-	body, err := io.ReadAll(io.LimitReader(src, dialect.MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(src, limit+1))
 	if err != nil {
 		return nil, nil, err
 	}

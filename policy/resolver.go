@@ -252,9 +252,7 @@ type Resolver struct {
 	log    *slog.Logger
 	cache  *cache
 	flight singleflight.Group
-	// Usage documents: tdmrep.json per origin, RSL licences per URL.
-	tdm      *docCache[tdmState]
-	licenses *docCache[licenseState]
+	docs   *docCache // the documents of [Resolver.Document]
 }
 
 // NewResolver returns a resolver configured by opts, or an error and no
@@ -326,13 +324,12 @@ func NewResolver(opts ...Option) (*Resolver, error) {
 		}
 	}
 	return &Resolver{
-		cfg:      cfg,
-		client:   noFollow(client),
-		clock:    cfg.clock,
-		log:      log,
-		cache:    newCache(cfg.capacity, cfg.cacheBytes),
-		tdm:      newDocCache[tdmState](cfg.capacity, cfg.cacheBytes/8),
-		licenses: newDocCache[licenseState](cfg.capacity, cfg.cacheBytes/8),
+		cfg:    cfg,
+		client: noFollow(client),
+		clock:  cfg.clock,
+		log:    log,
+		cache:  newCache(cfg.capacity, cfg.cacheBytes),
+		docs:   newDocCache(cfg.capacity, cfg.cacheBytes/4),
 	}, nil
 }
 
@@ -419,8 +416,12 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 			return sp
 		}
 		if fl, ok := r.cfg.store.(FetchLocker); ok {
-			sp, unlock := r.lockFetch(ctx, fl, authority, &prev)
-			if sp != nil {
+			var sp *Policy
+			done, unlock := r.lockFetch(ctx, fl, storeKey(r.cfg.dialect, authority), func() bool {
+				sp = r.storeCurrent(ctx, authority, &prev)
+				return sp != nil
+			})
+			if done {
 				return sp
 			}
 			if unlock != nil {
@@ -428,7 +429,7 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 			}
 		}
 	}
-	res := r.fetch(ctx, authority)
+	res := r.fetch(ctx, authority+"/robots.txt", "text/plain, */*;q=0.8", dialect.MaxBodyBytes)
 	p := r.decide(authority, prev, &res)
 	r.cache.put(authority, p)
 	if r.cfg.store != nil {
@@ -528,13 +529,14 @@ func (r *Resolver) fetchLease() time.Duration {
 }
 
 // lockFetch makes this resolver the one of the Store's users that fetches
-// authority's robots.txt, or waits for the one that does. It returns the
-// policy another holder stored (current), or nil and the unlock func of
-// the lock this resolver now holds (nil when the lock failed: the caller
-// fetches without it). It waits for others at most twice the lease in
-// all; past that it fetches too, with a warning.
-func (r *Resolver) lockFetch(ctx context.Context, fl FetchLocker, authority string, prev **Policy) (*Policy, func()) {
-	key := storeKey(r.cfg.dialect, authority)
+// key (robots.txt, or another document of a site), or waits for the one
+// that does. current reads the Store and reports whether it holds a
+// current copy (another holder stored one): then lockFetch returns true.
+// Else it returns false and the unlock func of the lock this resolver now
+// holds (nil when the lock failed: the caller fetches without it). It
+// waits for others at most twice the lease in all; past that it fetches
+// too, with a warning.
+func (r *Resolver) lockFetch(ctx context.Context, fl FetchLocker, key string, current func() bool) (bool, func()) {
 	lease := r.fetchLease()
 	deadline := time.Now().Add(2 * lease)
 	for {
@@ -543,28 +545,28 @@ func (r *Resolver) lockFetch(ctx context.Context, fl FetchLocker, authority stri
 		cancel()
 		if err != nil {
 			r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store fetch lock failed; fetching without it",
-				slog.String("authority", authority), slog.Any("error", err))
-			return nil, nil
+				slog.String("key", key), slog.Any("error", err))
+			return false, nil
 		}
 		if ok {
-			// Another holder may have stored a policy between the miss and
+			// Another holder may have stored a copy between the miss and
 			// the lock.
-			if sp := r.storeCurrent(ctx, authority, prev); sp != nil {
+			if current() {
 				unlock()
-				return sp, nil
+				return true, nil
 			}
-			return nil, unlock
+			return false, unlock
 		}
 		wctx, cancel := context.WithDeadline(ctx, deadline)
 		err = fl.WaitFetch(wctx, key)
 		cancel()
-		if sp := r.storeCurrent(ctx, authority, prev); sp != nil {
-			return sp, nil
+		if current() {
+			return true, nil
 		}
 		if err != nil {
-			r.log.LogAttrs(ctx, slog.LevelWarn, "robots: gave up waiting for another fetch of robots.txt; fetching",
-				slog.String("authority", authority), slog.Any("error", err))
-			return nil, nil
+			r.log.LogAttrs(ctx, slog.LevelWarn, "robots: gave up waiting for another fetch; fetching",
+				slog.String("key", key), slog.Any("error", err))
+			return false, nil
 		}
 	}
 }

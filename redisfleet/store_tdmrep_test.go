@@ -13,6 +13,7 @@ import (
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/usage"
 )
 
 // TestStoreOneTDMRepFetchForTheFleet: eight resolvers on eight fleet
@@ -47,7 +48,7 @@ func TestStoreOneTDMRepFetchForTheFleet(t *testing.T) {
 		}
 		resolvers[i] = r
 	}
-	reports := make([]policy.UsageReport, len(resolvers))
+	reports := make([]usage.Report, len(resolvers))
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i, r := range resolvers {
@@ -55,7 +56,7 @@ func TestStoreOneTDMRepFetchForTheFleet(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			rep, err := r.Usage(context.Background(), u, dialect.TrainAI)
+			rep, err := usage.Check(context.Background(), r, u, dialect.TrainAI)
 			if err != nil {
 				t.Errorf("resolver %d: %v", i, err)
 			}
@@ -69,7 +70,7 @@ func TestStoreOneTDMRepFetchForTheFleet(t *testing.T) {
 	}
 	for i, rep := range reports {
 		s, refused := rep.Refusal([]dialect.Category{dialect.TrainAI}, dialect.UseUnknown, false)
-		if !refused || s.Carrier != "tdmrep.json" {
+		if !refused || s.Carrier != usage.TDMRepFile {
 			t.Errorf("resolver %d: refused=%v by %+v; want the tdmrep.json reservation", i, refused, s)
 		}
 	}

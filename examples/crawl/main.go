@@ -104,9 +104,10 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/usage"
 )
 
-const usage = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -197,7 +198,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, usageLine)
 		fs.PrintDefaults()
 	}
 	agent := fs.String("agent", "PoliteCrawl", "the crawler's robots.txt product tokens `A[,B...]`, most specific first (a User-Agent is reduced to its token)")
@@ -218,7 +219,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, usageLine)
 		return 2
 	}
 	start, err := url.Parse(fs.Arg(0))
@@ -264,11 +265,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			declared = append(declared, p)
 		}
 	}
-	if len(declared) > 0 {
-		opts = append(opts, robots.WithPurposes(declared...))
-	}
-	if *useLevel != "" {
-		opts = append(opts, robots.WithUseLevel(*useLevel))
+	if len(declared) > 0 || *useLevel != "" {
+		opts = append(opts, robots.WithUsage(usage.Config{Purposes: declared, Use: *useLevel}))
 	}
 	domains := []string{start.Hostname()}
 	for _, h := range strings.Split(*allow, ",") {

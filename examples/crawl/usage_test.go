@@ -156,7 +156,7 @@ func TestCrawlUseLevel(t *testing.T) {
 // An unknown purpose is a usage error.
 func TestCrawlPurposeUnknown(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), []string{"-purpose", "mining", "http://127.0.0.1:1/"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `WithPurposes("mining")`) {
+	if code := run(context.Background(), []string{"-purpose", "mining", "http://127.0.0.1:1/"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `WithUsage: unknown purpose "mining"`) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
 }

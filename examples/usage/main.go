@@ -10,7 +10,7 @@
 //   - a page answers a Content-Usage: train-ai=n response header, another
 //     an X-Robots-Tag: noai header.
 //
-// The crawl declares robots.WithPurposes("train-ai"). It prints what was
+// The crawl declares robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}). It prints what was
 // fetched and kept, what was fetched and then dropped because a header
 // refused the purpose (a response cannot be unfetched: the plugin marks it,
 // the spider drops it), what was never fetched with the robots.txt line
@@ -22,6 +22,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/politecrawl/robots/usage"
 	"io"
 	"net"
 	"net/http"
@@ -119,7 +120,8 @@ func run(w io.Writer) {
 		colly.AllowedDomains("notes.demo"),
 	)
 	p, err := robots.Attach(c,
-		robots.WithPurposes("train-ai"),
+		// Every response whose usage preference refuses the purpose.
+		robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}, func(*colly.Response, robots.ResponseUsage) { refused++ }),
 		robots.WithTransport(transport),
 		// A local site: the default 1 s between two requests would only
 		// make the example slow.
@@ -127,8 +129,6 @@ func run(w io.Writer) {
 		// Every request the plugin stops, robots.txt's crawl rules and its
 		// usage preferences alike, with the line that decided.
 		robots.WithOnBlocked(func(b robots.Block) { stopped = append(stopped, b) }),
-		// Every response whose usage preference refuses the purpose.
-		robots.WithOnUsageRefused(func(*colly.Response, robots.ResponseUsage) { refused++ }),
 	)
 	if err != nil {
 		fmt.Fprintln(w, err)
@@ -152,7 +152,7 @@ func run(w io.Writer) {
 	// the purpose limits what is used, not where the crawler may go.
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 
-	fmt.Fprintln(w, `crawling notes.demo for "train-ai" (robots.WithPurposes)`)
+	fmt.Fprintln(w, `crawling notes.demo for "train-ai" (robots.WithUsage)`)
 	fmt.Fprintln(w)
 	for _, start := range []string{"http://notes.demo/", "http://notes.demo/open-data/"} {
 		c.Visit(start)
@@ -168,7 +168,7 @@ func run(w io.Writer) {
 	seen := strings.Join(s.seen, " ")
 	s.mu.Unlock()
 	t := p.Totals()
-	fmt.Fprintf(w, "\nkept for training: %d; dropped after the fetch: %d (WithOnUsageRefused saw %d, Totals().UsageMarked %d)\n", kept, dropped, refused, t.UsageMarked)
+	fmt.Fprintf(w, "\nkept for training: %d; dropped after the fetch: %d (WithUsage's function saw %d, Totals().UsageMarked %d)\n", kept, dropped, refused, t.UsageMarked)
 	fmt.Fprintf(w, "never fetched: %d for the purpose (Totals().UsageDisallowed), %d by a crawl rule (Totals().Disallowed)\n", t.UsageDisallowed, t.Disallowed)
 	fmt.Fprintf(w, "the server saw: %s\n", seen)
 }

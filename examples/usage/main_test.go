@@ -10,7 +10,7 @@ import (
 // with its line), the page whose header refuses it is fetched and dropped,
 // and the counts of the plugin agree.
 func TestUsage(t *testing.T) {
-	const want = `crawling notes.demo for "train-ai" (robots.WithPurposes)
+	const want = `crawling notes.demo for "train-ai" (robots.WithUsage)
 
   fetched, kept     http://notes.demo/open-data/               train-ai=y
   fetched, kept     http://notes.demo/open-data/weather        train-ai=y
@@ -23,7 +23,7 @@ never fetched (4):
   disallowed       http://notes.demo/drafts/census-2027       line 3: Disallow: /drafts/
   usage-disallowed http://notes.demo/open-data/partners/maps  train-ai=n: robots.txt line 6: Content-Usage: /open-data/partners/ train-ai=n
 
-kept for training: 2; dropped after the fetch: 2 (WithOnUsageRefused saw 2, Totals().UsageMarked 2)
+kept for training: 2; dropped after the fetch: 2 (WithUsage's function saw 2, Totals().UsageMarked 2)
 never fetched: 3 for the purpose (Totals().UsageDisallowed), 1 by a crawl rule (Totals().Disallowed)
 the server saw: /robots.txt /.well-known/tdmrep.json /open-data/ /open-data/weather /open-data/photos /open-data/satellite
 `

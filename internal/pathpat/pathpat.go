@@ -23,18 +23,88 @@ package pathpat
 
 import "strings"
 
+// Parts is a path pattern split at its wildcards: the one reading of "*"
+// and "$" that robots.txt rules, tdmrep.json locations and RSL scopes
+// share.
+type Parts struct {
+	// Prefix is the literal text before the first "*" (the whole
+	// pattern, less an ending "$", when it has none).
+	Prefix string
+	// Wild is true when the pattern has a "*".
+	Wild bool
+	// Anchored is true when a "$" ends the pattern right after literal
+	// text: the path must end where that text does. A "$" after a "*"
+	// asks for nothing.
+	Anchored bool
+	rest     string // after the first "*", without the ending "$"
+}
+
+// Split splits the pattern p at its wildcards. It does not allocate.
+func Split(p string) Parts {
+	star := strings.IndexByte(p, '*')
+	if star < 0 {
+		body, anchored := strings.CutSuffix(p, "$")
+		return Parts{Prefix: body, Anchored: anchored}
+	}
+	rest, dollar := strings.CutSuffix(p[star+1:], "$")
+	return Parts{Prefix: p[:star], Wild: true, rest: rest, Anchored: dollar && rest != "" && rest[len(rest)-1] != '*'}
+}
+
+// Segments calls fn with each literal segment after the first "*", in
+// order, empty ones left out, until fn returns false; it reports whether
+// fn never did.
+func (s Parts) Segments(fn func(seg string) bool) bool {
+	for rest := s.rest; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "*")
+		if seg != "" && !fn(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// Match reports whether the pattern matches path from its start, both
+// in one form (see [Path]): the prefix first, then each segment after the
+// one before, the last one at the path's end when anchored. It does not
+// allocate.
+func (s Parts) Match(path string) bool {
+	if !strings.HasPrefix(path, s.Prefix) {
+		return false
+	}
+	i := len(s.Prefix)
+	if !s.Wild {
+		return !s.Anchored || len(path) == i
+	}
+	rest, last := s.rest, ""
+	if s.Anchored {
+		k := strings.LastIndexByte(rest, '*')
+		rest, last = rest[:k+1], rest[k+1:]
+	}
+	ok := Parts{rest: rest}.Segments(func(seg string) bool {
+		x := strings.Index(path[i:], seg)
+		i += x + len(seg)
+		return x >= 0
+	})
+	return ok && len(path)-i >= len(last) && strings.HasSuffix(path, last)
+}
+
 // Pattern is a compiled path pattern.
 type Pattern struct {
-	src      string // as written
-	norm     string // normalised, without the anchoring "$"
-	anchored bool
+	src   string // as written
+	norm  string // normalised
+	parts Parts
 }
 
 // Compile returns the pattern p. Every string is a pattern; "" matches
 // every path.
 func Compile(p string) Pattern {
 	body, anchored := strings.CutSuffix(p, "$")
-	return Pattern{src: p, norm: normalize(body, true), anchored: anchored}
+	norm := normalize(body, true)
+	if anchored {
+		norm += "$"
+	}
+	return Pattern{src: p, norm: norm, parts: Split(norm)}
 }
 
 // String returns the pattern as written.
@@ -42,12 +112,7 @@ func (p Pattern) String() string { return p.src }
 
 // Len returns the length in octets of the pattern's normalised form, its
 // "$" included: RFC 9309's measure of how specific a matching pattern is.
-func (p Pattern) Len() int {
-	if p.anchored {
-		return len(p.norm) + 1
-	}
-	return len(p.norm)
-}
+func (p Pattern) Len() int { return len(p.norm) }
 
 // Path returns the path p (with its query, if any) in the form
 // [Pattern.Match] compares.
@@ -55,34 +120,7 @@ func Path(p string) string { return normalize(p, false) }
 
 // Match reports whether the pattern matches the path path, given in the
 // form [Path] returns.
-func (p Pattern) Match(path string) bool {
-	pat, first := p.norm, true
-	for {
-		seg, rest, star := strings.Cut(pat, "*")
-		switch {
-		case !star && first && p.anchored:
-			return path == seg
-		case !star && first:
-			return strings.HasPrefix(path, seg)
-		case !star && p.anchored:
-			return strings.HasSuffix(path, seg)
-		case !star:
-			return strings.Contains(path, seg)
-		case first:
-			if !strings.HasPrefix(path, seg) {
-				return false
-			}
-			path, first = path[len(seg):], false
-		default:
-			i := strings.Index(path, seg)
-			if i < 0 {
-				return false
-			}
-			path = path[i+len(seg):]
-		}
-		pat = rest
-	}
-}
+func (p Pattern) Match(path string) bool { return p.parts.Match(path) }
 
 const upperHex = "0123456789ABCDEF"
 

@@ -1,0 +1,245 @@
+package policy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/politecrawl/robots/dialect"
+)
+
+// DocumentKind says how the resolver fetches and reads one kind of
+// document a site names beside robots.txt: an origin's
+// /.well-known/tdmrep.json, an RSL licence.
+type DocumentKind struct {
+	// Name names the kind in logs and keeps the flights of two kinds apart
+	// ("tdmrep.json", "license").
+	Name string
+	// Accept is the Accept header of the request.
+	Accept string
+	// MaxBytes bounds the body read; a longer one is no document.
+	MaxBytes int64
+	// Parse reads a body of a 2xx answer into the value kept with the
+	// document, and the lifetime the document asks for (0: the answer's
+	// Cache-Control max-age decides). An error makes the document one
+	// that could not be read, kept for the shortest lifetime. Parse is
+	// called with a nil body when no body came (a 4xx): an error then
+	// keeps that answer for the shortest lifetime too, else for the
+	// answer's.
+	Parse func(body []byte) (value any, lifetime time.Duration, err error)
+}
+
+// Document is a document of a site as the resolver fetched it, with the
+// value its kind's Parse read, or why there is none.
+type Document struct {
+	URL      string // asked
+	FinalURL string // answered, after redirects
+	Status   int    // final HTTP status, 0 for no answer
+	// Err says why Value is nil: the answer ("404 Not Found", "no answer
+	// (timeout)", "more than 5 redirects", "larger than 1024 bytes") or
+	// the Parse error.
+	Err     string
+	SHA256  [sha256.Size]byte // of the body, when one came
+	Fetched time.Time
+	Expires time.Time
+	Value   any
+}
+
+// maxDocumentLifetime bounds how long a document is kept, whatever
+// lifetime its kind's Parse asks for.
+const maxDocumentLifetime = 365 * 24 * time.Hour
+
+// Document returns the document at target (an absolute http(s) URL) read
+// as kind: from memory while it is current, else from the [Store] (under
+// "dialect URL", with its fetch lock when it is a [FetchLocker]), else
+// fetched as robots.txt is (the resolver's client and User-Agent,
+// redirects up to the dialect's limit, the total timeout), once however
+// many goroutines ask. A failed fetch is not an error: it is in the
+// document's Err. It lives for its Cache-Control max-age within
+// [WithMaxAgeBounds] (or the lifetime Parse gives, at most a year); an
+// answer of 5xx or none, or a body Parse refuses, for the shortest
+// max-age. The only errors are ctx's.
+func (r *Resolver) Document(ctx context.Context, target string, kind *DocumentKind) (*Document, error) {
+	key := storeKey(r.cfg.dialect, target)
+	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
+		return d, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ch := r.flight.DoChan(kind.Name+" "+key, func() (any, error) {
+		return r.loadDocument(context.WithoutCancel(ctx), target, key, kind), nil
+	})
+	select {
+	case res := <-ch:
+		return res.Val.(*Document), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// storedDoc is the serialised form of a document.
+type storedDoc struct {
+	Body     []byte `json:"body,omitempty"`
+	Err      string `json:"why,omitempty"`
+	FinalURL string `json:"final_url,omitempty"`
+	Status   int    `json:"status,omitempty"`
+	Fetched  int64  `json:"fetched,omitempty"`
+	Expires  int64  `json:"expires"`
+}
+
+func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *DocumentKind) *Document {
+	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
+		return d // a flight that just ended loaded it
+	}
+	if r.cfg.store != nil {
+		if d := r.storedDocument(ctx, target, key, kind); d != nil {
+			return d
+		}
+		if fl, ok := r.cfg.store.(FetchLocker); ok {
+			var d *Document
+			done, unlock := r.lockFetch(ctx, fl, key, func() bool {
+				d = r.storedDocument(ctx, target, key, kind)
+				return d != nil
+			})
+			if done {
+				return d
+			}
+			if unlock != nil {
+				defer unlock()
+			}
+		}
+	}
+	res := r.fetch(ctx, target, kind.Accept, kind.MaxBytes)
+	sd := storedDoc{FinalURL: res.FinalURL, Status: res.Status, Fetched: res.Time.UnixNano()}
+	switch {
+	case res.Outcome != dialect.OutcomeOK && res.Outcome != dialect.OutcomeOther2xx:
+		sd.Err = res.answer()
+	case res.Truncated:
+		sd.Err = "larger than " + strconv.FormatInt(kind.MaxBytes, 10) + " bytes"
+	default:
+		sd.Body = res.body
+	}
+	d := r.readDocument(target, kind, sd, res.MaxAge)
+	r.log.LogAttrs(ctx, slog.LevelDebug, kind.Name+" fetched", slog.String("url", target),
+		slog.Bool("read", d.Value != nil), slog.String("why", d.Err), slog.Time("expires", d.Expires))
+	if r.cfg.store != nil {
+		sd.Err, sd.Expires = d.Err, d.Expires.UnixNano()
+		b, _ := json.Marshal(sd)
+		sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
+		if err := r.cfg.store.Put(sctx, key, b, d.Expires.Sub(r.clock.Now())); err != nil {
+			r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store put failed", slog.String("key", key), slog.Any("error", err))
+		}
+		cancel()
+	}
+	return d
+}
+
+// readDocument makes the document of a fetch (maxAge >= -1) or of a
+// stored copy (maxAge < -1: sd.Expires holds), parses its body and caches
+// it.
+func (r *Resolver) readDocument(target string, kind *DocumentKind, sd storedDoc, maxAge time.Duration) *Document {
+	d := &Document{URL: target, FinalURL: sd.FinalURL, Status: sd.Status, Err: sd.Err, Fetched: time.Unix(0, sd.Fetched)}
+	life := r.cfg.minAge
+	if sd.Body != nil {
+		d.SHA256 = sha256.Sum256(sd.Body)
+		v, l, err := kind.Parse(sd.Body)
+		switch {
+		case err != nil:
+			d.Err = err.Error()
+		case l > 0:
+			d.Value, life = v, min(l, maxDocumentLifetime)
+		default:
+			d.Value, life = v, r.lifetime(maxAge)
+		}
+	} else if _, _, err := kind.Parse(nil); err == nil && sd.Status != 0 && sd.Status < 500 {
+		life = r.lifetime(maxAge)
+	}
+	now := r.clock.Now()
+	d.Expires = now.Add(life)
+	if maxAge < -1 {
+		d.Expires = time.Unix(0, sd.Expires)
+	}
+	r.docs.put(kind.Name+" "+storeKey(r.cfg.dialect, target), d, len(sd.Body), now)
+	return d
+}
+
+// storedDocument returns the Store's copy of the document under key when
+// it is current, read and cached; else nil.
+func (r *Resolver) storedDocument(ctx context.Context, target, key string, kind *DocumentKind) *Document {
+	sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)
+	b, ok, err := r.cfg.store.Get(sctx, key)
+	cancel()
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "robots: store get failed", slog.String("key", key), slog.Any("error", err))
+		return nil
+	}
+	var sd storedDoc
+	if !ok || json.Unmarshal(b, &sd) != nil || !r.clock.Now().Before(time.Unix(0, sd.Expires)) {
+		return nil
+	}
+	return r.readDocument(target, kind, sd, -2)
+}
+
+// docCache keeps documents in memory until they expire, at most capacity
+// of them holding at most maxBytes (by the size of their bodies): while it
+// holds more, an expired entry goes, else the oldest one. The entry just
+// put is always kept.
+type docCache struct {
+	mu       sync.Mutex
+	capacity int
+	maxBytes int64
+	bytes    int64
+	m        map[string]docEntry
+}
+
+type docEntry struct {
+	doc   *Document
+	size  int64
+	added time.Time
+}
+
+func newDocCache(capacity int, maxBytes int64) *docCache {
+	return &docCache{capacity: capacity, maxBytes: maxBytes, m: make(map[string]docEntry)}
+}
+
+// get returns the document under key if it is current at now, else nil.
+func (c *docCache) get(key string, now time.Time) *Document {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[key]; ok && now.Before(e.doc.Expires) {
+		return e.doc
+	}
+	return nil
+}
+
+// put keeps d, read from a body of size bytes, under key.
+func (c *docCache) put(key string, d *Document, size int, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[key]; ok {
+		c.bytes -= old.size
+		delete(c.m, key)
+	}
+	for len(c.m) > 0 && (len(c.m) >= c.capacity || c.bytes+int64(size) > c.maxBytes) {
+		var victim string
+		var at time.Time
+		for k, e := range c.m {
+			if !now.Before(e.doc.Expires) {
+				victim = k
+				break
+			}
+			if victim == "" || e.added.Before(at) {
+				victim, at = k, e.added
+			}
+		}
+		c.bytes -= c.m[victim].size
+		delete(c.m, victim)
+	}
+	c.m[key] = docEntry{doc: d, size: int64(size), added: now}
+	c.bytes += int64(size)
+}

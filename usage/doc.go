@@ -1,0 +1,28 @@
+// Package usage reads what a site allows beyond crawling: what the content
+// of a URL may be used for (training AI models, a search index, feeding an
+// AI model at answer time), as every carrier states it:
+//
+//   - robots.txt's Content-Usage and Content-Signal lines (read by package
+//     dialect) and its License lines;
+//   - the origin's /.well-known/tdmrep.json, tdm-reservation and tdm-policy
+//     headers and meta elements (the TDM Reservation Protocol: [ParseTDMRep]);
+//   - RSL licences ([ParseRSL]), pointed to by robots.txt, Link headers and
+//     <link> elements;
+//   - a response's Content-Usage and Content-Signal headers and
+//     <meta name="content-signal">;
+//   - Robots-Tag, X-Robots-Tag and robots meta elements ([RobotsTag],
+//     [XRobotsTag], [MetaRobots]), whose noai refuses AI use.
+//
+// [Check] answers before the fetch and [CheckResponse] after it, with a
+// [Report]: the preference in force per purpose and every [Signal] seen,
+// each with its [Carrier], where it was stated and the value as written:
+// the evidence an operator keeps. It marshals to JSON with names.
+// [Report.Refusal] gives the signal that refuses a declared purpose. The
+// documents are fetched through a [policy.Resolver], once each.
+//
+// With the Colly plugin, a crawler declares its purpose in one option:
+//
+//	robots.Attach(c, robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}))
+//
+// docs/usage.md has each carrier's reading and the JSON schema.
+package usage

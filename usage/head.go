@@ -1,0 +1,99 @@
+package usage
+
+import (
+	"bytes"
+	"iter"
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// MetaRobots returns the directives the <meta> elements of the HTML document doc
+// state for a crawler known by the product tokens agents, read up to the
+// <body> start tag or the </head> end tag. doc is only read, and not
+// retained.
+func MetaRobots(doc []byte, agents []string) Directives {
+	var d Directives
+	scanHead(doc, func(e element) bool {
+		if strings.EqualFold(e.Name, "meta") {
+			d |= meta(e, agents, nil)
+		}
+		return true
+	})
+	return d
+}
+
+// element is a start tag of the head of an HTML document: its name,
+// lower-cased, and its attributes, their character references decoded.
+type element struct {
+	Name  string
+	attrs []html.Attribute
+}
+
+// headElements returns the start tags of the HTML document doc in the
+// order they appear, up to the <body> start tag or the </head> end tag,
+// read with the HTML tokenizer: comments, doctypes and the contents of
+// script, style, title and textarea elements are skipped. doc is not
+// retained.
+func headElements(doc []byte) iter.Seq[element] {
+	return func(yield func(element) bool) { scanHead(doc, yield) }
+}
+
+// Attr returns the value of e's first attribute named name (compared
+// ASCII case-insensitively), "" for an attribute without a value, and
+// whether e has it.
+func (e element) Attr(name string) (string, bool) {
+	for _, a := range e.attrs {
+		if strings.EqualFold(a.Key, name) {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// scanHead calls visit with each start tag of the head of doc until visit
+// returns false.
+func scanHead(doc []byte, visit func(element) bool) {
+	if len(doc) == 0 {
+		return
+	}
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return
+		case html.EndTagToken:
+			if name, _ := z.TagName(); string(name) == "head" {
+				return
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, more := z.TagName()
+			if string(name) == "body" {
+				return
+			}
+			e := element{Name: string(name)}
+			for more {
+				var k, v []byte
+				k, v, more = z.TagAttr()
+				e.attrs = append(e.attrs, html.Attribute{Key: string(k), Val: string(v)})
+			}
+			if !visit(e) {
+				return
+			}
+		}
+	}
+}
+
+// meta returns the directives of one meta element; emit is as for list.
+func meta(e element, agents []string, emit func(scope, elem string)) Directives {
+	name, _ := e.Attr("name")
+	name = trim(name)
+	content, _ := e.Attr("content")
+	if !strings.EqualFold(name, "robots") && !matches(name, agents) {
+		return 0
+	}
+	if emit != nil {
+		return list(content, agents, false, func(_, elem string) { emit(name, elem) })
+	}
+	return list(content, agents, false, nil)
+}

@@ -1,0 +1,60 @@
+package usage
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// FuzzParseRSL: any body parses or fails with ErrInvalidRSL, without a panic,
+// and a licensed verdict names a matching content element and one of its
+// licences.
+func FuzzParseRSL(f *testing.F) {
+	f.Add(minimal, "/a")
+	f.Add(articles, "/articles/x?y")
+	f.Add(doc(`<content url="/*.pdf$"><license><permits type="user">education</permits><payment type="free"/></license></content>`), "/x.pdf")
+	f.Fuzz(func(t *testing.T, body, path string) {
+		d, err := ParseRSL(strings.NewReader(body))
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRSL) {
+				t.Fatalf("error %v does not wrap ErrInvalidRSL", err)
+			}
+			return
+		}
+		target := &url.URL{Scheme: "https", Host: "example.com", Path: path}
+		for purpose := range covers {
+			v, err := d.Decide(target, RSLUse{Purpose: purpose, User: "personal", Geo: "FR"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Licensed && (v.Content == nil || v.License == nil ||
+				!v.License.grants(covers[purpose], RSLUse{Purpose: purpose, User: "personal", Geo: "FR"})) {
+				t.Fatalf("%s: licensed without evidence: %+v", purpose, v)
+			}
+		}
+	})
+}
+
+// FuzzLinks: any link value is read without a panic, within the limit,
+// and the licence links found are absolute http(s) URLs.
+func FuzzLinks(f *testing.F) {
+	f.Add(`<https://a/l.xml>; rel="license"; type="application/rsl+xml", </x>;rel=next;title="a, \"b\""`)
+	f.Add(`garbage, <https://c/>; REL=License; anchor; title*=UTF-8''x, <d>; rel="unterminated`)
+	base := &url.URL{Scheme: "https", Host: "example.com", Path: "/a/"}
+	f.Fuzz(func(t *testing.T, v string) {
+		if n := len(parseLinks([]string{v})); n > maxPointers {
+			t.Fatalf("%d links", n)
+		}
+		for _, u := range licenseLinks([]string{v}, base) {
+			if !absoluteHTTP(u) {
+				t.Fatalf("licence link %q", u)
+			}
+		}
+		for _, u := range htmlLicenses([]byte(v), base) {
+			if !absoluteHTTP(u) {
+				t.Fatalf("HTML licence %q", u)
+			}
+		}
+	})
+}
