@@ -84,7 +84,6 @@ func (f *flow) decide() outcome {
 		return f.stop(*b)
 	}
 	f.delay = d
-	f.leaveUsageMark()
 	return goOn
 }
 

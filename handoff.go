@@ -99,11 +99,11 @@ func (h *handoff) add() *collectorSlot {
 // write puts t in the header h: "SLOT ID ANSWERS AUTHORITY" (slot 0: no
 // slot).
 func (t ticket) write(h http.Header) {
-	slot := "0"
+	num := "0"
 	if t.cs != nil {
-		slot = t.cs.name
+		num = t.cs.name
 	}
-	h[ticketHeader] = []string{slot + " " + strconv.FormatUint(uint64(t.id), 10) + " " + strconv.Itoa(t.answers) + " " + t.authority}
+	h[ticketHeader] = []string{num + " " + strconv.FormatUint(uint64(t.id), 10) + " " + strconv.Itoa(t.answers) + " " + t.authority}
 }
 
 // ticketIn returns the ticket in hdr, and removes it from h.

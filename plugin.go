@@ -336,6 +336,7 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 	if f.decide() != goOn || p.frontier.postpone(f) != goOn || f.earlyWait() != goOn {
 		return
 	}
+	p.leaveUsageMark(r, f.ctx)
 	a := f.pol.Authority()
 	p.stats.record(a, HostStats{Allowed: 1, Waited: f.waited})
 	p.handoff.pass(cs, r, f.ctx, a, f.answers)

@@ -138,10 +138,10 @@ func (p *core) attachUsage(c *colly.Collector) {
 	})
 }
 
-// leaveUsageMark puts the mark UsageOf reads in the Context of a request
-// the decision path let through.
-func (f *flow) leaveUsageMark() {
-	if f.p.cfg.declaresUsage() && f.r.Ctx != nil {
-		f.r.Ctx.Put(usageKey(f.r), &usageMark{p: f.p, ctx: f.ctx})
+// leaveUsageMark puts the mark UsageOf reads in the Context of r, a
+// request the decision path let through; ctx is its collector's.
+func (p *core) leaveUsageMark(r *colly.Request, ctx context.Context) {
+	if p.cfg.declaresUsage() && r.Ctx != nil {
+		r.Ctx.Put(usageKey(r), &usageMark{p: p, ctx: ctx})
 	}
 }
