@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,37 +21,31 @@ import (
 // transport, and how a stop at the transport reaches the OnError hook with
 // its Colly request.
 //
-// Colly gives OnRequest a *colly.Request and the transport the
-// *http.Request it builds from it before OnRequest runs, with the
-// collector's Context: no value put in a context in OnRequest reaches the
-// transport. The one thing both see is the request's header map
-// (colly.Request.Headers points at the http.Request's Header), and
-// net/http copies it to each redirect hop. So the hand-off is a ticket in
-// one header, ticketHeader, naming the collector (its slot, by number) and
-// the Colly request's ID, and typed entries kept under the ticket:
+// Colly builds the *http.Request, with the collector's Context, before it
+// runs OnRequest on the *colly.Request: no context value set in OnRequest
+// reaches the transport. Both see the request's header map, which net/http
+// also copies to each redirect hop. So the hand-off is a ticket in one
+// header, ticketHeader, naming the collector (its slot's number) and the
+// Colly request's ID, and typed entries kept under the ticket:
 //
-//   - A request stopped in OnRequest (handoff.stop) is reported there, and
-//     its *BlockedError is kept under its ticket in stops: the transport
-//     takes it and fails the request with it (handoff.stopOf), so that
-//     Colly calls OnError with it and a sync Visit returns it. If another
-//     callback aborts the request after the plugin's hook, the transport
-//     never sees it: the entry goes when the Colly request is collected.
-//   - A request let through (handoff.pass) carries its ticket only, with
-//     the authority it was decided for: the transport sends it through the
-//     host's gate without deciding it again (transport.go). A stop
-//     at the transport (a redirect hop, which net/http sends with a copy
-//     of the request's header; a context that ended at the gate; a host
-//     paused past WithDeferWait) is kept under the ticket in held
-//     (handoff.hold), and the OnError hook (handoff.onError), which Colly
-//     calls for every failed round trip whatever error net/http gives it,
-//     reports it there with its Colly request.
-//   - A request handed back as Deferred after answers asking to back off
-//     carries their count in its ticket to its next round (RetryDeferred),
-//     which starts counting WithRetries from there.
+//   - A request stopped in OnRequest (stop) is reported there; its
+//     *BlockedError is kept in stops, and the transport fails the request
+//     with it (stopOf), so that Colly calls OnError with it and a sync
+//     Visit returns it. If a later callback aborts the request, the entry
+//     goes when the Colly request is collected.
+//   - A request let through (pass) carries its ticket, with the authority
+//     it was decided for: the transport sends it through the host's gate
+//     without deciding it again. A stop there (a redirect hop; a context
+//     that ended at the gate; a host paused past WithDeferWait) is kept in
+//     held (hold), and the OnError hook (onError), which Colly calls for
+//     every failed round trip whatever error net/http gives it, reports it
+//     with its Colly request.
+//   - A request handed back as Deferred carries in its ticket the answers
+//     asking to back off it had, to its next round (RetryDeferred).
 //
-// A request without a ticket (of a clone the plugin is not attached to,
-// or a sitemap document) is reported at the transport. The transport
-// removes the header before anything is sent.
+// A request without a ticket (of a clone the plugin is not attached to, or
+// a sitemap document) is reported at the transport, which removes the
+// header before anything is sent.
 const ticketHeader = "X-Politecrawl-Robots-Ticket"
 
 // handoff carries stops between the OnRequest hook, the transport and the
@@ -192,8 +185,8 @@ func (h *handoff) stop(p *core, cs *collectorSlot, r *colly.Request, b Block, po
 // stopOf returns the error of a request stopped in OnRequest, t its
 // ticket, or nil.
 func (h *handoff) stopOf(t ticket) *BlockedError {
-	if t.cs == nil {
-		return nil
+	if t.authority != "" {
+		return nil // let through: a stopped request's ticket names no authority
 	}
 	if v, ok := h.stops.LoadAndDelete(t.key()); ok {
 		return v.(*BlockedError)
@@ -287,12 +280,5 @@ func hopReason(req *http.Request, reason string) string {
 	if req.Response == nil {
 		return reason
 	}
-	return "redirect from " + redact(req.Response.Request.URL) + " not followed: " + reason
-}
-
-func redact(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	return u.Redacted()
+	return "redirect from " + req.Response.Request.URL.Redacted() + " not followed: " + reason
 }
