@@ -89,7 +89,7 @@ func (f *flow) decide() outcome {
 
 // stop ends the flow: the request is stopped with b and reported with it.
 func (f *flow) stop(b Block) outcome {
-	f.h.stop(f.p, f.cs, f.r, b, f.pol)
+	f.h.stop(f.p, f.cs, f.r, b, f.pol, f.answers)
 	return halted
 }
 

@@ -163,8 +163,9 @@ func (cs *collectorSlot) userContext() context.Context {
 }
 
 // stop reports b for the Colly request r of the collector of cs and keeps
-// its error for the transport, which fails r with it.
-func (h *handoff) stop(p *core, cs *collectorSlot, r *colly.Request, b Block, pol *policy.Policy) {
+// its error for the transport, which fails r with it; answers are those of
+// r's earlier rounds, which a hand-back carries on.
+func (h *handoff) stop(p *core, cs *collectorSlot, r *colly.Request, b Block, pol *policy.Policy, answers int) {
 	b.Request = r
 	b = p.complete(b, pol, r)
 	p.report(b)
@@ -174,7 +175,7 @@ func (h *handoff) stop(p *core, cs *collectorSlot, r *colly.Request, b Block, po
 	}
 	b.Request = nil // filled in by OnError, which has it
 	t := ticket{cs: cs, id: r.ID}
-	h.stops.Store(t, &BlockedError{Block: b})
+	h.stops.Store(t, &BlockedError{Block: b, answers: answers})
 	runtime.AddCleanup(r, func(t ticket) { h.stops.Delete(t) }, t)
 	t.write(*r.Headers)
 	// Colly would answer a GET from its disk cache (colly.CacheDir) without
