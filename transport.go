@@ -52,8 +52,10 @@ func (t *checkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, t.cancelStop(req, err, nil, tk)
 		}
 	}
-	d, _ := p.delayOf(pol)
-	if !passed {
+	var d time.Duration
+	if passed {
+		d, _ = p.delayOf(pol)
+	} else {
 		var b *Block
 		if d, b = p.decide(req.Context(), req.URL, pol, pol.Check(req.URL)); b != nil {
 			b.Redirect, b.URL, b.Reason = req.Response != nil, req.URL.String(), hopReason(req, b.Reason)
