@@ -38,7 +38,7 @@ func (fs *frontiers) adopt(c *colly.Collector, f frontier.Completer) {
 		if r == nil {
 			return
 		}
-		if id := FrontierLease(r.Ctx); id != "" {
+		if id := frontierLease(r.Ctx); id != "" {
 			f.Done(id)
 		}
 	}
@@ -53,9 +53,9 @@ func (fs *frontiers) queue(c *colly.Collector) queueStorage {
 	return s
 }
 
-// FrontierLease returns the lease id a frontier put in a request's context
-// ("" if none): what [AttachFrontier] reports done.
-func FrontierLease(ctx *colly.Context) string {
+// frontierLease returns the lease id a frontier put in a request's context
+// under frontier.LeaseKey ("" if none): what AttachFrontier reports done.
+func frontierLease(ctx *colly.Context) string {
 	if ctx == nil {
 		return ""
 	}
@@ -80,7 +80,7 @@ func (fs *frontiers) postpone(f *flow) outcome {
 	if !ok || !c.AllowURLRevisit || f.windowed || c.CacheDir != "" {
 		return goOn
 	}
-	lease := FrontierLease(r.Ctx)
+	lease := frontierLease(r.Ctx)
 	fetched := f.pol.Fetch().Time
 	wait := fetched.Add(f.delay).Sub(p.res.Load().Now())
 	if lease == "" || fetched.IsZero() || wait < postponeMin {
