@@ -14,7 +14,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // BenchmarkSitemapsThroughFrontier is a newcomer's spider: a sync

@@ -15,9 +15,9 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // proxyFarm is a site with a Crawl-delay, a disallowed path and a redirect

@@ -6,8 +6,8 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // mustNew is New, failing the test on an error.

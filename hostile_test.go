@@ -23,8 +23,8 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 const hostileUA = "Mozilla/5.0 (compatible; ExampleBot/1.0; +https://example.com/bot)"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // lockstepLimiter is a second implementation of the Limiter seam, written

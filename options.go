@@ -85,6 +85,8 @@ type config struct {
 	purposes      []dialect.Category
 	useLevel      dialect.UseLevel
 	strictUsage   bool
+	who           usage.Who // RSL's user and region (usage.Config.User, Geo)
+	reach         bool      // usage.Config.Reach
 	onUsage       func(*colly.Response, ResponseUsage)
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
@@ -315,7 +317,8 @@ func WithLimiter(l Limiter) Option {
 }
 
 // WithUsage declares what the crawler uses the content it fetches for
-// (cfg's purposes, use level and strictness; see [usage.Config]). A site
+// (cfg's purposes, use level, strictness, and the user and region RSL
+// licences ask about; see [usage.Config]). A site
 // states its preferences in several places, each read as a carrier of
 // signals (see docs/usage.md): robots.txt (Content-Usage, Content-Signal,
 // License), /.well-known/tdmrep.json, RSL licences, and a response's
@@ -327,7 +330,9 @@ func WithLimiter(l Limiter) Option {
 //     not fetched: it is stopped as [UsageDisallowed], the deciding signal
 //     in the reason and the evidence in [Block].Usage, reported like every
 //     stop (OnError, [WithOnBlocked], [HostStats].UsageDisallowed).
-//     Redirect hops too.
+//     Redirect hops too. With cfg.Reach, such a URL is fetched (robots.txt
+//     allowing it) so that its links are followed, and its response is
+//     marked refused as below.
 //   - After the fetch, a response cannot be unfetched: [UsageOf] gives its
 //     [ResponseUsage] (what was known before, combined with the response's
 //     headers and meta elements, the most restrictive per purpose, with
@@ -350,6 +355,7 @@ func WithUsage(cfg usage.Config, onRefused ...func(r *colly.Response, u Response
 			c.fail("WithUsage: more than one onRefused function")
 		}
 		c.purposes, c.useLevel, c.strictUsage = purposes, use, cfg.Strict
+		c.who, c.reach = cfg.Who(), cfg.Reach
 		if len(onRefused) > 0 {
 			c.onUsage = onRefused[0]
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 	"github.com/politecrawl/robots/usage"
 )
 

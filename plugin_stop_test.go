@@ -19,8 +19,8 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // A robots.txt fetched again after its policy expired waits at the host's

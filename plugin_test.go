@@ -17,7 +17,7 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 type blockLog struct {

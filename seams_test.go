@@ -12,8 +12,8 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/sitemap"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // A request stopped at the transport because the collector's own context

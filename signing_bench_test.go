@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/politecrawl/robots/botauth"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // BenchmarkPluginSigned: one page fetched from a loopback server by a sync

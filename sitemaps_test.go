@@ -21,8 +21,8 @@ import (
 	"github.com/gocolly/colly/v2/storage"
 
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/sitemap"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // smFarm serves the documents (path → body) of each host; any other path

@@ -10,8 +10,8 @@ import (
 
 	"github.com/gocolly/colly/v2"
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // String never panics, whatever the value.

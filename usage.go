@@ -78,12 +78,14 @@ func (p *core) refusal(rep usage.Report) string {
 
 // usageStop returns the stop of u when what its site states before the
 // fetch (robots.txt, tdmrep.json, robots.txt's licences) refuses a
-// declared purpose (v, u's crawl verdict, allows it).
+// declared purpose (v, u's crawl verdict, allows it). With Reach, usage
+// stops nothing: the response is marked refused after the fetch, where
+// the same signals count.
 func (p *core) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
-	if !p.cfg.declaresUsage() || !v.Allowed {
+	if !p.cfg.declaresUsage() || !v.Allowed || p.cfg.reach {
 		return Block{}, false
 	}
-	rep, err := usage.Check(ctx, p.resolver(), u, p.cfg.purposes...)
+	rep, err := p.cfg.who.Check(ctx, p.resolver(), u, p.cfg.purposes...)
 	if err != nil {
 		return Block{Kind: Canceled, Verdict: v, Reason: "usage terms: " + err.Error()}, true
 	}
@@ -103,7 +105,7 @@ func (p *core) responseUsage(ctx context.Context, r *colly.Response) ResponseUsa
 	if r.Headers != nil {
 		h = *r.Headers
 	}
-	rep, err := usage.CheckResponse(ctx, p.resolver(), u, h, r.Body, p.cfg.purposes...)
+	rep, err := p.cfg.who.CheckResponse(ctx, p.resolver(), u, h, r.Body, p.cfg.purposes...)
 	ru := ResponseUsage{Report: rep, Refused: p.refusal(rep)}
 	if err != nil {
 		ru.Refused = "usage terms not read: " + err.Error()

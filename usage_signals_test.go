@@ -13,8 +13,8 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 	"github.com/politecrawl/robots/usage"
 )
 
@@ -34,7 +34,7 @@ func tdmSite() map[string]*testutil.Site {
 				fmt.Fprint(w, `<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license>`+
 					`<prohibits type="usage">ai-train</prohibits></license></content></rsl>`)
 			case strings.HasPrefix(r.URL.Path, "/lic/"):
-				w.Header().Set("Link", `</lic.xml>; rel="license"`)
+				w.Header().Set("Link", `</lic.xml>; rel="license"; type="application/rsl+xml"`)
 				return false
 			case strings.HasPrefix(r.URL.Path, "/hdr/"):
 				w.Header().Set("tdm-reservation", "1")
@@ -185,7 +185,7 @@ func TestPluginUsageLicenceUnderCollectorContext(t *testing.T) {
 				case <-release:
 				}
 			default:
-				w.Header().Set("Link", `</lic.xml>; rel="license"`)
+				w.Header().Set("Link", `</lic.xml>; rel="license"; type="application/rsl+xml"`)
 				return false
 			}
 			return true

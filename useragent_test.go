@@ -9,7 +9,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 const goodUA = "Mozilla/5.0 (compatible; ExampleBot/0.1; +https://www.example.com/bot.html)"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // A form is a Signature-Agent form and the signer options that make it.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // BenchmarkQueueEfficiency crawls 4 hosts × 6 pages at Crawl-delay 0.5 s

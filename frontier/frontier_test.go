@@ -18,7 +18,7 @@ import (
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // urlOf decodes a handed-out request with a real collector, as Colly's

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // The tests run the Limiter on a fake clock (testutil.FakeClock): time

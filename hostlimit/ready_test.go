@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestReady checks the hint a scheduler reads, against the gate's own

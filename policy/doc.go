@@ -160,4 +160,4 @@
 //     expiry, so that a restarted crawler still has the copy.
 package policy
 
-//go:generate go run ../internal/gen/fetchtable ../README.md ../docs/dialects.md doc.go
+//go:generate go run -C ../tools ./fetchtable ../README.md ../docs/dialects.md ../policy/doc.go

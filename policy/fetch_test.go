@@ -17,7 +17,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // fetchRow is one fetch outcome, served by a fresh server.

@@ -40,8 +40,8 @@ import (
 
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 const (

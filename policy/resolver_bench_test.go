@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // loopbackResolver returns a resolver whose fetches of any host go to one

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // robotsServer is an httptest server whose handler can be swapped and which

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // dropped answers with a connection closed before any response: no answer.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestStoreRoundTrip: a policy fetched by one resolver is served to another

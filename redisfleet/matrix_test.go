@@ -11,10 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots"
-	matrix "github.com/politecrawl/robots/internal/crawltest"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	matrix "github.com/politecrawl/robots/testkit/crawltest"
 )
 
 // TestFeatureMatrixFleet runs the plugin's feature matrix (package

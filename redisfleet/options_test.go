@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestLeaseAtLeastThreeCallTimeouts: a lease that a renewal taking a whole

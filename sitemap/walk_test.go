@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // wkDocs is a site's documents by path: a body, or "!503", "!404", "!hang"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // eventBudget stands in for a document's DocTimeout budget: time passes

@@ -6,8 +6,10 @@
 //     dialect) and its License lines;
 //   - the origin's /.well-known/tdmrep.json, tdm-reservation and tdm-policy
 //     headers and meta elements (the TDM Reservation Protocol: [ParseTDMRep]);
-//   - RSL licences ([ParseRSL]), pointed to by robots.txt, Link headers and
-//     <link> elements;
+//   - RSL licences ([ParseRSL]), pointed to by robots.txt License lines,
+//     and Link headers and <link> elements typed application/rsl+xml (other
+//     licence links are recorded, never fetched); their user and geo terms
+//     are matched against the [Who] a crawler declares;
 //   - a response's Content-Usage and Content-Signal headers and
 //     <meta name="content-signal">;
 //   - Robots-Tag, X-Robots-Tag and robots meta elements ([RobotsTag],

@@ -26,6 +26,9 @@ var (
 				return nil, 0, errNoLicense // asked again soon
 			}
 			d, err := ParseRSL(bytes.NewReader(b))
+			if nr := (notRSLError{}); errors.As(err, &nr) {
+				return nr, 0, nil // kept as an answer: it decides nothing
+			}
 			if err != nil {
 				return nil, 0, err
 			}

@@ -22,7 +22,7 @@ func TestEvidenceJSON(t *testing.T) {
 		"/license.xml": licenseXML,
 	})
 	r := newResolver(t)
-	h := http.Header{"Tdm-Reservation": {"0"}, "Link": {"</license.xml>; rel=license"}}
+	h := http.Header{"Tdm-Reservation": {"0"}, "Link": {"</license.xml>; rel=license; type=application/rsl+xml"}}
 	rep, err := CheckResponse(context.Background(), r, mustURL(t, site.URL+"/articles/x"), h, nil, dialect.Search)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func TestEvidenceJSON(t *testing.T) {
 		`{"pref":"y","carrier":"tdm-reservation","where":"header","value":"0","purpose":"train-ai"},` +
 		`{"pref":"y","carrier":"tdm-reservation","where":"header","value":"0","purpose":"ai-input"},` +
 		`{"pref":"y","carrier":"license","where":"` + lic + ` (Link header), content \"/articles/\"","value":"licensed (payment attribution)",` +
-		`"license":{"url":"` + lic + `","from":"Link header","content":"/articles/","payment":"attribution"},"purpose":"search"}]}`
+		`"license":{"url":"` + lic + `","from":"Link header","type":"application/rsl+xml","content":"/articles/","payment":"attribution"},"purpose":"search"}]}`
 	if string(b) != want {
 		t.Errorf("JSON\n%s\nwant\n%s", b, want)
 	}

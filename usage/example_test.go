@@ -83,3 +83,58 @@ func ExampleConfig_Parse() {
 	// [train-ai search] reference <nil>
 	// unknown purpose "mining" (known: train-ai, search, ai-input)
 }
+
+// An RSL licence that licenses training for education only: a crawler
+// that declares no user is told so, one that declares education is
+// licensed.
+func ExampleWho_Check() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			fmt.Fprint(w, "License: /license.xml\nUser-agent: *\nAllow: /\n")
+		case "/license.xml":
+			fmt.Fprint(w, `<rsl xmlns="https://rslstandard.org/rsl"><content url="/"><license>
+  <permits type="usage">ai-train</permits><permits type="user">education</permits>
+</license></content></rsl>`)
+		}
+	}))
+	defer site.Close()
+	r, _ := policy.NewResolver(policy.WithUserAgent("ExampleBot/1.0"))
+	u, _ := url.Parse(site.URL + "/course/1")
+	for _, who := range []usage.Who{{}, usage.Config{User: "education", Geo: "fr"}.Who()} {
+		rep, err := who.Check(context.Background(), r, u, dialect.TrainAI)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		_, refused := rep.Refusal([]dialect.Category{dialect.TrainAI}, dialect.UseUnknown, false)
+		fmt.Printf("%+v refused %v: %s\n", who, refused, rep.Signals[0].Value)
+	}
+	// Output:
+	// {User: Geo:} refused true: not licensed: user not declared (permits education)
+	// {User:education Geo:FR} refused false: licensed
+}
+
+// A page that links a Creative Commons licence: the link is recorded, not
+// fetched, and decides nothing.
+func ExampleWho_CheckResponse() {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+		}
+	}))
+	defer site.Close()
+	r, _ := policy.NewResolver(policy.WithUserAgent("ExampleBot/1.0"))
+	u, _ := url.Parse(site.URL + "/photo")
+	h := http.Header{"Link": {`<https://creativecommons.org/licenses/by/4.0/>; rel="license"`}}
+	rep, err := usage.Who{User: "commercial"}.CheckResponse(context.Background(), r, u, h, nil, dialect.Search)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range rep.Signals {
+		fmt.Println(s)
+	}
+	// Output:
+	// search=unknown: license https://creativecommons.org/licenses/by/4.0/ (Link header): not an RSL licence (no type)
+}

@@ -78,11 +78,12 @@ func parseLink(s string) (link, string, bool) {
 }
 
 // quotedOrToken reads a quoted string or a token at the start of s; n is
-// -1 for an unterminated quoted string.
+// -1 for an unterminated quoted string. A token may hold '/', leniently:
+// media types are often written unquoted (type=application/rsl+xml).
 func quotedOrToken(s string) (value, rest string, n int) {
 	if !strings.HasPrefix(s, `"`) {
 		i := 0
-		for i < len(s) && isTokenChar(s[i]) {
+		for i < len(s) && (isTokenChar(s[i]) || s[i] == '/') {
 			i++
 		}
 		return s[:i], s[i:], i
@@ -131,20 +132,20 @@ func isTokenChar(c byte) bool {
 	return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// licenseLinks returns the RSL licence URLs the Link field values point
-// to, resolved against base (the URL of the response): links whose rel
-// holds "license", whose type is absent or application/rsl+xml, and which
-// have no anchor parameter (an anchor makes the link about another
-// resource).
-func licenseLinks(values []string, base *url.URL) []string {
-	var urls []string
+// licenseLinks returns the licence pointers of the Link field values,
+// resolved against base (the URL of the response), each with its type
+// (an RSL pointer when it is application/rsl+xml): links whose rel holds
+// "license" and which have no anchor parameter (an anchor makes the link
+// about another resource).
+func licenseLinks(values []string, base *url.URL) []pointer {
+	var ptrs []pointer
 	for _, l := range parseLinks(values) {
-		if _, anchored := l.Params["anchor"]; anchored || !isLicense(l.Params["rel"], l.Params["type"]) {
+		if _, anchored := l.Params["anchor"]; anchored || !isLicenseRel(l.Params["rel"]) {
 			continue
 		}
 		if u := resolve(base, l.Target); u != "" {
-			urls = append(urls, u)
+			ptrs = append(ptrs, newPointer(u, "Link header", l.Params["type"]))
 		}
 	}
-	return urls
+	return ptrs
 }

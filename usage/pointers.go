@@ -16,14 +16,14 @@ func absoluteHTTP(s string) bool {
 	return err == nil && (strings.EqualFold(u.Scheme, "https") || strings.EqualFold(u.Scheme, "http")) && u.Host != ""
 }
 
-// htmlLicenses returns the RSL licence URLs the <link rel="license">
-// elements of the head of the HTML document doc point to, resolved
-// against base (or against the document's <base href>, when it comes
-// first): elements whose rel list holds "license" and whose type is
-// absent or application/rsl+xml. Character references in href are
-// decoded. A link in the head covers the whole page.
-func htmlLicenses(doc []byte, base *url.URL) []string {
-	var urls []string
+// htmlLicenses returns the licence pointers of the <link rel="license">
+// elements of the head of the HTML document doc, resolved against base
+// (or against the document's <base href>, when it comes first), each with
+// its type: an RSL pointer when the type is application/rsl+xml.
+// Character references are decoded. A link in the head covers the whole
+// page.
+func htmlLicenses(doc []byte, base *url.URL) []pointer {
+	var ptrs []pointer
 	for e := range headElements(doc) {
 		switch {
 		case strings.EqualFold(e.Name, "base"):
@@ -36,27 +36,38 @@ func htmlLicenses(doc []byte, base *url.URL) []string {
 			rel, _ := e.Attr("rel")
 			typ, _ := e.Attr("type")
 			href, ok := e.Attr("href")
-			if ok && isLicense(rel, html.UnescapeString(typ)) {
+			if ok && isLicenseRel(rel) {
 				if u := resolve(base, html.UnescapeString(href)); u != "" {
-					urls = append(urls, u)
+					ptrs = append(ptrs, newPointer(u, "<link rel=license>", html.UnescapeString(typ)))
 				}
 			}
 		}
-		if len(urls) == maxPointers {
+		if len(ptrs) == maxPointers {
 			break
 		}
 	}
-	return urls
+	return ptrs
 }
 
-// isLicense reports whether a rel list and a type mark an RSL licence.
-func isLicense(rel, typ string) bool {
-	if typ = strings.TrimSpace(typ); typ != "" {
-		mt, _, _ := strings.Cut(typ, ";")
-		if !strings.EqualFold(strings.TrimSpace(mt), RSLMediaType) {
-			return false
-		}
-	}
+// pointer is a licence URL and what pointed to it ("robots.txt line 4",
+// "Link header", "<link rel=license>"). typ is the media type the pointer
+// states, as written; rsl is true when the pointer says it leads to an RSL
+// licence (a robots.txt License line, or the type application/rsl+xml):
+// only such a licence is fetched and decides.
+type pointer struct {
+	url, from, typ string
+	rsl            bool
+}
+
+// newPointer returns the pointer of a link to u whose type is typ.
+func newPointer(u, from, typ string) pointer {
+	typ = strings.TrimSpace(typ)
+	mt, _, _ := strings.Cut(typ, ";")
+	return pointer{url: u, from: from, typ: typ, rsl: strings.EqualFold(strings.TrimSpace(mt), RSLMediaType)}
+}
+
+// isLicenseRel reports whether a rel list holds "license".
+func isLicenseRel(rel string) bool {
 	for _, r := range strings.Fields(rel) {
 		if strings.EqualFold(r, "license") {
 			return true

@@ -39,30 +39,38 @@ func TestLicenseLinks(t *testing.T) {
 	base, _ := url.Parse("https://example.com/articles/a.html")
 	got := licenseLinks([]string{
 		`<https://example.com/license.xml>; rel="license"; type="application/rsl+xml"`,
-		`</rel.xml>; rel="license"`,                             // no type, relative: resolved
+		`</rel.xml>; rel="license"`,                             // no type: not RSL
 		`<https://cc/by/4.0/>; rel="license"; type="text/html"`, // not RSL
 		`<https://x/l.xml>; rel="license"; anchor="/other"`,     // about another resource
 		`<https://x/next>; rel="next"`,
 		`<https://x/multi.xml>; rel="alternate license"; type="Application/RSL+XML; charset=utf-8"`,
 		`<mailto:a@b>; rel=license`,
 	}, base)
-	want := []string{"https://example.com/license.xml", "https://example.com/rel.xml", "https://x/multi.xml"}
+	want := []pointer{
+		{"https://example.com/license.xml", "Link header", "application/rsl+xml", true},
+		{"https://example.com/rel.xml", "Link header", "", false},
+		{"https://cc/by/4.0/", "Link header", "text/html", false},
+		{"https://x/multi.xml", "Link header", "Application/RSL+XML; charset=utf-8", true},
+	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("LicenseLinks = %q, want %q", got, want)
+		t.Errorf("LicenseLinks = %+v, want %+v", got, want)
 	}
 }
 
 func TestHTMLLicenses(t *testing.T) {
 	base, _ := url.Parse("https://example.com/dir/page.html")
+	rsl := func(u string) []pointer { return []pointer{{u, "<link rel=license>", "application/rsl+xml", true}} }
+	other := func(u, typ string) []pointer { return []pointer{{u, "<link rel=license>", typ, false}} }
 	for _, tc := range []struct {
 		doc  string
-		want []string
+		want []pointer
 	}{
 		{`<head><link rel="license" type="application/rsl+xml" href="https://example.com/license.xml"></head>`,
-			[]string{"https://example.com/license.xml"}},
-		{`<link rel=LICENSE href="l.xml?a=1&amp;b=2">`, []string{"https://example.com/dir/l.xml?a=1&b=2"}},
-		{`<base href="/base/"><link rel="license" href="l.xml">`, []string{"https://example.com/base/l.xml"}},
-		{`<link rel="license" type="text/html" href="https://cc/by/">`, nil},
+			rsl("https://example.com/license.xml")},
+		{`<link rel=LICENSE type=application/rsl+xml href="l.xml?a=1&amp;b=2">`, rsl("https://example.com/dir/l.xml?a=1&b=2")},
+		{`<base href="/base/"><link rel="license" type="application/rsl+xml" href="l.xml">`, rsl("https://example.com/base/l.xml")},
+		{`<link rel="license" href="https://creativecommons.org/licenses/by/4.0/">`, other("https://creativecommons.org/licenses/by/4.0/", "")},
+		{`<link rel="license" type="text/html" href="https://cc/by/">`, other("https://cc/by/", "text/html")},
 		{`<link rel="stylesheet" href="a.css">`, nil},
 		{`<link rel="license">`, nil},
 		{`<script><link rel="license" href="/l.xml"></script>`, nil},
@@ -71,7 +79,7 @@ func TestHTMLLicenses(t *testing.T) {
 		{`<link rel="license" href="javascript:x">`, nil},
 	} {
 		if got := htmlLicenses([]byte(tc.doc), base); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("HTMLLicenses(%q) = %q, want %q", tc.doc, got, tc.want)
+			t.Errorf("HTMLLicenses(%q) = %+v, want %+v", tc.doc, got, tc.want)
 		}
 	}
 	many := []byte(strings.Repeat(`<link rel="license" href="/l.xml">`, 2*maxPointers))

@@ -51,8 +51,10 @@
 //     no prohibits list names a covering token (or the user or region),
 //     and every permits list of a known type names a covering token (or
 //     the user or region): a permits list is closed, and permitted and
-//     prohibited at once is not licensed. An unknown user or region does
-//     not satisfy a permits list of that type.
+//     prohibited at once is not licensed. An undeclared user or region
+//     meets no list of that type, permits or prohibits: a licence that
+//     lists users (regions) licenses only a use that declares its own.
+//     [RSLVerdict.Unmet] names the user or geo term not met.
 //
 //   - [RSLVerdict.License] is the granting licence, a free one (no payment or
 //     payment type "free") preferred. Its payment and reporting terms, and
@@ -64,8 +66,10 @@
 //     the crawler's group's lines if it has any, else the lines before the
 //     first group); Link header fields ([licenseLinks]) and <link> elements
 //     of the HTML head ([htmlLicenses]) count when rel holds "license" and
-//     the type is absent or application/rsl+xml. Every pointer is a
-//     candidate licence; fetching them and combining their verdicts (the
+//     the type is application/rsl+xml: any other licence link (a Creative
+//     Commons deed) is recorded, never fetched. A pointed-to document
+//     whose root is not named rsl is not RSL: it decides nothing. Every
+//     RSL pointer is a candidate licence; fetching them and combining their verdicts (the
 //     specification asks for the most restrictive combination, a
 //     page-level pointer before a site-wide one) is the caller's. Not read
 //     here: documents embedded in <script type="application/rsl+xml">,

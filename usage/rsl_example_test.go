@@ -10,7 +10,7 @@ import (
 // site permits everything but training under /articles/.
 func ExampleParseRSL() {
 	base, _ := url.Parse("https://example.com/articles/a.html")
-	fmt.Println(licenseLinks([]string{`</license.xml>; rel="license"; type="application/rsl+xml"`}, base))
+	fmt.Println(licenseLinks([]string{`</license.xml>; rel="license"; type="application/rsl+xml"`}, base)[0].url)
 
 	doc, err := ParseRSL(strings.NewReader(`<rsl xmlns="https://rslstandard.org/rsl">
   <content url="https://example.com/"><license><permits type="usage">all</permits></license></content>
@@ -31,7 +31,7 @@ func ExampleParseRSL() {
 		fmt.Println()
 	}
 	// Output:
-	// [https://example.com/license.xml]
+	// https://example.com/license.xml
 	// train-ai: licensed false by <content url="/articles/">
 	// search: licensed true by <content url="/articles/">, payment attribution
 }

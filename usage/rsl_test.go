@@ -215,3 +215,38 @@ func TestParseRSLErrors(t *testing.T) {
 		t.Errorf("read error = %v", err)
 	}
 }
+
+// A licence that permits the purpose but not the user or region says which
+// term was not met; an undeclared user or region meets no list of its
+// type, permits or prohibits; among alternative licences, the first that
+// permits the purpose gives the reason.
+func TestRSLDecideUnmet(t *testing.T) {
+	users := doc(`<content url="/"><license><permits type="user">education personal</permits><prohibits type="geo">CN</prohibits></license></content>`)
+	for _, tc := range []struct {
+		doc  string
+		use  RSLUse
+		want string
+	}{
+		{users, RSLUse{Purpose: "search"}, "user not declared (permits education personal)"},
+		{users, RSLUse{Purpose: "search", User: "Commercial"}, "user commercial not permitted (permits education personal)"},
+		{users, RSLUse{Purpose: "search", User: "personal"}, "geo not declared (prohibits CN)"},
+		{users, RSLUse{Purpose: "search", User: "personal", Geo: "cn"}, "geo CN prohibited (prohibits CN)"},
+		{users, RSLUse{Purpose: "search", User: "personal", Geo: "FR"}, ""},
+		{doc(`<content url="/"><license><prohibits type="user">commercial</prohibits></license></content>`),
+			RSLUse{Purpose: "search"}, "user not declared (prohibits commercial)"},
+		{doc(`<content url="/"><license><permits type="geo"></permits></license></content>`),
+			RSLUse{Purpose: "search", Geo: "FR"}, "geo FR not permitted (permits nothing)"},
+		{doc(`<content url="/"><license><permits type="usage">ai-train</permits></license>` +
+			`<license><permits type="usage">search</permits><permits type="user">education</permits></license></content>`),
+			RSLUse{Purpose: "search", User: "commercial"}, "user commercial not permitted (permits education)"},
+		{doc(`<content url="/"><license><prohibits type="usage">search</prohibits><permits type="user">education</permits></license></content>`),
+			RSLUse{Purpose: "search"}, ""},
+		{doc(`<content url="/"><license><permits type="user">` + strings.Repeat("personal ", 40) + `</permits></license></content>`),
+			RSLUse{Purpose: "search", User: "commercial"}, "user commercial not permitted (permits " + strings.Repeat("personal ", 13) + "per …)"},
+	} {
+		v, err := mustParse(t, tc.doc).Decide(&url.URL{Scheme: "https", Host: "h", Path: "/"}, tc.use)
+		if err != nil || v.Unmet != tc.want || v.Licensed != (tc.want == "" && !strings.Contains(tc.doc, "prohibits type=\"usage\"")) {
+			t.Errorf("%+v: licensed %v, unmet %q (%v), want %q", tc.use, v.Licensed, v.Unmet, err, tc.want)
+		}
+	}
+}

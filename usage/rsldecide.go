@@ -79,6 +79,11 @@ type RSLVerdict struct {
 	// not licensed). Its Payment and Reporting terms, and RSLContent.Server,
 	// are the caller's to meet.
 	License *RSLLicense
+	// Unmet says, when a licence permits the purpose but not this user or
+	// region, which term was not met: "user commercial not permitted
+	// (permits education)", "geo not declared (prohibits CN)"; "" when
+	// licensed, or when no licence permits the purpose itself.
+	Unmet string
 }
 
 // Decide returns whether the document licenses use of target, and the
@@ -104,49 +109,111 @@ func (d *RSL) Decide(target *url.URL, use RSLUse) (RSLVerdict, error) {
 		if n < best || !c.scope.match(target, p) {
 			continue
 		}
-		l := c.grant(cover, use)
+		l, unmet := c.grant(cover, use)
 		switch {
 		case n > best:
-			best, v = n, RSLVerdict{Licensed: l != nil, Content: c, License: l}
+			best, v = n, RSLVerdict{Licensed: l != nil, Content: c, License: l, Unmet: unmet}
 		case v.Licensed && l == nil: // a tie: the most restrictive holds
-			v = RSLVerdict{Content: c}
+			v = RSLVerdict{Content: c, Unmet: unmet}
 		}
 	}
 	return v, nil
 }
 
 // grant returns the licence of c that grants use, a free one preferred,
-// or nil.
-func (c *RSLContent) grant(cover []string, use RSLUse) *RSLLicense {
+// or nil and the user or geo term that the first licence permitting the
+// purpose does not meet.
+func (c *RSLContent) grant(cover []string, use RSLUse) (*RSLLicense, string) {
 	var found *RSLLicense
+	var unmet string
 	for i := range c.Licenses {
 		l := &c.Licenses[i]
-		if l.grants(cover, use) && (found == nil || !found.free() && l.free()) {
+		why := l.unmet(cover, use)
+		switch {
+		case why == "" && (found == nil || !found.free() && l.free()):
 			found = l
+		case why != "usage" && unmet == "":
+			unmet = why
 		}
 	}
-	return found
+	if found != nil {
+		return found, ""
+	}
+	return nil, unmet
 }
 
 // grants reports whether l grants the use whose purpose the usage tokens
 // cover cover.
-func (l *RSLLicense) grants(cover []string, use RSLUse) bool {
+func (l *RSLLicense) grants(cover []string, use RSLUse) bool { return l.unmet(cover, use) == "" }
+
+// unmet returns the first term of l that use does not meet: "usage" when
+// l does not license the purpose, a "user …" or "geo …" phrase when it
+// does but not for use's user or region, "" when l grants the use. A
+// licence that lists users (or regions), permitted or prohibited, grants
+// nothing to a use whose user (region) is not declared.
+func (l *RSLLicense) unmet(cover []string, use RSLUse) string {
 	usage := func(list []string) bool {
 		return slices.ContainsFunc(cover, func(t string) bool { return slices.Contains(list, t) })
 	}
-	user := func(list []string) bool { return use.User != "" && slices.Contains(list, strings.ToLower(use.User)) }
-	geo := func(list []string) bool { return use.Geo != "" && slices.ContainsFunc(list, inRegion(use.Geo)) }
-	return l.allows("usage", usage) && l.allows("user", user) && l.allows("geo", geo)
+	if l.refuses("usage", usage) {
+		return "usage"
+	}
+	user := func(list []string) bool { return slices.Contains(list, strings.ToLower(use.User)) }
+	if why := l.term("user", strings.ToLower(use.User), user); why != "" {
+		return why
+	}
+	return l.term("geo", strings.ToUpper(use.Geo), func(list []string) bool { return slices.ContainsFunc(list, inRegion(use.Geo)) })
 }
 
-// allows reports whether l's lists of type typ allow a use that names
+// term returns why l's lists of type typ do not allow the use whose value
+// of that type is value ("" undeclared), names reporting whether a list
+// names it; "" when they allow it.
+func (l *RSLLicense) term(typ, value string, names func([]string) bool) string {
+	permits, hasPermits := l.Permits[typ]
+	prohibits, hasProhibits := l.Prohibits[typ]
+	lists := func() string {
+		var out []string
+		if hasPermits {
+			out = append(out, "permits "+listed(permits))
+		}
+		if hasProhibits {
+			out = append(out, "prohibits "+listed(prohibits))
+		}
+		return " (" + strings.Join(out, "; ") + ")"
+	}
+	switch {
+	case !hasPermits && !hasProhibits:
+		return ""
+	case value == "":
+		return typ + " not declared" + lists()
+	case hasProhibits && names(prohibits):
+		return typ + " " + value + " prohibited" + lists()
+	case hasPermits && !names(permits):
+		return typ + " " + value + " not permitted" + lists()
+	}
+	return ""
+}
+
+// listed quotes a token list in a reason, cut at 120 bytes.
+func listed(list []string) string {
+	s := strings.Join(list, " ")
+	switch {
+	case s == "":
+		return "nothing"
+	case len(s) > 120:
+		return strings.ToValidUTF8(s[:120], "") + " …"
+	}
+	return s
+}
+
+// refuses reports whether l's lists of type typ refuse a use that names
 // reports as named in a list.
-func (l *RSLLicense) allows(typ string, names func([]string) bool) bool {
+func (l *RSLLicense) refuses(typ string, names func([]string) bool) bool {
 	if list, ok := l.Prohibits[typ]; ok && names(list) {
-		return false
+		return true
 	}
 	list, ok := l.Permits[typ]
-	return !ok || names(list)
+	return ok && !names(list)
 }
 
 // eu are the member states of the European Union, which the geo token

@@ -36,17 +36,38 @@ func ParseRSL(r io.Reader) (*RSL, error) {
 
 type parser struct{ d *xml.Decoder }
 
+// notRSLError is the error of a document that is not RSL at all: it has
+// no XML root element, or its root is not named rsl (an HTML page, a text
+// licence). A root named rsl in another namespace is RSL, and invalid.
+type notRSLError struct{ why string }
+
+func (e notRSLError) Error() string { return "not an RSL document: " + e.why }
+
+// bound cuts a name quoted in an error at 64 bytes.
+func bound(name string) string {
+	if len(name) > 64 {
+		return strings.ToValidUTF8(name[:64], "") + "…"
+	}
+	return name
+}
+
 func (p *parser) document() (*RSL, error) {
 	for {
 		tok, err := p.d.Token()
+		if err == io.EOF {
+			return nil, notRSLError{"no root element"}
+		}
 		if err != nil {
-			return nil, eof(err)
+			return nil, notRSLError{"not XML"}
 		}
 		se, ok := tok.(xml.StartElement)
 		if !ok {
 			continue
 		}
-		if se.Name.Space != rslNamespace || se.Name.Local != "rsl" {
+		if se.Name.Local != "rsl" {
+			return nil, notRSLError{"the root is <" + bound(se.Name.Local) + ">"}
+		}
+		if se.Name.Space != rslNamespace {
 			return nil, fmt.Errorf("the root is <%s> in %q, not <rsl> in %q", se.Name.Local, se.Name.Space, rslNamespace)
 		}
 		doc := &RSL{MaxAge: rslDefaultMaxAge}

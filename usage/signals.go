@@ -35,8 +35,10 @@ type Signal struct {
 	Where string `json:"where,omitempty"`
 	// Value is what was stated, as written ("Content-Usage: train-ai=n",
 	// "1", "noai"); for a licence "licensed" (with the terms it asks for,
-	// which are the operator's to meet), "not licensed" or "unobtainable"
-	// and why.
+	// which are the operator's to meet), "not licensed" (with the user or
+	// geo term not met), "unobtainable" and why, or, for a licence that is
+	// not RSL and decides nothing, "not an RSL licence (type …)" or "not
+	// an RSL document: …".
 	Value string `json:"value"`
 	// Policy is the tdm-policy URL stated with a TDM reservation.
 	Policy string `json:"tdm_policy,omitempty"`
@@ -52,6 +54,7 @@ type Signal struct {
 type LicenseTerms struct {
 	URL     string `json:"url"`               // the licence document's URL
 	From    string `json:"from"`              // what pointed to it: "robots.txt line 4", "Link header"
+	Type    string `json:"type,omitempty"`    // the media type the pointer states, as written
 	Content string `json:"content,omitempty"` // the <content url> that matched the URL
 	// Payment is the payment type asked for ("purchase", "attribution"),
 	// "" when free or none; Amounts are its amounts.
@@ -90,7 +93,10 @@ type Report struct {
 	// robots.txt's, the response's Content-Usage header's, its robots
 	// directives' (Robots-Tag, X-Robots-Tag, meta), the TDM reservation
 	// (tdmrep.json's, marked Replaced when a tdm-reservation header or
-	// meta element replaced it, then that one), the licences'.
+	// meta element replaced it, then that one), the licences'. A licence
+	// that is not RSL (a link not typed application/rsl+xml, a License
+	// document that is not RSL) is recorded with Pref unknown: it decides
+	// nothing.
 	Signals []Signal `json:"signals"`
 	// NoImageAI is true when the response's robots directives say
 	// noimageai for the crawler: the images a page shows may not be used
@@ -136,6 +142,7 @@ func (r *Report) add(s Signal) {
 		r.Usage = r.Usage.Combine(dialect.Usage(0).WithUse(s.Use))
 	case s.Pref != dialect.PrefUnknown:
 		r.Usage = r.Usage.Combine(dialect.Usage(0).With(s.Purpose, s.Pref))
+	case s.Carrier == LicenseDocument: // a licence that is not RSL: recorded, it decides nothing
 	default:
 		return
 	}
@@ -163,7 +170,13 @@ var tdmRefused = []dialect.Category{dialect.TrainAI, dialect.AIInput}
 // purpose, nothing is fetched but robots.txt. Errors are those of
 // [policy.Resolver.Policy] and ctx's.
 func Check(ctx context.Context, r *policy.Resolver, u *url.URL, purposes ...dialect.Category) (Report, error) {
-	return check(ctx, r, u, nil, nil, purposes)
+	return Who{}.Check(ctx, r, u, purposes...)
+}
+
+// Check is [Check] for a crawler that declares who makes the use and
+// where: the RSL licences' user and geo terms are matched against w.
+func (w Who) Check(ctx context.Context, r *policy.Resolver, u *url.URL, purposes ...dialect.Category) (Report, error) {
+	return check(ctx, r, u, nil, nil, w, purposes)
 }
 
 // CheckResponse is [Check] after the fetch of u, with what the response
@@ -178,17 +191,23 @@ func Check(ctx context.Context, r *policy.Resolver, u *url.URL, purposes ...dial
 // add to what was known (noai refuses train-ai and ai-input). Licences the
 // response points to are fetched only when a purpose is declared.
 func CheckResponse(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, body []byte, purposes ...dialect.Category) (Report, error) {
+	return Who{}.CheckResponse(ctx, r, u, h, body, purposes...)
+}
+
+// CheckResponse is [CheckResponse] for a crawler that declares who makes
+// the use and where, as [Who.Check].
+func (w Who) CheckResponse(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, body []byte, purposes ...dialect.Category) (Report, error) {
 	if h == nil {
 		h = http.Header{}
 	}
 	if !isHTML(h) {
 		body = nil
 	}
-	return check(ctx, r, u, h, body, purposes)
+	return check(ctx, r, u, h, body, w, purposes)
 }
 
 // check builds the report; h is nil before the fetch.
-func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, doc []byte, purposes []dialect.Category) (Report, error) {
+func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, doc []byte, who Who, purposes []dialect.Category) (Report, error) {
 	var rep Report
 	pol, err := r.Policy(ctx, u)
 	if err != nil {
@@ -228,16 +247,12 @@ func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, d
 		}
 		rep.addTags(h, doc, r.Agents())
 		rep.addMetaSignals(doc)
-		for _, lu := range licenseLinks(h.Values("Link"), u) {
-			licenses = append(licenses, pointer{lu, "Link header"})
-		}
-		for _, lu := range htmlLicenses(doc, u) {
-			licenses = append(licenses, pointer{lu, "<link rel=license>"})
-		}
+		licenses = append(licenses, licenseLinks(h.Values("Link"), u)...)
+		licenses = append(licenses, htmlLicenses(doc, u)...)
 	}
 	rep.addTDM(file, false)
 	if len(purposes) > 0 {
-		if err := rep.addLicenses(ctx, r, u, licenses, purposes); err != nil {
+		if err := rep.addLicenses(ctx, r, u, licenses, who, purposes); err != nil {
 			return rep, err
 		}
 	}
@@ -296,10 +311,6 @@ func (r *Report) addTags(h http.Header, doc []byte, agents []string) {
 	}
 }
 
-// pointer is a licence URL and the pointer to it ("robots.txt line 4",
-// "Link header", "<link rel=license>").
-type pointer struct{ url, from string }
-
 // robotsLicenses returns the License lines of robots.txt that apply to the
 // crawler, resolved against the URL robots.txt was fetched from; a value
 // that is not an absolute http(s) URL after that is skipped.
@@ -318,7 +329,7 @@ func robotsLicenses(pol *policy.Policy) []pointer {
 		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") || lu.Host == "" {
 			continue
 		}
-		out = append(out, pointer{lu.String(), "robots.txt line " + strconv.Itoa(l.Line)})
+		out = append(out, pointer{url: lu.String(), from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
 	}
 	return out
 }
@@ -345,10 +356,24 @@ func (r *Report) addMetaSignals(doc []byte) {
 const MaxLicenses = 8
 
 // addLicenses adds, per purpose, the verdict of each RSL licence: those
-// robots.txt points to, then urls (the response's), each fetched once.
-func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, ptrs []pointer, purposes []dialect.Category) error {
-	seen := map[string]bool{}
+// robots.txt points to, then the response's, each fetched once. A
+// pointer that is not RSL's is recorded (a signal that states nothing),
+// never fetched.
+func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, ptrs []pointer, who Who, purposes []dialect.Category) error {
+	seen, recorded := map[string]bool{}, map[pointer]bool{}
 	for _, p := range ptrs {
+		if !p.rsl {
+			if recorded[p] {
+				continue
+			}
+			recorded[p] = true
+			why := "no type"
+			if p.typ != "" {
+				why = "type " + p.typ
+			}
+			r.addNotRSL(p, "not an RSL licence ("+why+")", purposes)
+			continue
+		}
 		if seen[p.url] {
 			continue
 		}
@@ -360,28 +385,42 @@ func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.U
 			if err != nil {
 				return err
 			}
+			if nr, ok := d.Value.(notRSLError); ok {
+				r.addNotRSL(p, nr.Error(), purposes)
+				continue
+			}
 			doc, _ = d.Value.(*RSL)
 			why = d.Err
 		}
 		for _, c := range purposes {
-			r.add(licenseSignal(doc, why, p, u, c))
+			r.add(licenseSignal(doc, why, p, u, c, who))
 		}
 	}
 	return nil
 }
 
+// addNotRSL records, per purpose, the licence p points to that is not an
+// RSL licence, for the reason why: a signal that states nothing.
+func (r *Report) addNotRSL(p pointer, why string, purposes []dialect.Category) {
+	for _, c := range purposes {
+		r.add(Signal{Purpose: c, Carrier: LicenseDocument, Where: p.url + " (" + p.from + ")", Value: why,
+			License: &LicenseTerms{URL: p.url, From: p.from, Type: p.typ}})
+	}
+}
+
 // licenseSignal is what the licence doc that p points to says of purpose
-// c for u. A licence that cannot be obtained (doc nil, for the reason why)
+// c for u, used by who. A licence that cannot be obtained (doc nil, for the reason why)
 // licenses nothing (RSL: no fallback to permitted), so it refuses, with a
-// Value that says so.
-func licenseSignal(doc *RSL, why string, p pointer, u *url.URL, c dialect.Category) Signal {
-	lt := &LicenseTerms{URL: p.url, From: p.from}
+// Value that says so; one that permits the purpose but not the user or
+// region says which term was not met.
+func licenseSignal(doc *RSL, why string, p pointer, u *url.URL, c dialect.Category, who Who) Signal {
+	lt := &LicenseTerms{URL: p.url, From: p.from, Type: p.typ}
 	s := Signal{Purpose: c, Pref: dialect.PrefDisallow, Carrier: LicenseDocument, Where: p.url + " (" + p.from + ")", License: lt}
 	if doc == nil {
 		s.Value = "unobtainable: " + why
 		return s
 	}
-	v, err := doc.Decide(u, RSLUse{Purpose: c.String()})
+	v, err := doc.Decide(u, RSLUse{Purpose: c.String(), User: who.User, Geo: who.Geo})
 	if err != nil {
 		return Signal{} // a purpose RSL has no token for: no statement
 	}
@@ -393,6 +432,9 @@ func licenseSignal(doc *RSL, why string, p pointer, u *url.URL, c dialect.Catego
 	s.Where += ", content " + strconv.Quote(v.Content.URL)
 	if !v.Licensed {
 		s.Value = "not licensed"
+		if v.Unmet != "" {
+			s.Value += ": " + v.Unmet
+		}
 		return s
 	}
 	s.Pref, s.Value = dialect.PrefAllow, "licensed"

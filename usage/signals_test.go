@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // usageSite serves fixed bodies per path and counts the requests of each.
@@ -206,7 +206,7 @@ func TestResponseUsage(t *testing.T) {
 		}
 		return rep
 	}
-	link := "<" + site.URL + "/license.xml>; rel=\"license\""
+	link := "<" + site.URL + "/license.xml>; rel=\"license\"; type=\"application/rsl+xml\""
 	cases := []struct {
 		name string
 		rep  Report
@@ -221,8 +221,8 @@ func TestResponseUsage(t *testing.T) {
 		{"meta noai", resp("/a", "tdm-reservation", "0", "body", `<meta name="robots" content="noai">`), `train-ai=n: meta <meta name="robots">: noai`},
 		{"license all", resp("/a", "tdm-reservation", "0", "Link", link), ""},
 		{"license narrower", resp("/articles/x", "tdm-reservation", "0", "Link", link), "train-ai=n: license " + site.URL + `/license.xml (Link header), content "/articles/": not licensed`},
-		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml (<link rel=license>), content "/articles/": not licensed`},
-		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license"), "train-ai=n: license " + site.URL + "/nope.xml (Link header): unobtainable: 404 Not Found"},
+		{"license html", resp("/articles/x", "tdm-reservation", "0", "body", `<link rel="license" type="application/rsl+xml" href="/license.xml">`), "train-ai=n: license " + site.URL + `/license.xml (<link rel=license>), content "/articles/": not licensed`},
+		{"license missing", resp("/a", "tdm-reservation", "0", "Link", "</nope.xml>; rel=license; type=application/rsl+xml"), "train-ai=n: license " + site.URL + "/nope.xml (Link header): unobtainable: 404 Not Found"},
 	}
 	for _, c := range cases {
 		if got := refusal(c.rep, aiAll); got != c.want {
@@ -255,7 +255,7 @@ func TestResponseUsage(t *testing.T) {
 func TestResponseUsageNoPurpose(t *testing.T) {
 	site := newUsageSite(t, map[string]string{"/robots.txt": "User-agent: *\nAllow: /\n", tdmPath: `[]`, "/license.xml": licenseXML})
 	r := newResolver(t)
-	h := http.Header{"Link": {"</license.xml>; rel=license"}, "Content-Usage": {"train-ai=n"}}
+	h := http.Header{"Link": {"</license.xml>; rel=license; type=application/rsl+xml"}, "Content-Usage": {"train-ai=n"}}
 	rep, err := CheckResponse(context.Background(), r, mustURL(t, site.URL+"/a"), h, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestResponseUsageManyLicenses(t *testing.T) {
 	for i := range MaxLicenses + 2 {
 		p := "/l" + strconv.Itoa(i) + ".xml"
 		files[p] = licenseXML
-		h.Add("Link", "<"+p+">; rel=license")
+		h.Add("Link", "<"+p+">; rel=license; type=application/rsl+xml")
 	}
 	site := newUsageSite(t, files)
 	r := newResolver(t)
@@ -333,7 +333,7 @@ func TestUsageDocumentsExpire(t *testing.T) {
 	})
 	clock := testutil.NewStepClock()
 	r := newResolver(t, policy.WithClock(clock), policy.WithTTL(time.Hour))
-	h := http.Header{"Link": {"</lic.xml>; rel=license, </missing.xml>; rel=license"}}
+	h := http.Header{"Link": {"</lic.xml>; rel=license; type=application/rsl+xml, </missing.xml>; rel=license; type=application/rsl+xml"}}
 	ask := func() {
 		t.Helper()
 		if _, err := CheckResponse(context.Background(), r, mustURL(t, site.URL+"/a"), h, nil, dialect.TrainAI); err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/gocolly/colly/v2"
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 func TestCollyModelMatchesColly(t *testing.T) {

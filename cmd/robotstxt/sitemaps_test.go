@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 const relRobots = "User-agent: *\nDisallow: /x\nSitemap: /sitemap.xml\nSitemap: https://cdn.example/a.xml\nSitemap: /sitemap.xml\n"

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/botauth"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 func key(t *testing.T, seed byte) botauth.Key {

@@ -107,7 +107,7 @@ import (
 	"github.com/politecrawl/robots/usage"
 )
 
-const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-v] URL"
+const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-user U] [-geo CC] [-reach] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -211,6 +211,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log robots.txt fetches")
 	purposes := fs.String("purpose", "", "what the content is used for, `P[,P...]`: train-ai, search, ai-input")
 	useLevel := fs.String("use", "", "how far the content is used, `LEVEL`: immediate, reference, full")
+	user := fs.String("user", "", "who uses the content, for RSL licences, `U`: commercial, non-commercial, education, government, personal")
+	geo := fs.String("geo", "", "where the content is used, for RSL licences: an ISO 3166-1 alpha-2 code `CC`")
+	reach := fs.Bool("reach", false, "fetch pages the usage signals refuse (robots.txt allowing them) to follow their links; they are reported refused")
 	signing := addSignFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -265,8 +268,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			declared = append(declared, p)
 		}
 	}
-	if len(declared) > 0 || *useLevel != "" {
-		opts = append(opts, robots.WithUsage(usage.Config{Purposes: declared, Use: *useLevel}))
+	if len(declared) > 0 || *useLevel != "" || *user != "" || *geo != "" || *reach {
+		opts = append(opts, robots.WithUsage(usage.Config{Purposes: declared, Use: *useLevel, User: *user, Geo: *geo, Reach: *reach}))
 	}
 	domains := []string{start.Hostname()}
 	for _, h := range strings.Split(*allow, ",") {

@@ -28,13 +28,16 @@ func usageSite(t *testing.T) (*httptest.Server, func(string) int) {
 		"/rt":        func(h http.Header) string { h.Set("Robots-Tag", "testbot;noai"); return "" },
 		"/meta-tdm":  func(http.Header) string { return `<meta name="tdm-reservation" content="1">` },
 		"/meta-noai": func(http.Header) string { return `<meta name="robots" content="noai">` },
-		"/lic-link":  func(h http.Header) string { h.Set("Link", `</license.xml>; rel="license"`); return "" },
-		"/lic-html":  func(http.Header) string { return `<link rel="license" href="/license.xml">` },
-		"/hdr-cs":    func(h http.Header) string { h.Set("Content-Signal", "ai-train=no"); return "" },
-		"/hdr-use":   func(h http.Header) string { h.Set("Content-Signal", "use=immediate"); return "" },
-		"/xcs":       func(h http.Header) string { h.Set("X-Content-Signal", "ai-train=no"); return "" }, // not read
-		"/meta-cs":   func(http.Header) string { return `<meta name="content-signal" content="ai-train=disallow">` },
-		"/rsl-no/a":  func(http.Header) string { return "" }, // robots.txt License
+		"/lic-link": func(h http.Header) string {
+			h.Set("Link", `</license.xml>; rel="license"; type="application/rsl+xml"`)
+			return ""
+		},
+		"/lic-html": func(http.Header) string { return `<link rel="license" type="application/rsl+xml" href="/license.xml">` },
+		"/hdr-cs":   func(h http.Header) string { h.Set("Content-Signal", "ai-train=no"); return "" },
+		"/hdr-use":  func(h http.Header) string { h.Set("Content-Signal", "use=immediate"); return "" },
+		"/xcs":      func(h http.Header) string { h.Set("X-Content-Signal", "ai-train=no"); return "" }, // not read
+		"/meta-cs":  func(http.Header) string { return `<meta name="content-signal" content="ai-train=disallow">` },
+		"/rsl-no/a": func(http.Header) string { return "" }, // robots.txt License
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
@@ -158,5 +161,31 @@ func TestCrawlPurposeUnknown(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"-purpose", "mining", "http://127.0.0.1:1/"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `WithUsage: unknown purpose "mining"`) {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// -reach with -use full against the site's use=reference: every page is
+// fetched, its links followed, and each is reported refused.
+func TestCrawlReach(t *testing.T) {
+	srv, hits := usageSite(t)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-use", "full", "-reach", srv.URL + "/"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := "refused  " + srv.URL + "/: use=reference: robots.txt line 5: Content-Signal: use=reference\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("stdout %q, want %q in it", out.String(), want)
+	}
+	if hits("/")+hits("/ok") != 2 || strings.Contains(out.String(), "stopped") {
+		t.Errorf("fetched / %d, /ok %d times:\n%s", hits("/"), hits("/ok"), out.String())
+	}
+}
+
+// An unknown user, or a region that is not a country code, is a usage error.
+func TestCrawlUserGeo(t *testing.T) {
+	for _, args := range [][]string{{"-purpose", "train-ai", "-user", "robot"}, {"-purpose", "train-ai", "-geo", "France"}, {"-user", "education"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), append(args, "http://127.0.0.1:1/"), &out, &errb); code != 2 || !strings.Contains(errb.String(), "WithUsage: ") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errb.String())
+		}
 	}
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestFrontierBatching: with Config.Batching, AddRequest keeps the links in

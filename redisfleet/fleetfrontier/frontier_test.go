@@ -16,9 +16,9 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // frFleet returns a Fleet on a client of its own (one "process"), closed

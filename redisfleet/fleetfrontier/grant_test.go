@@ -17,10 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // limiterCalls is a go-redis hook recording the limiter's script calls

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestFrontierRedisHang: Redis hangs (SIGSTOP) while two processes pop

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/link"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // restartFleet is a fleet process whose frontier knows every partition

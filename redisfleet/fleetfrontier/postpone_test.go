@@ -11,10 +11,10 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestPostponeAfterRobots: one queue thread, four new hosts whose

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // TestPopReplyDecoded: frontier_pop.lua's reply read by name: a pop on a

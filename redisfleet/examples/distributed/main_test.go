@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/politecrawl/robots/internal/testutil"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // The fleet itself (several processes) is tested in package redisfleet

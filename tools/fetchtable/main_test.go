@@ -12,9 +12,9 @@ import (
 // The copies of the fetch table that must match the dialects' data, relative
 // to this package's directory.
 var copies = []string{
-	"../../../README.md",
-	"../../../docs/dialects.md",
-	"../../../policy/doc.go",
+	"../../README.md",
+	"../../docs/dialects.md",
+	"../../policy/doc.go",
 }
 
 // TestCopiesCurrent fails when a copy of the fetch table differs from what

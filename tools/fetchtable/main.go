@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	go run ./internal/gen/fetchtable FILE...
+//	go run ./fetchtable FILE...   (in the tools module, tools/)
 //
 // Each FILE is rewritten in place between its two marker lines, which stay:
 //

@@ -1,5 +1,7 @@
-// Package testutil holds helpers the module's tests share: heap
-// measurements and a loopback farm of sites. It is imported by tests only.
+// Package testutil holds helpers the repository's tests share: heap
+// measurements and a loopback farm of sites. It is imported by tests only
+// (the root module's and redisfleet's) and is no part of the library's API:
+// it changes with the tests, without notice.
 package testutil
 
 import "runtime"

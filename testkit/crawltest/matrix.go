@@ -9,7 +9,8 @@
 //
 // The features are one table, [Features]; [Pairs] generates the pairs from
 // it. The fleet's feature lives with the fleet's tests (its own module),
-// which append it to the table.
+// which append it to the table. Like package testutil, it is imported by
+// tests only and is no part of the library's API.
 package crawltest
 
 import (
@@ -34,7 +35,7 @@ import (
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
-	"github.com/politecrawl/robots/internal/testutil"
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // Delay is the plugin's default delay in every run: the least gap between

@@ -1,7 +1,7 @@
 // Command temotocli exists only as the benchmark peer for cmd/robotstxt: it
 // has the contract of "robotstxt check" for a local file, but reads the file
 // with github.com/temoto/robotstxt v1.1.2 the way Colly v2.3.0 does, so that
-// internal/peers/clibench.sh can time the two CLIs as whole processes.
+// tools/peers/clibench.sh can time the two CLIs as whole processes.
 //
 // Usage:
 //

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# clibench.sh times cmd/robotstxt against internal/peers/temotocli (the same
+# clibench.sh times cmd/robotstxt against tools/peers/temotocli (the same
 # "check" contract, reading the file with temoto/robotstxt as Colly does) as
 # whole processes: `X check [-agent googlebot] FILE < urls`, with hyperfine.
 #
-#   internal/peers/clibench.sh            # from anywhere; needs go, hyperfine, jq
+#   tools/peers/clibench.sh               # from anywhere; needs go, hyperfine, jq
 #
 # Files (the three the dialect benchmarks use, see dialect/bench_test.go):
 #   en.wikipedia.org  egonkm__en.wikipedia.org.txt   27 KB
@@ -50,8 +50,9 @@ else
 fi
 
 # Build both binaries the same way (default flags, as `go build` gives them).
+# temotocli belongs to the tools module (tools/go.mod), beside the root.
 (cd "$root" && "$GO" build -o "$tmp/robotstxt" ./cmd/robotstxt &&
-	"$GO" build -o "$tmp/temotocli" ./internal/peers/temotocli)
+	cd tools && "$GO" build -o "$tmp/temotocli" ./peers/temotocli)
 ours=$tmp/robotstxt
 peer=$tmp/temotocli
 
@@ -74,9 +75,9 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$("$GO" version); $(hyperfine --version)"
 echo
 echo "== binaries"
-(cd "$root" && for p in ./cmd/robotstxt ./internal/peers/temotocli; do
-	printf '%-28s %s packages (go list -deps)\n' "$p" "$("$GO" list -deps "$p" | wc -l)"
-done)
+printf '%-28s %s packages (go list -deps)\n' \
+	./cmd/robotstxt "$(cd "$root" && "$GO" list -deps ./cmd/robotstxt | wc -l)" \
+	./tools/peers/temotocli "$(cd "$root/tools" && "$GO" list -deps ./peers/temotocli | wc -l)"
 printf '%-28s %s bytes\n' robotstxt "$(stat -c %s "$ours")" temotocli "$(stat -c %s "$peer")"
 echo
 
