@@ -15,9 +15,10 @@ import (
 
 // core is what the plugin's parts share: its configuration, log, limiter,
 // statistics, robots.txt resolver and the transports behind the gate. The
-// features (decide.go, handoff.go, transport.go, deferred.go, robotstags.go,
-// usage.go, sitemaps.go, frontiers.go, signing.go) work on it, never on
-// [Plugin], which holds the core and the features.
+// features (decide.go, handoff.go, transport.go, deferred.go,
+// robotstags.go, usage.go, usagelog.go, sitemaps.go, frontiers.go,
+// signing.go) work on it, never on [Plugin], which holds the core and the
+// features.
 type core struct {
 	cfg   config
 	log   *slog.Logger
@@ -28,6 +29,7 @@ type core struct {
 	base      atomic.Pointer[roundTripper] // the transport behind the gate
 	signing   *botauth.Transport           // signs each request past the gate (WithSigner); nil: nothing signed
 	uaChecked atomic.Bool                  // the User-Agent of a request was checked (checkUserAgent)
+	logFailed atomic.Bool                  // the usage log's first write error was logged (usagelog.go)
 }
 
 // resolverCell holds the plugin's robots.txt resolver, made at the first
@@ -51,36 +53,6 @@ func (p *core) sender() http.RoundTripper {
 		return p.signing
 	}
 	return p.base.Load().RoundTripper
-}
-
-// complete fills in b's URL, authority and dialect. r is the Colly
-// request when known.
-func (p *core) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
-	if r != nil && b.URL == "" {
-		b.URL = r.URL.String()
-	}
-	if pol != nil {
-		b.Authority = pol.Authority()
-		b.Dialect = pol.Dialect().Name()
-	} else if r != nil {
-		b.Authority, _ = policy.Authority(r.URL)
-	}
-	if b.Dialect == "" {
-		if res := p.res.Load(); res != nil {
-			b.Dialect = res.Dialect().Name()
-		}
-	}
-	return b
-}
-
-// report counts b, logs it and passes it to the OnBlocked callback.
-func (p *core) report(b Block) {
-	p.stats.record(b.Authority, stopCount(b.Kind))
-	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
-		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
-	if fn := p.cfg.onBlocked; fn != nil {
-		fn(b)
-	}
 }
 
 // collectorContext is c's Context, or the background context.

@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -249,6 +250,37 @@ func (h *handoff) onError(p *core, cs *collectorSlot, r *colly.Response, err err
 		ticket{answers: be.answers}.write(*r.Request.Headers)
 	}
 	return be
+}
+
+// complete fills in b's URL, authority and dialect. r is the Colly
+// request when known.
+func (p *core) complete(b Block, pol *policy.Policy, r *colly.Request) Block {
+	if r != nil && b.URL == "" {
+		b.URL = r.URL.String()
+	}
+	if pol != nil {
+		b.Authority = pol.Authority()
+		b.Dialect = pol.Dialect().Name()
+	} else if r != nil {
+		b.Authority, _ = policy.Authority(r.URL)
+	}
+	if b.Dialect == "" {
+		if res := p.res.Load(); res != nil {
+			b.Dialect = res.Dialect().Name()
+		}
+	}
+	return b
+}
+
+// report counts b, logs it and passes it to the OnBlocked callback.
+func (p *core) report(b Block) {
+	p.stats.record(b.Authority, stopCount(b.Kind))
+	p.log.Info("robots: request stopped", slog.String("kind", b.Kind.String()), slog.String("url", b.URL),
+		slog.String("dialect", b.Dialect), slog.Bool("redirect", b.Redirect), slog.String("reason", b.Reason))
+	p.logStop(b)
+	if fn := p.cfg.onBlocked; fn != nil {
+		fn(b)
+	}
 }
 
 // sitemapFetch marks the context of a sitemap document's fetch, which no

@@ -88,6 +88,7 @@ type config struct {
 	who           usage.Who // RSL's user and region (usage.Config.User, Geo)
 	reach         bool      // usage.Config.Reach
 	onUsage       func(*colly.Response, ResponseUsage)
+	usageLog      *usage.Log      // nil: no usage log (usage.Config.Log)
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New
@@ -354,7 +355,7 @@ func WithUsage(cfg usage.Config, onRefused ...func(r *colly.Response, u Response
 		if len(onRefused) > 1 {
 			c.fail("WithUsage: more than one onRefused function")
 		}
-		c.purposes, c.useLevel, c.strictUsage = purposes, use, cfg.Strict
+		c.purposes, c.useLevel, c.strictUsage, c.usageLog = purposes, use, cfg.Strict, cfg.Log
 		c.who, c.reach = cfg.Who(), cfg.Reach
 		if len(onRefused) > 0 {
 			c.onUsage = onRefused[0]

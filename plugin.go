@@ -220,6 +220,9 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	if p.cfg.declaresUsage() {
 		p.attachUsage(c) // usage.go
 	}
+	if p.cfg.usageLog != nil {
+		p.attachUsageLog(c) // usagelog.go
+	}
 	if p.sitemaps != nil {
 		p.sitemaps.attach(c) // sitemaps.go
 	}

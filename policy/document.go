@@ -47,6 +47,8 @@ type Document struct {
 	Fetched time.Time
 	Expires time.Time
 	Value   any
+	body    []byte      // the bytes SHA256 is of (Body)
+	robots  *robotsCopy // robots.txt's bytes, for a Policy's Document
 }
 
 // maxDocumentLifetime bounds how long a document is kept, whatever
@@ -146,7 +148,7 @@ func (r *Resolver) readDocument(target string, kind *DocumentKind, sd storedDoc,
 	d := &Document{URL: target, FinalURL: sd.FinalURL, Status: sd.Status, Err: sd.Err, Fetched: time.Unix(0, sd.Fetched)}
 	life := r.cfg.minAge
 	if sd.Body != nil {
-		d.SHA256 = sha256.Sum256(sd.Body)
+		d.SHA256, d.body = sha256.Sum256(sd.Body), sd.Body
 		v, l, err := kind.Parse(sd.Body)
 		switch {
 		case err != nil:

@@ -1,8 +1,10 @@
 package policy
 
 import (
+	"crypto/sha256"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -29,6 +31,8 @@ type robotsCopy struct {
 	body    string // the parsed body; robots shares its memory
 	robots  *dialect.Robots
 	fetched time.Time
+	sumOnce sync.Once // sum is computed when first asked (Policy.Document)
+	sum     [sha256.Size]byte
 }
 
 // footprint returns about how many bytes p holds, for the cache's budget:

@@ -36,6 +36,11 @@ type Config struct {
 	// Refused, the onRefused function) and its content must not be used.
 	// A reservation restricts use, not access.
 	Reach bool
+	// Log, when not nil, gets one record per URL the crawl decided (see
+	// [LogRecord]): each URL fetched, refused after the fetch, or stopped
+	// before it by robots.txt or a usage term. The caller opens it
+	// ([OpenLog]) and closes it once the crawl is over.
+	Log *Log
 }
 
 // Who is who makes the use of content and where, matched against the user

@@ -13,6 +13,8 @@ const usage = `usage:
   robotstxt inspect [-dialect D] [-agent A[,B...]] FILE
   robotstxt diff    [-dialect D] [-agent A[,B...]] [-user-agent UA] FILE [URL...]
   robotstxt sitemaps [-dialect D] [-agent A[,B...]] [-since DATE] URL
+  robotstxt evidence verify [-key FILE | -directory URL] LOG
+  robotstxt usage   -purpose P[,P...] [-use LEVEL] [-json] [-agent A[,B...]] URL
   robotstxt COMMAND -h      (the command's flags)
 FILE: a robots.txt file, or the http(s) URL of one (fetched).
 URL: an absolute path (/...) or a URL with a host (http, https, ftp, ...); with none, one per line on
@@ -26,6 +28,10 @@ diff: the URLs whose verdict changes from Colly v2.3.0's own check
 plugin stops; exit 1 when any does.
 sitemaps: the page URLs of a site's sitemaps (URL: http(s)://host/) or of
 one sitemap (its URL), one per line; exit 1 when some sitemap failed.
+evidence verify: checks a usage log's chain and signatures; exit 1 naming
+the first bad record.
+usage: per purpose, the signal that decides whether URL's content may be
+used, as a crawl decides it; exit 1 when one is refused.
 dialects: rfc9309 (default), google, coccoc, koster1994`
 
 // errUsage marks errors that are the caller's.
@@ -136,6 +142,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) 
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		if len(args) > 1 && args[0] == "help" {
+			switch args[1] {
+			case "evidence":
+				return evidenceCmd([]string{"-h"}, stdout, stderr)
+			case "usage":
+				return usageCmd([]string{"-h"}, stdout, stderr)
+			}
 			if cmd := lookupCommand(args[1]); cmd != nil {
 				cmd.help(stdout)
 				return 0, nil
@@ -144,6 +156,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) 
 		}
 		fmt.Fprintln(stdout, usage)
 		return 0, nil
+	}
+	switch args[0] {
+	case "evidence":
+		return evidenceCmd(args[1:], stdout, stderr)
+	case "usage":
+		return usageCmd(args[1:], stdout, stderr)
 	}
 	cmd := lookupCommand(args[0])
 	if cmd == nil {

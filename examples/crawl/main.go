@@ -49,6 +49,14 @@
 //	                 client_id https://HOST/signature-agent-card.json on the
 //	                 directory's host, its key directory, product token,
 //	                 purposes and rate control from these flags.
+//	-evidence FILE   append to the usage log FILE one JSON line per URL
+//	                 decided (fetched, stopped before the fetch by robots.txt
+//	                 or a usage term, refused after it), each chained to the
+//	                 one before and, with -sign-key, signed with its key; the
+//	                 documents that decided (robots.txt, tdmrep.json,
+//	                 licences) are kept beside it, as sha256/HEX in FILE's
+//	                 directory. Needs -purpose or -use. robotstxt evidence
+//	                 verify checks it (docs/usage.md).
 //	-purpose P[,P...]
 //	                 what the content is used for: train-ai, search, ai-input.
 //	                 A page whose robots.txt, tdmrep.json or licence refuses
@@ -107,7 +115,7 @@ import (
 	"github.com/politecrawl/robots/usage"
 )
 
-const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-purpose P[,P...]] [-use LEVEL] [-user U] [-geo CC] [-reach] [-v] URL"
+const usageLine = "usage: crawl [-agent A[,B...]] [-user-agent UA] [-dialect D] [-allow H[,H...]] [-max N] [-min-delay D] [-progress=false] [-sign-key FILE -signature-agent URL [-signature-form F] [-cover C[,C...]] [-write-card FILE]] [-evidence FILE] [-purpose P[,P...]] [-use LEVEL] [-user U] [-geo CC] [-reach] [-v] URL"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -215,6 +223,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	geo := fs.String("geo", "", "where the content is used, for RSL licences: an ISO 3166-1 alpha-2 code `CC`")
 	reach := fs.Bool("reach", false, "fetch pages the usage signals refuse (robots.txt allowing them) to follow their links; they are reported refused")
 	signing := addSignFlags(fs)
+	evidence := fs.String("evidence", "", "append one chained (with -sign-key, signed) JSON record per URL decided to the usage log `FILE`; needs -purpose or -use")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -268,8 +277,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			declared = append(declared, p)
 		}
 	}
+	if *evidence != "" && len(declared) == 0 && *useLevel == "" {
+		fmt.Fprintln(stderr, "crawl: -evidence needs -purpose or -use")
+		return 2
+	}
 	if len(declared) > 0 || *useLevel != "" || *user != "" || *geo != "" || *reach {
-		opts = append(opts, robots.WithUsage(usage.Config{Purposes: declared, Use: *useLevel, User: *user, Geo: *geo, Reach: *reach}))
+		cfg := usage.Config{Purposes: declared, Use: *useLevel, User: *user, Geo: *geo, Reach: *reach}
+		if *evidence != "" {
+			l, err := openEvidence(*evidence, *signing.key)
+			if err != nil {
+				fmt.Fprintln(stderr, "crawl:", err)
+				return 2
+			}
+			defer func() {
+				if err := l.Close(); err != nil {
+					fmt.Fprintln(stderr, "crawl:", err)
+				}
+			}()
+			cfg.Log = l
+		}
+		opts = append(opts, robots.WithUsage(cfg))
 	}
 	domains := []string{start.Hostname()}
 	for _, h := range strings.Split(*allow, ",") {
