@@ -25,6 +25,7 @@ type core struct {
 	lim   Limiter
 	stats stats
 	res   resolverCell // resolve.go
+	colls collectors   // the collectors attached (plugin.go)
 
 	base      atomic.Pointer[roundTripper] // the transport behind the gate
 	signing   *botauth.Transport           // signs each request past the gate (WithSigner); nil: nothing signed
@@ -38,9 +39,13 @@ type resolverCell struct {
 	atomic.Pointer[policy.Resolver]
 	once   sync.Once
 	tokens []string // the resolver's product tokens, set with it
+}
 
-	mu    sync.Mutex       // guards first
-	first *colly.Collector // the first collector attached: its User-Agent names the crawler
+// collectors are the collectors a plugin is attached to.
+type collectors struct {
+	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
+	attached map[*colly.Collector]bool // collectors whose callbacks are registered
+	first    *colly.Collector          // the first: its User-Agent names the crawler
 }
 
 // roundTripper boxes a transport for an atomic.Pointer.

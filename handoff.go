@@ -214,11 +214,11 @@ func (h *handoff) hold(p *core, req *http.Request, b Block, pol *policy.Policy, 
 
 // onError is the OnError hook of the collector of slot cs: it reports a
 // stop the transport held for it with its Colly request, and completes a
-// stop's error with its Colly request. It returns the error of a request
-// handed back as Deferred, whose Colly request is to be kept for
-// [Plugin.RetryDeferred] (Colly has marked its URL visited); a request
-// deferred after answers asking to back off carries their count in its
-// ticket to its next round.
+// stop's error with its Colly request. It returns the stop's error, nil
+// when err is no stop of the plugin's; the Colly request of one handed
+// back as Deferred is to be kept for [Plugin.RetryDeferred] (Colly has
+// marked its URL visited), and carries in its ticket the answers asking
+// to back off it had, to its next round.
 func (h *handoff) onError(p *core, cs *collectorSlot, r *colly.Response, err error) *BlockedError {
 	if r == nil || r.Request == nil {
 		return nil
@@ -243,10 +243,7 @@ func (h *handoff) onError(p *core, cs *collectorSlot, r *colly.Response, err err
 		// here, and a sync Visit returns this same error.
 		be.Block.Request = r.Request
 	}
-	if be.Block.Kind != Deferred {
-		return nil
-	}
-	if be.answers > 0 && r.Request.Headers != nil {
+	if be.Block.Kind == Deferred && be.answers > 0 && r.Request.Headers != nil {
 		ticket{answers: be.answers}.write(*r.Request.Headers)
 	}
 	return be

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,17 +28,10 @@ type Plugin struct {
 	core                     // what its parts share (core.go)
 	handoff  handoff         // stops and tickets between OnRequest, the transport and OnError (handoff.go)
 	coll     *checkTransport // the collectors' transport (transport.go)
-	colls    collectors      // the collectors attached
 	warned   atomic.Bool     // Colly's own robots.txt check was warned about
 	deferred deferredList    // requests handed back, for RetryDeferred (deferred.go)
 	sitemaps *sitemapFeature // WithSitemaps (sitemaps.go); nil without it
 	frontier frontiers       // AttachFrontier's frontiers (frontiers.go)
-}
-
-// collectors are the collectors a plugin is attached to.
-type collectors struct {
-	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
-	attached map[*colly.Collector]bool // collectors whose callbacks are registered
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
@@ -74,7 +66,7 @@ func New(opts ...Option) (*Plugin, error) {
 	p.checkIdentity()
 	base := p.cfg.transport
 	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+		base = defaultTransport()
 	}
 	p.base.Store(&roundTripper{base})
 	if p.cfg.signer != nil {
@@ -199,11 +191,9 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 		}
 	}
 	p.colls.attached[c] = true
-	p.res.mu.Lock()
-	if p.res.first == nil {
-		p.res.first = c
+	if p.colls.first == nil {
+		p.colls.first = c
 	}
-	p.res.mu.Unlock()
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
 	cs := p.handoff.add()
@@ -212,7 +202,13 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	// each registers its own callbacks.
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
 	c.OnError(func(r *colly.Response, err error) {
-		if be := p.handoff.onError(&p.core, cs, r, err); be != nil {
+		if r == nil || r.Request == nil {
+			return
+		}
+		switch be := p.handoff.onError(&p.core, cs, r, err); {
+		case be == nil:
+			p.logError(c, r, err) // an answer or a failure, not a stop
+		case be.Block.Kind == Deferred:
 			p.deferred.put(p.log, r.Request, be.Block.Until, be.answers)
 		}
 	})

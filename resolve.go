@@ -20,17 +20,18 @@ func (p *core) resolver() *policy.Resolver {
 		return r
 	}
 	p.res.once.Do(func() {
-		p.res.mu.Lock()
+		p.colls.mu.Lock()
 		var userAgent string
-		if p.res.first != nil {
-			userAgent = p.res.first.UserAgent
+		if p.colls.first != nil {
+			userAgent = p.colls.first.UserAgent
 		}
-		p.res.mu.Unlock()
+		p.colls.mu.Unlock()
 		// The plugin's defaults first: the user's policy options override them.
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
 			policy.WithHTTPClient(&http.Client{Transport: p.robotsFetches()}),
 			policy.WithLogger(p.log),
+			policy.WithDocumentFilter(p.mayVisit),
 		}
 		r, err := policy.NewResolver(append(opts, p.cfg.policy...)...)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -240,5 +241,105 @@ func TestUsageLogWriteFails(t *testing.T) {
 	}
 	if n := strings.Count(logged.String(), "could not be written to the usage log"); n != 1 || !strings.Contains(logged.String(), "disk full") {
 		t.Errorf("the failure logged %d times; want once, with its error:\n%s", n, logged.String())
+	}
+}
+
+// Every URL a crawl requests has one record, whatever became of it: an
+// answer Colly calls an error (404, a 503 out of retries) is fetched with
+// its status, whether or not the collector parses error responses; a link
+// of a nofollow page and a URL of a host whose Crawl-delay is too long are
+// stopped with the cause; a request without answer failed, with its error.
+func TestUsageLogEveryOutcome(t *testing.T) {
+	robots := func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/robots.txt" {
+			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
+			return true
+		}
+		return false
+	}
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !robots(w, r) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}
+	}))
+	defer busy.Close()
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !robots(w, r) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close() // no answer
+			}
+		}
+	}))
+	defer drop.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "User-agent: *\nCrawl-delay: 60\n")
+	}))
+	defer slow.Close()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch r.URL.Path {
+		case "/robots.txt":
+			robots(w, r)
+		case "/":
+			for _, l := range []string{"/gone", "/nf", busy.URL + "/busy", drop.URL + "/drop", slow.URL + "/slow"} {
+				fmt.Fprintf(w, "<a href=%q>x</a>\n", l)
+			}
+		case "/nf":
+			w.Header().Set("X-Robots-Tag", "nofollow")
+			fmt.Fprint(w, `<a href="/nf/child">x</a>`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer site.Close()
+	want := map[string]string{
+		site.URL + "/": "fetched 200", site.URL + "/gone": "fetched 404", site.URL + "/nf": "fetched 200",
+		site.URL + "/nf/child": "stopped 0", busy.URL + "/busy": "fetched 503", drop.URL + "/drop": "failed 0",
+		slow.URL + "/slow": "stopped 0", "": "closed 0",
+	}
+	// The start of the reason: the cause of a stop, the error of a failure.
+	reasons := map[string]string{site.URL + "/nf/child": "nofollow: a link of ", drop.URL + "/drop": "Get ",
+		slow.URL + "/slow": "skipped: Crawl-delay 1m0s is above the largest honoured"}
+	for _, parse := range []bool{false, true} {
+		t.Run(fmt.Sprint("ParseHTTPErrorResponse=", parse), func(t *testing.T) {
+			var buf bytes.Buffer
+			l, err := usage.NewLog(&buf, usage.LogConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := colly.NewCollector()
+			c.ParseHTTPErrorResponse = parse
+			mustAttach(t, c, WithDefaultDelay(0), WithRetries(0), WithMaxCrawlDelay(time.Second, SkipHost),
+				WithUsage(usage.Config{Purposes: []string{"search"}, Log: l}))
+			c.OnHTML("a[href]", func(e *colly.HTMLElement) { _ = e.Request.Visit(e.Attr("href")) })
+			if err := c.Visit(site.URL + "/"); err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, line := range bytes.SplitAfter(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n")) {
+				var rec usage.LogRecord
+				if err := json.Unmarshal(line, &rec); err != nil {
+					t.Fatalf("%s: %v", line, err)
+				}
+				if _, dup := got[rec.URL]; dup {
+					t.Errorf("%s: a second record: %s", rec.URL, line)
+				}
+				got[rec.URL] = fmt.Sprint(rec.Outcome, " ", rec.Status)
+				if !strings.HasPrefix(rec.Reason, reasons[rec.URL]) || reasons[rec.URL] == "" && rec.Reason != "" {
+					t.Errorf("%s: reason %q; want one starting %q", rec.URL, rec.Reason, reasons[rec.URL])
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("records by URL:\n%v\nwant\n%v\nlog:\n%s", got, want, buf.Bytes())
+			}
+			if n, err := usage.VerifyLog(bytes.NewReader(buf.Bytes()), nil); err != nil || n != len(want) {
+				t.Fatalf("VerifyLog = %d, %v; want %d, nil", n, err, len(want))
+			}
+		})
 	}
 }

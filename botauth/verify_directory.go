@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,12 +142,56 @@ func (v *Verifier) directory(ctx context.Context, u string) (map[string]dirKey, 
 func (v *Verifier) fetch(u string, now time.Time) (map[string]dirKey, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
+	return fetchDirectory(ctx, v.client, u, now, v.skew)
+}
+
+// FetchDirectory fetches the key directory at dirURL (an https URL; one
+// without a path means [DirectoryPath]), checks it as a [Verifier] does
+// (its media type, its Content-Digest, a signature by a key it lists for
+// its own authority, in force now) and returns the keys that signed it, by
+// keyid (their JWK thumbprint): the keys a crawler vouches for. A
+// directory that fails a check is an error, whatever keys it lists.
+//
+// client nil means one that connects only to public addresses; with
+// either, no redirect is followed: a directory is read where it is named.
+// The fetch ends with ctx or after 10 seconds.
+func FetchDirectory(ctx context.Context, client *http.Client, dirURL string) (map[string]ed25519.PublicKey, error) {
+	u, err := url.Parse(dirURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("botauth: key directory %q: want an https URL", clip(dirURL))
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = DirectoryPath
+	}
+	if client == nil {
+		client = publicClient()
+	} else {
+		cc := *client
+		cc.CheckRedirect = noRedirect
+		client = &cc
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	keys, _, err := fetchDirectory(ctx, client, u.String(), time.Now(), defaultVerifySkew)
+	if err != nil {
+		return nil, fmt.Errorf("botauth: key directory %s: %w", u, err)
+	}
+	out := make(map[string]ed25519.PublicKey, len(keys))
+	for kid, k := range keys {
+		out[kid] = k.pub
+	}
+	return out, nil
+}
+
+// fetchDirectory reads the key directory at u with client, checks it at
+// now, and returns its keys that signed it, and how long it may be cached.
+func fetchDirectory(ctx context.Context, client *http.Client, u string, now time.Time, skew time.Duration) (map[string]dirKey, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, 0, err
 	}
 	req.Header.Set("Accept", DirectoryMediaType)
-	resp, err := v.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -168,7 +213,7 @@ func (v *Verifier) fetch(u string, now time.Time) (map[string]dirKey, time.Durat
 	if err != nil {
 		return nil, 0, err
 	}
-	keys, err := readDirectory(resp.Header, body, auth, now, v.skew)
+	keys, err := readDirectory(resp.Header, body, auth, now, skew)
 	if err != nil {
 		return nil, 0, err
 	}

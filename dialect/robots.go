@@ -393,23 +393,35 @@ func (d *Dialect) parse(body string, clone bool) *Robots {
 	return r
 }
 
+// smallRobots is a Robots with its tables, for a file of one user-agent line
+// and at most two rules: one allocation of the size of the four it replaces.
+type smallRobots struct {
+	Robots
+	rules  [2]rule
+	groups [1]group
+	agents [1]agent
+}
+
 // parseLines is parse with recs as the table of lines (empty, with room);
 // it returns the table for reuse.
 func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, []lineRec) {
 	var n lineCounts
 	recs, used, cut, last := d.s.scan(body, recs, &n)
 	body = body[:used]
-	r := &Robots{d: d, bytes: int32(used), cut: cut}
 	if clone {
 		body = keep(body, recs)
-		r.ownsText = true
 	}
-	r.src = body
-	// Each table is allocated once, at the size the scanner counted.
-	p := parser{s: &d.s, r: r}
-	p.rules = make([]rule, 0, n.rules)
-	p.groups = make([]group, 0, n.groups)
-	p.agents = make([]agent, 0, n.agents)
+	p := parser{s: &d.s}
+	if n.agents == 1 && n.rules <= len(smallRobots{}.rules) {
+		sr := new(smallRobots)
+		p.r, p.rules, p.groups, p.agents = &sr.Robots, sr.rules[:0], sr.groups[:0], sr.agents[:0]
+	} else {
+		// Each table is allocated once, at the size the scanner counted.
+		p.r, p.rules, p.groups = new(Robots), make([]rule, 0, n.rules), make([]group, 0, n.groups)
+		p.agents = make([]agent, 0, n.agents)
+	}
+	r := p.r
+	r.d, r.src, r.bytes, r.cut, r.ownsText = d, body, int32(used), cut, clone
 	if n.warnings > 0 || cut {
 		r.warnings = make([]warning, 0, n.warnings+1)
 	}
@@ -435,12 +447,7 @@ func (d *Dialect) parseLines(body string, clone bool, recs []lineRec) (*Robots, 
 	if cut {
 		r.warn(last+1, warnCut)
 	}
-	for i := range r.agents {
-		if a := &r.agents[i]; !a.star && a.t1 > a.v0 {
-			r.named = true
-			break
-		}
-	}
+	r.named = slices.ContainsFunc(r.agents, func(a agent) bool { return !a.star && a.t1 > a.v0 })
 	return r, recs
 }
 

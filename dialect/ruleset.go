@@ -137,11 +137,8 @@ func (r *Robots) For(tokens ...string) *Ruleset {
 		if len(chosen) == 0 {
 			chosen = buf[:0]
 			for i, g := range groups {
-				for _, a := range r.agents[g.a0:g.a1] {
-					if a.star {
-						chosen = append(chosen, int32(i))
-						break
-					}
+				if slices.ContainsFunc(r.agents[g.a0:g.a1], func(a agent) bool { return a.star }) {
+					chosen = append(chosen, int32(i))
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -55,17 +56,36 @@ type Document struct {
 // lifetime its kind's Parse asks for.
 const maxDocumentLifetime = 365 * 24 * time.Hour
 
-// Document returns the document at target (an absolute http(s) URL) read
-// as kind: from memory while it is current, else from the [Store] (under
-// "dialect URL", with its fetch lock when it is a [FetchLocker]), else
-// fetched as robots.txt is (the resolver's client and User-Agent,
-// redirects up to the dialect's limit, the total timeout), once however
-// many goroutines ask. A failed fetch is not an error: it is in the
-// document's Err. It lives for its Cache-Control max-age within
-// [WithMaxAgeBounds] (or the lifetime Parse gives, at most a year); an
-// answer of 5xx or none, or a body Parse refuses, for the shortest
-// max-age. The only errors are ctx's.
-func (r *Resolver) Document(ctx context.Context, target string, kind *DocumentKind) (*Document, error) {
+// Document returns the document at target (an absolute http(s) URL),
+// named by the page at from (the URL being checked), read as kind: from
+// memory while it is current, else from the [Store] (under "dialect URL",
+// with its fetch lock when it is a [FetchLocker]), else fetched as
+// robots.txt is (the resolver's client and User-Agent, redirects up to the
+// dialect's limit, the total timeout), once however many goroutines ask.
+// A failed fetch is not an error: it is in the document's Err. It lives
+// for its Cache-Control max-age within [WithMaxAgeBounds] (or the lifetime
+// Parse gives, at most a year); an answer of 5xx or none, or a body Parse
+// refuses, for the shortest max-age. The only errors are ctx's.
+//
+// A site names documents anywhere, so target and each redirect are
+// fetched only from hosts [WithDocumentFilter] accepts, never from a
+// link-local or cloud-metadata host (169.254.0.0/16, fe80::/10,
+// metadata.google.internal, fd00:ec2::254, 100.100.100.200, ...), and
+// from a loopback or private host only when from's host is that host or
+// of the same class (a crawl of 127.0.0.1 may read documents on another
+// loopback port; a public site's may not). The address a name resolves to
+// is checked as it is dialled ([DialControl]). A document refused so has
+// an Err that starts "not fetched: " and says why; a refusal of target
+// itself is neither kept nor shared with callers whose page may reach it.
+func (r *Resolver) Document(ctx context.Context, from *url.URL, target string, kind *DocumentKind) (*Document, error) {
+	g := newDocGuard(r.cfg.docFilter, from)
+	tu, err := url.Parse(target)
+	if err == nil {
+		err = g.checkURL(ctx, tu)
+	}
+	if err != nil {
+		return &Document{URL: bound(target), Err: err.Error(), Fetched: r.clock.Now()}, nil
+	}
 	key := storeKey(r.cfg.dialect, target)
 	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
 		return d, nil
@@ -74,7 +94,7 @@ func (r *Resolver) Document(ctx context.Context, target string, kind *DocumentKi
 		return nil, err
 	}
 	ch := r.flight.DoChan(kind.Name+" "+key, func() (any, error) {
-		return r.loadDocument(context.WithoutCancel(ctx), target, key, kind), nil
+		return r.loadDocument(context.WithoutCancel(ctx), target, key, kind, g), nil
 	})
 	select {
 	case res := <-ch:
@@ -94,7 +114,7 @@ type storedDoc struct {
 	Expires  int64  `json:"expires"`
 }
 
-func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *DocumentKind) *Document {
+func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *DocumentKind, g *docGuard) *Document {
 	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
 		return d // a flight that just ended loaded it
 	}
@@ -116,9 +136,11 @@ func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *D
 			}
 		}
 	}
-	res := r.fetch(ctx, target, kind.Accept, kind.MaxBytes)
+	res := r.fetch(ctx, target, kind.Accept, kind.MaxBytes, g)
 	sd := storedDoc{FinalURL: res.FinalURL, Status: res.Status, Fetched: res.Time.UnixNano()}
 	switch {
+	case res.refused:
+		sd.Err = res.Err
 	case res.Outcome != dialect.OutcomeOK && res.Outcome != dialect.OutcomeOther2xx:
 		sd.Err = res.answer()
 	case res.Truncated:
@@ -129,7 +151,7 @@ func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *D
 	d := r.readDocument(target, kind, sd, res.MaxAge)
 	r.log.LogAttrs(ctx, slog.LevelDebug, kind.Name+" fetched", slog.String("url", target),
 		slog.Bool("read", d.Value != nil), slog.String("why", d.Err), slog.Time("expires", d.Expires))
-	if r.cfg.store != nil {
+	if r.cfg.store != nil && !res.refused {
 		sd.Err, sd.Expires = d.Err, d.Expires.UnixNano()
 		b, _ := json.Marshal(sd)
 		sctx, cancel := context.WithTimeout(ctx, r.cfg.storeTimeout)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ func ExampleResolver_Document() {
 	}))
 	defer site.Close()
 	r, _ := policy.NewResolver()
+	page, _ := url.Parse(site.URL + "/") // the page that names the document
 	kind := &policy.DocumentKind{Name: "terms", Accept: "text/plain", MaxBytes: 1 << 10,
 		Parse: func(b []byte) (any, time.Duration, error) {
 			if b == nil {
@@ -26,7 +28,7 @@ func ExampleResolver_Document() {
 			}
 			return strings.TrimPrefix(string(b), "terms: "), 0, nil
 		}}
-	d, err := r.Document(context.Background(), site.URL+"/terms.txt", kind)
+	d, err := r.Document(context.Background(), page, site.URL+"/terms.txt", kind)
 	if err != nil {
 		return
 	}

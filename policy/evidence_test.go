@@ -39,7 +39,7 @@ func TestPolicyDocument(t *testing.T) {
 	if r.CachedDocument(srv.URL+"/doc", kind) != nil {
 		t.Fatal("CachedDocument found a document never fetched")
 	}
-	fetched, err := r.Document(context.Background(), srv.URL+"/doc", kind)
+	fetched, err := r.Document(context.Background(), mustURL(t, srv.URL+"/"), srv.URL+"/doc", kind)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func (f *FetchInfo) answer() string {
 		if f.Err == "" {
 			return "no answer"
 		}
-		return "no answer (" + shortError(f.Err) + ")"
+		return "no answer (" + bound(shortError(f.Err)) + ")"
 	case dialect.OutcomeRedirectLimit:
 		return "more than " + strconv.Itoa(f.Redirects) + " redirects"
 	}
@@ -72,7 +72,8 @@ func statusLine(code int) string {
 // fetchResult is a FetchInfo and the body that came with it.
 type fetchResult struct {
 	FetchInfo
-	body []byte
+	body    []byte
+	refused bool // a document's guard refused a hop
 }
 
 // fetch asks target (robots.txt or another document of the site) with
@@ -83,7 +84,11 @@ type fetchResult struct {
 // The total timeout counts the time the fetch spends outside a host's gate
 // (see [gatewait.Budget]): a robots.txt fetch that waits behind the host's own
 // Crawl-delay or Retry-After pause is not read as "no answer".
-func (r *Resolver) fetch(ctx context.Context, target, accept string, limit int64) fetchResult {
+//
+// A document's fetch has a guard g (nil for robots.txt): each hop's URL,
+// and the address it dials, must pass it, else the fetch ends with an
+// Err that says why and refused set.
+func (r *Resolver) fetch(ctx context.Context, target, accept string, limit int64, g *docGuard) fetchResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := gatewait.NewBudget(r.cfg.totalTimeout, cancel)
@@ -92,7 +97,7 @@ func (r *Resolver) fetch(ctx context.Context, target, accept string, limit int64
 	res := fetchResult{FetchInfo: FetchInfo{URL: target, MaxAge: -1}}
 	for target != "" {
 		res.FinalURL = target
-		target = r.hop(ctx, target, accept, limit, &res)
+		target = r.hop(ctx, target, accept, limit, g, &res)
 	}
 	if b.Spent() && res.Outcome == dialect.OutcomeNoAnswer {
 		res.Err = "timeout: no complete answer within " + r.cfg.totalTimeout.String()
@@ -103,7 +108,7 @@ func (r *Resolver) fetch(ctx context.Context, target, accept string, limit int64
 
 // hop asks target once and records the answer in res; it returns the next
 // URL when the answer is a redirect to follow, else "".
-func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, res *fetchResult) (next string) {
+func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, g *docGuard, res *fetchResult) (next string) {
 	// Each hop has its own context, so that a body the fetch does not use
 	// can be cut off without ending the fetch.
 	ctx, cancel := context.WithCancel(ctx)
@@ -112,6 +117,16 @@ func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, 
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
 		return ""
+	}
+	if g != nil {
+		if err := g.checkURL(ctx, req.URL); err != nil {
+			res.Outcome, res.Err, res.refused = dialect.OutcomeNoAnswer, err.Error(), true
+			return ""
+		}
+		// The address is checked as dialled, unless a proxy dials it.
+		if proxy, _ := http.ProxyFromEnvironment(req); proxy == nil {
+			req = req.WithContext(context.WithValue(ctx, hopGuardKey{}, hopGuard{g, strings.TrimSuffix(strings.ToLower(req.URL.Hostname()), ".")}))
+		}
 	}
 	req.Header.Set("User-Agent", r.cfg.userAgent)
 	req.Header.Set("Accept", accept)
@@ -122,6 +137,9 @@ func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, 
 	resp, err := r.client.Do(req)
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
+		if i := strings.Index(res.Err, errRefusedHost.Error()+": "); i >= 0 {
+			res.Err, res.refused = res.Err[i:], true
+		}
 		return ""
 	}
 	res.Status = resp.StatusCode
@@ -131,7 +149,7 @@ func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, 
 		if !ok {
 			res.Outcome = dialect.ClassifyStatus(resp.StatusCode)
 			if bad := resp.Header.Get(unusableLocation); bad != "" {
-				res.Err = "Location " + strconv.Quote(bad) + " cannot be parsed"
+				res.Err = "Location " + strconv.Quote(bound(bad)) + " cannot be parsed"
 			}
 			return ""
 		}
@@ -370,7 +388,7 @@ func shortError(s string) string {
 func defaultClient(connect, header time.Duration) *http.Client {
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second, ControlContext: DialControl}).DialContext,
 		TLSHandshakeTimeout:   connect,
 		ResponseHeaderTimeout: header,
 		ForceAttemptHTTP2:     true,

@@ -54,7 +54,8 @@ type config struct {
 	storeTimeout   time.Duration
 	clock          Clock
 	logger         *slog.Logger
-	errs           []error // out-of-range option values: NewResolver returns them
+	docFilter      func(*url.URL) bool // the hosts documents may be fetched from
+	errs           []error             // out-of-range option values: NewResolver returns them
 }
 
 // fail records an option value out of range: NewResolver returns it as an
@@ -241,6 +242,16 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
+// WithDocumentFilter makes [Resolver.Document] fetch a document, and
+// follow each of its redirects, only from a URL allow accepts (the robots
+// plugin gives the filters of its collectors: AllowedDomains,
+// DisallowedDomains, URLFilters, DisallowedURLFilters). Robots.txt is
+// fetched whatever allow says. Default: every URL, within the address
+// rules of [Resolver.Document].
+func WithDocumentFilter(allow func(u *url.URL) bool) Option {
+	return func(c *config) { c.docFilter = allow }
+}
+
 // Resolver turns URLs into the policies of their authorities: it fetches
 // each authority's robots.txt once (one fetch however many goroutines ask),
 // applies the dialect's fetch rules, and caches the result. It is safe for
@@ -332,6 +343,9 @@ func NewResolver(opts ...Option) (*Resolver, error) {
 		docs:   newDocCache(cfg.capacity, cfg.cacheBytes/4),
 	}, nil
 }
+
+// Timeout returns the bound of each fetch ([WithTimeout]).
+func (r *Resolver) Timeout() time.Duration { return r.cfg.totalTimeout }
 
 // Dialect returns the resolver's dialect.
 func (r *Resolver) Dialect() *dialect.Dialect { return r.cfg.dialect }
@@ -429,7 +443,7 @@ func (r *Resolver) load(ctx context.Context, authority string) *Policy {
 			}
 		}
 	}
-	res := r.fetch(ctx, authority+"/robots.txt", "text/plain, */*;q=0.8", dialect.MaxBodyBytes)
+	res := r.fetch(ctx, authority+"/robots.txt", "text/plain, */*;q=0.8", dialect.MaxBodyBytes, nil)
 	p := r.decide(authority, prev, &res)
 	r.cache.put(authority, p)
 	if r.cfg.store != nil {

@@ -37,8 +37,10 @@ type Config struct {
 	// A reservation restricts use, not access.
 	Reach bool
 	// Log, when not nil, gets one record per URL the crawl decided (see
-	// [LogRecord]): each URL fetched, refused after the fetch, or stopped
-	// before it by robots.txt or a usage term. The caller opens it
+	// [LogRecord]): each URL answered (fetched, whatever the status, or
+	// refused), stopped before the fetch, or sent without answer (failed);
+	// a request handed back as Deferred has its record once it is decided.
+	// The caller opens it
 	// ([OpenLog]) and closes it once the crawl is over.
 	Log *Log
 }

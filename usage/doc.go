@@ -22,9 +22,24 @@
 // [Report.Refusal] gives the signal that refuses a declared purpose. The
 // documents are fetched through a [policy.Resolver], once each.
 //
-// With the Colly plugin, a crawler declares its purpose in one option:
+// With the Colly plugin, a crawler declares its purposes in one option,
+// keeps what it may use, and with a [Log] keeps the evidence: one JSON line
+// per URL decided (fetched, refused, stopped or failed), chained to the
+// line before and signed with the crawler's Web Bot Auth key (key, a
+// botauth.Key), that [VerifyLog] or robotstxt evidence verify checks later:
 //
-//	robots.Attach(c, robots.WithUsage(usage.Config{Purposes: []string{"train-ai"}}))
+//	l, err := usage.OpenLog("usage.log", usage.LogConfig{Key: key.CryptoSigner(), KeyID: key.Thumbprint()})
+//	if err != nil {
+//		return err
+//	}
+//	defer l.Close()
+//	robots.Attach(c, robots.WithUsage(usage.Config{Purposes: []string{"train-ai", "search"}, Log: l}))
+//	c.OnResponse(func(r *colly.Response) {
+//		if u, _ := robots.UsageOf(r); u.Refused == "" {
+//			keep(r) // no declared purpose refused
+//		}
+//	})
 //
-// docs/usage.md has each carrier's reading and the JSON schema.
+// docs/usage.md has each carrier's reading, the JSON schema and the log's
+// format.
 package usage

@@ -41,12 +41,41 @@ var errNoLicense = errors.New("no licence")
 // tdmTerms returns the terms the tdmrep.json of authority states for u;
 // an origin without a readable file states none.
 func tdmTerms(ctx context.Context, r *policy.Resolver, authority string, u *url.URL) (TDMTerms, error) {
-	d, err := r.Document(ctx, authority+"/.well-known/tdmrep.json", tdmrepKind)
+	d, err := r.Document(ctx, u, authority+"/.well-known/tdmrep.json", tdmrepKind)
 	if err != nil {
 		return TDMTerms{}, err
 	}
 	if f, ok := d.Value.(*TDMRep); ok {
-		return f.Match(u.RequestURI()), nil
+		t := f.Match(u.RequestURI())
+		if fu, err := url.Parse(d.FinalURL); err == nil && d.FinalURL != d.URL && !sameAuthority(fu, authority) {
+			t.ReservationFrom.File = d.FinalURL
+			if t.PolicyFrom.Carrier == TDMRepFile {
+				t.PolicyFrom.File = d.FinalURL
+			}
+		}
+		return t, nil
 	}
 	return TDMTerms{}, nil
+}
+
+func sameAuthority(u *url.URL, authority string) bool {
+	a, err := policy.Authority(u)
+	return err == nil && a == authority
+}
+
+// maxQuoted bounds a value of a site quoted in a signal (a header, a URL):
+// a longer one is cut, with "…".
+const maxQuoted = 256
+
+// clip returns s cut to maxQuoted bytes, at a rune boundary, with "…"
+// when it was cut.
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	i := maxQuoted
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "…"
 }

@@ -22,10 +22,18 @@ import (
 )
 
 // Outcomes of a [LogRecord].
+//
+// A URL that was answered, whatever the status (Status says which), is
+// fetched or refused. A URL that was not answered is stopped, when the
+// crawler chose not to send it (Reason says why: robots.txt, a usage term,
+// a nofollow page, a Crawl-delay above the largest honoured, the crawl's
+// end), or failed, when it was sent and no answer came (Reason is the
+// error: the network, a timeout).
 const (
-	Fetched = "fetched" // the URL was fetched and its content may be used
-	Stopped = "stopped" // the URL was not fetched: robots.txt or a usage term stopped it
-	Refused = "refused" // the URL was fetched; its content may not be used for a declared purpose
+	Fetched = "fetched" // answered; its content may be used for every declared purpose
+	Refused = "refused" // answered; its content may not be used for a declared purpose
+	Stopped = "stopped" // not sent: the crawler stopped it
+	Failed  = "failed"  // sent, and no answer came
 	Closed  = "closed"  // the log's writer was closed: the last record of a complete log
 )
 
@@ -34,9 +42,10 @@ type LogRecord struct {
 	Time    time.Time `json:"time"`
 	URL     string    `json:"url,omitempty"`
 	Outcome string    `json:"outcome"`
-	// Status is the HTTP status of a fetched or refused URL.
+	// Status is the HTTP status of a fetched or refused URL, whatever it
+	// is (a 404 or a 503 answer out of retries is fetched).
 	Status int `json:"status,omitempty"`
-	// Reason says why a URL was stopped or refused.
+	// Reason says why a URL was stopped, refused or failed.
 	Reason string `json:"reason,omitempty"`
 	// Purposes are the declared purposes, Use the declared use level.
 	Purposes []string `json:"purposes,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/politecrawl/robots/dialect"
@@ -13,7 +14,7 @@ import (
 // Decision is what a crawler decided for one URL, for [NewLogRecord].
 type Decision struct {
 	URL     *url.URL
-	Outcome string // Fetched, Refused or Stopped
+	Outcome string // Fetched, Refused, Stopped or Failed
 	Status  int    // the HTTP status of a fetched URL
 	Reason  string // why it was stopped or refused
 	// Purposes and Use are what the crawler declared.
@@ -28,7 +29,8 @@ type Decision struct {
 // with the preference d.Report states for each, its signals, and the
 // documents that decided as r holds them in memory (nothing is fetched):
 // robots.txt, and with a purpose declared and a report the origin's
-// tdmrep.json and each licence a signal reads.
+// tdmrep.json and each RSL licence a signal reads (a licence link that is
+// not RSL's is among the signals only: it was not fetched).
 func NewLogRecord(r *policy.Resolver, t time.Time, d Decision) LogRecord {
 	rec := LogRecord{Time: t, URL: d.URL.String(), Outcome: d.Outcome, Status: d.Status, Reason: d.Reason}
 	if n := len(d.Purposes); n > 0 || d.Use != dialect.UseUnknown {
@@ -66,7 +68,7 @@ func NewLogRecord(r *policy.Resolver, t time.Time, d Decision) LogRecord {
 	rec.Documents = append(rec.Documents, cachedDocument(r, "tdmrep.json", tdm, tdmrepKind))
 	var seen []string
 	for _, s := range d.Report.Signals {
-		if s.License == nil || slices.Contains(seen, s.License.URL) {
+		if s.License == nil || !s.License.read() || slices.Contains(seen, s.License.URL) {
 			continue
 		}
 		seen = append(seen, s.License.URL)
@@ -93,4 +95,11 @@ func document(kind string, d *policy.Document) Document {
 		doc.SHA256 = hex.EncodeToString(d.SHA256[:])
 	}
 	return doc
+}
+
+// read reports whether the licence lt names was fetched: one that a
+// robots.txt License line or a link typed as RSL points to. Any other
+// licence link is recorded, never fetched.
+func (lt *LicenseTerms) read() bool {
+	return strings.HasPrefix(lt.From, "robots.txt ") || newPointer(lt.URL, lt.From, lt.Type).rsl
 }

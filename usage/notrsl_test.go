@@ -3,6 +3,7 @@ package usage
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -84,6 +85,16 @@ func TestLicenseLinksNotRSL(t *testing.T) {
 	}
 	if site.count("/license.xml") != 1 || site.count("/cc-by/")+site.count("/cc-by-sa/") != 0 {
 		t.Errorf("fetched licence.xml %d, the others %d times", site.count("/license.xml"), site.count("/cc-by/")+site.count("/cc-by-sa/"))
+	}
+	// Its log record names the RSL licence among the documents that
+	// decided, not the links that were not fetched.
+	rec := NewLogRecord(r, r.Now(), Decision{URL: mustURL(t, site.URL+"/articles/x"), Outcome: Refused, Purposes: aiAll, Report: &rep})
+	var docs []string
+	for _, d := range rec.Documents {
+		docs = append(docs, d.Kind+" "+strings.TrimPrefix(d.URL, site.URL)+" "+d.Err)
+	}
+	if want := "[robots.txt /robots.txt  tdmrep.json " + tdmPath + "  license /license.xml ]"; fmt.Sprint(docs) != want {
+		t.Errorf("log record's documents %v; want %s", docs, want)
 	}
 }
 

@@ -136,6 +136,10 @@ func (r Report) Refusal(purposes []dialect.Category, use dialect.UseLevel, stric
 }
 
 func (r *Report) add(s Signal) {
+	s.Where, s.Value, s.Policy = clip(s.Where), clip(s.Value), clip(s.Policy)
+	if s.License != nil {
+		s.License.URL = clip(s.License.URL)
+	}
 	switch {
 	case s.Replaced:
 	case s.Use != dialect.UseUnknown:
@@ -166,8 +170,9 @@ var tdmRefused = []dialect.Category{dialect.TrainAI, dialect.AIInput}
 // u for each of purposes: robots.txt's usage lines (Content-Usage,
 // Content-Signal with its use level), and when a purpose is declared the
 // origin's /.well-known/tdmrep.json and the RSL licences robots.txt points
-// to, each fetched once through r ([policy.Resolver.Document]). With no
-// purpose, nothing is fetched but robots.txt. Errors are those of
+// to, each fetched once through r ([policy.Resolver.Document], as named
+// by u: only from hosts the crawl may reach), the licences together. With
+// no purpose, nothing is fetched but robots.txt. Errors are those of
 // [policy.Resolver.Policy] and ctx's.
 func Check(ctx context.Context, r *policy.Resolver, u *url.URL, purposes ...dialect.Category) (Report, error) {
 	return Who{}.Check(ctx, r, u, purposes...)
@@ -229,7 +234,7 @@ func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, d
 		if file, err = tdmTerms(ctx, r, pol.Authority(), u); err != nil {
 			return rep, err
 		}
-		licenses = robotsLicenses(pol)
+		licenses = policyLicenses(pol)
 	}
 	if h != nil {
 		resp := combineTDM(tdmHeader(h), tdmMeta(doc))
@@ -277,6 +282,12 @@ func (r *Report) addTDM(t TDMTerms, replaced bool) {
 	switch ev := t.ReservationFrom; ev.Carrier {
 	case TDMRepFile:
 		s.Carrier, s.Where = TDMRepFile, "rule "+strconv.Itoa(ev.Rule)+" (location "+ev.Location+")"
+		if ev.File != "" {
+			s.Where += " of " + ev.File
+		}
+		if ev.Ignored > 0 {
+			s.Where += " (" + strconv.Itoa(ev.Ignored) + " rules past " + strconv.Itoa(MaxTDMRules) + " not read)"
+		}
 	case TDMHeader:
 		s.Carrier, s.Where = TDMHeader, "header"
 	default:
@@ -356,11 +367,23 @@ func (r *Report) addMetaSignals(doc []byte) {
 const MaxLicenses = 8
 
 // addLicenses adds, per purpose, the verdict of each RSL licence: those
-// robots.txt points to, then the response's, each fetched once. A
-// pointer that is not RSL's is recorded (a signal that states nothing),
-// never fetched.
+// robots.txt points to, then the response's, each fetched once, all
+// together ([fetchLicenses]). A pointer that is not RSL's is recorded (a
+// signal that states nothing), never fetched.
 func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, ptrs []pointer, who Who, purposes []dialect.Category) error {
 	seen, recorded := map[string]bool{}, map[pointer]bool{}
+	var fetch []string
+	for _, p := range ptrs {
+		if p.rsl && !seen[p.url] && len(fetch) < MaxLicenses {
+			fetch = append(fetch, p.url)
+			seen[p.url] = true
+		}
+	}
+	docs, err := fetchLicenses(ctx, res, u, fetch)
+	if err != nil {
+		return err
+	}
+	clear(seen)
 	for _, p := range ptrs {
 		if !p.rsl {
 			if recorded[p] {
@@ -380,11 +403,8 @@ func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.U
 		seen[p.url] = true
 		var doc *RSL
 		why := "more than " + strconv.Itoa(MaxLicenses) + " licences for one URL"
-		if len(seen) <= MaxLicenses {
-			d, err := res.Document(ctx, p.url, rslKind)
-			if err != nil {
-				return err
-			}
+		if i := len(seen) - 1; i < len(docs) {
+			d := docs[i]
 			if nr, ok := d.Value.(notRSLError); ok {
 				r.addNotRSL(p, nr.Error(), purposes)
 				continue

@@ -122,7 +122,7 @@ func TestUsageTDMRepMissing(t *testing.T) {
 		if len(rep.Signals) != 0 {
 			t.Errorf("%s: %v, want no signal", name, rep.Signals)
 		}
-		st, _ := r.Document(context.Background(), site.URL+tdmPath, tdmrepKind)
+		st, _ := r.Document(context.Background(), mustURL(t, site.URL+"/a"), site.URL+tdmPath, tdmrepKind)
 		if st.Value != nil || st.Err == "" {
 			t.Errorf("%s: state %+v, want not implemented with a reason", name, st)
 		}
@@ -317,7 +317,7 @@ func TestUsageTDMRepRedirects(t *testing.T) {
 	if got := refusal(usage(t, r, srv.URL+"/a", trainAI), trainAI); got != "train-ai=n: tdmrep.json rule 0 (location /): 1" {
 		t.Errorf("redirected file: %q", got)
 	}
-	d, err := r.Document(context.Background(), srv.URL+"/loop", tdmrepKind)
+	d, err := r.Document(context.Background(), mustURL(t, srv.URL+"/a"), srv.URL+"/loop", tdmrepKind)
 	if err != nil || d.Value != nil || d.Err != "more than 5 redirects" || hops.Load() != 6 {
 		t.Errorf("loop: %q (%v) after %d requests", d.Err, err, hops.Load())
 	}

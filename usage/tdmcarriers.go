@@ -12,6 +12,12 @@ type TDMEvidence struct {
 	// in the array and its location as written.
 	Rule     int
 	Location string
+	// File is the URL the file was read from when a redirect took its
+	// fetch to another origin (whose rules then apply: the protocol lets
+	// the file's URL redirect); "" for the origin's own.
+	File string
+	// Ignored counts the file's rules past [MaxTDMRules], not read.
+	Ignored int
 	// Value is the header field value or meta content that decided, as
 	// written (TDMHeader, MetaElement).
 	Value string

@@ -19,11 +19,13 @@
 //
 // Decisions where the specification is silent or loose:
 //
-//   - The file: a body that is not a JSON array, is larger than
-//     [MaxTDMRepSize] or holds more than [MaxTDMRules] elements is an error
-//     wrapping [ErrInvalidTDMRep], which the caller reads as "the origin does not
-//     implement the protocol" (the specification's reading of a file it
-//     cannot get). An element that is not an object, or lacks a string
+//   - The file: a body that is not a JSON array or is larger than
+//     [MaxTDMRepSize] is an error wrapping [ErrInvalidTDMRep], which the
+//     caller reads as "the origin does not implement the protocol" (the
+//     specification's reading of a file it cannot get). The elements past
+//     the first [MaxTDMRules] are not read, and counted ([TDMRep.Ignored]):
+//     the rules within the limit apply, so a file cannot lift its first
+//     rules' reservation by growing. An element that is not an object, or lacks a string
 //     location or a tdm-reservation member (both mandatory), is dropped;
 //     the others keep their index in the array as evidence.
 //   - Values: tdm-reservation is 1 or 0, as a JSON number written so or as the
@@ -67,7 +69,7 @@ import (
 // The limits on a tdmrep.json file. Real files hold a handful of rules.
 const (
 	MaxTDMRepSize = 512 << 10 // bytes
-	MaxTDMRules   = 4096      // array elements
+	MaxTDMRules   = 4096      // array elements read; the rest are counted, not read
 )
 
 // ErrInvalidTDMRep is wrapped by every error of [ParseTDMRep]: the file is broken,
@@ -109,6 +111,7 @@ type TDMRule struct {
 type TDMRep struct {
 	Rules   []TDMRule // the valid rules, in array order
 	Dropped int       // the elements dropped as invalid
+	Ignored int       // the elements past the first MaxTDMRules, not read
 }
 
 // ParseTDMRep reads a tdmrep.json body from r, up to [MaxTDMRepSize] bytes.
@@ -129,10 +132,10 @@ func ParseTDMRep(r io.Reader) (*TDMRep, error) {
 	if err := json.Unmarshal(body, &elems); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidTDMRep, err)
 	}
-	if len(elems) > MaxTDMRules {
-		return nil, fmt.Errorf("%w: %d rules, more than %d", ErrInvalidTDMRep, len(elems), MaxTDMRules)
-	}
 	f := &TDMRep{}
+	if len(elems) > MaxTDMRules {
+		f.Ignored, elems = len(elems)-MaxTDMRules, elems[:MaxTDMRules]
+	}
 	for i, e := range elems {
 		rule, ok := parseRule(e)
 		if !ok {
@@ -192,7 +195,7 @@ func (f *TDMRep) Match(path string) TDMTerms {
 		if !r.pattern.Match(p) {
 			continue
 		}
-		ev := TDMEvidence{Carrier: TDMRepFile, Rule: r.Index, Location: r.Location}
+		ev := TDMEvidence{Carrier: TDMRepFile, Rule: r.Index, Location: r.Location, Ignored: f.Ignored}
 		t := TDMTerms{Reservation: r.Reservation, Policy: r.Policy, ReservationFrom: ev}
 		if t.Policy != "" {
 			t.PolicyFrom = ev

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"crypto/x509"
@@ -14,7 +15,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
 	"time"
@@ -28,13 +28,16 @@ const evidenceSynopsis = "verify [-key FILE | -directory URL] LOG"
 const evidenceAbout = `Checks a usage log (examples/crawl -evidence, the plugin's usage log):
 that each record chains to the one before (its prev is the SHA-256 of the
 line before), that the log ends with its closing record, and, with -key or
--directory, that every record is signed by that key. Prints "LOG: N records
+-directory, that every record is signed by that key (a directory is used
+only if it is signed by a key it lists, as Web Bot Auth asks: its keys are
+those that signed it). Prints "LOG: N records
 intact" (and the key IDs) and exits 0; exits 1 naming the first bad record
 ("record 7: its signature does not verify ..."), 2 on a usage or I/O error.
 A signed log needs -key or -directory; with either, an unsigned record is
 bad.`
 
-// keyClient fetches -directory; tests replace it.
+// keyClient fetches -directory (the directory's own signature checked); tests
+// replace it.
 var keyClient = &http.Client{Timeout: 30 * time.Second}
 
 // maxKeyBytes bounds a key file and a key directory.
@@ -82,7 +85,7 @@ func evidenceCmd(args []string, stdout, stderr io.Writer) (int, error) {
 			return 2, fmt.Errorf("-key %s: %w", *keyFile, err)
 		}
 	case *dir != "":
-		if keys, err = fetchDirectory(*dir); err != nil {
+		if keys, err = botauth.FetchDirectory(context.Background(), keyClient, *dir); err != nil {
 			return 2, fmt.Errorf("-directory: %w", err)
 		}
 	}
@@ -202,42 +205,4 @@ func parseKeys(data []byte) (map[string]ed25519.PublicKey, error) {
 func thumbprint(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + base64.RawURLEncoding.EncodeToString(pub) + `"}`))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
-}
-
-// fetchDirectory fetches the key directory at rawURL (https; a URL
-// without a path means the well-known one) and returns its keys by their
-// thumbprints (a key's kid is not trusted).
-func fetchDirectory(rawURL string) (map[string]ed25519.PublicKey, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("%w: %q is not an https URL", errUsage, rawURL)
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = botauth.DirectoryPath
-	}
-	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", botauth.DirectoryMediaType+", application/json;q=0.9")
-	resp, err := keyClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", u, resp.Status)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxKeyBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	if len(data) > maxKeyBytes {
-		return nil, fmt.Errorf("%s: over %d bytes", u, maxKeyBytes)
-	}
-	keys, err := parseKeys(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	return keys, nil
 }

@@ -139,4 +139,24 @@ func TestEvidenceVerify(t *testing.T) {
 			t.Errorf("%v: exit %d; want 2", args, code)
 		}
 	}
+
+	// A directory that lists the key but is not signed by it is not used.
+	unsignedDir := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		r.Host = strings.TrimPrefix(srv.URL, "https://") // the directory's own
+		dir.ServeHTTP(rec, r)
+		for name, v := range rec.Header() {
+			if name != "Signature" {
+				w.Header()[name] = v
+			}
+		}
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	defer unsignedDir.Close()
+	keyClient = unsignedDir.Client()
+	var errOut bytes.Buffer
+	code := runMain([]string{"evidence", "verify", "-directory", unsignedDir.URL, path}, nil, io.Discard, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "no listed key signed the directory") {
+		t.Errorf("an unsigned directory: exit %d, stderr %q; want 2 and the directory refused", code, errOut.String())
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gocolly/colly/v2"
@@ -21,18 +22,22 @@ import (
 )
 
 const rslDoc = `<rsl xmlns="https://rslstandard.org/rsl"><content url="/rsl"><license>` +
-	`<prohibits type="usage">ai-train</prohibits></license></content></rsl>`
+	`<prohibits type="usage">ai-train</prohibits></license></content>` +
+	`<content url="/rsl-elem"><license><prohibits type="usage">ai-train</prohibits></license></content></rsl>`
 
 const usageUA = "Mozilla/5.0 (compatible; EvBot/1.0; +https://bot.example/)"
 
 // usageSiteLinks are the pages of usageCmdSite, each stating usage in
 // another carrier.
 var usageSiteLinks = []string{"/private/x", "/noai/x", "/archive/a.pdf", "/archive/a.html", "/hdr", "/xrt",
-	"/meta-tdm", "/signal", "/go", "/open", "/rsl"}
+	"/meta-tdm", "/signal", "/go", "/open", "/rsl", "/rsl-elem", "/cc-hdr", "/cc-elem", "/gone", "/gone-noai"}
 
-// usageCmdSite states usage in every carrier the CLI and the crawl read.
-func usageCmdSite(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// usageCmdSite states usage in every carrier the CLI and the crawl read,
+// and links a Creative Commons licence as the web does (a Link header and a
+// <link> element, untyped); ccFetched counts the requests of that licence.
+func usageCmdSite(t *testing.T) (srv *httptest.Server, ccFetched *atomic.Int64) {
+	ccFetched = new(atomic.Int64)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, "User-agent: *\nDisallow: /private/\nContent-Usage: /noai/ train-ai=n\nContent-Signal: search=yes\n")
@@ -61,6 +66,27 @@ func usageCmdSite(t *testing.T) *httptest.Server {
 			return
 		case "/rsl":
 			w.Header().Set("Link", `</license.xml>; rel="license"; type="application/rsl+xml"`)
+		case "/rsl-elem":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html><head><link rel="license" type="application/rsl+xml" href="/license.xml"></head><body>x</body></html>`)
+			return
+		case "/cc-hdr":
+			w.Header().Set("Link", `</licenses/by/4.0/>; rel="license"`)
+		case "/cc-elem":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html><head><link rel="license" href="/licenses/by/4.0/"></head><body>x</body></html>`)
+			return
+		case "/gone-noai":
+			w.Header().Set("X-Robots-Tag", "noai")
+			fallthrough
+		case "/gone":
+			http.NotFound(w, r)
+			return
+		case "/licenses/by/4.0/":
+			ccFetched.Add(1)
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><body>Attribution 4.0 International</body></html>")
+			return
 		case "/license.xml":
 			w.Header().Set("Content-Type", "application/rsl+xml")
 			io.WriteString(w, rslDoc)
@@ -69,14 +95,15 @@ func usageCmdSite(t *testing.T) *httptest.Server {
 		io.WriteString(w, "page")
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, ccFetched
 }
 
 // TestUsageCmdMatchesCrawl: for every URL of one site, robotstxt usage
-// gives the verdict the crawl gives (outcome, reason, preference per
-// purpose), as the crawl's usage log records it.
+// gives the verdict the crawl gives (outcome, status, reason, preference
+// per purpose), as the crawl's usage log records it, a 404 answer
+// included; neither fetches a licence link that is not RSL's.
 func TestUsageCmdMatchesCrawl(t *testing.T) {
-	srv := usageCmdSite(t)
+	srv, ccFetched := usageCmdSite(t)
 	purposes := []string{"train-ai", "search", "ai-input"}
 	logPath := filepath.Join(t.TempDir(), "usage.log")
 	l, err := usagepkg.OpenLog(logPath, usagepkg.LogConfig{})
@@ -122,16 +149,26 @@ func TestUsageCmdMatchesCrawl(t *testing.T) {
 			t.Errorf("%s: the CLI decided %s, which the crawl did not", p, rec.URL)
 			continue
 		}
-		if rec.Outcome != want.Outcome || rec.Reason != want.Reason || fmt.Sprint(rec.Verdicts) != fmt.Sprint(want.Verdicts) {
-			t.Errorf("%s: CLI %s %q %v; crawl %s %q %v", p, rec.Outcome, rec.Reason, rec.Verdicts, want.Outcome, want.Reason, want.Verdicts)
+		if rec.Outcome != want.Outcome || rec.Status != want.Status || rec.Reason != want.Reason || fmt.Sprint(rec.Verdicts) != fmt.Sprint(want.Verdicts) {
+			t.Errorf("%s: CLI %s %d %q %v; crawl %s %d %q %v", p, rec.Outcome, rec.Status, rec.Reason, rec.Verdicts, want.Outcome, want.Status, want.Reason, want.Verdicts)
 		}
-		if p == "/rsl" {
+		switch p {
+		case "/rsl", "/rsl-elem":
 			// The licence that decided is among the documents, with its hash.
 			sum := sha256.Sum256([]byte(rslDoc))
 			if !slices.ContainsFunc(rec.Documents, func(d usagepkg.Document) bool {
 				return d.Kind == "license" && d.SHA256 == hex.EncodeToString(sum[:])
 			}) {
-				t.Errorf("/rsl: documents %+v; want the licence with its SHA-256", rec.Documents)
+				t.Errorf("%s: documents %+v; want the licence with its SHA-256", p, rec.Documents)
+			}
+		case "/cc-hdr", "/cc-elem":
+			// The licence link is in the evidence, not among the documents.
+			for _, r := range []usagepkg.LogRecord{rec, want} {
+				if !slices.ContainsFunc(r.Signals, func(s usagepkg.Signal) bool {
+					return s.License != nil && strings.HasSuffix(s.License.URL, "/licenses/by/4.0/")
+				}) || slices.ContainsFunc(r.Documents, func(d usagepkg.Document) bool { return d.Kind == "license" }) {
+					t.Errorf("%s: signals %+v, documents %+v; want the licence link recorded, no licence document", p, r.Signals, r.Documents)
+				}
 			}
 		}
 		if wantCode := map[bool]int{true: 0, false: 1}[rec.Outcome == usagepkg.Fetched]; code != wantCode {
@@ -141,16 +178,19 @@ func TestUsageCmdMatchesCrawl(t *testing.T) {
 	}
 	sort.Strings(outcomes)
 	// Every carrier decided something: the test covers each outcome.
-	want := "[/ fetched /archive/a.html fetched /archive/a.pdf stopped /hdr refused /meta-tdm refused /noai/x stopped /noai/y stopped /open fetched /private/x stopped /rsl refused /signal refused /xrt refused]"
+	want := "[/ fetched /archive/a.html fetched /archive/a.pdf stopped /cc-elem fetched /cc-hdr fetched /gone fetched /gone-noai refused /hdr refused /meta-tdm refused /noai/x stopped /noai/y stopped /open fetched /private/x stopped /rsl refused /rsl-elem refused /signal refused /xrt refused]"
 	if fmt.Sprint(outcomes) != want {
 		t.Errorf("outcomes %v\nwant %s", outcomes, want)
+	}
+	if n := ccFetched.Load(); n != 0 {
+		t.Errorf("the Creative Commons licence was fetched %d times; want never", n)
 	}
 }
 
 // TestUsageCmdLines: the text output is one line per purpose as
 // Signal.String reads, and the use level's.
 func TestUsageCmdLines(t *testing.T) {
-	srv := usageCmdSite(t)
+	srv, _ := usageCmdSite(t)
 	for _, tc := range []struct {
 		path, use string
 		code      int

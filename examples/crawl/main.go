@@ -50,10 +50,11 @@
 //	                 directory's host, its key directory, product token,
 //	                 purposes and rate control from these flags.
 //	-evidence FILE   append to the usage log FILE one JSON line per URL
-//	                 decided (fetched, stopped before the fetch by robots.txt
-//	                 or a usage term, refused after it), each chained to the
+//	                 decided (fetched with any status, refused after the
+//	                 fetch, stopped before it, or failed without answer:
+//	                 docs/usage.md has the table), each chained to the
 //	                 one before and, with -sign-key, signed with its key; the
-//	                 documents that decided (robots.txt, tdmrep.json,
+//	                 documents that decided (robots.txt, tdmrep.json, RSL
 //	                 licences) are kept beside it, as sha256/HEX in FILE's
 //	                 directory. Needs -purpose or -use. robotstxt evidence
 //	                 verify checks it (docs/usage.md).
