@@ -147,12 +147,18 @@ func (u Usage) Combine(o Usage) Usage {
 // when u states nothing.
 func (u Usage) String() string {
 	var b strings.Builder
-	add := func(k, v string) {
+	u.each(func(k, v string) {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(k + "=" + v)
-	}
+	})
+	return b.String()
+}
+
+// each calls add with each key and value u states, in the order of the
+// categories, the level last.
+func (u Usage) each(add func(k, v string)) {
 	for c := range Category(numCategories) {
 		if p := u.Pref(c); p != PrefUnknown {
 			add(c.String(), p.String())
@@ -161,7 +167,6 @@ func (u Usage) String() string {
 	if l := u.Use(); l != UseUnknown {
 		add("use", l.String())
 	}
-	return b.String()
 }
 
 // ParseUsage reads a Content-Usage value (a robots.txt rule's preference or
@@ -442,20 +447,12 @@ func unmarshalName[T ~uint8](v *T, b []byte, names []string) error {
 // {} when it states nothing.
 func (u Usage) MarshalJSON() ([]byte, error) {
 	b := []byte{'{'}
-	add := func(k, v string) {
+	u.each(func(k, v string) {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
 		b = append(b, `"`+k+`":"`+v+`"`...)
-	}
-	for _, c := range Categories() {
-		if p := u.Pref(c); p != PrefUnknown {
-			add(c.String(), p.String())
-		}
-	}
-	if l := u.Use(); l != UseUnknown {
-		add("use", l.String())
-	}
+	})
 	return append(b, '}'), nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/politecrawl/robots/internal/ascii"
 )
 
 // addrClass is what an address (or a host) may reach.
@@ -205,15 +207,5 @@ func DialControl(ctx context.Context, network, address string, _ syscall.RawConn
 // or a reason.
 const maxQuoted = 256
 
-// bound returns s cut to maxQuoted bytes, at a rune boundary, with "…"
-// when it was cut.
-func bound(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	i := maxQuoted
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
+// bound returns s cut to maxQuoted bytes.
+func bound(s string) string { return ascii.Clip(s, maxQuoted) }

@@ -179,18 +179,22 @@ func (p *Policy) String() string { return p.authority + ": " + p.Reason() }
 // policy's authority, percent-encoded as it is sent. It does not allocate
 // for ordinary URLs.
 func (p *Policy) Check(u *url.URL) Verdict {
+	var buf [256]byte
+	return p.CheckPath(asSent(u, &buf))
+}
+
+// asSent returns u's path and query as sent, joined in buf when they fit,
+// so that an ordinary URL costs no allocation.
+func asSent(u *url.URL, buf *[256]byte) string {
 	if u.Opaque != "" {
-		return p.CheckPath(u.RequestURI())
+		return u.RequestURI()
 	}
 	path := u.EscapedPath()
 	if u.RawQuery == "" && !u.ForceQuery {
-		return p.CheckPath(path)
+		return path
 	}
-	var buf [256]byte
-	b := append(buf[:0], path...)
-	b = append(b, '?')
-	b = append(b, u.RawQuery...)
-	return p.CheckPath(unsafe.String(unsafe.SliceData(b), len(b)))
+	b := append(append(append(buf[:0], path...), '?'), u.RawQuery...)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // CheckPath is [Policy.Check] for a path and query as sent ("/a/b?c=d";

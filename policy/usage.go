@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unsafe"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -32,14 +31,7 @@ func (v UsageVerdict) Explain(c dialect.Category) string {
 // states (draft-ietf-aipref-attach-05; several field lines are read as one
 // Dictionary), per category the most restrictive.
 func (v UsageVerdict) WithHeader(h http.Header) dialect.Usage {
-	vals := h.Values("Content-Usage")
-	switch len(vals) {
-	case 0:
-		return v.Usage
-	case 1:
-		return v.Usage.Combine(dialect.ParseUsage(vals[0]))
-	}
-	return v.Usage.Combine(dialect.ParseUsage(strings.Join(vals, ", ")))
+	return v.Usage.Combine(dialect.ParseUsage(strings.Join(h.Values("Content-Usage"), ", ")))
 }
 
 // Usage returns the usage preference robots.txt states for u, a URL of the
@@ -48,18 +40,8 @@ func (v UsageVerdict) WithHeader(h http.Header) dialect.Usage {
 // crawler may not fetch has no preference. It does not allocate for
 // ordinary URLs.
 func (p *Policy) Usage(u *url.URL) UsageVerdict {
-	if u.Opaque != "" {
-		return p.UsagePath(u.RequestURI())
-	}
-	path := u.EscapedPath()
-	if u.RawQuery == "" && !u.ForceQuery {
-		return p.UsagePath(path)
-	}
 	var buf [256]byte
-	b := append(buf[:0], path...)
-	b = append(b, '?')
-	b = append(b, u.RawQuery...)
-	return p.UsagePath(unsafe.String(unsafe.SliceData(b), len(b)))
+	return p.UsagePath(asSent(u, &buf))
 }
 
 // UsagePath is [Policy.Usage] for a path and query as sent.

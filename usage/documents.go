@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/politecrawl/robots/internal/ascii"
 	"github.com/politecrawl/robots/policy"
 )
 
@@ -47,10 +48,12 @@ func tdmTerms(ctx context.Context, r *policy.Resolver, authority string, u *url.
 	}
 	if f, ok := d.Value.(*TDMRep); ok {
 		t := f.Match(u.RequestURI())
-		if fu, err := url.Parse(d.FinalURL); err == nil && d.FinalURL != d.URL && !sameAuthority(fu, authority) {
-			t.ReservationFrom.File = d.FinalURL
-			if t.PolicyFrom.Carrier == TDMRepFile {
-				t.PolicyFrom.File = d.FinalURL
+		if fu, err := url.Parse(d.FinalURL); err == nil && d.FinalURL != d.URL {
+			if a, err := policy.Authority(fu); err != nil || a != authority {
+				t.ReservationFrom.File = d.FinalURL
+				if t.PolicyFrom.Carrier == TDMRepFile {
+					t.PolicyFrom.File = d.FinalURL
+				}
 			}
 		}
 		return t, nil
@@ -58,24 +61,9 @@ func tdmTerms(ctx context.Context, r *policy.Resolver, authority string, u *url.
 	return TDMTerms{}, nil
 }
 
-func sameAuthority(u *url.URL, authority string) bool {
-	a, err := policy.Authority(u)
-	return err == nil && a == authority
-}
-
 // maxQuoted bounds a value of a site quoted in a signal (a header, a URL):
 // a longer one is cut, with "…".
 const maxQuoted = 256
 
-// clip returns s cut to maxQuoted bytes, at a rune boundary, with "…"
-// when it was cut.
-func clip(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	i := maxQuoted
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
+// clip returns s cut to maxQuoted bytes.
+func clip(s string) string { return ascii.Clip(s, maxQuoted) }

@@ -14,12 +14,9 @@ import (
 // retained.
 func MetaRobots(doc []byte, agents []string) Directives {
 	var d Directives
-	scanHead(doc, func(e element) bool {
-		if strings.EqualFold(e.Name, "meta") {
-			d |= meta(e, agents, nil)
-		}
-		return true
-	})
+	for e := range headElements(doc) {
+		d |= meta(e, agents, nil)
+	}
 	return d
 }
 
@@ -36,7 +33,27 @@ type element struct {
 // script, style, title and textarea elements are skipped. doc is not
 // retained.
 func headElements(doc []byte) iter.Seq[element] {
-	return func(yield func(element) bool) { scanHead(doc, yield) }
+	return func(yield func(element) bool) {
+		if len(doc) == 0 {
+			return
+		}
+		z := html.NewTokenizer(bytes.NewReader(doc))
+		for {
+			switch z.Next() {
+			case html.ErrorToken:
+				return
+			case html.EndTagToken:
+				if name, _ := z.TagName(); string(name) == "head" {
+					return
+				}
+			case html.StartTagToken, html.SelfClosingTagToken:
+				t := z.Token()
+				if t.Data == "body" || !yield(element{Name: t.Data, attrs: t.Attr}) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Attr returns the value of e's first attribute named name (compared
@@ -51,41 +68,12 @@ func (e element) Attr(name string) (string, bool) {
 	return "", false
 }
 
-// scanHead calls visit with each start tag of the head of doc until visit
-// returns false.
-func scanHead(doc []byte, visit func(element) bool) {
-	if len(doc) == 0 {
-		return
-	}
-	z := html.NewTokenizer(bytes.NewReader(doc))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return
-		case html.EndTagToken:
-			if name, _ := z.TagName(); string(name) == "head" {
-				return
-			}
-		case html.StartTagToken, html.SelfClosingTagToken:
-			name, more := z.TagName()
-			if string(name) == "body" {
-				return
-			}
-			e := element{Name: string(name)}
-			for more {
-				var k, v []byte
-				k, v, more = z.TagAttr()
-				e.attrs = append(e.attrs, html.Attribute{Key: string(k), Val: string(v)})
-			}
-			if !visit(e) {
-				return
-			}
-		}
-	}
-}
-
-// meta returns the directives of one meta element; emit is as for list.
+// meta returns the directives of one element if it is a meta element;
+// emit is as for list.
 func meta(e element, agents []string, emit func(scope, elem string)) Directives {
+	if e.Name != "meta" {
+		return 0
+	}
 	name, _ := e.Attr("name")
 	name = trim(name)
 	content, _ := e.Attr("content")

@@ -62,23 +62,17 @@ func fetchLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, urls [
 	}
 	bctx, cancel := context.WithTimeout(ctx, res.Timeout())
 	defer cancel()
-	errs := make([]error, len(urls))
 	var wg sync.WaitGroup
 	for i, lu := range urls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			docs[i], errs[i] = res.Document(bctx, u, lu, rslKind)
+			var err error
+			if docs[i], err = res.Document(bctx, u, lu, rslKind); err != nil {
+				docs[i] = &policy.Document{URL: lu, Err: "not read within " + res.Timeout().String()}
+			}
 		}()
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	for i, err := range errs {
-		if err != nil {
-			docs[i] = &policy.Document{URL: urls[i], Err: "not read within " + res.Timeout().String()}
-		}
-	}
-	return docs, nil
+	return docs, ctx.Err()
 }

@@ -14,85 +14,79 @@ type link struct {
 	Params map[string]string
 }
 
-// Rels returns the link's relation types, lower-cased.
-func (l link) Rels() []string { return strings.Fields(strings.ToLower(l.Params["rel"])) }
-
 // parseLinks reads Link field values leniently: a link that does not
-// start with "<...>" is skipped up to the next comma outside quotes, a
-// parameter that is not "name", "name=token" or "name=quoted-string" ends
-// its link's parameters, and reading stops after [maxPointers] links.
+// start with "<...>" is skipped up to the next comma outside quotes and
+// angle brackets, a parameter that is not "name", "name=token" or
+// "name=quoted-string" ends its link's parameters, and reading stops after
+// [maxPointers] links.
 func parseLinks(values []string) []link {
 	var links []link
 	for _, v := range values {
-		for v != "" && len(links) < maxPointers {
-			var l link
-			var ok bool
-			l, v, ok = parseLink(v)
-			if ok {
-				links = append(links, l)
+		for _, s := range splitUnquoted(v, ',') {
+			if len(links) == maxPointers {
+				return links
 			}
+			s = strings.TrimLeft(s, " \t")
+			target, params, ok := strings.Cut(s, ">")
+			if !ok || !strings.HasPrefix(s, "<") {
+				continue
+			}
+			l := link{Target: strings.TrimSpace(target[1:]), Params: map[string]string{}}
+			l.readParams(params)
+			links = append(links, l)
 		}
 	}
 	return links
 }
 
-// parseLink reads the link at the start of s and returns what follows its
-// comma.
-func parseLink(s string) (link, string, bool) {
-	s = strings.TrimLeft(s, " \t,")
-	if !strings.HasPrefix(s, "<") {
-		return link{}, skipLink(s), false
+// readParams reads the parameters of s, what follows a link's "<...>",
+// up to the first that is not one.
+func (l link) readParams(s string) {
+	params := splitUnquoted(s, ';')
+	if strings.Trim(params[0], " \t") != "" {
+		return
 	}
-	end := strings.IndexByte(s, '>')
-	if end < 0 {
-		return link{}, "", false
-	}
-	l := link{Target: strings.TrimSpace(s[1:end]), Params: map[string]string{}}
-	s = s[end+1:]
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if !strings.HasPrefix(s, ";") {
-			return l, skipLink(s), true
-		}
-		s = strings.TrimLeft(s[1:], " \t")
+	for _, p := range params[1:] {
+		p = strings.TrimLeft(p, " \t")
 		i := 0
-		for i < len(s) && isTokenChar(s[i]) {
+		for i < len(p) && isTokenChar(p[i]) {
 			i++
 		}
-		name := strings.ToLower(s[:i])
-		s = strings.TrimLeft(s[i:], " \t")
-		value := ""
-		if strings.HasPrefix(s, "=") {
-			s = strings.TrimLeft(s[1:], " \t")
-			if value, s, i = quotedOrToken(s); i < 0 {
-				return l, "", true // an unterminated quoted string
+		name, rest, value := strings.ToLower(p[:i]), strings.TrimLeft(p[i:], " \t"), ""
+		if strings.HasPrefix(rest, "=") {
+			var ok bool
+			if value, rest, ok = quotedOrToken(strings.TrimLeft(rest[1:], " \t")); !ok {
+				return // an unterminated quoted string
 			}
 		}
 		if name == "" {
-			return l, skipLink(s), true
+			return
 		}
 		if _, dup := l.Params[name]; !dup {
 			l.Params[name] = value
 		}
+		if strings.Trim(rest, " \t") != "" {
+			return
+		}
 	}
 }
 
-// quotedOrToken reads a quoted string or a token at the start of s; n is
-// -1 for an unterminated quoted string. A token may hold '/', leniently:
+// quotedOrToken reads a quoted string or a token at the start of s; ok is
+// false for an unterminated quoted string. A token may hold '/', leniently:
 // media types are often written unquoted (type=application/rsl+xml).
-func quotedOrToken(s string) (value, rest string, n int) {
+func quotedOrToken(s string) (value, rest string, ok bool) {
 	if !strings.HasPrefix(s, `"`) {
 		i := 0
 		for i < len(s) && (isTokenChar(s[i]) || s[i] == '/') {
 			i++
 		}
-		return s[:i], s[i:], i
+		return s[:i], s[i:], true
 	}
 	var b strings.Builder
 	for i := 1; i < len(s); i++ {
 		switch c := s[i]; c {
 		case '"':
-			return b.String(), s[i+1:], i + 1
+			return b.String(), s[i+1:], true
 		case '\\':
 			if i+1 < len(s) {
 				i++
@@ -102,28 +96,7 @@ func quotedOrToken(s string) (value, rest string, n int) {
 			b.WriteByte(c)
 		}
 	}
-	return "", "", -1
-}
-
-// skipLink returns what follows the first comma of s outside a quoted
-// string or angle brackets.
-func skipLink(s string) string {
-	var quoted, angle bool
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case quoted && c == '\\':
-			i++
-		case c == '"' && !angle:
-			quoted = !quoted
-		case c == '<' && !quoted:
-			angle = true
-		case c == '>' && !quoted:
-			angle = false
-		case c == ',' && !quoted && !angle:
-			return s[i+1:]
-		}
-	}
-	return ""
+	return "", "", false
 }
 
 // isTokenChar reports whether c is an RFC 9110 tchar ('*' included, for

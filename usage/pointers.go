@@ -3,6 +3,7 @@ package usage
 import (
 	"html"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -68,12 +69,7 @@ func newPointer(u, from, typ string) pointer {
 
 // isLicenseRel reports whether a rel list holds "license".
 func isLicenseRel(rel string) bool {
-	for _, r := range strings.Fields(rel) {
-		if strings.EqualFold(r, "license") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Fields(rel), func(r string) bool { return strings.EqualFold(r, "license") })
 }
 
 // resolve returns ref resolved against base as an absolute http(s) URL,

@@ -26,9 +26,6 @@ func TestParseLinks(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseLinks =\n%q\nwant\n%q", got, want)
 	}
-	if r := got[2].Rels(); !reflect.DeepEqual(r, []string{"license"}) {
-		t.Errorf("Rels = %q", r)
-	}
 	many := strings.Repeat("<https://a/>, ", 3*maxPointers)
 	if n := len(parseLinks([]string{many, many})); n != maxPointers {
 		t.Errorf("%d links, want at most %d", n, maxPointers)

@@ -1,6 +1,10 @@
 package usage
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dunglas/httpsfv"
+)
 
 // MaxRobotsTag is how many bytes of a response's Robots-Tag field values
 // [RobotsTag] reads: 8 KiB, the least draft-illyes-repext-03 allows.
@@ -33,27 +37,52 @@ func RobotsTag(values []string, agents []string) Directives {
 
 // repext reads Robots-Tag field values; emit, when not nil, is called with
 // each applying rule's scope, name (lower-case) and value as written (""
-// for a rule without one).
+// for a rule without one). Each member is checked with the Structured
+// Field parser, its keys lower-cased (the lenient reading), and read as
+// written.
 func repext(values []string, agents []string, emit func(scope, name, value string)) Directives {
 	s, cut := joinLimited(values)
 	var d Directives
-	p := sfParser{s: s}
-	p.skip(" ")
-	for p.i < len(s) {
-		item, params, ok := p.member()
-		p.skip(" \t")
-		complete := p.i < len(s) && s[p.i] == ',' || p.i == len(s) && !cut
-		if !ok || !complete {
+	members := splitUnquoted(s, ',')
+	for i, m := range members {
+		if i == len(members)-1 && cut {
+			break // cut short
+		}
+		lead := " \t"
+		if i == 0 {
+			lead = " "
+		}
+		m = strings.TrimRight(strings.TrimLeft(m, lead), " \t")
+		list, err := httpsfv.UnmarshalList([]string{lowerUnquoted(m)})
+		if err != nil || len(list) != 1 {
 			break
 		}
-		if name, ok := productToken(item); ok && (name == "*" || matches(name, agents)) {
-			d |= paramRules(params, name, emit)
+		item, ok := list[0].(httpsfv.Item)
+		if !ok {
+			continue // an inner list names no crawler
 		}
-		if p.i == len(s) {
-			break
+		params := splitUnquoted(m, ';')
+		name := params[0]
+		switch v := item.Value.(type) {
+		case string:
+			name = v
+		case httpsfv.Token:
+		default:
+			continue
 		}
-		p.i++ // the comma
-		p.skip(" \t")
+		if name != "*" && !matches(name, agents) {
+			continue
+		}
+		for _, p := range params[1:] {
+			key, value, _ := strings.Cut(strings.TrimLeft(p, " "), "=")
+			if value == "?0" {
+				continue
+			}
+			d |= directive(key)
+			if emit != nil {
+				emit(name, strings.ToLower(key), strings.TrimPrefix(value, "?1"))
+			}
+		}
 	}
 	return d
 }
@@ -82,208 +111,41 @@ func joinLimited(values []string) (s string, cut bool) {
 	return s, false
 }
 
-// productToken returns the product token a member's item names: a Token
-// as written, or a String's content.
-func productToken(item string) (string, bool) {
-	switch {
-	case item[0] == '"':
-		if strings.IndexByte(item, '\\') >= 0 {
-			item = strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(item)
+// splitUnquoted splits s at each sep outside quoted strings and angle
+// brackets.
+func splitUnquoted(s string, sep byte) []string {
+	var out []string
+	quoted, angle, start := false, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"' && !angle:
+			quoted = !quoted
+		case c == '<' && !quoted:
+			angle = true
+		case c == '>' && !quoted:
+			angle = false
+		case c == sep && !quoted && !angle:
+			out, start = append(out, s[start:i]), i+1
 		}
-		return item[1 : len(item)-1], true
-	case item[0] == '*' || isLetter(item[0]):
-		return item, true
 	}
-	return "", false
+	return append(out, s[start:])
 }
 
-// paramRules returns the directives of the (valid) parameters params.
-func paramRules(params, scope string, emit func(scope, name, value string)) Directives {
-	var d Directives
-	p := sfParser{s: params}
-	for p.i < len(params) {
-		p.i++ // the ';'
-		p.skip(" ")
-		k := p.i
-		p.key()
-		key, value := params[k:p.i], ""
-		if p.i < len(params) && params[p.i] == '=' {
-			p.i++
-			v := p.i
-			p.bareItem()
-			value = params[v:p.i]
-		}
-		if value == "?0" {
-			continue
-		}
-		d |= directive(key)
-		if emit != nil {
-			emit(scope, strings.ToLower(key), strings.TrimPrefix(value, "?1"))
-		}
-	}
-	return d
-}
-
-// sfParser reads Structured Field text from s at i. Each method advances i
-// past what it read and reports whether it was valid.
-type sfParser struct {
-	s string
-	i int
-}
-
-func (p *sfParser) skip(set string) {
-	for p.i < len(p.s) && strings.IndexByte(set, p.s[p.i]) >= 0 {
-		p.i++
-	}
-}
-
-func (p *sfParser) peek() byte {
-	if p.i < len(p.s) {
-		return p.s[p.i]
-	}
-	return 0
-}
-
-// member reads a List member: an Item or an Inner List, then its
-// Parameters.
-func (p *sfParser) member() (item, params string, ok bool) {
-	start := p.i
-	if p.peek() == '(' {
-		p.i++
-		for {
-			p.skip(" ")
-			if p.peek() == ')' {
-				p.i++
-				break
-			}
-			if !p.bareItem() || !p.params() {
-				return "", "", false
-			}
-			if c := p.peek(); c != ' ' && c != ')' {
-				return "", "", false
-			}
-		}
-	} else if !p.bareItem() {
-		return "", "", false
-	}
-	item = p.s[start:p.i]
-	k := p.i
-	if !p.params() {
-		return "", "", false
-	}
-	return item, p.s[k:p.i], true
-}
-
-func (p *sfParser) params() bool {
-	for p.peek() == ';' {
-		p.i++
-		p.skip(" ")
-		if !p.key() {
-			return false
-		}
-		if p.peek() == '=' {
-			p.i++
-			if !p.bareItem() {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// key reads a key, upper-case letters allowed.
-func (p *sfParser) key() bool {
-	if c := p.peek(); c != '*' && !isLetter(c) {
-		return false
-	}
-	for p.i++; p.i < len(p.s); p.i++ {
-		c := p.s[p.i]
-		if !isLetter(c) && !isDigit(c) && strings.IndexByte("_-.*", c) < 0 {
-			break
-		}
-	}
-	return true
-}
-
-// bareItem reads an Integer or Decimal, a String, a Token, a Byte
-// Sequence, a Boolean, a Date or a Display String.
-func (p *sfParser) bareItem() bool {
-	c := p.peek()
-	switch {
-	case c == '-' || isDigit(c):
-		p.i++
-		return p.digits() && (p.peek() != '.' || p.advance() && p.digits())
-	case c == '"':
-		return p.quoted()
-	case c == '%':
-		p.i++
-		return p.peek() == '"' && p.quoted()
-	case c == '*' || isLetter(c):
-		for p.i++; p.i < len(p.s) && (isTchar(p.s[p.i]) || p.s[p.i] == ':' || p.s[p.i] == '/'); p.i++ {
-		}
-		return true
-	case c == ':':
-		k := strings.IndexByte(p.s[p.i+1:], ':')
-		if k < 0 {
-			return false
-		}
-		for _, b := range []byte(p.s[p.i+1 : p.i+1+k]) {
-			if !isLetter(b) && !isDigit(b) && b != '+' && b != '/' && b != '=' {
-				return false
-			}
-		}
-		p.i += k + 2
-		return true
-	case c == '?':
-		p.i++
-		if c := p.peek(); c == '0' || c == '1' {
-			p.i++
-			return true
-		}
-		return false
-	case c == '@':
-		p.i++
-		if p.peek() == '-' {
-			p.i++
-		}
-		return p.digits()
-	}
-	return false
-}
-
-func (p *sfParser) advance() bool { p.i++; return true }
-
-// digits reads the digits at i (none is valid after a sign already read).
-func (p *sfParser) digits() bool {
-	k := p.i
-	for p.i < len(p.s) && isDigit(p.s[p.i]) {
-		p.i++
-	}
-	return p.i > k || k > 0 && isDigit(p.s[k-1])
-}
-
-// quoted reads a String from its opening quote.
-func (p *sfParser) quoted() bool {
-	for p.i++; p.i < len(p.s); p.i++ {
-		switch c := p.s[p.i]; {
+// lowerUnquoted returns s lower-cased outside its quoted strings.
+func lowerUnquoted(s string) string {
+	b := []byte(s)
+	quoted := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case quoted && c == '\\':
+			i++
 		case c == '"':
-			p.i++
-			return true
-		case c == '\\':
-			p.i++
-			if c := p.peek(); c != '"' && c != '\\' {
-				return false
-			}
-		case c < 0x20 || c > 0x7E:
-			return false
+			quoted = !quoted
+		case !quoted && 'A' <= c && c <= 'Z':
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return false
+	return string(b)
 }
-
-func isTchar(c byte) bool {
-	return isLetter(c) || isDigit(c) || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
-func isDigit(c byte) bool  { return '0' <= c && c <= '9' }

@@ -31,7 +31,7 @@ func robotsRules(robotsTag, xRobotsTag []string, doc []byte, agents []string) ([
 	legacy := func(src Carrier) func(scope, elem string) {
 		return func(scope, elem string) {
 			name, value, _ := strings.Cut(elem, ":")
-			// Clone: a meta element's strings share the document's memory.
+			// Clone: a rule outlives the field value it is cut from.
 			rules = append(rules, robotsRule{src, strings.Clone(scope), strings.ToLower(strings.Clone(trim(name))),
 				strings.Clone(trim(value))})
 		}
@@ -40,12 +40,9 @@ func robotsRules(robotsTag, xRobotsTag []string, doc []byte, agents []string) ([
 		d |= list(v, agents, true, legacy(XRobotsTagHeader))
 	}
 	emit := legacy(MetaElement)
-	scanHead(doc, func(e element) bool {
-		if strings.EqualFold(e.Name, "meta") {
-			d |= meta(e, agents, emit)
-		}
-		return true
-	})
+	for e := range headElements(doc) {
+		d |= meta(e, agents, emit)
+	}
 	return rules, d
 }
 

@@ -1,20 +1,11 @@
-// Robots directives: the package reads the robots directives a response states for a
-// crawler: the Robots-Tag header fields (draft-illyes-repext-03), the
-// X-Robots-Tag header fields, and the <meta name="robots"> elements (or
-// <meta name="TOKEN"> for the crawler's own product token) of an HTML
-// document. The result is a set of [Directives]; only the ones a crawler
-// acts on are kept (noindex, nofollow, none, noai, noimageai). [robotsRules]
-// keeps every rule that applies, the others (nosnippet, max-snippet,
-// unavailable_after, noarchive, ...) included, with its carrier and scope,
-// as evidence. All carriers combine by union: a restriction stated on any
-// of them, for the crawler or for every crawler, holds.
-//
-// Robots-Tag has a grammar of its own, a Structured Field List of product
-// tokens with the rules as parameters: see [RobotsTag]. X-Robots-Tag, which
-// the draft keeps as a deprecated alias, is read with its legacy grammar,
-// as the search engines document it; the draft's grammar would read
-// "noindex, nofollow" as two crawler names without rules. The reading of
-// X-Robots-Tag and meta:
+// Robots directives: the package reads the robots directives a response
+// states for a crawler, from its Robots-Tag header fields ([RobotsTag]), its
+// X-Robots-Tag header fields ([XRobotsTag]) and the robots meta elements of
+// an HTML document ([MetaRobots]), combined by union: a restriction stated
+// on any of them, for the crawler or for every crawler, holds. X-Robots-Tag,
+// which draft-illyes-repext-03 keeps as a deprecated alias of Robots-Tag,
+// is read with its legacy grammar, as the search engines document it (the
+// draft's grammar would read "noindex, nofollow" as two crawler names):
 //
 //   - X-Robots-Tag: a comma-separated list of directives. An element
 //     "NAME: rest" whose NAME is not a directive that takes a value
@@ -26,25 +17,20 @@
 //     crawler.
 //   - meta: name="robots" applies to every crawler, name="TOKEN" to the
 //     crawler with that product token; content is a comma-separated list
-//     of directives. The document is read up to its <body> start tag (or
-//     its end); comments and the contents of script, style, title and
-//     textarea elements are skipped, as the HTML tokenizer reads them; an
-//     element the document's end cuts short is dropped, and character
-//     references in attribute values are decoded.
-//   - Names, directives and tokens compare case-insensitively (ASCII). All
-//     directives that apply are combined: a restriction stated anywhere
-//     holds; "none" is "noindex, nofollow"; "all", "index" and "follow"
-//     lift nothing.
+//     of directives, read in the head ([headElements]).
+//   - Names, directives and tokens compare case-insensitively (ASCII).
+//     "none" is "noindex, nofollow"; "all", "index" and "follow" lift
+//     nothing.
 //
-// [headElements] gives the start tags of a document's head to other readers of
-// meta and link elements (the TDM Reservation Protocol's, RSL's).
-//
-// Reading header fields allocates nothing; reading a head allocates what the
+// Reading X-Robots-Tag allocates nothing; reading a head allocates what the
 // HTML tokenizer does, whatever the length of the body.
 
 package usage
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Directives is a set of robots directives.
 type Directives uint8
@@ -62,16 +48,13 @@ var names = [...]string{"noindex", "nofollow", "noai", "noimageai"}
 // String lists the directives in d, comma-separated ("nofollow, noai"),
 // "" for none.
 func (d Directives) String() string {
-	var b strings.Builder
+	var out []string
 	for i, n := range names {
 		if d&(1<<i) != 0 {
-			if b.Len() > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(n)
+			out = append(out, n)
 		}
 	}
-	return b.String()
+	return strings.Join(out, ", ")
 }
 
 // XRobotsTag returns the directives the X-Robots-Tag field values state for a
@@ -121,22 +104,12 @@ func list(s string, agents []string, botNames bool, emit func(scope, elem string
 }
 
 func isValued(name string) bool {
-	for _, v := range valued {
-		if strings.EqualFold(name, v) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(valued[:], func(v string) bool { return strings.EqualFold(name, v) })
 }
 
 // matches reports whether name is one of agents (case-insensitively).
 func matches(name string, agents []string) bool {
-	for _, a := range agents {
-		if a != "" && strings.EqualFold(name, a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(agents, func(a string) bool { return a != "" && strings.EqualFold(name, a) })
 }
 
 // directive returns the directives the element e (trimmed) states.

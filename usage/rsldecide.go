@@ -75,8 +75,8 @@ type RSLVerdict struct {
 	// target (with several tied, the first that refuses, else the first);
 	// nil when none matches, which leaves the target unlicensed.
 	Content *RSLContent
-	// RSLLicense is the licence of RSLContent that grants the use (nil when
-	// not licensed). Its Payment and Reporting terms, and RSLContent.Server,
+	// RSLLicense is the licence of RSLContent that grants the use, a free
+	// one preferred (nil when not licensed). Its Payment and Reporting terms, and RSLContent.Server,
 	// are the caller's to meet.
 	License *RSLLicense
 	// Unmet says, when a licence permits the purpose but not this user or
@@ -142,10 +142,6 @@ func (c *RSLContent) grant(cover []string, use RSLUse) (*RSLLicense, string) {
 	return nil, unmet
 }
 
-// grants reports whether l grants the use whose purpose the usage tokens
-// cover cover.
-func (l *RSLLicense) grants(cover []string, use RSLUse) bool { return l.unmet(cover, use) == "" }
-
 // unmet returns the first term of l that use does not meet: "usage" when
 // l does not license the purpose, a "user …" or "geo …" phrase when it
 // does but not for use's user or region, "" when l grants the use. A
@@ -155,7 +151,7 @@ func (l *RSLLicense) unmet(cover []string, use RSLUse) string {
 	usage := func(list []string) bool {
 		return slices.ContainsFunc(cover, func(t string) bool { return slices.Contains(list, t) })
 	}
-	if l.refuses("usage", usage) {
+	if l.term("usage", "purpose", usage) != "" {
 		return "usage"
 	}
 	user := func(list []string) bool { return slices.Contains(list, strings.ToLower(use.User)) }
@@ -204,16 +200,6 @@ func listed(list []string) string {
 		return strings.ToValidUTF8(s[:120], "") + " …"
 	}
 	return s
-}
-
-// refuses reports whether l's lists of type typ refuse a use that names
-// reports as named in a list.
-func (l *RSLLicense) refuses(typ string, names func([]string) bool) bool {
-	if list, ok := l.Prohibits[typ]; ok && names(list) {
-		return true
-	}
-	list, ok := l.Permits[typ]
-	return ok && !names(list)
 }
 
 // eu are the member states of the European Union, which the geo token

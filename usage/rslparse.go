@@ -2,13 +2,17 @@ package usage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/politecrawl/robots/internal/ascii"
 )
 
 // ErrInvalidRSL is wrapped by every error of [ParseRSL] about the document (not
@@ -43,14 +47,6 @@ type notRSLError struct{ why string }
 
 func (e notRSLError) Error() string { return "not an RSL document: " + e.why }
 
-// bound cuts a name quoted in an error at 64 bytes.
-func bound(name string) string {
-	if len(name) > 64 {
-		return strings.ToValidUTF8(name[:64], "") + "…"
-	}
-	return name
-}
-
 func (p *parser) document() (*RSL, error) {
 	for {
 		tok, err := p.d.Token()
@@ -65,7 +61,7 @@ func (p *parser) document() (*RSL, error) {
 			continue
 		}
 		if se.Name.Local != "rsl" {
-			return nil, notRSLError{"the root is <" + bound(se.Name.Local) + ">"}
+			return nil, notRSLError{"the root is <" + ascii.Clip(se.Name.Local, 64) + ">"}
 		}
 		if se.Name.Space != rslNamespace {
 			return nil, fmt.Errorf("the root is <%s> in %q, not <rsl> in %q", se.Name.Local, se.Name.Space, rslNamespace)
@@ -85,7 +81,7 @@ func (p *parser) document() (*RSL, error) {
 			c.Index = len(doc.Contents)
 			doc.Contents = append(doc.Contents, c)
 			return err
-		})
+		}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +112,7 @@ func (p *parser) content(se xml.StartElement) (RSLContent, error) {
 			return p.d.Skip()
 		}
 		return unknown(se, "content")
-	})
+	}, nil)
 	if err == nil && len(c.Licenses) == 0 {
 		err = fmt.Errorf("content %q has no license", c.URL)
 	}
@@ -132,10 +128,7 @@ func (p *parser) license(se xml.StartElement) (RSLLicense, error) {
 			if se.Name.Local == "prohibits" {
 				m = &l.Prohibits
 			}
-			typ := attr(se, "type")
-			if typ == "" {
-				typ = "usage"
-			}
+			typ := cmp.Or(attr(se, "type"), "usage")
 			if _, dup := (*m)[typ]; dup {
 				return fmt.Errorf("a second <%s type=%q> in a license", se.Name.Local, typ)
 			}
@@ -160,44 +153,43 @@ func (p *parser) license(se xml.StartElement) (RSLLicense, error) {
 			return err
 		}
 		return unknown(se, "license")
-	})
+	}, nil)
 }
 
 func (p *parser) payment(se xml.StartElement, pay *Payment) error {
 	return p.children(se, func(se xml.StartElement) error {
-		var dst *[]string
-		switch se.Name.Local {
-		case "standard":
-			dst = &pay.Standard
-		case "custom":
-			dst = &pay.Custom
-		case "amount", "accepts":
-		default:
+		if !slices.Contains([]string{"standard", "custom", "amount", "accepts"}, se.Name.Local) {
 			return unknown(se, "payment")
 		}
 		text, err := p.text(se)
 		switch se.Name.Local {
+		case "standard":
+			pay.Standard = append(pay.Standard, text)
+		case "custom":
+			pay.Custom = append(pay.Custom, text)
 		case "amount":
 			pay.Amount = append(pay.Amount, Amount{text, attr(se, "currency")})
-		case "accepts":
-			pay.Accepts = append(pay.Accepts, Accepts{attr(se, "type"), text})
 		default:
-			*dst = append(*dst, text)
+			pay.Accepts = append(pay.Accepts, Accepts{attr(se, "type"), text})
 		}
 		return err
-	})
+	}, nil)
 }
 
 // children calls fn with each child element of start in the RSL namespace,
-// up to start's end tag; fn reads the child to its end. Children of other
-// namespaces are skipped.
-func (p *parser) children(start xml.StartElement, fn func(xml.StartElement) error) error {
+// up to start's end tag, and chars (when not nil) with its character data;
+// fn reads the child to its end. Children of other namespaces are skipped.
+func (p *parser) children(start xml.StartElement, fn func(xml.StartElement) error, chars func(xml.CharData)) error {
 	for {
 		tok, err := p.d.Token()
 		if err != nil {
 			return eof(err)
 		}
 		switch t := tok.(type) {
+		case xml.CharData:
+			if chars != nil {
+				chars(t)
+			}
 		case xml.StartElement:
 			if t.Name.Space != rslNamespace {
 				err = p.d.Skip()
@@ -218,25 +210,9 @@ func (p *parser) children(start xml.StartElement, fn func(xml.StartElement) erro
 // skipped; one of RSL's is an error.
 func (p *parser) text(start xml.StartElement) (string, error) {
 	var b []byte
-	for {
-		tok, err := p.d.Token()
-		if err != nil {
-			return "", eof(err)
-		}
-		switch t := tok.(type) {
-		case xml.CharData:
-			b = append(b, t[:min(len(t), MaxText-len(b))]...)
-		case xml.StartElement:
-			if t.Name.Space == rslNamespace {
-				return "", unknown(t, start.Name.Local)
-			}
-			if err := p.d.Skip(); err != nil {
-				return "", err
-			}
-		case xml.EndElement:
-			return strings.TrimSpace(string(b)), nil
-		}
-	}
+	err := p.children(start, func(se xml.StartElement) error { return unknown(se, start.Name.Local) },
+		func(t xml.CharData) { b = append(b, t[:min(len(t), MaxText-len(b))]...) })
+	return strings.TrimSpace(string(b)), err
 }
 
 // tokens splits a token list at white space and commas, with the case of

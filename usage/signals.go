@@ -336,11 +336,9 @@ func robotsLicenses(pol *policy.Policy) []pointer {
 	}
 	var out []pointer
 	for _, l := range rules.Licenses() {
-		lu, err := base.Parse(l.URL)
-		if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") || lu.Host == "" {
-			continue
+		if lu := resolve(base, l.URL); lu != "" {
+			out = append(out, pointer{url: lu, from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
 		}
-		out = append(out, pointer{url: lu.String(), from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
 	}
 	return out
 }
@@ -350,14 +348,10 @@ func robotsLicenses(pol *policy.Policy) []pointer {
 // some pages put there state nothing).
 func (r *Report) addMetaSignals(doc []byte) {
 	for el := range headElements(doc) {
-		if !strings.EqualFold(el.Name, "meta") {
-			continue
+		if name, _ := el.Attr("name"); el.Name == "meta" && strings.EqualFold(name, "content-signal") {
+			content, _ := el.Attr("content")
+			r.addUsage(dialect.ParseContentSignal(content), MetaElement, `<meta name="content-signal">`, content)
 		}
-		if name, _ := el.Attr("name"); !strings.EqualFold(name, "content-signal") {
-			continue
-		}
-		content, _ := el.Attr("content")
-		r.addUsage(dialect.ParseContentSignal(content), MetaElement, `<meta name="content-signal">`, content)
 	}
 }
 
@@ -371,71 +365,61 @@ const MaxLicenses = 8
 // together ([fetchLicenses]). A pointer that is not RSL's is recorded (a
 // signal that states nothing), never fetched.
 func (r *Report) addLicenses(ctx context.Context, res *policy.Resolver, u *url.URL, ptrs []pointer, who Who, purposes []dialect.Category) error {
-	seen, recorded := map[string]bool{}, map[pointer]bool{}
 	var fetch []string
 	for _, p := range ptrs {
-		if p.rsl && !seen[p.url] && len(fetch) < MaxLicenses {
+		if p.rsl && !slices.Contains(fetch, p.url) && len(fetch) < MaxLicenses {
 			fetch = append(fetch, p.url)
-			seen[p.url] = true
 		}
 	}
 	docs, err := fetchLicenses(ctx, res, u, fetch)
 	if err != nil {
 		return err
 	}
-	clear(seen)
+	seen := map[pointer]bool{}
 	for _, p := range ptrs {
-		if !p.rsl {
-			if recorded[p] {
-				continue
-			}
-			recorded[p] = true
-			why := "no type"
-			if p.typ != "" {
-				why = "type " + p.typ
-			}
-			r.addNotRSL(p, "not an RSL licence ("+why+")", purposes)
+		key := p
+		if p.rsl {
+			key = pointer{url: p.url, rsl: true} // an RSL licence is read once, whatever points to it
+		}
+		if seen[key] {
 			continue
 		}
-		if seen[p.url] {
-			continue
-		}
-		seen[p.url] = true
+		seen[key] = true
 		var doc *RSL
-		why := "more than " + strconv.Itoa(MaxLicenses) + " licences for one URL"
-		if i := len(seen) - 1; i < len(docs) {
-			d := docs[i]
-			if nr, ok := d.Value.(notRSLError); ok {
-				r.addNotRSL(p, nr.Error(), purposes)
-				continue
+		why, decides := "more than "+strconv.Itoa(MaxLicenses)+" licences for one URL", p.rsl
+		switch i := slices.Index(fetch, p.url); {
+		case !p.rsl && p.typ == "":
+			why = "not an RSL licence (no type)"
+		case !p.rsl:
+			why = "not an RSL licence (type " + p.typ + ")"
+		case i >= 0:
+			doc, _ = docs[i].Value.(*RSL)
+			why = docs[i].Err
+			if nr, ok := docs[i].Value.(notRSLError); ok {
+				why, decides = nr.Error(), false
 			}
-			doc, _ = d.Value.(*RSL)
-			why = d.Err
 		}
 		for _, c := range purposes {
-			r.add(licenseSignal(doc, why, p, u, c, who))
+			r.add(licenseSignal(doc, decides, why, p, u, c, who))
 		}
 	}
 	return nil
 }
 
-// addNotRSL records, per purpose, the licence p points to that is not an
-// RSL licence, for the reason why: a signal that states nothing.
-func (r *Report) addNotRSL(p pointer, why string, purposes []dialect.Category) {
-	for _, c := range purposes {
-		r.add(Signal{Purpose: c, Carrier: LicenseDocument, Where: p.url + " (" + p.from + ")", Value: why,
-			License: &LicenseTerms{URL: p.url, From: p.from, Type: p.typ}})
-	}
-}
-
 // licenseSignal is what the licence doc that p points to says of purpose
-// c for u, used by who. A licence that cannot be obtained (doc nil, for the reason why)
-// licenses nothing (RSL: no fallback to permitted), so it refuses, with a
-// Value that says so; one that permits the purpose but not the user or
-// region says which term was not met.
-func licenseSignal(doc *RSL, why string, p pointer, u *url.URL, c dialect.Category, who Who) Signal {
+// c for u, used by who. A licence that does not decide (one that is not
+// RSL, for the reason why) states nothing. A licence that cannot be
+// obtained (doc nil, for the reason why) licenses nothing (RSL: no
+// fallback to permitted), so it refuses, with a Value that says so; one
+// that permits the purpose but not the user or region says which term was
+// not met.
+func licenseSignal(doc *RSL, decides bool, why string, p pointer, u *url.URL, c dialect.Category, who Who) Signal {
 	lt := &LicenseTerms{URL: p.url, From: p.from, Type: p.typ}
-	s := Signal{Purpose: c, Pref: dialect.PrefDisallow, Carrier: LicenseDocument, Where: p.url + " (" + p.from + ")", License: lt}
+	s := Signal{Purpose: c, Carrier: LicenseDocument, Where: p.url + " (" + p.from + ")", License: lt, Value: why}
+	if !decides {
+		return s
+	}
+	s.Pref = dialect.PrefDisallow
 	if doc == nil {
 		s.Value = "unobtainable: " + why
 		return s

@@ -8,7 +8,7 @@ import (
 // TDMEvidence says which statement set a property.
 type TDMEvidence struct {
 	Carrier Carrier
-	// TDMRule and Location identify the file's rule (TDMRepFile): its index
+	// Rule and Location identify the file's rule (TDMRepFile): its index
 	// in the array and its location as written.
 	Rule     int
 	Location string

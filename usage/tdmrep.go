@@ -1,57 +1,31 @@
-// TDM Reservation Protocol: the package reads the TDM Reservation Protocol (W3C Community Group
-// Final Report): whether a rightsholder reserves the text-and-data-mining
-// rights on a resource (the opt-out of Article 4 of Directive 2019/790),
-// and the URL of the policy under which it offers them.
-//
-// The model: two properties, tdm-reservation (1: reserved, 0: not
-// reserved) and tdm-policy (a URL), stated by up to three carriers read in
-// this order, each later one replacing only the properties it carries:
-//
-//   - the origin's /.well-known/tdmrep.json, a JSON array of rules
-//     ([ParseTDMRep], [TDMRep.Match]);
-//   - the tdm-reservation and tdm-policy header fields of the response
-//     ([tdmHeader]);
-//   - the <meta name="tdm-reservation"> and <meta name="tdm-policy">
-//     elements of an HTML document's head ([tdmMeta]).
-//
-// [combineTDM] merges them into [TDMTerms], which keep, per property, the
-// evidence of the carrier that set it.
-//
-// Decisions where the specification is silent or loose:
+// TDM Reservation Protocol: the package reads the TDM Reservation Protocol
+// (W3C Community Group Final Report): whether a rightsholder reserves the
+// text-and-data-mining rights on a resource (the opt-out of Article 4 of
+// Directive 2019/790), and the URL of the policy under which it offers
+// them. Its carriers, the origin's /.well-known/tdmrep.json ([ParseTDMRep]),
+// the response's header fields ([tdmHeader]) and its head's meta elements
+// ([tdmMeta]), are read in that order, each later one replacing only the
+// properties it carries ([combineTDM]). Decisions where the specification
+// is silent or loose:
 //
 //   - The file: a body that is not a JSON array or is larger than
-//     [MaxTDMRepSize] is an error wrapping [ErrInvalidTDMRep], which the
-//     caller reads as "the origin does not implement the protocol" (the
-//     specification's reading of a file it cannot get). The elements past
-//     the first [MaxTDMRules] are not read, and counted ([TDMRep.Ignored]):
-//     the rules within the limit apply, so a file cannot lift its first
-//     rules' reservation by growing. An element that is not an object, or lacks a string
-//     location or a tdm-reservation member (both mandatory), is dropped;
-//     the others keep their index in the array as evidence.
-//   - Values: tdm-reservation is 1 or 0, as a JSON number written so or as the
-//     string "1" / "0" (the text the header and meta carriers use); any
+//     [MaxTDMRepSize] means the origin does not implement the protocol
+//     (the specification's reading of a file it cannot get). An element
+//     that is not an object, or lacks a string location or a
+//     tdm-reservation member (both mandatory), is dropped; the others keep
+//     their index in the array as evidence.
+//   - Values: tdm-reservation is 1 or 0, as a JSON number written so or as
+//     the string "1" / "0" (the text the header and meta carriers use); any
 //     other value (2, true, "yes") is a protocol error, which makes the
 //     property unset. A rule with such a value still matches: the first
 //     matching rule decides, and it leaves the reservation unset.
 //     tdm-policy is kept only as a string; a non-string is ignored.
-//   - Matching: the first rule in array order whose location matches the
-//     path wins ("the most specific match is the first in sequence"), with
-//     the robots.txt pattern rules (package pathpat: "*", a final "$",
-//     %-encoding). No match leaves both properties unset.
 //   - Headers and meta: a value other than 0/1 is not carried at all, so
 //     it does not replace what an earlier carrier stated ("the absence ...
-//     MUST not reset current values"; a protocol error is read as
-//     absence, so that garbage can neither lift nor impose a reservation).
-//     Several header fields or meta elements that conflict resolve to the
-//     most restrictive: 1 wins over 0. The first tdm-policy given wins.
-//   - tdm-policy is reported whatever the reservation; the specification
-//     says it SHOULD NOT be processed when tdm-reservation is 0, so a
-//     caller acts on it only when [TDMTerms.Reservation] is [Reserved].
+//     MUST not reset current values"; a protocol error is read as absence,
+//     so that garbage can neither lift nor impose a reservation).
 //   - The file covers its origin only: the caller fetches it per origin
 //     (scheme, host, port), not per registrable domain.
-//
-// Everything here is pure: no I/O, no clock; the caller fetches the file
-// and caches the parsed [TDMRep].
 
 package usage
 

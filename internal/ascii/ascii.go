@@ -42,3 +42,15 @@ func IsASCII(s string) bool {
 	}
 	return true
 }
+
+// Clip returns s cut to at most n bytes at a rune boundary, with "…" when
+// it was cut: how the module quotes a value of a site in a message.
+func Clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -91,7 +91,6 @@ func (s Parts) Match(path string) bool {
 
 // Pattern is a compiled path pattern.
 type Pattern struct {
-	src   string // as written
 	norm  string // normalised
 	parts Parts
 }
@@ -104,11 +103,8 @@ func Compile(p string) Pattern {
 	if anchored {
 		norm += "$"
 	}
-	return Pattern{src: p, norm: norm, parts: Split(norm)}
+	return Pattern{norm: norm, parts: Split(norm)}
 }
-
-// String returns the pattern as written.
-func (p Pattern) String() string { return p.src }
 
 // Len returns the length in octets of the pattern's normalised form, its
 // "$" included: RFC 9309's measure of how specific a matching pattern is.

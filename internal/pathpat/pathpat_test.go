@@ -65,9 +65,6 @@ func TestLen(t *testing.T) {
 			t.Errorf("Compile(%q).Len() = %d, want %d", pattern, got, want)
 		}
 	}
-	if s := Compile("/a$").String(); s != "/a$" {
-		t.Errorf("String() = %q", s)
-	}
 }
 
 func TestNoAllocs(t *testing.T) {
