@@ -423,7 +423,7 @@ type spec struct {
 	crawlDelayCap time.Duration // 0 = no cap
 	sitemaps      bool
 
-	fetch fetchRules
+	fetch [numOutcomes]fetchRule // what each fetch outcome means
 }
 
 type keyPrefix struct {

@@ -81,13 +81,9 @@ type fetchRule struct {
 	retry time.Duration
 }
 
-type fetchRules struct {
-	maxRedirects int
-	byOutcome    [numOutcomes]fetchRule
-	cacheTTL     time.Duration // default lifetime of a parsed copy
-}
-
 const (
+	maxRedirects = 5   // redirect hops followed, in every dialect
+	cacheTTL     = day // default lifetime of a parsed copy, in every dialect
 	day          = 24 * time.Hour
 	serverRetry  = 10 * time.Minute
 	excludeRetry = time.Hour
@@ -104,19 +100,15 @@ var (
 // the last good copy (up to 30 days old) is used instead of the complete
 // disallow when there is one. After 30 days we keep disallowing (the RFC's
 // "MAY assume unavailable" is not taken).
-var rfc9309Fetch = fetchRules{
-	maxRedirects: 5,
-	cacheTTL:     day,
-	byOutcome: [numOutcomes]fetchRule{
-		OutcomeOK:            parse,
-		OutcomeOther2xx:      parse,
-		OutcomeRedirectLimit: allowAll,
-		Outcome4xx:           allowAll,
-		Outcome429:           allowAll,
-		Outcome5xx:           {action: ActionDisallowAll, lastGoodMaxAge: 30 * day, retry: serverRetry},
-		OutcomeNoAnswer:      {action: ActionDisallowAll, lastGoodMaxAge: 30 * day, retry: serverRetry},
-		OutcomeOtherStatus:   {action: ActionDisallowAll, lastGoodMaxAge: 30 * day, retry: serverRetry},
-	},
+var rfc9309Fetch = [numOutcomes]fetchRule{
+	OutcomeOK:            parse,
+	OutcomeOther2xx:      parse,
+	OutcomeRedirectLimit: allowAll,
+	Outcome4xx:           allowAll,
+	Outcome429:           allowAll,
+	Outcome5xx:           {action: ActionDisallowAll, lastGoodMaxAge: 30 * day, retry: serverRetry},
+	OutcomeNoAnswer:      {action: ActionDisallowAll, lastGoodMaxAge: 30 * day, retry: serverRetry},
+	OutcomeOtherStatus:   {action: ActionDisallowAll, lastGoodMaxAge: 30 * day, retry: serverRetry},
 }
 
 // Google: 2xx parse; after five hops a redirect is a 404; 4xx but 429 allow;
@@ -129,70 +121,58 @@ var googleServerError = fetchRule{
 	retry: serverRetry,
 }
 
-var googleFetch = fetchRules{
-	maxRedirects: 5,
-	cacheTTL:     day,
-	byOutcome: [numOutcomes]fetchRule{
-		OutcomeOK:            parse,
-		OutcomeOther2xx:      parse,
-		OutcomeRedirectLimit: allowAll,
-		Outcome4xx:           allowAll,
-		Outcome429:           googleServerError,
-		Outcome5xx:           googleServerError,
-		OutcomeNoAnswer:      googleServerError,
-		OutcomeOtherStatus:   googleServerError,
-	},
+var googleFetch = [numOutcomes]fetchRule{
+	OutcomeOK:            parse,
+	OutcomeOther2xx:      parse,
+	OutcomeRedirectLimit: allowAll,
+	Outcome4xx:           allowAll,
+	Outcome429:           googleServerError,
+	Outcome5xx:           googleServerError,
+	OutcomeNoAnswer:      googleServerError,
+	OutcomeOtherStatus:   googleServerError,
 }
 
 // Coc Coc: only 200 is parsed; any other answer means no restrictions; no
 // answer at all excludes the host for a while (we retry after an hour).
-var coccocFetch = fetchRules{
-	maxRedirects: 5,
-	cacheTTL:     day,
-	byOutcome: [numOutcomes]fetchRule{
-		OutcomeOK:            parse,
-		OutcomeOther2xx:      allowAll,
-		OutcomeRedirectLimit: allowAll,
-		Outcome4xx:           allowAll,
-		Outcome429:           allowAll,
-		Outcome5xx:           allowAll,
-		OutcomeNoAnswer:      {action: ActionExcludeHost, retry: excludeRetry},
-		OutcomeOtherStatus:   allowAll,
-	},
+var coccocFetch = [numOutcomes]fetchRule{
+	OutcomeOK:            parse,
+	OutcomeOther2xx:      allowAll,
+	OutcomeRedirectLimit: allowAll,
+	Outcome4xx:           allowAll,
+	Outcome429:           allowAll,
+	Outcome5xx:           allowAll,
+	OutcomeNoAnswer:      {action: ActionExcludeHost, retry: excludeRetry},
+	OutcomeOtherStatus:   allowAll,
 }
 
 // Koster 1994 is silent on HTTP; we read an error as temporarily unreachable
 // (disallow, retry later) and a missing file as no restrictions. No last good
 // copy is used.
-var koster1994Fetch = fetchRules{
-	maxRedirects: 5,
-	cacheTTL:     day,
-	byOutcome: [numOutcomes]fetchRule{
-		OutcomeOK:            parse,
-		OutcomeOther2xx:      parse,
-		OutcomeRedirectLimit: allowAll,
-		Outcome4xx:           allowAll,
-		Outcome429:           {action: ActionDisallowAll, retry: serverRetry},
-		Outcome5xx:           {action: ActionDisallowAll, retry: serverRetry},
-		OutcomeNoAnswer:      {action: ActionDisallowAll, retry: serverRetry},
-		OutcomeOtherStatus:   {action: ActionDisallowAll, retry: serverRetry},
-	},
+var koster1994Fetch = [numOutcomes]fetchRule{
+	OutcomeOK:            parse,
+	OutcomeOther2xx:      parse,
+	OutcomeRedirectLimit: allowAll,
+	Outcome4xx:           allowAll,
+	Outcome429:           {action: ActionDisallowAll, retry: serverRetry},
+	Outcome5xx:           {action: ActionDisallowAll, retry: serverRetry},
+	OutcomeNoAnswer:      {action: ActionDisallowAll, retry: serverRetry},
+	OutcomeOtherStatus:   {action: ActionDisallowAll, retry: serverRetry},
 }
 
 // MaxRedirects returns how many redirect hops the dialect follows when
 // fetching robots.txt (five in every dialect).
-func (d *Dialect) MaxRedirects() int { return d.s.fetch.maxRedirects }
+func (d *Dialect) MaxRedirects() int { return maxRedirects }
 
 // CacheTTL returns how long a fetched robots.txt is used before it is fetched
 // again, unless HTTP cache headers say otherwise (24 h in every dialect).
-func (d *Dialect) CacheTTL() time.Duration { return d.s.fetch.cacheTTL }
+func (d *Dialect) CacheTTL() time.Duration { return cacheTTL }
 
 // LastGoodMaxAge returns the longest the dialect uses a last good copy of
 // robots.txt while fetches fail (30 days in rfc9309 and google; 0 in the
 // others, which never use one). A fetcher keeps copies at least this long.
 func (d *Dialect) LastGoodMaxAge() time.Duration {
 	var m time.Duration
-	for _, r := range d.s.fetch.byOutcome {
+	for _, r := range d.s.fetch {
 		m = max(m, r.lastGoodMaxAge)
 	}
 	return m
@@ -234,17 +214,12 @@ func (d *Dialect) Decide(o Outcome, st FetchState) Decision {
 	if o >= numOutcomes {
 		o = OutcomeOtherStatus
 	}
-	r := d.s.fetch.byOutcome[o]
+	r := d.s.fetch[o] // a parse or allow-all cell has no retry, last good copy or later phase
 	dec := Decision{Outcome: o, Action: r.action, Retry: r.retry}
-	if r.action == ActionParse || r.action == ActionAllowAll {
-		dec.Retry = 0
-		return dec
-	}
-	if r.lastGoodMaxAge > 0 && st.HaveLastGood && st.Lasted >= r.lastGoodFrom && st.LastGoodAge <= r.lastGoodMaxAge {
+	switch {
+	case r.lastGoodMaxAge > 0 && st.HaveLastGood && st.Lasted >= r.lastGoodFrom && st.LastGoodAge <= r.lastGoodMaxAge:
 		dec.Action = ActionUseLastGood
-		return dec
-	}
-	if r.thenAfter > 0 && st.Lasted >= r.thenAfter {
+	case r.thenAfter > 0 && st.Lasted >= r.thenAfter:
 		dec.Action = r.then
 	}
 	return dec

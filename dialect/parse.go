@@ -63,27 +63,17 @@ func (p *parser) line(l *line) {
 			p.startGroup()
 		}
 		p.addAgents(l)
-	case keyAllow, keyDisallow:
-		if p.skip {
-			return
-		}
-		if !p.open {
+	case keyAllow, keyDisallow, keyContentUsage, keyContentSignal:
+		switch {
+		case p.skip:
+		case !p.open:
 			r.warnArgs(l, warnBeforeAgent)
-			if s.blankLineRecords {
-				p.skip = true
-			}
-			return
+			p.skip = s.blankLineRecords // with blank-line records, the rest of the record goes too
+		case l.kind == keyAllow || l.kind == keyDisallow:
+			p.addRule(l)
+		default:
+			p.addUsage(l)
 		}
-		p.addRule(l)
-	case keyContentUsage, keyContentSignal:
-		if p.skip {
-			return
-		}
-		if !p.open {
-			r.warnArgs(l, warnBeforeAgent)
-			return
-		}
-		p.addUsage(l)
 	case keyCrawlDelay:
 		p.crawlDelay(l)
 	case keyLicense:

@@ -161,7 +161,7 @@ type Frontier struct {
 
 	mu      sync.Mutex
 	hosts   map[string]*hostQueue
-	ready   readyHeap           // hosts with requests queued, under PerHost, believed ready
+	ready   hostHeap            // hosts with requests queued, under PerHost, believed ready
 	waiting waitHeap            // the same, waiting for their Ready time
 	blocked map[*hostQueue]bool // hosts with requests queued, at PerHost
 	queued  int                 // requests queued
@@ -371,7 +371,7 @@ func (f *Frontier) GetRequest() ([]byte, error) {
 // Ready of and finds not ready moves to the waiting heap, keyed by the
 // time given (a busy host: busyPoll from now).
 func (f *Frontier) pickLocked(now time.Time) (*hostQueue, time.Time) {
-	for len(f.waiting) > 0 && !f.waiting[0].at.After(now) {
+	for f.waiting.Len() > 0 && !f.waiting.hostHeap[0].at.After(now) {
 		h := heap.Pop(&f.waiting).(*hostQueue)
 		h.where = inReady
 		heap.Push(&f.ready, h)
@@ -386,8 +386,8 @@ func (f *Frontier) pickLocked(now time.Time) (*hostQueue, time.Time) {
 		h.at, h.where = at, inWaiting
 		heap.Push(&f.waiting, h)
 	}
-	if len(f.waiting) > 0 {
-		return nil, f.waiting[0].at
+	if f.waiting.Len() > 0 {
+		return nil, f.waiting.hostHeap[0].at
 	}
 	return nil, time.Time{}
 }
@@ -411,10 +411,10 @@ func (f *Frontier) readyAt(h *hostQueue, now time.Time) time.Time {
 // next few is free), else, when every host is at PerHost, the one whose
 // next request is the oldest.
 func (f *Frontier) fallbackLocked(now time.Time) *hostQueue {
-	if len(f.waiting) > 0 {
+	if f.waiting.Len() > 0 {
 		var skipped []*hostQueue
 		h := heap.Pop(&f.waiting).(*hostQueue)
-		for h.busy && len(f.waiting) > 0 && len(skipped) < 8 {
+		for h.busy && f.waiting.Len() > 0 && len(skipped) < 8 {
 			skipped = append(skipped, h)
 			h = heap.Pop(&f.waiting).(*hostQueue)
 		}
@@ -548,14 +548,15 @@ func (f *Frontier) Stats() Stats {
 	return s
 }
 
-// readyHeap orders hosts by their oldest queued request.
-type readyHeap []*hostQueue
+// hostHeap orders hosts by their oldest queued request (the ready hosts);
+// container/heap keeps each host's index in idx.
+type hostHeap []*hostQueue
 
-func (q readyHeap) Len() int           { return len(q) }
-func (q readyHeap) Less(i, j int) bool { return q[i].head < q[j].head }
-func (q readyHeap) Swap(i, j int)      { q[i], q[j] = q[j], q[i]; q[i].idx = i; q[j].idx = j }
-func (q *readyHeap) Push(x any)        { h := x.(*hostQueue); h.idx = len(*q); *q = append(*q, h) }
-func (q *readyHeap) Pop() any {
+func (q hostHeap) Len() int           { return len(q) }
+func (q hostHeap) Less(i, j int) bool { return q[i].head < q[j].head }
+func (q hostHeap) Swap(i, j int)      { q[i], q[j] = q[j], q[i]; q[i].idx = i; q[j].idx = j }
+func (q *hostHeap) Push(x any)        { h := x.(*hostQueue); h.idx = len(*q); *q = append(*q, h) }
+func (q *hostHeap) Pop() any {
 	old := *q
 	h := old[len(old)-1]
 	old[len(old)-1] = nil
@@ -565,21 +566,12 @@ func (q *readyHeap) Pop() any {
 
 // waitHeap orders hosts by the time Ready gave, then by their oldest
 // queued request.
-type waitHeap []*hostQueue
+type waitHeap struct{ hostHeap }
 
-func (q waitHeap) Len() int { return len(q) }
 func (q waitHeap) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
+	a, b := q.hostHeap[i], q.hostHeap[j]
+	if !a.at.Equal(b.at) {
+		return a.at.Before(b.at)
 	}
-	return q[i].head < q[j].head
-}
-func (q waitHeap) Swap(i, j int) { q[i], q[j] = q[j], q[i]; q[i].idx = i; q[j].idx = j }
-func (q *waitHeap) Push(x any)   { h := x.(*hostQueue); h.idx = len(*q); *q = append(*q, h) }
-func (q *waitHeap) Pop() any {
-	old := *q
-	h := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return h
+	return a.head < b.head
 }

@@ -260,16 +260,7 @@ func (s *Store) WaitFetch(ctx context.Context, key string) error {
 		if ttl < 0 { // -2: no lock; -1: no expiry, which this package never sets
 			return nil
 		}
-		d := min(ttl+time.Millisecond, maxLockWait)
-		if t == nil {
-			t = time.NewTimer(d)
-		} else {
-			t.Reset(d)
-		}
-		select {
-		case <-wake:
-		case <-t.C:
-		case <-ctx.Done():
+		if !sleep(ctx, &t, min(ttl+time.Millisecond, maxLockWait), wake) {
 			return ctx.Err()
 		}
 	}

@@ -72,25 +72,21 @@ const (
 )
 
 func (l Limits) withDefaults() Limits {
-	if l.MaxBytes <= 0 {
-		l.MaxBytes = defaultMaxBytes
-	}
-	if l.MaxEntries <= 0 {
-		l.MaxEntries = defaultMaxEntries
-	}
-	if l.MaxLocLength <= 0 {
-		l.MaxLocLength = defaultMaxLocLength
-	}
-	if l.MaxDepth <= 0 {
-		l.MaxDepth = defaultMaxDepth
-	}
-	if l.MaxTextRun <= 0 {
-		l.MaxTextRun = defaultMaxTextRun
-	}
-	if l.MaxAlternates <= 0 {
-		l.MaxAlternates = defaultMaxAlternates
-	}
+	l.MaxBytes = orDefault(l.MaxBytes, defaultMaxBytes)
+	l.MaxEntries = orDefault(l.MaxEntries, defaultMaxEntries)
+	l.MaxLocLength = orDefault(l.MaxLocLength, defaultMaxLocLength)
+	l.MaxDepth = orDefault(l.MaxDepth, defaultMaxDepth)
+	l.MaxTextRun = orDefault(l.MaxTextRun, defaultMaxTextRun)
+	l.MaxAlternates = orDefault(l.MaxAlternates, defaultMaxAlternates)
 	return l
+}
+
+// orDefault returns v, or def when v is zero or less.
+func orDefault[T ~int | ~int64](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // Reader reads one document as a stream: gzip (up to two layers), byte

@@ -22,9 +22,7 @@ type spooled struct {
 // dir, up to limit bytes (0: defaultMaxBytes). It returns what it read and
 // the error that stopped it early: the body's, or a *LimitError.
 func spool(body io.Reader, limit int64, dir string) (*spooled, error) {
-	if limit <= 0 {
-		limit = defaultMaxBytes
-	}
+	limit = orDefault(limit, defaultMaxBytes)
 	sp := &spooled{}
 	head := make([]byte, min(int64(spoolMemory), limit+1))
 	n, err := io.ReadFull(body, head)

@@ -205,30 +205,18 @@ func newDocBudget(total time.Duration, cancel func()) docBudget {
 
 // NewWalker returns a walker configured by cfg.
 func NewWalker(cfg Config) *Walker {
-	if cfg.MaxIndexDepth <= 0 {
-		cfg.MaxIndexDepth = defaultMaxIndexDepth
-	}
-	if cfg.MaxSitemaps <= 0 {
-		cfg.MaxSitemaps = defaultMaxSitemaps
-	}
+	cfg.MaxIndexDepth = orDefault(cfg.MaxIndexDepth, defaultMaxIndexDepth)
+	cfg.MaxSitemaps = orDefault(cfg.MaxSitemaps, defaultMaxSitemaps)
 	switch {
 	case cfg.Retries == 0:
 		cfg.Retries = defaultRetries
 	case cfg.Retries < 0:
 		cfg.Retries = 0
 	}
-	if cfg.RetryWait <= 0 {
-		cfg.RetryWait = defaultRetryWait
-	}
-	if cfg.MaxRetryAfter <= 0 {
-		cfg.MaxRetryAfter = defaultMaxRetryAfter
-	}
-	if cfg.MaxRedirects <= 0 {
-		cfg.MaxRedirects = defaultMaxRedirects
-	}
-	if cfg.DocTimeout <= 0 {
-		cfg.DocTimeout = defaultDocTimeout
-	}
+	cfg.RetryWait = orDefault(cfg.RetryWait, defaultRetryWait)
+	cfg.MaxRetryAfter = orDefault(cfg.MaxRetryAfter, defaultMaxRetryAfter)
+	cfg.MaxRedirects = orDefault(cfg.MaxRedirects, defaultMaxRedirects)
+	cfg.DocTimeout = orDefault(cfg.DocTimeout, defaultDocTimeout)
 	base := cfg.Client
 	if base == nil {
 		base = http.DefaultClient
