@@ -25,7 +25,7 @@ type core struct {
 	lim   Limiter
 	stats stats
 	res   resolverCell // resolve.go
-	colls collectors   // the collectors attached (plugin.go)
+	colls collectors   // the collectors attached (Plugin.Attach)
 
 	base      atomic.Pointer[roundTripper] // the transport behind the gate
 	signing   *botauth.Transport           // signs each request past the gate (WithSigner); nil: nothing signed
