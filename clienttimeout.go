@@ -5,74 +5,15 @@ import (
 	"io"
 	"net/http"
 	"reflect"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 )
 
-// collectorSlot is what the transport knows of one attached collector.
-type collectorSlot struct {
-	name   string                 // its number, in passHeader
-	ctx    atomic.Pointer[ctxBox] // the collector's Context at its latest OnRequest
-	visits *visits                // its visited store's front (nil if unreadable)
-}
-
-type ctxBox struct{ ctx context.Context }
-
-// slots are the attached collectors' slots, by number - 1; the slice is
-// replaced, never changed, when a collector is attached.
-type slots struct {
-	list atomic.Pointer[[]*collectorSlot]
-}
-
-// add returns a new slot; the caller holds p.mu.
-func (s *slots) add() *collectorSlot {
-	var list []*collectorSlot
-	if l := s.list.Load(); l != nil {
-		list = *l
-	}
-	cs := &collectorSlot{name: strconv.Itoa(len(list) + 1)}
-	list = append(list[:len(list):len(list)], cs)
-	s.list.Store(&list)
-	return cs
-}
-
-// ticket names a request OnRequest let through: its collector's slot and
-// its Colly request's ID. The zero ticket names none.
-type ticket struct {
-	cs *collectorSlot
-	id uint32
-}
-
-// passValue is the passHeader value of the request id of cs.
-func (cs *collectorSlot) passValue(id uint32) []string {
-	return []string{cs.name + " " + strconv.FormatUint(uint64(id), 10)}
-}
-
-// ticket returns the ticket a passHeader value names, or the zero ticket.
-func (s *slots) ticket(v string) ticket {
-	num, id, _ := strings.Cut(v, " ")
-	n, err := strconv.Atoi(num)
-	l := s.list.Load()
-	if err != nil || l == nil || n < 1 || n > len(*l) {
-		return ticket{}
-	}
-	i, err := strconv.ParseUint(id, 10, 32)
-	if err != nil {
-		return ticket{}
-	}
-	return ticket{(*l)[n-1], uint32(i)}
-}
-
-// see records ctx as the context the collector's requests are built from.
-// It allocates only when the collector's Context changed.
-func (cs *collectorSlot) see(ctx context.Context) {
-	if b := cs.ctx.Load(); b != nil && sameContext(b.ctx, ctx) {
-		return
-	}
-	cs.ctx.Store(&ctxBox{ctx})
-}
+// The client's timeout: Colly's http.Client gives each request a
+// deadline (its request timeout) that runs while the request waits at the
+// host's gate. A request let through in OnRequest waits at the gate on its
+// collector's Context instead, and is sent with what was left of the
+// timeout when it came to the gate (gateContext, freshDeadline): the gate
+// spaces requests, and that wait is not the server's slowness.
 
 // sameContext compares two contexts without the panic == gives on an
 // incomparable dynamic type.
@@ -85,21 +26,18 @@ func sameContext(a, b context.Context) bool {
 
 // gateContext returns the context req waits at the gate on, and, when that
 // is not req's own (its deadline is the client's timeout), the context to
-// derive its send from and the timeout's length left at entry.
-func gateContext(req *http.Request, cs *collectorSlot) (gate, base context.Context, budget time.Duration) {
+// derive its send from and the timeout's length left at entry. user is the
+// Context of req's collector at its latest OnRequest, nil when unknown.
+func gateContext(req *http.Request, user context.Context) (gate, base context.Context, budget time.Duration) {
 	ctx := req.Context()
-	if cs == nil {
-		return ctx, nil, 0
-	}
 	dl, ok := ctx.Deadline()
-	b := cs.ctx.Load()
-	if !ok || b == nil {
+	if !ok || user == nil {
 		return ctx, nil, 0
 	}
-	if udl, uok := b.ctx.Deadline(); uok && !dl.Before(udl) {
+	if udl, uok := user.Deadline(); uok && !dl.Before(udl) {
 		return ctx, nil, 0 // the user's deadline
 	}
-	return b.ctx, b.ctx, time.Until(dl)
+	return user, user, time.Until(dl)
 }
 
 // freshDeadline returns req to send once the gate let it through after

@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -155,4 +156,13 @@ func visitHash(u string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(u))
 	return h.Sum64()
+}
+
+// collyYes reads a COLLY_* boolean as Colly does.
+func collyYes(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "yes", "true", "y":
+		return true
+	}
+	return false
 }

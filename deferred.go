@@ -21,35 +21,38 @@ const maxDeferred = 100_000
 // [Plugin.RetryDeferred].
 type deferredList struct {
 	mu    sync.Mutex
-	reqs  []*colly.Request
+	reqs  []deferredRequest
 	until time.Time // the latest retry time (robots.txt's, or a pause's end) of the requests kept
 }
 
-// keepDeferred adds r, deferred until the given time, to the requests
-// kept for RetryDeferred, unless maxDeferred are kept already (then it
-// says so in the log).
-func (p *Plugin) keepDeferred(r *colly.Request, until time.Time) {
-	d := &p.deferred
+// deferredRequest is a request handed back, with the answers asking to
+// back off it had.
+type deferredRequest struct {
+	r       *colly.Request
+	answers int
+}
+
+// put adds r, deferred until the given time after answers asking to
+// back off, to the requests kept for RetryDeferred, unless maxDeferred are
+// kept already (then it says so in log).
+func (d *deferredList) put(log *slog.Logger, r *colly.Request, until time.Time, answers int) {
 	d.mu.Lock()
 	full := len(d.reqs) >= maxDeferred
 	if !full {
-		d.reqs = append(d.reqs, r)
+		d.reqs = append(d.reqs, deferredRequest{r, answers})
 		if until.After(d.until) {
 			d.until = until
 		}
 	}
 	d.mu.Unlock()
 	if full {
-		p.log.Warn("robots: deferred request not kept for RetryDeferred: already keeping the most allowed; call RetryDeferred",
+		log.Warn("robots: deferred request not kept: already keeping the most allowed; retry the deferred requests",
 			slog.String("url", r.URL.String()), slog.Int("kept", maxDeferred))
 	}
 }
 
-// Deferred returns the requests handed back as [Deferred] (robots.txt
-// unreachable, or the host paused for longer than WithDeferWait), oldest
-// first, and forgets them.
-func (p *Plugin) Deferred() []*colly.Request {
-	d := &p.deferred
+// take returns the requests kept, oldest first, and forgets them.
+func (d *deferredList) take() []deferredRequest {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	reqs := d.reqs
@@ -57,61 +60,34 @@ func (p *Plugin) Deferred() []*colly.Request {
 	return reqs
 }
 
-// DeferredUntil returns when retrying helps every request kept for
-// [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
-// files that deferred them (by the resolver's clock, see [WithClock]) and
-// the ends of the 429/5xx pauses of the hosts that did; false when none is
-// kept. Retrying earlier defers a request again.
-func (p *Plugin) DeferredUntil() (time.Time, bool) {
-	d := &p.deferred
+// due is when retrying helps every request kept, false when none is.
+func (d *deferredList) due() (time.Time, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.until, len(d.reqs) > 0
 }
 
-// RetryDeferred submits again every request handed back as [Deferred]
-// (with colly's Request.Retry, which skips the visited check) and returns
-// how many it submitted. Each goes through the plugin afresh, so call it
-// once [Plugin.DeferredUntil] has come (a dialect retries a failing
-// robots.txt after 10 minutes, or an hour for a coccoc host without answer;
-// a paused host, at its Retry-After): earlier, the requests are deferred
-// again.
-// Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
-// again; with a collector that is not Async, it returns only once the
-// requests are done.
-func (p *Plugin) RetryDeferred() int {
-	reqs := p.Deferred()
+// resubmit submits again every request kept (Plugin.RetryDeferred) and
+// returns how many it submitted.
+func (d *deferredList) resubmit(log *slog.Logger) int {
+	reqs := d.take()
 	// The requests that had no answer go first: those whose own answers
 	// paused their host would otherwise pause it again ahead of them.
-	slices.SortStableFunc(reqs, func(a, b *colly.Request) int { return answered(a) - answered(b) })
-	for _, r := range reqs {
+	slices.SortStableFunc(reqs, func(a, b deferredRequest) int { return min(a.answers, 1) - min(b.answers, 1) })
+	for _, d := range reqs {
 		// A stop again is reported already, and a sync request's own
 		// error (its answer) went to OnError: only a refusal by Colly is news.
-		if err := r.Retry(); err != nil {
+		if err := d.r.Retry(); err != nil {
 			if _, refused := visitRefusal(err, false); refused || errors.Is(err, colly.ErrRetryBodyUnseekable) {
-				p.log.Warn("robots: retrying a deferred request failed", slog.String("url", r.URL.String()), slog.Any("error", err))
+				log.Warn("robots: retrying a deferred request failed", slog.String("url", d.r.URL.String()), slog.Any("error", err))
 			}
 		}
 	}
 	return len(reqs)
 }
 
-// answered is 1 when r was handed back after answers asking to back off
-// (answersHeader), else 0.
-func answered(r *colly.Request) int {
-	if r.Headers != nil && r.Headers.Get(answersHeader) != "" {
-		return 1
-	}
-	return 0
-}
-
 // deferPoll is how often a deferred request looks at the policy again.
 const deferPoll = 200 * time.Millisecond
-
-// temporary reports whether a fetch-outcome action ends at a retry time.
-func temporary(a dialect.Action) bool {
-	return a == dialect.ActionDisallowAll || a == dialect.ActionExcludeHost
-}
 
 func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
@@ -128,14 +104,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // now (a fetch outcome that ends at a retry time) it waits for the retry,
 // within WithDeferWait, else hands the request back as Deferred. A URL
 // that is not http(s) needs nothing of the plugin.
-func (f *flow) loadPolicy() bool {
+func (f *flow) loadPolicy() outcome {
 	p := f.p
 	res := p.resolver()
 	var start time.Time // of the first wait
 	for {
 		pol, err := res.Policy(f.ctx, f.r.URL)
 		if errors.Is(err, policy.ErrUnsupportedURL) {
-			return false // not http(s): no robots.txt applies
+			return notOurs
 		}
 		if err != nil {
 			return f.stop(Block{Kind: Canceled, Reason: err.Error()})
@@ -159,5 +135,5 @@ func (f *flow) loadPolicy() bool {
 	if !start.IsZero() {
 		f.waited = time.Since(start)
 	}
-	return true
+	return goOn
 }

@@ -27,27 +27,35 @@
 // and, for every request:
 //
 //   - in OnRequest, resolves the policy of the request's authority (one
-//     robots.txt fetch per authority, cached; [policy.Resolver]); a request
-//     the rules disallow is stopped and reported once ([WithOnBlocked], the
-//     log, [Plugin.Stats], and OnError with a [*BlockedError] wrapping
-//     [ErrBlocked]) with the rule and its line, or with the fetch outcome.
-//     A request held back only because robots.txt is temporarily
-//     unreachable is not dropped: it waits for the retry time up to
-//     [WithDeferWait] (30 s by default), then is handed back, reported as
-//     [Deferred] and kept for [Plugin.RetryDeferred];
+//     robots.txt fetch per authority, cached; [policy.Resolver]). A request
+//     held back only because robots.txt is temporarily unreachable is not
+//     dropped: it waits for the retry time up to [WithDeferWait] (30 s by
+//     default), then is handed back, reported as [Deferred] and kept for
+//     [Plugin.RetryDeferred];
+//   - still in OnRequest, goes down the one decision path: the rules (a
+//     request they disallow is stopped and reported once, to
+//     [WithOnBlocked], the log, [Plugin.Stats], and OnError with a
+//     [*BlockedError] wrapping [ErrBlocked], with the rule and its line, or
+//     with the fetch outcome), the usage the crawler declared
+//     ([WithUsage]), and the host's delay ([WithMaxCrawlDelay] may skip
+//     the host);
 //   - still in OnRequest, where no LimitRule slot is held, waits for the
 //     host's turn ([Limiter].WaitMax);
-//   - at the transport, checks the URL again (so redirect hops into
-//     disallowed paths are not followed, and a clone the plugin was not
-//     attached to is still guarded) and passes the per-host gate
-//     ([Limiter].Acquire), which spaces requests by the delay in force:
-//     the Crawl-delay for the crawler's tokens, else [WithDefaultDelay]
-//     (1 s), never less than [WithMinDelay], capped by [WithMaxCrawlDelay];
-//     by default from the end of one response to the next send, one request
-//     in flight per host. 429 and 5xx answers (but 501 and 505) pause the
-//     host until Retry-After, or with exponential backoff, and the request
-//     is sent again once the pause is over ([WithRetries]). robots.txt
-//     fetches pass the same gate.
+//   - at the transport, passes the per-host gate ([Limiter].AcquireMax),
+//     which spaces requests by the delay in force: the Crawl-delay for the
+//     crawler's tokens, else [WithDefaultDelay] (1 s), never less than
+//     [WithMinDelay], capped by [WithMaxCrawlDelay]; by default from the end
+//     of one response to the next send, one request in flight per host. 429
+//     and 5xx answers (but 501 and 505) pause the host until Retry-After, or
+//     with exponential backoff, and the request is sent again once the pause
+//     is over ([WithRetries]). robots.txt fetches pass the same gate. What no
+//     OnRequest hook saw goes down the same decision path at the transport
+//     first: redirect hops (a redirect into a disallowed path is not
+//     followed) and the requests of a clone the plugin was not attached to.
+//
+// Each feature (robots.txt rules and spacing, nofollow, usage, sitemaps,
+// the frontier of [AttachFrontier], signing) holds its own state and
+// registers its own callbacks on each collector the plugin is attached to.
 //
 // Everything the plugin waits on ends with the collector's Context.
 //

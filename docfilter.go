@@ -18,14 +18,14 @@ import (
 // DisallowedDomains, AllowedDomains, read as Colly reads them): the
 // documents a site names (tdmrep.json, licences) and their redirects are
 // fetched only from such URLs.
-func (p *Plugin) mayVisit(u *url.URL) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.attached) == 0 {
+func (p *core) mayVisit(u *url.URL) bool {
+	p.colls.mu.Lock()
+	defer p.colls.mu.Unlock()
+	if len(p.colls.attached) == 0 {
 		return true
 	}
 	s, host := u.String(), u.Hostname()
-	for c := range p.attached {
+	for c := range p.colls.attached {
 		if collectorMayVisit(c, s, host) {
 			return true
 		}

@@ -46,19 +46,8 @@ const (
 // "usage-disallowed", "nofollow", or "BlockKind(n)" for a value that is
 // none of them.
 func (k BlockKind) String() string {
-	switch k {
-	case Disallowed:
-		return "disallowed"
-	case Deferred:
-		return "deferred"
-	case Skipped:
-		return "skipped"
-	case Canceled:
-		return "canceled"
-	case UsageDisallowed:
-		return "usage-disallowed"
-	case Nofollow:
-		return "nofollow"
+	if names := [...]string{"disallowed", "deferred", "skipped", "canceled", "usage-disallowed", "nofollow"}; int(k) < len(names) {
+		return names[k]
 	}
 	return "BlockKind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -1,9 +1,6 @@
 package robots
 
 import (
-	"log/slog"
-	"time"
-
 	"github.com/gocolly/colly/v2"
 
 	"github.com/politecrawl/robots/frontier"
@@ -44,70 +41,9 @@ import (
 // request's Context is then serialised with it: CtxLastMod holds the
 // lastmod as an RFC 3339 string.
 func AttachFrontier(c *colly.Collector, f frontier.Completer) {
-	requeues := false
-	if rq, ok := f.(frontier.Requeuer); ok && rq.Requeues() {
-		c.AllowURLRevisit = true
-		requeues = true
-	}
+	var fs *frontiers
 	if p := pluginOf(c); p != nil {
-		if q, ok := f.(queueStorage); ok {
-			p.sm.queues.Store(c, q)
-		}
-		if pp, ok := f.(frontier.Postponer); ok && requeues {
-			p.postponers.Store(c, pp)
-		}
+		fs = &p.frontier
 	}
-	done := func(r *colly.Response) {
-		if r == nil {
-			return
-		}
-		if id := FrontierLease(r.Ctx); id != "" {
-			f.Done(id)
-		}
-	}
-	c.OnError(func(r *colly.Response, _ error) { done(r) })
-	c.OnScraped(done)
-}
-
-// FrontierLease returns the lease id a frontier put in a request's context
-// ("" if none): what [AttachFrontier] reports done.
-func FrontierLease(ctx *colly.Context) string {
-	if ctx == nil {
-		return ""
-	}
-	s, _ := ctx.GetAny(frontier.LeaseKey).(string)
-	return s
-}
-
-// postponeMin is the shortest wait for the host's turn that the plugin
-// hands back to a frontier rather than wait out on the queue thread.
-const postponeMin = 50 * time.Millisecond
-
-// postpone hands the request back to the frontier of its collector that
-// handed it out (see [AttachFrontier]) when its host's robots.txt was
-// fetched less than the host's delay ago, so that the host's turn is
-// still at least postponeMin away: the frontier handed the request out as
-// ready, not knowing of the fetch its first request brings. A request
-// handed back is aborted and counted under Postponed. Not with
-// colly.CacheDir (no early wait).
-func (f *flow) postpone() bool {
-	p, c, r := f.p, f.c, f.r
-	v, ok := p.postponers.Load(c)
-	if !ok || !c.AllowURLRevisit || slotOf(r) != nil || c.CacheDir != "" {
-		return true
-	}
-	lease := FrontierLease(r.Ctx)
-	fetched := f.pol.Fetch().Time
-	wait := fetched.Add(f.delay).Sub(p.res.Load().Now())
-	if lease == "" || fetched.IsZero() || wait < postponeMin {
-		return true
-	}
-	if !v.(frontier.Postponer).Postpone(lease, time.Now().Add(wait)) {
-		return true
-	}
-	r.Abort()
-	p.stats.record(f.pol.Authority(), HostStats{Postponed: 1})
-	p.log.Debug("robots: request handed back to the frontier until its host's turn",
-		slog.String("url", r.URL.String()), slog.Time("robots_fetched", fetched), slog.Duration("delay", f.delay))
-	return false
+	fs.adopt(c, f)
 }

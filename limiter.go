@@ -2,17 +2,15 @@ package robots
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/policy"
 )
 
 // delayOf returns the spacing for a host under policy pol, and whether the
 // host is to be skipped.
-func (p *Plugin) delayOf(pol *policy.Policy) (time.Duration, bool) {
+func (p *core) delayOf(pol *policy.Policy) (time.Duration, bool) {
 	d := p.cfg.minDelay
 	cd, ok := pol.CrawlDelay()
 	if !ok {
@@ -36,7 +34,7 @@ func (p *Plugin) delayOf(pol *policy.Policy) (time.Duration, bool) {
 // Crawl-delay shorter than the default delay included), not the default.
 // Requests sent before are still owed their gap: the gate keeps the gap
 // owed at each release.
-func (p *Plugin) cachedDelay(host string) time.Duration {
+func (p *core) cachedDelay(host string) time.Duration {
 	if r := p.res.Load(); r != nil {
 		if pol := r.Cached(host); pol != nil {
 			d, _ := p.delayOf(pol)
@@ -48,11 +46,11 @@ func (p *Plugin) cachedDelay(host string) time.Duration {
 
 // pauseBound is the longest 429/5xx pause a request waits out at the host's
 // gate (WithDeferWait, at least a second).
-func (p *Plugin) pauseBound() time.Duration { return max(p.cfg.deferWait, time.Second) }
+func (p *core) pauseBound() time.Duration { return max(p.cfg.deferWait, time.Second) }
 
 // takeToken waits for a token of the crawler-wide cap (WithMaxRate), if
 // there is one.
-func (p *Plugin) takeToken(ctx context.Context) error {
+func (p *core) takeToken(ctx context.Context) error {
 	if p.cfg.maxRate == nil {
 		return nil
 	}
@@ -60,42 +58,4 @@ func (p *Plugin) takeToken(ctx context.Context) error {
 		return fmt.Errorf("robots: gave up waiting for the crawler-wide rate: %w", err)
 	}
 	return nil
-}
-
-// spacing sets the host's delay, and stops the request of a host whose
-// Crawl-delay is above the largest honoured when the plugin skips such
-// hosts (SkipHost).
-func (f *flow) spacing() bool {
-	d, skip := f.p.delayOf(f.pol)
-	if skip {
-		cd, _ := f.pol.CrawlDelay()
-		return f.stop(Block{Kind: Skipped, Verdict: f.v, Reason: fmt.Sprintf("Crawl-delay %s is above the largest honoured, %s", cd, f.p.cfg.maxCrawlDelay)})
-	}
-	f.delay = d
-	return true
-}
-
-// earlyWait waits for the host's turn (Limiter.WaitMax), in OnRequest
-// where no LimitRule slot is held. A pause of a second or less is always
-// waited out: handing a request back for it would cost more than it
-// saves; a longer one than WithDeferWait hands the request back as
-// Deferred. With colly.CacheDir there is no early wait: Colly may answer
-// from its disk cache without a request, and tells no one which (its
-// cache path is private); the transport's gate spaces what reaches the
-// network.
-func (f *flow) earlyWait() bool {
-	if f.c.CacheDir != "" {
-		return true
-	}
-	w, err := f.p.lim.WaitMax(f.ctx, f.pol.Authority(), f.delay, f.p.pauseBound())
-	if err == nil {
-		f.waited += w
-		return true
-	}
-	var pe *hostlimit.PausedError
-	if errors.As(err, &pe) {
-		return f.stop(Block{Kind: Deferred, Verdict: f.v, Until: pe.Until,
-			Reason: "the host answered 429 or 5xx and is paused until " + pe.Until.UTC().Format(time.RFC3339) + ", longer than WithDeferWait"})
-	}
-	return f.stop(Block{Kind: Canceled, Verdict: f.v, Reason: err.Error()})
 }

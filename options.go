@@ -24,13 +24,9 @@ import (
 // Defaults of the plugin's options.
 const (
 	DefaultMaxCrawlDelay = 30 * time.Second
-	DefaultDeferWait     = 30 * time.Second
 	// DefaultDelay spaces a host whose robots.txt gives no Crawl-delay (as
 	// StormCrawler's default does).
 	DefaultDelay = time.Second
-	// DefaultStatsCapacity is how many authorities [Plugin.Stats] keeps by
-	// default.
-	DefaultStatsCapacity = 100_000
 	// DefaultRetries is how many times a request answered 429 or a 5xx
 	// (but 501 and 505) is sent again after its host's pause
 	// ([WithRetries]), as Scrapy retries them by default.
@@ -53,16 +49,17 @@ const (
 // String names the choice: "cap", "skip", "obey", or "OverDelay(n)" for a
 // value that is none of them.
 func (o OverDelay) String() string {
-	switch o {
-	case CapDelay:
-		return "cap"
-	case SkipHost:
-		return "skip"
-	case ObeyDelay:
-		return "obey"
+	if names := [...]string{"cap", "skip", "obey"}; int(o) < len(names) {
+		return names[o]
 	}
 	return "OverDelay(" + strconv.Itoa(int(o)) + ")"
 }
+
+// Defaults of the options whose values only the plugin needs.
+const (
+	defaultDeferWait     = 30 * time.Second
+	defaultStatsCapacity = 100_000 // authorities Plugin.Stats keeps
+)
 
 // Option configures a [Plugin]. An option given a value it cannot use
 // makes [New] (and [Attach]) return an error naming it.
@@ -95,6 +92,16 @@ type config struct {
 	signer        *botauth.Signer // nil: nothing is signed (WithSigner)
 	signOpts      []botauth.Option
 	errs          []error // option values out of range, joined by New
+	broken        error   // WithRobots with invalid options: every request is stopped with it
+}
+
+// checked is the option set when the value it was given is ok, else the
+// option that makes New refuse it, with the error format and args say.
+func checked(ok bool, set func(*config), format string, args ...any) Option {
+	if !ok {
+		return func(c *config) { c.fail(format, args...) }
+	}
+	return set
 }
 
 // fail records an option value New refuses.
@@ -118,13 +125,7 @@ func WithPolicy(opts ...policy.Option) Option {
 // WithDialect sets how robots.txt is read and what each fetch outcome means
 // (default [dialect.RFC9309]); it is WithPolicy([policy.WithDialect](d)).
 func WithDialect(d *dialect.Dialect) Option {
-	return func(c *config) {
-		if d == nil {
-			c.fail("WithDialect(nil): no dialect")
-			return
-		}
-		c.policy = append(c.policy, policy.WithDialect(d))
-	}
+	return checked(d != nil, func(c *config) { c.policy = append(c.policy, policy.WithDialect(d)) }, "WithDialect(nil): no dialect")
 }
 
 // WithAgents sets the crawler's product tokens, most specific first, that
@@ -142,19 +143,13 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // WithStatsCapacity bounds the per-authority statistics to about n
-// authorities (default [DefaultStatsCapacity]; n ≤ 0 is an error).
+// authorities (default 100 000; n ≤ 0 is an error).
 // When a new authority takes it over n, the least recently updated ones
 // are folded into the totals ([Plugin.Totals] stays exact) and dropped from
 // [Plugin.Stats] until nine tenths of n remain; updates that race with a
 // fold may leave a few more for a while.
 func WithStatsCapacity(n int) Option {
-	return func(c *config) {
-		if n <= 0 {
-			c.fail("WithStatsCapacity(%d): must be above 0", n)
-			return
-		}
-		c.statsCap = n
-	}
+	return checked(n > 0, func(c *config) { c.statsCap = n }, "WithStatsCapacity(%d): must be above 0", n)
 }
 
 // WithDefaultDelay sets the time between two requests to a host whose
@@ -162,13 +157,7 @@ func WithStatsCapacity(n int) Option {
 // 0 turns it off; negative is an error). It applies under every dialect that
 // reads none, google included, and while robots.txt is unavailable.
 func WithDefaultDelay(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail("WithDefaultDelay(%s): a delay cannot be negative", d)
-			return
-		}
-		c.defaultDelay = d
-	}
+	return checked(d >= 0, func(c *config) { c.defaultDelay = d }, "WithDefaultDelay(%s): a delay cannot be negative", d)
 }
 
 // WithMaxRate caps the crawler's requests over all hosts at r per second
@@ -178,39 +167,23 @@ func WithDefaultDelay(d time.Duration) Option {
 // the transport, before its host's gate, so the per-host spacing still
 // holds under the cap. Default: no cap. r ≤ 0 or burst < 1 is an error.
 func WithMaxRate(r rate.Limit, burst int) Option {
-	return func(c *config) {
-		if !(r > 0) || burst < 1 {
-			c.fail("WithMaxRate(%v, %d): the rate must be above 0 and the burst at least 1", float64(r), burst)
-			return
-		}
-		c.maxRate = rate.NewLimiter(r, burst)
-	}
+	return checked(r > 0 && burst >= 1, func(c *config) { c.maxRate = rate.NewLimiter(r, burst) },
+		"WithMaxRate(%v, %d): the rate must be above 0 and the burst at least 1", float64(r), burst)
 }
 
 // WithMinDelay sets the least time between two requests to one host
 // (default 0; negative is an error), whatever the policy: a floor under the
 // Crawl-delay and the default delay, which can raise it, never lower it.
 func WithMinDelay(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail("WithMinDelay(%s): a delay cannot be negative", d)
-			return
-		}
-		c.minDelay = d
-	}
+	return checked(d >= 0, func(c *config) { c.minDelay = d }, "WithMinDelay(%s): a delay cannot be negative", d)
 }
 
 // WithMaxCrawlDelay sets the largest Crawl-delay honoured as it is (default
 // [DefaultMaxCrawlDelay], 30 s) and what happens to a host that asks for more
 // (default [CapDelay]). d ≤ 0 or an unknown over is an error.
 func WithMaxCrawlDelay(d time.Duration, over OverDelay) Option {
-	return func(c *config) {
-		if d <= 0 || over > ObeyDelay {
-			c.fail("WithMaxCrawlDelay(%s, %s): the delay must be above 0 and the choice one of CapDelay, SkipHost, ObeyDelay", d, over)
-			return
-		}
-		c.maxCrawlDelay, c.overDelay = d, over
-	}
+	return checked(d > 0 && over <= ObeyDelay, func(c *config) { c.maxCrawlDelay, c.overDelay = d, over },
+		"WithMaxCrawlDelay(%s, %s): the delay must be above 0 and the choice one of CapDelay, SkipHost, ObeyDelay", d, over)
 }
 
 // WithTransport sets the HTTP transport the collector's requests and the
@@ -220,13 +193,7 @@ func WithMaxCrawlDelay(d time.Duration, over OverDelay) Option {
 // rather than with the collector's SetProxy or WithTransport, which the
 // plugin then has to adopt.
 func WithTransport(rt http.RoundTripper) Option {
-	return func(c *config) {
-		if rt == nil {
-			c.fail("WithTransport(nil): no transport")
-			return
-		}
-		c.transport = rt
-	}
+	return checked(rt != nil, func(c *config) { c.transport = rt }, "WithTransport(nil): no transport")
 }
 
 // WithSigner signs every request the plugin's collectors send with s (Web
@@ -275,16 +242,10 @@ func WithOnBlocked(fn func(Block)) Option {
 // host's pause after a 429 or 5xx, before it is handed back: stopped, reported as
 // [Deferred] and kept for [Plugin.RetryDeferred]. A pause is judged when
 // the request arrives ([Limiter].WaitMax); a pause of a second or less is
-// always waited out. Default [DefaultDeferWait]; 0 hands such requests back
+// always waited out. Default 30 s; 0 hands such requests back
 // at once; negative is an error.
 func WithDeferWait(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.fail("WithDeferWait(%s): a wait cannot be negative", d)
-			return
-		}
-		c.deferWait = d
-	}
+	return checked(d >= 0, func(c *config) { c.deferWait = d }, "WithDeferWait(%s): a wait cannot be negative", d)
 }
 
 // WithRetries sets how many times a request answered with a status that
@@ -304,13 +265,7 @@ func WithDeferWait(d time.Duration) Option {
 // [Plugin.RetryDeferred]. A request whose body cannot be sent again
 // (no GetBody) is not retried. Redirect hops are retried alike.
 func WithRetries(n int) Option {
-	return func(c *config) {
-		if n < 0 {
-			c.fail("WithRetries(%d): cannot be negative", n)
-			return
-		}
-		c.retries = n
-	}
+	return checked(n >= 0, func(c *config) { c.retries = n }, "WithRetries(%d): cannot be negative", n)
 }
 
 // Limiter is the per-host gate the plugin drives: the seam between the
@@ -359,13 +314,7 @@ type Limiter interface {
 // mode, delay factor and Retry-After bounds. Several plugins (or processes,
 // for a fleet limiter) may share one.
 func WithLimiter(l Limiter) Option {
-	return func(c *config) {
-		if l == nil {
-			c.fail("WithLimiter(nil): no limiter")
-			return
-		}
-		c.limiter = l
-	}
+	return checked(l != nil, func(c *config) { c.limiter = l }, "WithLimiter(nil): no limiter")
 }
 
 // WithUsage declares what the crawler uses the content it fetches for
@@ -418,9 +367,9 @@ func WithUsage(cfg usage.Config, onRefused ...func(r *colly.Response, u Response
 type SitemapOption func(*sitemapConfig)
 
 type sitemapConfig struct {
-	walk  sitemap.Config      // the user's walk settings (SitemapWalk)
-	extra map[string][]string // authority → extra sitemap URLs
-	errs  []error
+	settings sitemap.Config      // the user's walk settings (SitemapWalk)
+	extra    map[string][]string // authority → extra sitemap URLs
+	errs     []error
 }
 
 // SitemapURLs adds sitemaps to start from, besides those the robots.txt of
@@ -477,7 +426,7 @@ func SitemapWalk(cfg sitemap.Config) SitemapOption {
 			c.errs = append(c.errs, fmt.Errorf("SitemapWalk: the plugin sets %s itself (sitemaps go through its transport, robots.txt check and gate)", strings.Join(owned, ", ")))
 			return
 		}
-		c.walk = cfg
+		c.settings = cfg
 	}
 }
 

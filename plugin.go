@@ -1,17 +1,14 @@
 package robots
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocolly/colly/v2"
 
@@ -24,49 +21,24 @@ import (
 // collectors it is attached to. One Plugin may serve several collectors
 // (clones included): they share its robots.txt resolver, its per-host
 // limiter and its statistics. It is safe for concurrent use.
+//
+// It holds what its parts share; each feature holds its own state and
+// registers its own callbacks when the plugin is attached ([Plugin.Attach]).
 type Plugin struct {
-	cfg  config
-	lim  Limiter
-	base atomic.Pointer[roundTripper] // the transport behind the gate
-	coll *checkTransport              // the collectors' transport: robots check, gate, base
-	// signing signs each request past the gate, in front of base, and
-	// answers challenges above the gate (WithSigner); nil: nothing signed.
-	signing *botauth.Transport
-	log     *slog.Logger
-
-	once sync.Once
-	res  atomic.Pointer[policy.Resolver]
-
-	stats    stats
-	deferred deferredList
-	warned   atomic.Bool
-	// logFailed is set at the usage log's first write error (logged once).
-	logFailed atomic.Bool
-	// uaChecked: the User-Agent of a request was checked (checkUserAgent).
-	uaChecked atomic.Bool
-	// tokens are the resolver's product tokens, set with it (resolver).
-	tokens []string
-
-	mu       sync.Mutex                // guards attached and adoptions of a collector's transport
-	attached map[*colly.Collector]bool // collectors whose callbacks are registered
-	first    *colly.Collector          // the first: its User-Agent names the crawler
-
-	sm sitemapState // WithSitemaps: authorities walked, reports
-
-	broken error // WithRobots with invalid options: every request is stopped with it
-
-	slots slots // of the attached collectors: their contexts, for the transport (clienttimeout.go)
-
-	postponers sync.Map // *colly.Collector → frontier.Postponer: AttachFrontier's frontier, if it postpones
-
-	held sync.Map // ticket → *BlockedError: stops at the transport, for the OnError hook to report
+	core                     // what its parts share (core.go)
+	handoff  handoff         // stops and tickets between OnRequest, the transport and OnError (handoff.go)
+	coll     *checkTransport // the collectors' transport (transport.go)
+	warned   atomic.Bool     // Colly's own robots.txt check was warned about
+	deferred deferredList    // requests handed back, for RetryDeferred (deferred.go)
+	sitemaps *sitemapFeature // WithSitemaps (sitemaps.go); nil without it
+	frontier frontiers       // AttachFrontier's frontiers (frontiers.go)
 }
 
 // New returns a plugin configured by opts; attach it with [Plugin.Attach].
 // It returns an error, naming each option, when an option was given a
 // value it cannot use.
 func New(opts ...Option) (*Plugin, error) {
-	p := &Plugin{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: DefaultDeferWait, statsCap: DefaultStatsCapacity, defaultDelay: DefaultDelay, retries: DefaultRetries}}
+	p := &Plugin{core: core{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: defaultDeferWait, statsCap: defaultStatsCapacity, defaultDelay: DefaultDelay, retries: DefaultRetries}}}
 	for _, o := range opts {
 		if o != nil {
 			o(&p.cfg)
@@ -98,15 +70,18 @@ func New(opts ...Option) (*Plugin, error) {
 	}
 	p.base.Store(&roundTripper{base})
 	if p.cfg.signer != nil {
-		p.signing, _ = botauth.NewTransport(baseTransport{p}, p.cfg.signer, p.cfg.signOpts...) // checked by WithSigner
+		p.signing, _ = botauth.NewTransport(baseTransport{&p.core}, p.cfg.signer, p.cfg.signOpts...) // checked by WithSigner
 	}
-	p.attached = map[*colly.Collector]bool{}
+	p.coll = &checkTransport{p: &p.core, h: &p.handoff, owner: p}
+	p.colls.attached = map[*colly.Collector]bool{}
 	p.lim = p.cfg.limiter
 	if p.lim == nil {
 		p.lim = hostlimit.New(hostlimit.Config{})
 	}
 	p.stats.capacity = p.cfg.statsCap
-	p.coll = &checkTransport{p: p}
+	if p.cfg.sitemaps != nil {
+		p.sitemaps = &sitemapFeature{p: &p.core, h: &p.handoff, pages: p.coll, cfg: p.cfg.sitemaps}
+	}
 	return p, nil
 }
 
@@ -145,8 +120,8 @@ func brokenPlugin(err error, opts []Option) *Plugin {
 		p.log = cfg.logger
 	}
 	p.cfg.onBlocked = cfg.onBlocked
-	p.broken = fmt.Errorf("robots: the plugin's configuration is invalid, every request is stopped: %w", err)
-	p.log.Error(p.broken.Error())
+	p.cfg.broken = fmt.Errorf("robots: the plugin's configuration is invalid, every request is stopped: %w", err)
+	p.log.Error(p.cfg.broken.Error())
 	return p
 }
 
@@ -195,13 +170,13 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 	if v, ok := os.LookupEnv("COLLY_IGNORE_ROBOTSTXT"); ok && !collyYes(v) && p.warned.CompareAndSwap(false, true) {
 		p.log.Warn("robots: COLLY_IGNORE_ROBOTSTXT=" + v + " turns Colly's own robots.txt check back on after the options; it runs before the plugin and its blocks are not reported (unset it)")
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.attached[c] {
+	p.colls.mu.Lock()
+	defer p.colls.mu.Unlock()
+	if p.colls.attached[c] {
 		return nil
 	}
 	tr, readable := collyTransport(c)
-	if ct, ok := tr.(*checkTransport); ok && ct.p != p {
+	if ct, ok := tr.(*checkTransport); ok && ct != p.coll {
 		return errors.New("robots: the collector already has another robots plugin; this one is not attached (one plugin per collector)")
 	}
 	var err error
@@ -215,27 +190,40 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 			err = fmt.Errorf("robots: WithTransport replaces the transport the collector had (%T, set with SetProxy, SetProxyFunc or WithTransport before Attach); the plugin is attached with WithTransport's", tr)
 		}
 	}
-	p.attached[c] = true
-	if p.first == nil {
-		p.first = c
+	p.colls.attached[c] = true
+	if p.colls.first == nil {
+		p.colls.first = c
 	}
 	c.IgnoreRobotsTxt = true
 	c.WithTransport(p.coll)
-	cs := p.slots.add()
+	cs := p.handoff.add()
 	cs.visits = wrapVisits(c)
+	// The decision path and the hand-off, then the features, in order:
+	// each registers its own callbacks.
 	c.OnRequest(func(r *colly.Request) { p.onRequest(c, cs, r) })
-	c.OnError(func(r *colly.Response, err error) { p.onError(c, cs, r, err) })
-	c.OnResponse(func(r *colly.Response) { p.onResponse(c, r) })
-	if p.cfg.sitemaps != nil {
-		// Release the in-flight slot of a sitemap page (Async).
-		c.OnScraped(p.releaseSlot)
-		c.OnError(func(r *colly.Response, _ error) { p.releaseSlot(r) })
+	c.OnError(func(r *colly.Response, err error) {
+		if r == nil || r.Request == nil {
+			return
+		}
+		switch be := p.handoff.onError(&p.core, cs, r, err); {
+		case be == nil:
+			p.logError(c, r, err) // an answer or a failure, not a stop
+		case be.Block.Kind == Deferred:
+			p.deferred.put(p.log, r.Request, be.Block.Until, be.answers)
+		}
+	})
+	p.attachNofollow(c) // robotstags.go
+	if p.cfg.declaresUsage() {
+		p.attachUsage(c) // usage.go
+	}
+	if p.cfg.usageLog != nil {
+		p.attachUsageLog(c) // usagelog.go
+	}
+	if p.sitemaps != nil {
+		p.sitemaps.attach(c) // sitemaps.go
 	}
 	return err
 }
-
-// roundTripper boxes a transport for an atomic.Pointer.
-type roundTripper struct{ http.RoundTripper }
 
 // ensureTransport puts the plugin's transport back on c when something
 // replaced it since Attach, keeping what replaced it as the transport
@@ -250,8 +238,8 @@ func (p *Plugin) ensureTransport(c *colly.Collector) {
 	if cl == nil {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.colls.mu.Lock()
+	defer p.colls.mu.Unlock()
 	tr := cl.Transport
 	if tr == http.RoundTripper(p.coll) {
 		return
@@ -265,15 +253,6 @@ func (p *Plugin) ensureTransport(c *colly.Collector) {
 	p.log.Warn("robots: the collector's transport was replaced after Attach (SetProxy, SetProxyFunc, WithTransport or SetClient); the plugin now checks and spaces requests in front of it (set it with robots.WithTransport to avoid this)",
 		slog.String("transport", fmt.Sprintf("%T", cl.Transport)))
 	c.WithTransport(p.coll)
-}
-
-// collyYes reads a COLLY_* boolean as Colly does.
-func collyYes(v string) bool {
-	switch strings.ToLower(v) {
-	case "1", "yes", "true", "y":
-		return true
-	}
-	return false
 }
 
 // Close releases what the plugin holds open once crawling is over: the
@@ -294,117 +273,94 @@ func (p *Plugin) Resolver() *policy.Resolver { return p.res.Load() }
 // [WithLimiter], else a *[hostlimit.Limiter].
 func (p *Plugin) Limiter() Limiter { return p.lim }
 
-// requestStages are the OnRequest hook's stages, in the order a request
-// goes down them: each passes it on (true) or ends its way (false: it was
-// stopped and reported, handed back, or needs nothing of the plugin).
-var requestStages = [...]func(*flow) bool{
-	(*flow).admit,      // plugin.go: the plugin's transport in place, a valid configuration
-	(*flow).nofollow,   // robotstags.go: a link of a nofollow page
-	(*flow).loadPolicy, // deferred.go: the host's policy, an unreachable robots.txt waited for
-	(*flow).sitemaps,   // sitemaps.go: the host's sitemaps, walked once
-	(*flow).rules,      // resolve.go: robots.txt's verdict
-	(*flow).usage,      // usage.go: the purposes declared with WithUsage
-	(*flow).spacing,    // limiter.go: the host's delay, or the host skipped
-	(*flow).postpone,   // frontier_attach.go: back to the frontier until the host's turn
-	(*flow).earlyWait,  // limiter.go: the host's turn, waited for outside LimitRule slots
+// Stats returns a snapshot of the statistics per authority: of the
+// [WithStatsCapacity] most recently updated ones at most. It copies every
+// entry and asks the limiter for each one's gate statistics; [Plugin.Totals]
+// sums without a copy.
+func (p *Plugin) Stats() map[string]HostStats { return p.stats.perHost(p.lim) }
+
+// Totals returns the statistics summed over every authority the plugin has
+// seen, those dropped from [Plugin.Stats] by [WithStatsCapacity] included
+// (Limiter is zero).
+func (p *Plugin) Totals() HostStats { return p.stats.total() }
+
+// Deferred returns the requests handed back as [Deferred] (robots.txt
+// unreachable, or the host paused for longer than WithDeferWait), oldest
+// first, and forgets them.
+func (p *Plugin) Deferred() []*colly.Request {
+	var reqs []*colly.Request
+	for _, d := range p.deferred.take() {
+		reqs = append(reqs, d.r)
+	}
+	return reqs
 }
 
-// onRequest is the OnRequest hook of the collector c of slot cs: r goes
-// down requestStages, and is let through to the transport if it reaches
-// their end.
+// DeferredUntil returns when retrying helps every request kept for
+// [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
+// files that deferred them (by the resolver's clock, see [WithClock]) and
+// the ends of the 429/5xx pauses of the hosts that did; false when none is
+// kept. Retrying earlier defers a request again.
+func (p *Plugin) DeferredUntil() (time.Time, bool) { return p.deferred.due() }
+
+// RetryDeferred submits again every request handed back as [Deferred]
+// (with colly's Request.Retry, which skips the visited check) and returns
+// how many it submitted. Each goes through the plugin afresh, so call it
+// once [Plugin.DeferredUntil] has come (a dialect retries a failing
+// robots.txt after 10 minutes, or an hour for a coccoc host without answer;
+// a paused host, at its Retry-After): earlier, the requests are deferred
+// again.
+// Call it from outside any callback, e.g. after c.Wait(), then c.Wait()
+// again; with a collector that is not Async, it returns only once the
+// requests are done.
+func (p *Plugin) RetryDeferred() int { return p.deferred.resubmit(p.log) }
+
+// SitemapTotals returns the sums over every sitemap report.
+func (p *Plugin) SitemapTotals() SitemapTotals { return p.sitemaps.sums() }
+
+// onRequest is the OnRequest hook of the collector c of slot cs: the
+// decision path of a request, stage after stage, each saying what it did
+// (an outcome); a request that goes on through all of them is counted and
+// let through to the transport with its ticket (handoff.go).
 func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Request) {
-	if s := slotOf(r); s != nil {
-		if r.IsAbort() {
-			s.release() // a callback before this hook stopped it: it goes no further
-			return
-		}
-		defer s.arm() // a callback after this hook may stop it silently: see window
-	}
 	if r.IsAbort() {
 		return // another callback stopped it
 	}
-	if r.Headers != nil {
-		delete(*r.Headers, stopHeader) // a retried request stopped before
-		delete(*r.Headers, passHeader)
+	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r).answers}
+	if p.admit(f) != goOn || f.nofollowLink() != goOn || f.loadPolicy() != goOn {
+		return
 	}
-	ctx := c.Context
-	if ctx == nil {
-		ctx = context.Background()
+	if p.sitemaps != nil {
+		p.sitemaps.walk(f, p.frontier.queue(c))
 	}
-	f := &flow{p: p, c: c, cs: cs, r: r, ctx: ctx}
-	for _, stage := range requestStages {
-		if !stage(f) {
-			return
-		}
+	if f.decide() != goOn || p.frontier.postpone(f) != goOn || f.earlyWait() != goOn {
+		return
 	}
-	p.pass(r, cs, ctx, f.pol.Authority(), f.waited)
+	p.leaveUsageMark(r, f.ctx)
+	a := f.pol.Authority()
+	p.stats.record(a, HostStats{Allowed: 1, Waited: f.waited})
+	p.handoff.pass(cs, r, f.ctx, a, f.answers)
 }
 
 // admit puts the plugin's transport back on the collector if something
 // replaced it, and stops every request of a plugin whose configuration is
 // invalid (WithRobots).
-func (f *flow) admit() bool {
-	p := f.p
+func (p *Plugin) admit(f *flow) outcome {
 	p.ensureTransport(f.c)
-	if p.broken != nil {
-		return f.stop(Block{Kind: Canceled, Reason: p.broken.Error()})
+	if p.cfg.broken != nil {
+		return f.stop(Block{Kind: Canceled, Reason: p.cfg.broken.Error()})
 	}
 	if !f.c.IgnoreRobotsTxt && p.warned.CompareAndSwap(false, true) {
 		p.log.Warn("robots: Colly's own robots.txt check is on (COLLY_IGNORE_ROBOTSTXT?); it runs before the plugin")
 	}
-	return true
+	return goOn
 }
 
-// onResponse is the OnResponse hook of the collector c: the response's
-// robots directives (nofollow, and the usage mark with WithUsage).
-func (p *Plugin) onResponse(c *colly.Collector, r *colly.Response) {
-	if r.Request == nil || r.Request.URL == nil || r.Ctx == nil {
-		return
+// pluginOf returns the plugin whose transport c uses, or nil.
+func pluginOf(c *colly.Collector) *Plugin {
+	tr, _ := collyTransport(c)
+	if ct, ok := tr.(*checkTransport); ok {
+		p, _ := ct.owner.(*Plugin)
+		return p
 	}
-	if source := p.nofollowSource(r); source != "" {
-		markNofollow(r, source)
-	}
-	if p.cfg.declaresUsage() {
-		p.markUsage(r)
-	}
-	p.logResponse(r)
-}
-
-// onError is the OnError hook of the collector c of slot cs: it reports a
-// stop the transport held for it (see stopAt) with its Colly request,
-// completes a stop's error with its Colly request, and keeps for
-// [Plugin.RetryDeferred] the Colly request behind a request deferred at
-// the transport (its host paused past WithDeferWait, a redirect hop to an
-// authority whose robots.txt is unreachable for now, a policy that expired
-// between OnRequest and the send), so that it is not lost: Colly has
-// marked its URL visited.
-func (p *Plugin) onError(c *colly.Collector, cs *collectorSlot, r *colly.Response, err error) {
-	if r == nil || r.Request == nil {
-		return
-	}
-	var be *BlockedError
-	if v, ok := p.held.LoadAndDelete(ticket{cs, r.Request.ID}); ok {
-		// Let through in OnRequest, stopped at the transport: counted
-		// under its stop instead, and reported with its request. The
-		// error may not be err's (net/http replaces the error of a
-		// request that ran out of Colly's request timeout).
-		be = v.(*BlockedError)
-		be.Block.Request = r.Request
-		p.stats.record(be.Block.Authority, HostStats{Allowed: -1})
-		p.report(be.Block)
-	} else if !errors.As(err, &be) {
-		p.logError(c, r, err) // an answer or a failure, not a stop
-		return
-	}
-	if be.Block.Request == nil {
-		// The transport does not know the Colly request; Colly gives it
-		// here, and a sync Visit returns this same error.
-		be.Block.Request = r.Request
-	}
-	if be.Block.Kind == Deferred {
-		if be.answers > 0 && r.Request.Headers != nil {
-			(*r.Request.Headers)[answersHeader] = []string{strconv.Itoa(be.answers)}
-		}
-		p.keepDeferred(r.Request, be.Block.Until)
-	}
+	return nil
 }

@@ -212,7 +212,7 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			r := &colly.Request{URL: u, Method: http.MethodGet, Ctx: colly.NewContext(), Headers: &req.Header}
 			req.Header.Set("User-Agent", c.UserAgent)
-			cs := (*p.slots.list.Load())[0]
+			cs := (*p.handoff.slots.Load())[0]
 			p.onRequest(c, cs, r) // fetches robots.txt
 			if r.IsAbort() {
 				b.Fatal("aborted")
@@ -265,7 +265,6 @@ func BenchmarkPluginStatsBytes(b *testing.B) {
 // (X-Robots-Tag read, the head scanned for meta robots): no allocation.
 func BenchmarkPluginOnResponse(b *testing.B) {
 	p := mustNew(b, WithAgents("examplebot"))
-	c := colly.NewCollector()
 	u, _ := url.Parse("https://example.com/products/item-42")
 	body := []byte(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Item 42</title>` +
 		`<script>window.x = "<meta name=robots content=nofollow>";</script>` +
@@ -279,7 +278,7 @@ func BenchmarkPluginOnResponse(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		p.onResponse(c, r)
+		p.onNofollowResponse(r)
 	}
 	if r.Ctx.Get(nofollowKey) != "" {
 		b.Fatal("marked nofollow")

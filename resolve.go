@@ -15,17 +15,17 @@ import (
 // options or COLLY_USER_AGENT) is known. The crawler's name is fixed then,
 // once: never from a request's header (extensions.RandomUserAgent changes
 // those), and a User-Agent set on the collector later does not change it.
-func (p *Plugin) resolver() *policy.Resolver {
+func (p *core) resolver() *policy.Resolver {
 	if r := p.res.Load(); r != nil {
 		return r
 	}
-	p.once.Do(func() {
-		p.mu.Lock()
+	p.res.once.Do(func() {
+		p.colls.mu.Lock()
 		var userAgent string
-		if p.first != nil {
-			userAgent = p.first.UserAgent
+		if p.colls.first != nil {
+			userAgent = p.colls.first.UserAgent
 		}
-		p.mu.Unlock()
+		p.colls.mu.Unlock()
 		// The plugin's defaults first: the user's policy options override them.
 		opts := []policy.Option{
 			policy.WithUserAgent(userAgent),
@@ -45,22 +45,32 @@ func (p *Plugin) resolver() *policy.Resolver {
 			p.log.Warn("robots: no product token could be derived from the User-Agent; only the * groups of robots.txt apply (set robots.WithAgents)",
 				slog.String("user_agent", r.UserAgent()))
 		}
-		p.tokens = r.Agents()
+		p.res.tokens = r.Agents()
 		p.res.Store(r)
 	})
 	return p.res.Load()
 }
 
 // agents returns the resolver's product tokens (not to be modified).
-func (p *Plugin) agents() []string {
+func (p *core) agents() []string {
 	p.resolver()
-	return p.tokens
+	return p.res.tokens
+}
+
+// robotsFetches is the transport of the resolver's robots.txt fetches:
+// gate and base, with challenges answered above the gate when signing.
+func (p *core) robotsFetches() http.RoundTripper {
+	rt := &robotsTransport{p: p}
+	if p.signing == nil {
+		return rt
+	}
+	return p.signing.Answering(rt)
 }
 
 // robotsTransport is the transport of the plugin's robots.txt fetches: the
 // host's gate (with the delay of the policy in memory), with the fetch's
 // timeout stopped while it waits there, then the base transport.
-type robotsTransport struct{ p *Plugin }
+type robotsTransport struct{ p *core }
 
 func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.p
@@ -88,13 +98,4 @@ func (t *robotsTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
 	}
 	return hostlimit.RoundTrip(base, req, permit)
-}
-
-// rules stops a URL robots.txt disallows for the crawler, by a rule or by
-// its fetch outcome.
-func (f *flow) rules() bool {
-	if f.v.Allowed {
-		return true
-	}
-	return f.stop(Block{Kind: Disallowed, Verdict: f.v, Reason: f.v.String()})
 }

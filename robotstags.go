@@ -16,10 +16,24 @@ import (
 // storage's serialisation of the Context.
 const nofollowKey = "robots.nofollow"
 
+// attachNofollow registers the nofollow feature's OnResponse callback on
+// c: the Context of a page whose robots directives say nofollow for the
+// crawler is marked, and the plugin's OnRequest hook stops the links made
+// from it (flow.nofollowLink).
+func (p *core) attachNofollow(c *colly.Collector) { c.OnResponse(p.onNofollowResponse) }
+
+func (p *core) onNofollowResponse(r *colly.Response) {
+	if responded(r) {
+		if source := p.nofollowSource(r); source != "" {
+			markNofollow(r, source)
+		}
+	}
+}
+
 // nofollowSource returns the carrier of the nofollow (or none) r states
 // for the crawler: "Robots-Tag", "X-Robots-Tag" or "meta-robots" (a meta
 // element of an HTML body), "" when it states none.
-func (p *Plugin) nofollowSource(r *colly.Response) string {
+func (p *core) nofollowSource(r *colly.Response) string {
 	var h http.Header
 	if r.Headers != nil {
 		h = *r.Headers
@@ -65,16 +79,16 @@ func nofollowStop(r *colly.Request) (Block, bool) {
 	return Block{Kind: Nofollow, Reason: "a link of " + page + ", whose " + source + " says nofollow"}, true
 }
 
-// nofollow stops a link of a nofollow page, leaving its URL unvisited for
+// nofollowLink stops a link of a nofollow page, leaving its URL unvisited for
 // Colly (see visits).
-func (f *flow) nofollow() bool {
+func (f *flow) nofollowLink() outcome {
 	b, stop := nofollowStop(f.r)
 	if !stop {
-		return true
+		return goOn
 	}
 	f.stop(b)
 	if !f.c.AllowURLRevisit {
 		f.cs.visits.forget(f.r)
 	}
-	return false
+	return halted
 }

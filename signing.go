@@ -23,29 +23,10 @@ import (
 
 // baseTransport is the transport beneath the signer: the plugin's base as
 // it is at each request (Attach and ensureTransport may adopt another).
-type baseTransport struct{ p *Plugin }
+type baseTransport struct{ p *core }
 
 func (t baseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.p.base.Load().RoundTripper.RoundTrip(req)
-}
-
-// sender is the transport a request goes through once its host's gate let
-// it through: the signer when there is one, else the base transport.
-func (p *Plugin) sender() http.RoundTripper {
-	if p.signing != nil {
-		return p.signing
-	}
-	return p.base.Load().RoundTripper
-}
-
-// robotsFetches is the transport of the resolver's robots.txt fetches:
-// gate and base, with challenges answered above the gate when signing.
-func (p *Plugin) robotsFetches() http.RoundTripper {
-	rt := &robotsTransport{p: p}
-	if p.signing == nil {
-		return rt
-	}
-	return p.signing.Answering(rt)
 }
 
 // challengeRound is the next transport of a page's Answering layer: the
@@ -87,7 +68,7 @@ type identity struct {
 // identity when they hold search and train-ai or ai-input: a plugin that
 // declares both, or two plugins that sign as one identity and declare one
 // each.
-func (p *Plugin) checkIdentity() {
+func (p *core) checkIdentity() {
 	if p.cfg.signer == nil || len(p.cfg.purposes) == 0 {
 		return
 	}
@@ -131,7 +112,7 @@ func categoryNames(cs []dialect.Category) []string {
 // of [WithUsage], and the rate control what the plugin honours:
 // robots.txt's Crawl-delay, and 429 and 503 answers with Retry-After.
 // ObeysRobots is set: the plugin obeys robots.txt.
-func (p *Plugin) AgentCard(card botauth.Card) botauth.Card {
+func (p *core) AgentCard(card botauth.Card) botauth.Card {
 	if card.Directory == "" && p.cfg.signer != nil {
 		card.Directory = p.cfg.signer.Agent()
 	}

@@ -3,6 +3,7 @@ package robots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -17,7 +18,7 @@ import (
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
-	"github.com/politecrawl/robots/policy"
+	"github.com/politecrawl/robots/internal/gatewait"
 	"github.com/politecrawl/robots/sitemap"
 )
 
@@ -54,10 +55,15 @@ type SitemapTotals struct {
 	Rejected map[string]int64
 }
 
-// sitemapState is the plugin's sitemap bookkeeping.
-type sitemapState struct {
+// sitemapFeature is WithSitemaps: it walks each authority's sitemaps into
+// the collector whose request loaded the authority's policy, and bounds the
+// requests of an Async walk in flight (window).
+type sitemapFeature struct {
+	p      *core
+	h      *handoff
+	pages  http.RoundTripper // the collectors' transport, which sitemap documents go through
+	cfg    *sitemapConfig
 	walked sync.Map        // authority → struct{}: walked, or being walked
-	queues sync.Map        // *colly.Collector → queueStorage: AttachFrontier's frontier
 	clock  hostlimit.Clock // of the windows' hold times; nil: the system clock (tests set it)
 	window int             // the Async window's size; 0: sitemapWindow (tests set it)
 
@@ -65,22 +71,41 @@ type sitemapState struct {
 	totals SitemapTotals
 }
 
-// SitemapTotals returns the sums over every sitemap report.
-func (p *Plugin) SitemapTotals() SitemapTotals {
-	s := &p.sm
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.totals
-	t.Filtered, t.Rejected = maps.Clone(s.totals.Filtered), maps.Clone(s.totals.Rejected)
+// attach registers the feature's callbacks on c, after the plugin's
+// OnRequest hook: a handed-over request's place in its window is armed
+// once that hook is done with it (a callback after it may stop it
+// silently: see window), released at once if a callback aborted it, and
+// released at its OnScraped or OnError.
+func (s *sitemapFeature) attach(c *colly.Collector) {
+	c.OnRequest(func(r *colly.Request) {
+		if sl := slotOf(r); sl != nil && r.IsAbort() {
+			sl.release()
+		} else if sl != nil {
+			sl.arm()
+		}
+	})
+	c.OnScraped(releaseSlot)
+	c.OnError(func(r *colly.Response, _ error) { releaseSlot(r) })
+}
+
+// sums returns the sums over every sitemap report; a nil feature has
+// none.
+func (s *sitemapFeature) sums() SitemapTotals {
+	var t SitemapTotals
+	if s != nil {
+		s.mu.Lock()
+		t = s.totals
+		t.Filtered, t.Rejected = maps.Clone(t.Filtered), maps.Clone(t.Rejected)
+		s.mu.Unlock()
+	}
 	if t.Filtered == nil {
 		t.Filtered, t.Rejected = map[string]int64{}, map[string]int64{}
 	}
 	return t
 }
 
-// recordSitemap sums, logs and passes on one report.
-func (p *Plugin) recordSitemap(r sitemap.Report) {
-	s := &p.sm
+// tally sums, logs and passes on one report.
+func (s *sitemapFeature) tally(r sitemap.Report) {
 	s.mu.Lock()
 	t := &s.totals
 	if t.Filtered == nil {
@@ -101,28 +126,35 @@ func (p *Plugin) recordSitemap(r sitemap.Report) {
 	}
 	s.mu.Unlock()
 	if r.Err != nil {
-		p.log.Warn("robots: sitemap not read to its end", slog.String("sitemap", r.URL), slog.String("scope", r.Scope),
+		s.p.log.Warn("robots: sitemap not read to its end", slog.String("sitemap", r.URL), slog.String("scope", r.Scope),
 			slog.Int("handed", r.Handed), slog.String("error", r.Err.Error()))
 	} else {
-		p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
+		s.p.log.Info("robots: sitemap read", slog.String("sitemap", r.URL), slog.String("format", r.Format.String()),
 			slog.Int("found", r.Found), slog.Int("handed", r.Handed), slog.Int("children", r.Children))
 	}
-	if fn := p.cfg.sitemaps.walk.OnReport; fn != nil {
+	if fn := s.cfg.settings.OnReport; fn != nil {
 		fn(r)
 	}
 }
 
-// walkSitemaps walks the sitemaps of pol's authority into c the first
-// time its policy is seen by a request of c: see WithSitemaps. It is
-// called from the plugin's OnRequest hook.
-func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
-	sc := p.cfg.sitemaps
+// walk walks the sitemaps of the authority of f's policy into f's
+// collector, or into q, the frontier the collector's Colly queue runs its
+// requests from (AttachFrontier), the first time its policy is seen by a
+// request of it: see WithSitemaps. It is a stage of the plugin's OnRequest
+// hook, which marks a request holding a place in a walk's window; a nil
+// feature (no WithSitemaps) walks nothing.
+func (s *sitemapFeature) walk(f *flow, q queueStorage) {
+	if s == nil {
+		return
+	}
+	f.windowed = slotOf(f.r) != nil
+	p, c, pol, sc := s.p, f.c, f.pol, s.cfg
 	switch pol.Action() {
 	case dialect.ActionDisallowAll, dialect.ActionExcludeHost:
 		return // robots.txt unreachable for now: a later request walks it
 	}
 	a := pol.Authority()
-	if _, done := p.sm.walked.LoadOrStore(a, struct{}{}); done {
+	if _, done := s.walked.LoadOrStore(a, struct{}{}); done {
 		return
 	}
 	roots := pol.Sitemaps()
@@ -143,50 +175,43 @@ func (p *Plugin) walkSitemaps(c *colly.Collector, pol *policy.Policy) {
 	if len(roots) == 0 {
 		return
 	}
-	ctx := c.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	cfg := sc.walk
-	cfg.Client = &http.Client{Transport: &sitemapTransport{p}}
+	ctx := f.ctx
+	cfg := sc.settings
+	cfg.Client = &http.Client{Transport: &sitemapTransport{s}}
 	cfg.UserAgent = p.resolver().UserAgent()
 	cfg.Allow = p.allowSitemap
-	cfg.OnReport = p.recordSitemap
+	cfg.OnReport = s.tally
 	// The host's gate holds the host while a response is open: the
 	// sitemap is read whole (to a temporary file past 1 MiB) before its
 	// pages, which pass that gate, are handed over.
 	cfg.Spool = true
-	var q queueStorage
-	if v, ok := p.sm.queues.Load(c); ok {
-		q = v.(queueStorage)
-	}
 	var win *window
 	if c.Async && q == nil {
-		size := p.sm.window
+		size := s.window
 		if size <= 0 {
 			size = sitemapWindow
 		}
 		delay, _ := p.delayOf(pol)
-		win = newWindow(size, sitemapHoldBase+time.Duration(size)*delay, p.sm.clock, p.log)
+		win = newWindow(size, sitemapHoldBase+time.Duration(size)*delay, s.clock, p.log)
 	}
 	sitemap.NewWalker(cfg).Walk(ctx, a, roots, func(pg sitemap.Page) error {
 		cctx := colly.NewContext()
 		cctx.Put(CtxSitemap, pg.Sitemap)
 		cctx.Put(CtxLastMod, pg.LastMod)
 		if q != nil {
-			return p.queuePage(q, pg.Loc, cctx)
+			return queuePage(p.log, q, pg.Loc, cctx)
 		}
-		var s *slot
+		var sl *slot
 		if win != nil {
 			var err error
-			if s, err = win.acquire(ctx, pg.Loc); err != nil {
+			if sl, err = win.acquire(ctx, pg.Loc); err != nil {
 				return err
 			}
-			cctx.Put(ctxSlot, s)
+			cctx.Put(ctxSlot, sl)
 		}
 		err := c.Request(http.MethodGet, pg.Loc, nil, cctx, nil)
 		if reason, refused := visitRefusal(err, c.Async); refused {
-			s.release()
+			sl.release()
 			if reason == reasonCollyOther {
 				p.log.Debug("robots: Colly refused a sitemap's page URL", slog.String("url", pg.Loc), slog.String("error", err.Error()))
 			}
@@ -205,7 +230,7 @@ type queueStorage interface{ AddRequest([]byte) error }
 // its turn there like any queued request, and the frontier's seen set
 // refuses it if it was queued before. The error's text is the reason it
 // was filtered out.
-func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error {
+func queuePage(log *slog.Logger, q queueStorage, loc string, ctx *colly.Context) error {
 	u, err := url.Parse(loc)
 	if err != nil {
 		return errors.New(reasonCollyOther)
@@ -223,12 +248,12 @@ func (p *Plugin) queuePage(q queueStorage, loc string, ctx *colly.Context) error
 	case errors.Is(err, frontier.ErrFull):
 		return errors.New("queue full")
 	}
-	p.log.Debug("robots: the frontier refused a sitemap's page URL", slog.String("url", loc), slog.String("error", err.Error()))
+	log.Debug("robots: the frontier refused a sitemap's page URL", slog.String("url", loc), slog.String("error", err.Error()))
 	return errors.New("refused by the frontier")
 }
 
 // allowSitemap is the walker's robots.txt check of a sitemap URL.
-func (p *Plugin) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
+func (p *core) allowSitemap(ctx context.Context, u *url.URL) (bool, string) {
 	v, err := p.resolver().Check(ctx, u)
 	if err != nil {
 		return false, err.Error()
@@ -284,7 +309,7 @@ func (w *window) now() time.Time {
 	return time.Now()
 }
 
-func (w *window) after(d time.Duration) (<-chan time.Time, func()) {
+func (w *window) timer(d time.Duration) (<-chan time.Time, func()) {
 	if w.clock != nil {
 		return w.clock.After(d)
 	}
@@ -320,7 +345,7 @@ func (w *window) acquire(ctx context.Context, u string) (*slot, error) {
 		var timer <-chan time.Time
 		stop := func() {}
 		if !next.IsZero() {
-			timer, stop = w.after(next.Sub(now))
+			timer, stop = w.timer(next.Sub(now))
 		}
 		select {
 		case <-w.freed:
@@ -374,17 +399,42 @@ func slotOf(r *colly.Request) *slot {
 
 // releaseSlot releases the slot of the request of r, if it holds one: the
 // OnScraped and OnError hooks.
-func (p *Plugin) releaseSlot(r *colly.Response) {
+func releaseSlot(r *colly.Response) {
 	if r != nil {
 		slotOf(r.Request).release()
 	}
 }
 
-// sitemaps walks the host's sitemaps the first time its policy is seen
-// (WithSitemaps).
-func (f *flow) sitemaps() bool {
-	if f.p.cfg.sitemaps != nil {
-		f.p.walkSitemaps(f.c, f.pol)
+// sitemapTransport is the transport of sitemap fetches: the host's turn is
+// waited for first, as OnRequest does for a page, telling the walker's
+// document timeout to stop meanwhile (gatewait), but never a 429/5xx pause
+// longer than WithDeferWait (the fetch is then stopped as Deferred, in the
+// request-less form: Block.Sitemap); then the collectors' transport checks
+// robots.txt and passes the gate, at once, and sends the document once
+// (the walker retries it: sitemap.Config.Retries).
+type sitemapTransport struct{ s *sitemapFeature }
+
+func (t *sitemapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := t.s.p
+	req = req.WithContext(context.WithValue(req.Context(), sitemapFetch{}, true))
+	if pol, err := p.resolver().Policy(req.Context(), req.URL); err == nil {
+		if d, skip := p.delayOf(pol); !skip {
+			hook := gatewait.From(req.Context())
+			if hook != nil {
+				hook.Pause()
+			}
+			_, err = p.lim.WaitMax(req.Context(), pol.Authority(), d, p.pauseBound())
+			if hook != nil {
+				hook.Resume()
+			}
+			if err != nil {
+				closeBody(req)
+				if b, ok := pausedStop(req, err, ""); ok {
+					return nil, t.s.h.hold(p, req, b, pol, nil, ticket{})
+				}
+				return nil, fmt.Errorf("robots: gave up waiting for the host's turn: %w", err)
+			}
+		}
 	}
-	return true
+	return t.s.pages.RoundTrip(req)
 }

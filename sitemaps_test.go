@@ -236,7 +236,7 @@ func TestSitemapsAsyncWindow(t *testing.T) {
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps(),
 		WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	clock := testutil.NewFakeClock()
-	p.sm.window, p.sm.clock = window, clock
+	p.sitemaps.window, p.sitemaps.clock = window, clock
 	t.Cleanup(func() { p.Close() })
 	// A deadline: if lost slots were not taken back, the walk would wait
 	// for one forever; the deadline ends it, and the checks below say why.
@@ -321,7 +321,7 @@ func TestSitemapsAbortedBeforeHook(t *testing.T) {
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
 		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet(locs...)}})
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
-	p.sm.window, p.sm.clock = 1, testutil.NewFakeClock()
+	p.sitemaps.window, p.sitemaps.clock = 1, testutil.NewFakeClock()
 	t.Cleanup(func() { p.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -409,7 +409,7 @@ func benchSitemapFeed(b *testing.B, window int) {
 		}})
 		tr := f.Transport()
 		p := mustNew(b, WithTransport(tr), WithDefaultDelay(0), WithSitemaps(), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-		p.sm.window = window
+		p.sitemaps.window = window
 		c := colly.NewCollector(colly.Async(true), p.opt(b))
 		base := runtime.NumGoroutine()
 		runtime.GC()
@@ -607,7 +607,7 @@ func TestSitemapsChildDoesNotFreeSlot(t *testing.T) {
 	f := smFarm(t, map[string]string{"a.test": "User-agent: *\nSitemap: http://a.test/sitemap.xml\n"},
 		map[string]map[string]string{"a.test": {"/sitemap.xml": testutil.URLSet("http://a.test/p/0", "http://a.test/p/1")}})
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithDefaultDelay(0), WithSitemaps())
-	p.sm.window = 1
+	p.sitemaps.window = 1
 	t.Cleanup(func() { p.Close() })
 	c := newCollector(true)
 	// The test's callbacks are registered before the plugin's: a page's

@@ -54,40 +54,48 @@ type stats struct {
 	foldMu   sync.Mutex   // one fold at a time
 }
 
+// counts are pointers to s's counts, each an int64 (Waited in
+// nanoseconds): the order of hostCounters.n.
+func (s *HostStats) counts() [11]*int64 {
+	return [...]*int64{&s.Allowed, &s.Disallowed, &s.Deferred, &s.Skipped, &s.Canceled, &s.Retried, &s.Postponed,
+		&s.UsageDisallowed, &s.UsageMarked, &s.Nofollow, (*int64)(&s.Waited)}
+}
+
 // hostCounters are one authority's statistics. Updates hold mu, so that
 // an update racing with the authority's fold goes to the totals instead.
 type hostCounters struct {
-	allowed, disallowed, deferred, skipped atomic.Int64
-	canceled, retried, postponed           atomic.Int64
-	usageDisallowed, usageMarked, nofollow atomic.Int64
-	waited                                 atomic.Int64
-	touched                                atomic.Int64 // stats.tick at the latest update
-	mu                                     sync.Mutex
-	gone                                   bool // folded into the totals; guarded by mu
+	n       [11]atomic.Int64 // HostStats.counts, in its order
+	touched atomic.Int64     // stats.tick at the latest update
+	mu      sync.Mutex
+	gone    bool // folded into the totals; guarded by mu
 }
 
 func (c *hostCounters) snapshot() HostStats {
-	return HostStats{
-		Allowed: c.allowed.Load(), Disallowed: c.disallowed.Load(), Deferred: c.deferred.Load(),
-		Skipped: c.skipped.Load(), Canceled: c.canceled.Load(), Retried: c.retried.Load(),
-		Postponed:       c.postponed.Load(),
-		UsageDisallowed: c.usageDisallowed.Load(), UsageMarked: c.usageMarked.Load(), Nofollow: c.nofollow.Load(), Waited: time.Duration(c.waited.Load()),
+	var s HostStats
+	for i, p := range s.counts() {
+		*p = c.n[i].Load()
 	}
+	return s
 }
 
 // add adds s's counts to c.
 func (c *hostCounters) add(s HostStats) {
-	c.allowed.Add(s.Allowed)
-	c.disallowed.Add(s.Disallowed)
-	c.deferred.Add(s.Deferred)
-	c.skipped.Add(s.Skipped)
-	c.canceled.Add(s.Canceled)
-	c.retried.Add(s.Retried)
-	c.postponed.Add(s.Postponed)
-	c.usageDisallowed.Add(s.UsageDisallowed)
-	c.usageMarked.Add(s.UsageMarked)
-	c.nofollow.Add(s.Nofollow)
-	c.waited.Add(int64(s.Waited))
+	for i, p := range s.counts() {
+		if *p != 0 {
+			c.n[i].Add(*p)
+		}
+	}
+}
+
+// stopCount is one stop of kind k as HostStats counts it.
+func stopCount(k BlockKind) HostStats {
+	var s HostStats
+	n := [...]*int64{Disallowed: &s.Disallowed, Deferred: &s.Deferred, Skipped: &s.Skipped, Canceled: &s.Canceled,
+		UsageDisallowed: &s.UsageDisallowed, Nofollow: &s.Nofollow}
+	if int(k) < len(n) {
+		*n[k] = 1
+	}
+	return s
 }
 
 // record adds d to authority's statistics.
@@ -166,39 +174,27 @@ func (s *stats) foldTo(keep int) {
 	}
 }
 
-// Stats returns a snapshot of the statistics per authority: of the
-// [WithStatsCapacity] most recently updated ones at most. It copies every
-// entry and asks the limiter for each one's gate statistics; [Plugin.Totals]
-// sums without a copy.
-func (p *Plugin) Stats() map[string]HostStats {
+// perHost returns a copy of the statistics per authority, with each one's
+// gate statistics from lim.
+func (s *stats) perHost(lim Limiter) map[string]HostStats {
 	out := map[string]HostStats{}
-	p.stats.m.Range(func(k, v any) bool {
-		s := v.(*hostCounters).snapshot()
-		s.Limiter, _ = p.lim.Stats(k.(string))
-		out[k.(string)] = s
+	s.m.Range(func(k, v any) bool {
+		hs := v.(*hostCounters).snapshot()
+		hs.Limiter, _ = lim.Stats(k.(string))
+		out[k.(string)] = hs
 		return true
 	})
 	return out
 }
 
-// Totals returns the statistics summed over every authority the plugin has
-// seen, those dropped from [Plugin.Stats] by [WithStatsCapacity] included
-// (Limiter is zero).
-func (p *Plugin) Totals() HostStats {
-	t := p.stats.folded.snapshot()
-	p.stats.m.Range(func(_, v any) bool {
-		s := v.(*hostCounters).snapshot()
-		t.Allowed += s.Allowed
-		t.Disallowed += s.Disallowed
-		t.Deferred += s.Deferred
-		t.Skipped += s.Skipped
-		t.Canceled += s.Canceled
-		t.Retried += s.Retried
-		t.Postponed += s.Postponed
-		t.UsageDisallowed += s.UsageDisallowed
-		t.UsageMarked += s.UsageMarked
-		t.Nofollow += s.Nofollow
-		t.Waited += s.Waited
+// total returns the statistics summed over every authority.
+func (s *stats) total() HostStats {
+	t := s.folded.snapshot()
+	s.m.Range(func(_, v any) bool {
+		c := v.(*hostCounters)
+		for i, n := range t.counts() {
+			*n += c.n[i].Load()
+		}
 		return true
 	})
 	return t

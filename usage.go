@@ -38,7 +38,7 @@ type ResponseUsage struct {
 // read once, when the response is first asked about (by the plugin's
 // OnResponse hook or a user's call of UsageOf, whichever comes first).
 type usageMark struct {
-	p    *Plugin
+	p    *core
 	ctx  context.Context
 	once sync.Once
 	ru   ResponseUsage
@@ -65,7 +65,7 @@ func UsageOf(r *colly.Response) (ResponseUsage, bool) {
 
 // refusal returns why rep refuses a declared purpose or the declared use
 // level, "" when it refuses neither.
-func (p *Plugin) refusal(rep usage.Report) string {
+func (p *core) refusal(rep usage.Report) string {
 	s, refused := rep.Refusal(p.cfg.purposes, p.cfg.useLevel, p.cfg.strictUsage)
 	switch {
 	case !refused:
@@ -81,7 +81,7 @@ func (p *Plugin) refusal(rep usage.Report) string {
 // declared purpose (v, u's crawl verdict, allows it). With Reach, usage
 // stops nothing: the response is marked refused after the fetch, where
 // the same signals count.
-func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
+func (p *core) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (Block, bool) {
 	if !p.cfg.declaresUsage() || !v.Allowed || p.cfg.reach {
 		return Block{}, false
 	}
@@ -99,7 +99,7 @@ func (p *Plugin) usageStop(ctx context.Context, u *url.URL, v policy.Verdict) (B
 // the licences the response points to are fetched under it. A report that
 // could not be read whole (ctx ended, robots.txt could not be resolved)
 // refuses the response: a licence not read must not pass for a permission.
-func (p *Plugin) responseUsage(ctx context.Context, r *colly.Response) ResponseUsage {
+func (p *core) responseUsage(ctx context.Context, r *colly.Response) ResponseUsage {
 	u := r.Request.URL
 	var h http.Header
 	if r.Headers != nil {
@@ -118,7 +118,7 @@ func (p *Plugin) responseUsage(ctx context.Context, r *colly.Response) ResponseU
 
 // markUsage, from the OnResponse hook with WithUsage, counts a refused
 // response and calls the onRefused function.
-func (p *Plugin) markUsage(r *colly.Response) {
+func (p *core) markUsage(r *colly.Response) {
 	ru, ok := UsageOf(r)
 	if !ok || ru.Refused == "" {
 		return
@@ -130,15 +130,20 @@ func (p *Plugin) markUsage(r *colly.Response) {
 	}
 }
 
-// usage stops a URL whose robots.txt, tdmrep.json or licence refuses a
-// declared purpose, and puts the mark UsageOf reads in the Context of a
-// URL it lets through.
-func (f *flow) usage() bool {
-	if b, refused := f.p.usageStop(f.ctx, f.r.URL, f.v); refused {
-		return f.stop(b)
+// attachUsage registers the usage feature's OnResponse callback on c: see
+// markUsage.
+func (p *core) attachUsage(c *colly.Collector) {
+	c.OnResponse(func(r *colly.Response) {
+		if responded(r) {
+			p.markUsage(r)
+		}
+	})
+}
+
+// leaveUsageMark puts the mark UsageOf reads in the Context of r, a
+// request the decision path let through; ctx is its collector's.
+func (p *core) leaveUsageMark(r *colly.Request, ctx context.Context) {
+	if p.cfg.declaresUsage() && r.Ctx != nil {
+		r.Ctx.Put(usageKey(r), &usageMark{p: p, ctx: ctx})
 	}
-	if f.p.cfg.declaresUsage() && f.r.Ctx != nil {
-		f.r.Ctx.Put(usageKey(f.r), &usageMark{p: f.p, ctx: f.ctx})
-	}
-	return true
 }

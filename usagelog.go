@@ -16,7 +16,7 @@ import (
 // host's Crawl-delay is above the largest honoured, or the crawl's context
 // ended. A request handed back as Deferred is not decided yet: it has its
 // record once it is (Plugin.RetryDeferred).
-func (p *Plugin) logStop(b Block) {
+func (p *core) logStop(b Block) {
 	if p.cfg.usageLog == nil || b.Sitemap || b.Kind == Deferred {
 		return
 	}
@@ -34,9 +34,19 @@ func (p *Plugin) logStop(b Block) {
 	p.logAppend(usage.Decision{URL: u, Outcome: usage.Stopped, Reason: reason, Report: b.Usage})
 }
 
+// attachUsageLog registers the usage log's OnResponse callback on c
+// (WithUsage's Log): every fetched URL is recorded.
+func (p *core) attachUsageLog(c *colly.Collector) {
+	c.OnResponse(func(r *colly.Response) {
+		if responded(r) {
+			p.logResponse(r)
+		}
+	})
+}
+
 // logResponse appends the record of a fetched URL, refused or not, whatever
 // its status.
-func (p *Plugin) logResponse(r *colly.Response) {
+func (p *core) logResponse(r *colly.Response) {
 	if p.cfg.usageLog == nil {
 		return
 	}
@@ -58,7 +68,7 @@ func (p *Plugin) logResponse(r *colly.Response) {
 // failed, with the error as its reason. An error Colly reports after
 // OnResponse (the HTML could not be parsed) adds nothing: OnResponse
 // logged the URL.
-func (p *Plugin) logError(c *colly.Collector, r *colly.Response, err error) {
+func (p *core) logError(c *colly.Collector, r *colly.Response, err error) {
 	switch {
 	case p.cfg.usageLog == nil || r.Request.URL == nil:
 	case r.StatusCode >= http.StatusNonAuthoritativeInfo && !c.ParseHTTPErrorResponse:
@@ -68,7 +78,7 @@ func (p *Plugin) logError(c *colly.Collector, r *colly.Response, err error) {
 	}
 }
 
-func (p *Plugin) logAppend(d usage.Decision) {
+func (p *core) logAppend(d usage.Decision) {
 	res := p.resolver()
 	d.Purposes, d.Use = p.cfg.purposes, p.cfg.useLevel
 	if err := p.cfg.usageLog.Append(usage.NewLogRecord(res, res.Now(), d)); err != nil && p.logFailed.CompareAndSwap(false, true) {

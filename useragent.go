@@ -22,7 +22,7 @@ const userAgentWarning = "robots: the User-Agent does not identify the crawler a
 // one set per request (extensions.RandomUserAgent), is the one checked;
 // later requests are not checked again. Colly's default User-Agent names
 // the library, not the crawler, and is warned about.
-func (p *Plugin) checkUserAgent(req *http.Request) {
+func (p *core) checkUserAgent(req *http.Request) {
 	if p.uaChecked.Load() || !p.uaChecked.CompareAndSwap(false, true) {
 		return
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/testkit/testutil"
@@ -77,7 +76,7 @@ func BenchmarkFrontierCycle(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				f.Done(robots.FrontierLease(r.Ctx))
+				f.Done(leaseOf(r.Ctx))
 			}
 		})
 	}
@@ -98,7 +97,7 @@ func BenchmarkGetRequestManyHosts(b *testing.B) {
 					b.Fatal(err)
 				}
 				r, _ := c.UnmarshalRequest(p)
-				f.Done(robots.FrontierLease(r.Ctx))
+				f.Done(leaseOf(r.Ctx))
 			}
 			reqs := make([][]byte, b.N)
 			for i := range reqs {
@@ -121,7 +120,7 @@ func BenchmarkGetRequestManyHosts(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				f.Done(robots.FrontierLease(r.Ctx))
+				f.Done(leaseOf(r.Ctx))
 			}
 			b.ReportMetric(float64(get.Nanoseconds())/float64(b.N), "GetRequest-ns/op")
 		})

@@ -528,7 +528,7 @@ func (f *Frontier) expireLocked(now time.Time) (next time.Time) {
 		f.fifo = f.fifo[1:]
 		f.finishLocked(l.id)
 		f.stats.Expired++
-		f.log.Warn("frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest? see robots.AttachFrontier)",
+		f.log.Warn("frontier: a request handed out was never reported done; counted done (dropped by Colly before OnRequest, or its collector does not report Done from OnError and OnScraped)",
 			slog.String("url", l.url), slog.Duration("after", now.Sub(l.at)))
 	}
 	return time.Time{}

@@ -29,7 +29,13 @@ func urlOf(t testing.TB, b []byte) (string, string) {
 	if err != nil {
 		t.Fatalf("Colly cannot read what GetRequest handed out: %v", err)
 	}
-	return r.URL.String(), robots.FrontierLease(r.Ctx)
+	return r.URL.String(), leaseOf(r.Ctx)
+}
+
+// leaseOf returns the lease id the frontier put in a request's context.
+func leaseOf(ctx *colly.Context) string {
+	s, _ := ctx.GetAny(frontier.LeaseKey).(string)
+	return s
 }
 
 // fakeReady is a Readiness set by hand, for the choice among hosts.

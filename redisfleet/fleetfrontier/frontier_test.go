@@ -67,7 +67,13 @@ func frRead(t testing.TB, b []byte) (string, string) {
 	if err != nil {
 		t.Fatalf("Colly cannot read the request: %v", err)
 	}
-	return r.URL.String(), robots.FrontierLease(r.Ctx)
+	return r.URL.String(), leaseOf(r.Ctx)
+}
+
+// leaseOf returns the lease id the frontier put in a request's context.
+func leaseOf(ctx *colly.Context) string {
+	s, _ := ctx.GetAny(frontier.LeaseKey).(string)
+	return s
 }
 
 func frSize(t testing.TB, q *Frontier) int {

@@ -16,7 +16,6 @@ import (
 	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
@@ -386,7 +385,7 @@ func TestPregrantGaps(t *testing.T) {
 							t.Error(err)
 							return
 						}
-						lease := robots.FrontierLease(cr.Ctx)
+						lease := leaseOf(cr.Ctx)
 						p, err := lim.AcquireMax(context.Background(), r.Host, d, -1)
 						if err != nil {
 							t.Error(err)

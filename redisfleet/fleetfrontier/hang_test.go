@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gocolly/colly/v2"
-	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/redisfleet"
 	"github.com/politecrawl/robots/redisfleet/internal/lua"
 	"github.com/politecrawl/robots/redisfleet/internal/redistest"
@@ -106,7 +105,7 @@ func TestFrontierRedisHang(t *testing.T) {
 					handed[r.URL.String()]++
 					last = time.Now()
 					mu.Unlock()
-					q.Done(robots.FrontierLease(r.Ctx))
+					q.Done(leaseOf(r.Ctx))
 				}
 			}()
 		}
