@@ -164,9 +164,9 @@ func TestDefaultDelay(t *testing.T) {
 		host string
 		want time.Duration
 	}{
-		{"no Crawl-delay: the default", nil, "plain.test", DefaultDelay},
+		{"no Crawl-delay: the default", nil, "plain.test", defaultDelay},
 		{"a Crawl-delay wins over the default", nil, "slow.test", 300 * time.Millisecond},
-		{"google reads no Crawl-delay: the default", []Option{WithDialect(dialect.Google)}, "google.test", DefaultDelay},
+		{"google reads no Crawl-delay: the default", []Option{WithDialect(dialect.Google)}, "google.test", defaultDelay},
 		{"WithDefaultDelay", []Option{WithDefaultDelay(150 * time.Millisecond)}, "plain.test", 150 * time.Millisecond},
 		{"WithMinDelay is a floor under the default", []Option{WithDefaultDelay(150 * time.Millisecond), WithMinDelay(400 * time.Millisecond)}, "plain.test", 400 * time.Millisecond},
 		{"0 turns it off", []Option{WithDefaultDelay(0)}, "plain.test", 0},

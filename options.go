@@ -16,21 +16,10 @@ import (
 	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/internal/defaults"
 	"github.com/politecrawl/robots/policy"
 	"github.com/politecrawl/robots/sitemap"
 	"github.com/politecrawl/robots/usage"
-)
-
-// Defaults of the plugin's options.
-const (
-	DefaultMaxCrawlDelay = 30 * time.Second
-	// DefaultDelay spaces a host whose robots.txt gives no Crawl-delay (as
-	// StormCrawler's default does).
-	DefaultDelay = time.Second
-	// DefaultRetries is how many times a request answered 429 or a 5xx
-	// (but 501 and 505) is sent again after its host's pause
-	// ([WithRetries]), as Scrapy retries them by default.
-	DefaultRetries = 2
 )
 
 // OverDelay says what the plugin does with a host whose Crawl-delay is above
@@ -59,6 +48,9 @@ func (o OverDelay) String() string {
 const (
 	defaultDeferWait     = 30 * time.Second
 	defaultStatsCapacity = 100_000 // authorities Plugin.Stats keeps
+	defaultMaxCrawlDelay = defaults.MaxCrawlDelay
+	defaultDelay         = defaults.Delay
+	defaultRetries       = defaults.Retries
 )
 
 // Option configures a [Plugin]. An option given a value it cannot use
@@ -153,7 +145,7 @@ func WithStatsCapacity(n int) Option {
 }
 
 // WithDefaultDelay sets the time between two requests to a host whose
-// policy gives no Crawl-delay for the crawler (default [DefaultDelay], 1 s;
+// policy gives no Crawl-delay for the crawler (default 1 s;
 // 0 turns it off; negative is an error). It applies under every dialect that
 // reads none, google included, and while robots.txt is unavailable.
 func WithDefaultDelay(d time.Duration) Option {
@@ -179,7 +171,7 @@ func WithMinDelay(d time.Duration) Option {
 }
 
 // WithMaxCrawlDelay sets the largest Crawl-delay honoured as it is (default
-// [DefaultMaxCrawlDelay], 30 s) and what happens to a host that asks for more
+// 30 s) and what happens to a host that asks for more
 // (default [CapDelay]). d ≤ 0 or an unknown over is an error.
 func WithMaxCrawlDelay(d time.Duration, over OverDelay) Option {
 	return checked(d > 0 && over <= ObeyDelay, func(c *config) { c.maxCrawlDelay, c.overDelay = d, over },
@@ -250,7 +242,7 @@ func WithDeferWait(d time.Duration) Option {
 
 // WithRetries sets how many times a request answered with a status that
 // asks to back off is sent again, once the host's pause (its Retry-After,
-// else the limiter's backoff) is over (default [DefaultRetries]; 0 sends
+// else the limiter's backoff) is over (default 2; 0 sends
 // none again; negative is an error). Those statuses are
 // [hostlimit.BackoffStatus]'s: 429 (Too Many Requests) and every 5xx
 // (500, 502, 503, 504, a CDN's 52x, ...) but 501 (Not Implemented) and 505

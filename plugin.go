@@ -38,7 +38,7 @@ type Plugin struct {
 // It returns an error, naming each option, when an option was given a
 // value it cannot use.
 func New(opts ...Option) (*Plugin, error) {
-	p := &Plugin{core: core{cfg: config{maxCrawlDelay: DefaultMaxCrawlDelay, deferWait: defaultDeferWait, statsCap: defaultStatsCapacity, defaultDelay: DefaultDelay, retries: DefaultRetries}}}
+	p := &Plugin{core: core{cfg: config{maxCrawlDelay: defaultMaxCrawlDelay, deferWait: defaultDeferWait, statsCap: defaultStatsCapacity, defaultDelay: defaultDelay, retries: defaultRetries}}}
 	for _, o := range opts {
 		if o != nil {
 			o(&p.cfg)

@@ -266,15 +266,6 @@ func TestDiffHoldsToCollyCrawl(t *testing.T) {
 	}
 }
 
-// The command keeps the plugin's defaults as constants (it does not import
-// the plugin, which imports Colly).
-func TestPluginDefaults(t *testing.T) {
-	if pluginDefaultDelay != robots.DefaultDelay || pluginMaxCrawlDelay != robots.DefaultMaxCrawlDelay || pluginRetries != robots.DefaultRetries {
-		t.Errorf("diff's constants %s, %s, %d; the plugin's DefaultDelay %s, DefaultMaxCrawlDelay %s, DefaultRetries %d",
-			pluginDefaultDelay, pluginMaxCrawlDelay, pluginRetries, robots.DefaultDelay, robots.DefaultMaxCrawlDelay, robots.DefaultRetries)
-	}
-}
-
 // On a host whose robots.txt answers 503, diff says what the plugin does:
 // Colly's check fetches the page, the plugin defers it (a Deferred stop,
 // matching colly.ErrRobotsTxtBlocked), not "disallowed".

@@ -13,6 +13,7 @@ import (
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
 	"github.com/politecrawl/robots/dialect"
+	"github.com/politecrawl/robots/internal/defaults"
 	"github.com/politecrawl/robots/policy"
 	"github.com/temoto/robotstxt"
 )
@@ -141,11 +142,11 @@ func verdictWord(allowed bool) string {
 }
 
 // The plugin's defaults (package github.com/politecrawl/robots, which the
-// command does not import: it imports Colly). A test holds them equal.
+// command does not import: it imports Colly).
 const (
-	pluginDefaultDelay  = time.Second      // robots.DefaultDelay
-	pluginMaxCrawlDelay = 30 * time.Second // robots.DefaultMaxCrawlDelay
-	pluginRetries       = 2                // robots.DefaultRetries
+	pluginDefaultDelay  = defaults.Delay
+	pluginMaxCrawlDelay = defaults.MaxCrawlDelay
+	pluginRetries       = defaults.Retries
 )
 
 // errorNotes say how the plugin's stops and retries reach a Colly program,

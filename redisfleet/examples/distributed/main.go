@@ -111,7 +111,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.lease, "lease", redisfleet.DefaultLease, "how long a dead process holds a host, a fetch or a request")
 	fs.DurationVar(&o.outage, "outage", fleetfrontier.DefaultOutageLimit, "how long to wait for an unreachable Redis")
 	fs.DurationVar(&o.minDelay, "min-delay", time.Second, "least time between two requests to one host")
-	fs.DurationVar(&o.defaultDelay, "default-delay", robots.DefaultDelay, "time between two requests to a host without Crawl-delay")
+	fs.DurationVar(&o.defaultDelay, "default-delay", time.Second, "time between two requests to a host without Crawl-delay")
 	fs.StringVar(&o.connect, "connect", "", "send every request to this host:port (a local test server)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
