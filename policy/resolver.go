@@ -64,6 +64,17 @@ func (c *config) fail(format string, args ...any) {
 	c.errs = append(c.errs, fmt.Errorf("policy: "+format, args...))
 }
 
+// setPositive stores v in *dst when it is above 0 (0 keeps the default)
+// and records failure, formatted with v, when it is negative.
+func setPositive[T int | int64 | time.Duration](c *config, dst *T, v T, failure string) {
+	switch {
+	case v < 0:
+		c.fail(failure, v)
+	case v > 0:
+		*dst = v
+	}
+}
+
 // Option configures a [Resolver].
 type Option func(*config)
 
@@ -129,12 +140,7 @@ func WithHTTPClient(client *http.Client) Option {
 // [WithHTTPClient] a transport of your own to change them.
 func WithTimeout(total time.Duration) Option {
 	return func(c *config) {
-		switch {
-		case total < 0:
-			c.fail("WithTimeout(%s): a timeout cannot be negative", total)
-		case total > 0:
-			c.totalTimeout = total
-		}
+		setPositive(c, &c.totalTimeout, total, "WithTimeout(%v): a timeout cannot be negative")
 	}
 }
 
@@ -142,14 +148,7 @@ func WithTimeout(total time.Duration) Option {
 // Cache-Control max-age (default: the dialect's, 24 h; 0 means the
 // default; negative is an error of [NewResolver]).
 func WithTTL(ttl time.Duration) Option {
-	return func(c *config) {
-		switch {
-		case ttl < 0:
-			c.fail("WithTTL(%s): cannot be negative", ttl)
-		case ttl > 0:
-			c.ttl = ttl
-		}
-	}
+	return func(c *config) { setPositive(c, &c.ttl, ttl, "WithTTL(%v): cannot be negative") }
 }
 
 // WithMaxAgeBounds sets the range a Cache-Control max-age may move the cache
@@ -176,14 +175,7 @@ func WithMaxAgeBounds(lo, hi time.Duration) Option {
 // (default 10,000; 0 means the default; negative is an error of
 // [NewResolver]); the least recently used is evicted.
 func WithCapacity(n int) Option {
-	return func(c *config) {
-		switch {
-		case n < 0:
-			c.fail("WithCapacity(%d): cannot be negative", n)
-		case n > 0:
-			c.capacity = n
-		}
-	}
+	return func(c *config) { setPositive(c, &c.capacity, n, "WithCapacity(%v): cannot be negative") }
 }
 
 // WithCacheBytes bounds the memory the cached policies hold, by estimate
@@ -193,14 +185,7 @@ func WithCapacity(n int) Option {
 // rules and their index). The policy just fetched is always kept, even
 // when it alone is larger.
 func WithCacheBytes(n int64) Option {
-	return func(c *config) {
-		switch {
-		case n < 0:
-			c.fail("WithCacheBytes(%d): cannot be negative", n)
-		case n > 0:
-			c.cacheBytes = n
-		}
-	}
+	return func(c *config) { setPositive(c, &c.cacheBytes, n, "WithCacheBytes(%v): cannot be negative") }
 }
 
 // WithStore puts a shared [Store] behind the memory cache. Each Get and Put
@@ -217,14 +202,7 @@ func WithStore(s Store) Option {
 // WithStoreTimeout bounds each call of the Store (default 5 s; 0 means the
 // default; negative is an error of [NewResolver]).
 func WithStoreTimeout(d time.Duration) Option {
-	return func(c *config) {
-		switch {
-		case d < 0:
-			c.fail("WithStoreTimeout(%s): cannot be negative", d)
-		case d > 0:
-			c.storeTimeout = d
-		}
-	}
+	return func(c *config) { setPositive(c, &c.storeTimeout, d, "WithStoreTimeout(%v): cannot be negative") }
 }
 
 // WithClock sets the clock (default: the system clock).
