@@ -144,21 +144,8 @@ func main() {
 	run(os.Stdout, d)
 }
 
-// lockedWriter serialises the writes of concurrent callbacks.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 // run crawls the demo site under dialect d and writes the report to w.
 func run(w io.Writer, d *dialect.Dialect) {
-	out := &lockedWriter{w: w}
 	arrivalsMu.Lock()
 	arrivals = map[string][]time.Time{}
 	arrivalsMu.Unlock()
@@ -208,37 +195,39 @@ func run(w io.Writer, d *dialect.Dialect) {
 		}
 		mu.Lock()
 		fetchedURLs[r.Request.URL.String()] = true
+		fmt.Fprintf(w, "%6.2fs  fetched  %d %s%s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL, via)
 		mu.Unlock()
-		fmt.Fprintf(out, "%6.2fs  fetched  %d %s%s\n", time.Since(start).Seconds(), r.StatusCode, r.Request.URL, via)
 	})
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) { e.Request.Visit(e.Attr("href")) })
 	c.OnError(func(r *colly.Response, err error) {
-		fmt.Fprintf(out, "%6.2fs  error    %s: %v\n", time.Since(start).Seconds(), r.Request.URL, err)
+		mu.Lock()
+		fmt.Fprintf(w, "%6.2fs  error    %s: %v\n", time.Since(start).Seconds(), r.Request.URL, err)
+		mu.Unlock()
 	})
 
-	fmt.Fprintf(out, "crawling shop.demo and blog.demo as DemoBot, dialect %s\n\n", d)
+	fmt.Fprintf(w, "crawling shop.demo and blog.demo as DemoBot, dialect %s\n\n", d)
 	c.Visit("http://shop.demo/")
 	c.Wait()
 
-	fmt.Fprintf(out, "\nstopped by robots.txt (%d):\n", len(blocked))
+	fmt.Fprintf(w, "\nstopped by robots.txt (%d):\n", len(blocked))
 	sort.Slice(blocked, func(i, j int) bool { return blocked[i].URL < blocked[j].URL })
 	for _, b := range blocked {
-		fmt.Fprintf(out, "  %-10s %-36s %s\n", b.Kind, b.URL, b.Reason)
+		fmt.Fprintf(w, "  %-10s %-36s %s\n", b.Kind, b.URL, b.Reason)
 	}
 
-	fmt.Fprintln(out, "\nsitemaps (announced by robots.txt, read as a stream, fed back into the collector):")
+	fmt.Fprintln(w, "\nsitemaps (announced by robots.txt, read as a stream, fed back into the collector):")
 	for _, r := range reports {
-		fmt.Fprintf(out, "  %-42s %-12s found %d, handed over %d", r.URL, r.Format, r.Found, r.Handed)
+		fmt.Fprintf(w, "  %-42s %-12s found %d, handed over %d", r.URL, r.Format, r.Found, r.Handed)
 		for _, k := range slices.Sorted(maps.Keys(r.Filtered)) {
-			fmt.Fprintf(out, ", filtered %d (%s)", r.Filtered[k], k)
+			fmt.Fprintf(w, ", filtered %d (%s)", r.Filtered[k], k)
 		}
 		for _, k := range slices.Sorted(maps.Keys(r.Rejected)) {
-			fmt.Fprintf(out, ", rejected %d (%s)", r.Rejected[k], k)
+			fmt.Fprintf(w, ", rejected %d (%s)", r.Rejected[k], k)
 		}
 		if r.Err != nil {
-			fmt.Fprintf(out, ", error: %v", r.Err)
+			fmt.Fprintf(w, ", error: %v", r.Err)
 		}
-		fmt.Fprintln(out)
+		fmt.Fprintln(w)
 	}
 	linked := map[string]bool{}
 	for page, links := range pages {
@@ -250,15 +239,15 @@ func run(w io.Writer, d *dialect.Dialect) {
 			linked[l] = true
 		}
 	}
-	fmt.Fprintln(out, "  found only through the sitemap (no link reaches them):")
+	fmt.Fprintln(w, "  found only through the sitemap (no link reaches them):")
 	for _, l := range strings.Split(productSitemap, "<loc>")[1:] {
 		u, _, _ := strings.Cut(l, "</loc>")
 		if !linked[u] && fetchedURLs[u] {
-			fmt.Fprintf(out, "    %s\n", u)
+			fmt.Fprintf(w, "    %s\n", u)
 		}
 	}
 
-	fmt.Fprintln(out, "\nper host (the server's own log gives the gaps; robots.txt counts as a request):")
+	fmt.Fprintln(w, "\nper host (the server's own log gives the gaps; robots.txt counts as a request):")
 	stats := p.Stats()
 	for _, a := range slices.Sorted(maps.Keys(stats)) {
 		s := stats[a]
@@ -268,10 +257,10 @@ func run(w io.Writer, d *dialect.Dialect) {
 			continue
 		}
 		cd, _ := pol.CrawlDelay()
-		fmt.Fprintf(out, "  %-18s crawl-delay %-6s allowed %d, stopped %d, waited %s\n", a, cd, s.Allowed, s.Disallowed+s.Deferred+s.Skipped, s.Waited.Round(time.Millisecond))
+		fmt.Fprintf(w, "  %-18s crawl-delay %-6s allowed %d, stopped %d, waited %s\n", a, cd, s.Allowed, s.Disallowed+s.Deferred+s.Skipped, s.Waited.Round(time.Millisecond))
 		if r := pol.Robots(); r != nil {
 			for _, sm := range r.Sitemaps() {
-				fmt.Fprintf(out, "  %-18s sitemap %s (line %d)\n", "", sm.URL, sm.Line)
+				fmt.Fprintf(w, "  %-18s sitemap %s (line %d)\n", "", sm.URL, sm.Line)
 			}
 		}
 	}
@@ -282,8 +271,8 @@ func run(w io.Writer, d *dialect.Dialect) {
 		for i := 1; i < len(ts); i++ {
 			shortest = min(shortest, ts[i].Sub(ts[i-1]))
 		}
-		fmt.Fprintf(out, "  %-18s the server saw %d requests, the shortest gap between two: %s\n", host, len(ts), shortest.Round(time.Millisecond))
+		fmt.Fprintf(w, "  %-18s the server saw %d requests, the shortest gap between two: %s\n", host, len(ts), shortest.Round(time.Millisecond))
 	}
 	arrivalsMu.Unlock()
-	fmt.Fprintf(out, "\ndone in %s\n", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "\ndone in %s\n", time.Since(start).Round(time.Millisecond))
 }
