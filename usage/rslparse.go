@@ -23,12 +23,9 @@ var ErrInvalidRSL = errors.New("rsl: invalid document")
 // about the document wrap [ErrInvalidRSL]; r's own errors are wrapped as
 // they are.
 func ParseRSL(r io.Reader) (*RSL, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxRSLSize+1))
+	body, err := readAtMost(r, MaxRSLSize, "rsl: reading the document", ErrInvalidRSL)
 	if err != nil {
-		return nil, fmt.Errorf("rsl: reading the document: %w", err)
-	}
-	if len(body) > MaxRSLSize {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidRSL, MaxRSLSize)
+		return nil, err
 	}
 	p := parser{d: xml.NewDecoder(bytes.NewReader(body))}
 	doc, err := p.document()

@@ -91,12 +91,9 @@ type TDMRep struct {
 // ParseTDMRep reads a tdmrep.json body from r, up to [MaxTDMRepSize] bytes.
 // Errors wrap [ErrInvalidTDMRep] (and r's own errors are returned as they are).
 func ParseTDMRep(r io.Reader) (*TDMRep, error) {
-	body, err := io.ReadAll(io.LimitReader(r, MaxTDMRepSize+1))
+	body, err := readAtMost(r, MaxTDMRepSize, "tdmrep: reading tdmrep.json", ErrInvalidTDMRep)
 	if err != nil {
-		return nil, fmt.Errorf("tdmrep: reading tdmrep.json: %w", err)
-	}
-	if len(body) > MaxTDMRepSize {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidTDMRep, MaxTDMRepSize)
+		return nil, err
 	}
 	body = bytes.TrimPrefix(body, []byte("\xEF\xBB\xBF")) // a byte order mark
 	if !bytes.HasPrefix(bytes.TrimLeft(body, " \t\r\n"), []byte("[")) {
@@ -181,3 +178,16 @@ func (f *TDMRep) Match(path string) TDMTerms {
 
 // MarshalText returns "unset", "0" or "1".
 func (r Reservation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// readAtMost reads r whole, up to limit bytes: r's errors are wrapped after
+// reading, a longer body is an error wrapping invalid.
+func readAtMost(r io.Reader, limit int, reading string, invalid error) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", reading, err)
+	}
+	if len(body) > limit {
+		return nil, fmt.Errorf("%w: larger than %d bytes", invalid, limit)
+	}
+	return body, nil
+}
