@@ -55,11 +55,8 @@ type Directory struct {
 // answers; a URL without a path is served at [DirectoryPath]. Options:
 // [WithClock], [WithMaxAge], [OneSignature], [AllowTestKey].
 func NewDirectory(dirURL string, keys []Key, opts ...Option) (*Directory, error) {
-	c, err := newConfig("NewDirectory", forDirectory, opts)
+	c, keys, err := newKeyConfig("NewDirectory", forDirectory, opts, keys)
 	if err != nil {
-		return nil, err
-	}
-	if keys, err = checkKeys(keys, c.testKey); err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(dirURL)

@@ -76,6 +76,16 @@ func newConfig(who string, kind uint8, opts []Option) (config, error) {
 	return c, errors.Join(errs...)
 }
 
+// newKeyConfig is newConfig for a holder of keys, which it checks next
+// (see checkKeys).
+func newKeyConfig(who string, kind uint8, opts []Option, keys []Key) (config, []Key, error) {
+	c, err := newConfig(who, kind, opts)
+	if err == nil {
+		keys, err = checkKeys(keys, c.testKey)
+	}
+	return c, keys, err
+}
+
 // WithClock sets the clock a [Signer] reads when its [Transport] sends a
 // request, and a [Directory] when it answers (default time.Now).
 func WithClock(now func() time.Time) Option {

@@ -49,11 +49,8 @@ type Signer struct {
 // Cloudflare's verifiers accept: the [StringForm], created 5 seconds before
 // the signing instant, expires a minute after created.
 func NewSigner(agent string, keys []Key, opts ...Option) (*Signer, error) {
-	c, err := newConfig("NewSigner", forSigner, opts)
+	c, keys, err := newKeyConfig("NewSigner", forSigner, opts, keys)
 	if err != nil {
-		return nil, err
-	}
-	if keys, err = checkKeys(keys, c.testKey); err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(agent)
