@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,6 +79,14 @@ const maxDocumentLifetime = 365 * 24 * time.Hour
 // an Err that starts "not fetched: " and says why; a refusal of target
 // itself is neither kept nor shared with callers whose page may reach it.
 func (r *Resolver) Document(ctx context.Context, from *url.URL, target string, kind *DocumentKind) (*Document, error) {
+	key := storeKey(r.cfg.dialect, target)
+	if sameOrigin(from, target) {
+		// A copy in memory passed the same filter, and a document of the
+		// page's own origin is of the page's address class: no check left.
+		if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
+			return d, nil
+		}
+	}
 	g := newDocGuard(r.cfg.docFilter, from)
 	tu, err := url.Parse(target)
 	if err == nil {
@@ -86,7 +95,6 @@ func (r *Resolver) Document(ctx context.Context, from *url.URL, target string, k
 	if err != nil {
 		return &Document{URL: bound(target), Err: err.Error(), Fetched: r.clock.Now()}, nil
 	}
-	key := storeKey(r.cfg.dialect, target)
 	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
 		return d, nil
 	}
@@ -266,4 +274,20 @@ func (c *docCache) put(key string, d *Document, size int, now time.Time) {
 	}
 	c.m[key] = docEntry{doc: d, size: int64(size), added: now}
 	c.bytes += int64(size)
+}
+
+// sameOrigin reports whether target is a URL of from's scheme and host, as
+// written, without allocating.
+func sameOrigin(from *url.URL, target string) bool {
+	if from == nil {
+		return false
+	}
+	rest, ok := strings.CutPrefix(target, from.Scheme)
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "://")
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, from.Host)
+	}
+	return ok && from.Host != "" && (rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#')
 }
