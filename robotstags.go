@@ -22,30 +22,24 @@ const nofollowKey = "robots.nofollow"
 // from it (flow.nofollowLink).
 func (p *core) attachNofollow(c *colly.Collector) { c.OnResponse(p.onNofollowResponse) }
 
+// onNofollowResponse marks the page of r when its robots directives say
+// nofollow for the crawler: in a Robots-Tag or X-Robots-Tag field, or in a
+// meta element of an HTML body ("meta-robots").
 func (p *core) onNofollowResponse(r *colly.Response) {
-	if responded(r) {
-		if source := p.nofollowSource(r); source != "" {
-			markNofollow(r, source)
-		}
+	if !responded(r) {
+		return
 	}
-}
-
-// nofollowSource returns the carrier of the nofollow (or none) r states
-// for the crawler: "Robots-Tag", "X-Robots-Tag" or "meta-robots" (a meta
-// element of an HTML body), "" when it states none.
-func (p *core) nofollowSource(r *colly.Response) string {
 	var h http.Header
 	if r.Headers != nil {
 		h = *r.Headers
 	}
-	c, ok := usage.Nofollow(h, r.Body, p.agents())
-	switch {
-	case !ok:
-		return ""
-	case c == usage.MetaElement:
-		return "meta-robots"
+	if c, ok := usage.Nofollow(h, r.Body, p.agents()); ok {
+		source := c.String()
+		if c == usage.MetaElement {
+			source = "meta-robots"
+		}
+		markNofollow(r, source)
 	}
-	return c.String()
 }
 
 // markNofollow gives the page of r a copy of its Context with the
@@ -61,32 +55,20 @@ func markNofollow(r *colly.Response, source string) {
 	r.Request.Ctx = ctx
 }
 
-// nofollowStop returns the stop of r when its Context carries the mark of
-// a nofollow page at a lower depth.
-func nofollowStop(r *colly.Request) (Block, bool) {
-	if r.Ctx == nil {
-		return Block{}, false
-	}
-	mark := r.Ctx.Get(nofollowKey)
-	if mark == "" {
-		return Block{}, false
+// nofollowLink stops a link of a nofollow page, a request whose Context
+// carries the mark of a nofollow page at a lower depth, leaving its URL
+// unvisited for Colly (see visits).
+func (f *flow) nofollowLink() outcome {
+	var mark string
+	if f.r.Ctx != nil {
+		mark = f.r.Ctx.Get(nofollowKey)
 	}
 	depth, rest, _ := strings.Cut(mark, " ")
 	source, page, _ := strings.Cut(rest, " ")
-	if d, err := strconv.Atoi(depth); err != nil || r.Depth <= d {
-		return Block{}, false
-	}
-	return Block{Kind: Nofollow, Reason: "a link of " + page + ", whose " + source + " says nofollow"}, true
-}
-
-// nofollowLink stops a link of a nofollow page, leaving its URL unvisited for
-// Colly (see visits).
-func (f *flow) nofollowLink() outcome {
-	b, stop := nofollowStop(f.r)
-	if !stop {
+	if d, err := strconv.Atoi(depth); err != nil || f.r.Depth <= d {
 		return goOn
 	}
-	f.stop(b)
+	f.stop(Block{Kind: Nofollow, Reason: "a link of " + page + ", whose " + source + " says nofollow"})
 	if !f.c.AllowURLRevisit {
 		f.cs.visits.forget(f.r)
 	}

@@ -116,26 +116,21 @@ func (p *core) responseUsage(ctx context.Context, r *colly.Response) ResponseUsa
 	return ru
 }
 
-// markUsage, from the OnResponse hook with WithUsage, counts a refused
-// response and calls the onRefused function.
-func (p *core) markUsage(r *colly.Response) {
-	ru, ok := UsageOf(r)
-	if !ok || ru.Refused == "" {
-		return
-	}
-	authority, _ := policy.Authority(r.Request.URL)
-	p.stats.record(authority, HostStats{UsageMarked: 1})
-	if fn := p.cfg.onUsage; fn != nil {
-		fn(r, ru)
-	}
-}
-
-// attachUsage registers the usage feature's OnResponse callback on c: see
-// markUsage.
+// attachUsage registers the usage feature's OnResponse callback on c: a
+// refused response is counted, and the onRefused function called.
 func (p *core) attachUsage(c *colly.Collector) {
 	c.OnResponse(func(r *colly.Response) {
-		if responded(r) {
-			p.markUsage(r)
+		if !responded(r) {
+			return
+		}
+		ru, ok := UsageOf(r)
+		if !ok || ru.Refused == "" {
+			return
+		}
+		authority, _ := policy.Authority(r.Request.URL)
+		p.stats.record(authority, HostStats{UsageMarked: 1})
+		if fn := p.cfg.onUsage; fn != nil {
+			fn(r, ru)
 		}
 	})
 }

@@ -45,12 +45,8 @@ func Categories() []Category { return []Category{TrainAI, Search, AIInput} }
 // ParseCategory returns the category of a label. Labels are case-sensitive,
 // as the vocabulary has them.
 func ParseCategory(label string) (Category, bool) {
-	for i, n := range categoryNames {
-		if n == label {
-			return Category(i), true
-		}
-	}
-	return 0, false
+	i := slices.Index(categoryNames[:], label)
+	return Category(max(i, 0)), i >= 0
 }
 
 // Pref is a preference for one category.
@@ -95,9 +91,6 @@ func ParseUseLevel(s string) (UseLevel, bool) {
 	return UseUnknown, false
 }
 
-// stricter reports whether level l is known and below a (or a is unknown).
-func stricter(l, a UseLevel) bool { return l != UseUnknown && (a == UseUnknown || l < a) }
-
 // Usage is a statement of preference: a [Pref] per category and a
 // [UseLevel]. The zero value states nothing.
 type Usage uint8
@@ -136,8 +129,8 @@ func (u Usage) Combine(o Usage) Usage {
 			u = u.With(c, o.Pref(c))
 		}
 	}
-	if stricter(o.Use(), u.Use()) {
-		u = u.WithUse(o.Use())
+	if l := o.Use(); l != UseUnknown && (u.Use() == UseUnknown || l < u.Use()) {
+		u = u.WithUse(l)
 	}
 	return u
 }
@@ -357,16 +350,16 @@ func (rs *Ruleset) usageAt(p string, v *UsageVerdict) {
 		if k != int(rank) && r.norm != first.norm && !rs.r.d.s.matchNorm(r.norm, p) {
 			continue
 		}
+		u := v.Usage.Combine(r.Usage)
 		for c := range Category(numCategories) {
-			if r.Usage.Pref(c) > v.Usage.Pref(c) {
-				v.Usage = v.Usage.With(c, r.Usage.Pref(c))
+			if u.Pref(c) != v.Usage.Pref(c) {
 				v.rules[c] = r
 			}
 		}
-		if stricter(r.Usage.Use(), v.Usage.Use()) {
-			v.Usage = v.Usage.WithUse(r.Usage.Use())
+		if u.Use() != v.Usage.Use() {
 			v.rules[numCategories] = r
 		}
+		v.Usage = u
 	}
 }
 

@@ -186,14 +186,11 @@ func ExampleNewMemoryStore() {
 }
 
 // What a site allows its content to be used for: robots.txt's preference
-// for a URL, then combined with the response's Content-Usage header.
+// for a URL (package usage adds what the response and the site's other
+// documents state).
 func ExamplePolicy_Usage() {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			fmt.Fprint(w, "User-agent: *\nContent-Signal: search=yes, ai-train=no\nContent-Usage: /open/ train-ai=y\n")
-			return
-		}
-		w.Header().Set("Content-Usage", "train-ai=n")
+		fmt.Fprint(w, "User-agent: *\nContent-Signal: search=yes, ai-train=no\nContent-Usage: /open/ train-ai=y\n")
 	}))
 	defer site.Close()
 	r, err := policy.NewResolver(policy.WithUserAgent("ExampleBot/1.0 (+https://example.com/bot)"))
@@ -209,14 +206,6 @@ func ExamplePolicy_Usage() {
 	}
 	v := p.Usage(u)
 	fmt.Println("robots.txt:", v.Usage, "-", v.Explain(dialect.TrainAI))
-	resp, err := http.Get(u.String())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	resp.Body.Close()
-	fmt.Println("with the response's header:", v.WithHeader(resp.Header))
 	// Output:
 	// robots.txt: train-ai=y - line 3: Content-Usage: /open/ train-ai=y
-	// with the response's header: train-ai=n
 }

@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/politecrawl/robots/dialect"
 )
@@ -24,14 +22,6 @@ func (v UsageVerdict) Explain(c dialect.Category) string {
 		return "disallowed (" + Verdict{Verdict: v.Crawl, Policy: v.Policy}.String() + ")"
 	}
 	return v.UsageVerdict.Explain(c)
-}
-
-// WithHeader returns the preference in force for the content of a response
-// to the URL: v's combined with what the response's Content-Usage header
-// states (draft-ietf-aipref-attach-05; several field lines are read as one
-// Dictionary), per category the most restrictive.
-func (v UsageVerdict) WithHeader(h http.Header) dialect.Usage {
-	return v.Usage.Combine(dialect.ParseUsage(strings.Join(h.Values("Content-Usage"), ", ")))
 }
 
 // Usage returns the usage preference robots.txt states for u, a URL of the

@@ -17,27 +17,35 @@ import (
 // of the site are checked. An entry goes with its policy.
 var licenseMemo sync.Map // weak.Pointer[policy.Policy] → []pointer
 
-// policyLicenses returns the License lines of pol's robots.txt that a
-// check considers: the first MaxLicenses+1 distinct URLs (one past the
-// limit is enough to refuse as too many), the last one's pointer saying
-// how many more distinct URLs were not read.
+// policyLicenses returns the License lines of pol's robots.txt that apply
+// to the crawler and that a check considers, resolved against the URL
+// robots.txt was fetched from (a value that is not an absolute http(s) URL
+// after that is skipped): the first MaxLicenses+1 distinct URLs (one past
+// the limit is enough to refuse as too many), the last one's pointer
+// saying how many more distinct URLs were not read.
 func policyLicenses(pol *policy.Policy) []pointer {
 	k := weak.Make(pol)
 	if v, ok := licenseMemo.Load(k); ok {
 		return v.([]pointer)
 	}
+	rules := pol.Rules()
+	base, err := url.Parse(pol.Fetch().FinalURL)
+	if rules == nil || err != nil {
+		return nil
+	}
 	var out []pointer
 	seen := map[string]bool{}
 	more := 0
-	for _, p := range robotsLicenses(pol) {
+	for _, l := range rules.Licenses() {
+		lu := resolve(base, l.URL)
 		switch {
-		case seen[p.url]:
+		case lu == "" || seen[lu]:
 		case len(out) > MaxLicenses:
 			more++
 		default:
-			out = append(out, p)
+			out = append(out, pointer{url: lu, from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
 		}
-		seen[p.url] = true
+		seen[lu] = true
 	}
 	if more > 0 {
 		out[MaxLicenses].from += " (and " + strconv.Itoa(more) + " more licences, not read)"

@@ -78,13 +78,7 @@ var valued = [...]string{"unavailable_after", "max-snippet", "max-image-preview"
 func list(s string, agents []string, botNames bool, emit func(scope, elem string)) Directives {
 	var d Directives
 	forUs, scope := true, ""
-	for s != "" {
-		elem := s
-		if i := strings.IndexByte(s, ','); i >= 0 {
-			elem, s = s[:i], s[i+1:]
-		} else {
-			s = ""
-		}
+	for elem := range strings.SplitSeq(s, ",") {
 		elem = trim(elem)
 		if botNames {
 			if name, rest, ok := strings.Cut(elem, ":"); ok && !isValued(trim(name)) {
@@ -114,19 +108,11 @@ func matches(name string, agents []string) bool {
 
 // directive returns the directives the element e (trimmed) states.
 func directive(e string) Directives {
-	switch {
-	case strings.EqualFold(e, "none"):
+	if strings.EqualFold(e, "none") {
 		return NoIndex | NoFollow
-	case strings.EqualFold(e, "noindex"):
-		return NoIndex
-	case strings.EqualFold(e, "nofollow"):
-		return NoFollow
-	case strings.EqualFold(e, "noai"):
-		return NoAI
-	case strings.EqualFold(e, "noimageai"):
-		return NoImageAI
 	}
-	return 0
+	i := slices.IndexFunc(names[:], func(n string) bool { return strings.EqualFold(e, n) })
+	return Directives(1) << uint(i) // none for -1: the shift is past the width
 }
 
 // trim removes the HTTP and HTML white space around s.

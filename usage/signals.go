@@ -322,27 +322,6 @@ func (r *Report) addTags(h http.Header, doc []byte, agents []string) {
 	}
 }
 
-// robotsLicenses returns the License lines of robots.txt that apply to the
-// crawler, resolved against the URL robots.txt was fetched from; a value
-// that is not an absolute http(s) URL after that is skipped.
-func robotsLicenses(pol *policy.Policy) []pointer {
-	rules := pol.Rules()
-	if rules == nil {
-		return nil
-	}
-	base, err := url.Parse(pol.Fetch().FinalURL)
-	if err != nil {
-		return nil
-	}
-	var out []pointer
-	for _, l := range rules.Licenses() {
-		if lu := resolve(base, l.URL); lu != "" {
-			out = append(out, pointer{url: lu, from: "robots.txt line " + strconv.Itoa(l.Line), rsl: true})
-		}
-	}
-	return out
-}
-
 // addMetaSignals adds the signals of the <meta name="content-signal">
 // elements of doc's head, read as the Content-Signal header (keywords
 // some pages put there state nothing).

@@ -443,3 +443,38 @@ func TestUsageRobotsLicense(t *testing.T) {
 		t.Errorf("licences fetched: group's %d, global %d; want 1 and 0", site.count("/mine.xml"), site.count("/global.xml"))
 	}
 }
+
+// A response's Content-Usage header combines with robots.txt's usage lines,
+// per category the most restrictive; several field lines are read as one
+// Dictionary, and keys are case-sensitive.
+func TestResponseContentUsage(t *testing.T) {
+	site := newUsageSite(t, map[string]string{
+		"/robots.txt": "User-Agent: *\nAllow: /\nDisallow: /never/\nContent-Usage: train-ai=n\nContent-Usage: /ai-ok/ train-ai=y\nContent-Signal: search=yes\n",
+	})
+	r := newResolver(t, policy.WithUserAgent("examplebot/1.0"))
+	cases := []struct {
+		url    string
+		header []string // Content-Usage field lines of the response
+		with   string
+	}{
+		{"/test", nil, "train-ai=n, search=y"},
+		{"/ai-ok/a?q=1", nil, "train-ai=y"},
+		{"/ai-ok/a", []string{"train-ai=n"}, "train-ai=n"},
+		{"/ai-ok/a", []string{"search=n", "train-ai=y"}, "train-ai=y, search=n"},
+		{"/ai-ok/a", []string{"Train-AI=n"}, "train-ai=y"},
+		{"/never/x", []string{"train-ai=y"}, "train-ai=y"},
+	}
+	for _, c := range cases {
+		h := http.Header{}
+		for _, f := range c.header {
+			h.Add("Content-Usage", f)
+		}
+		rep, err := CheckResponse(context.Background(), r, mustURL(t, site.URL+c.url), h, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rep.Usage.String(); got != c.with {
+			t.Errorf("%s with %q: %q, want %q", c.url, c.header, got, c.with)
+		}
+	}
+}
