@@ -112,7 +112,10 @@ func directive(e string) Directives {
 		return NoIndex | NoFollow
 	}
 	i := slices.IndexFunc(names[:], func(n string) bool { return strings.EqualFold(e, n) })
-	return Directives(1) << uint(i) // none for -1: the shift is past the width
+	if i < 0 {
+		return 0
+	}
+	return Directives(1) << i
 }
 
 // trim removes the HTTP and HTML white space around s.
