@@ -209,3 +209,19 @@ const maxQuoted = 256
 
 // bound returns s cut to maxQuoted bytes.
 func bound(s string) string { return ascii.Clip(s, maxQuoted) }
+
+// sameOrigin reports whether target is a URL of from's scheme and host, as
+// written, without allocating.
+func sameOrigin(from *url.URL, target string) bool {
+	if from == nil {
+		return false
+	}
+	rest, ok := strings.CutPrefix(target, from.Scheme)
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "://")
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, from.Host)
+	}
+	return ok && from.Host != "" && (rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#')
+}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -274,20 +273,4 @@ func (c *docCache) put(key string, d *Document, size int, now time.Time) {
 	}
 	c.m[key] = docEntry{doc: d, size: int64(size), added: now}
 	c.bytes += int64(size)
-}
-
-// sameOrigin reports whether target is a URL of from's scheme and host, as
-// written, without allocating.
-func sameOrigin(from *url.URL, target string) bool {
-	if from == nil {
-		return false
-	}
-	rest, ok := strings.CutPrefix(target, from.Scheme)
-	if ok {
-		rest, ok = strings.CutPrefix(rest, "://")
-	}
-	if ok {
-		rest, ok = strings.CutPrefix(rest, from.Host)
-	}
-	return ok && from.Host != "" && (rest == "" || rest[0] == '/' || rest[0] == '?' || rest[0] == '#')
 }
