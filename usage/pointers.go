@@ -18,14 +18,14 @@ func absoluteHTTP(s string) bool {
 }
 
 // htmlLicenses returns the licence pointers of the <link rel="license">
-// elements of the head of the HTML document doc, resolved against base
+// elements of head, the head of an HTML document, resolved against base
 // (or against the document's <base href>, when it comes first), each with
 // its type: an RSL pointer when the type is application/rsl+xml.
 // Character references are decoded. A link in the head covers the whole
 // page.
-func htmlLicenses(doc []byte, base *url.URL) []pointer {
+func htmlLicenses(head []element, base *url.URL) []pointer {
 	var ptrs []pointer
-	for e := range headElements(doc) {
+	for _, e := range head {
 		switch {
 		case strings.EqualFold(e.Name, "base"):
 			if href, ok := e.Attr("href"); ok && base != nil {

@@ -75,12 +75,12 @@ func TestHTMLLicenses(t *testing.T) {
 		{`<body><link rel="license" href="/l.xml">`, nil},
 		{`<link rel="license" href="javascript:x">`, nil},
 	} {
-		if got := htmlLicenses([]byte(tc.doc), base); !reflect.DeepEqual(got, tc.want) {
+		if got := htmlLicenses(readHead(tc.doc), base); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("HTMLLicenses(%q) = %+v, want %+v", tc.doc, got, tc.want)
 		}
 	}
 	many := []byte(strings.Repeat(`<link rel="license" href="/l.xml">`, 2*maxPointers))
-	if n := len(htmlLicenses(many, base)); n != maxPointers {
+	if n := len(htmlLicenses(readHead(many), base)); n != maxPointers {
 		t.Errorf("%d pointers, want %d", n, maxPointers)
 	}
 }

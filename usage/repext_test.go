@@ -2,6 +2,7 @@ package usage
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,7 +61,7 @@ func TestRobotsRules(t *testing.T) {
 	doc := []byte(`<head><meta name="robots" content="noarchive, NoFollow"><meta name="ExampleBot" content="noai">` +
 		`<meta name="otherbot" content="noindex"></head>`)
 	rules, d := robotsRules([]string{"*;nosnippet, ExampleBot;noindex;max-snippet=20, otherbot;noai"},
-		[]string{"examplebot: max-snippet: 5, otherbot: nofollow", "noimageai"}, doc, agents)
+		[]string{"examplebot: max-snippet: 5, otherbot: nofollow", "noimageai"}, readHead(doc), agents)
 	want := []robotsRule{
 		{RobotsTagHeader, "*", "nosnippet", ""},
 		{RobotsTagHeader, "ExampleBot", "noindex", ""},
@@ -86,6 +87,11 @@ func TestRobotsRules(t *testing.T) {
 	if s := RobotsTagHeader.String() + XRobotsTagHeader.String() + MetaElement.String() + Carrier(0).String(); s != "Robots-TagX-Robots-Tagmetanone" {
 		t.Errorf("Source strings: %q", s)
 	}
+}
+
+// readHead is the head of the HTML document doc, as [check] reads it.
+func readHead[T string | []byte](doc T) []element {
+	return slices.Collect(headElements([]byte(doc)))
 }
 
 func TestHeadElements(t *testing.T) {

@@ -19,11 +19,11 @@ type robotsRule struct {
 }
 
 // robotsRules returns the rules the Robots-Tag field values, the X-Robots-Tag
-// field values and the <meta> elements of the HTML document doc (nil: no
-// document) state for a crawler known by the product tokens agents, in
+// field values and the <meta> elements of head, the head of an HTML
+// document (nil: no document), state for a crawler known by the product tokens agents, in
 // that order, and the directives they make: the union of [RobotsTag],
 // [XRobotsTag] and [MetaRobots].
-func robotsRules(robotsTag, xRobotsTag []string, doc []byte, agents []string) ([]robotsRule, Directives) {
+func robotsRules(robotsTag, xRobotsTag []string, head []element, agents []string) ([]robotsRule, Directives) {
 	var rules []robotsRule
 	d := repext(robotsTag, agents, func(scope, name, value string) {
 		rules = append(rules, robotsRule{RobotsTagHeader, scope, name, value})
@@ -40,7 +40,7 @@ func robotsRules(robotsTag, xRobotsTag []string, doc []byte, agents []string) ([
 		d |= list(v, agents, true, legacy(XRobotsTagHeader))
 	}
 	emit := legacy(MetaElement)
-	for e := range headElements(doc) {
+	for _, e := range head {
 		d |= meta(e, agents, emit)
 	}
 	return rules, d

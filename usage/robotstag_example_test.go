@@ -3,6 +3,7 @@ package usage
 import (
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // A response's three carriers, read for a crawler: the union of what
@@ -14,7 +15,7 @@ func ExampleRobotsTag() {
 	doc := []byte(`<html><head><meta name="robots" content="noimageai"></head><body>`)
 
 	fmt.Println(RobotsTag(robotsTag, agents))
-	rules, all := robotsRules(robotsTag, xRobotsTag, doc, agents)
+	rules, all := robotsRules(robotsTag, xRobotsTag, slices.Collect(headElements(doc)), agents)
 	for _, r := range rules {
 		fmt.Printf("%s %q: %s\n", r.Carrier, r.Scope, r.Name)
 	}

@@ -57,7 +57,7 @@ func FuzzLinks(f *testing.F) {
 				t.Fatalf("licence link %q", p.url)
 			}
 		}
-		for _, p := range htmlLicenses([]byte(v), base) {
+		for _, p := range htmlLicenses(readHead(v), base) {
 			if !absoluteHTTP(p.url) {
 				t.Fatalf("HTML licence %q", p.url)
 			}

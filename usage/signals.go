@@ -237,7 +237,8 @@ func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, d
 		licenses = policyLicenses(pol)
 	}
 	if h != nil {
-		resp := combineTDM(tdmHeader(h), tdmMeta(doc))
+		head := slices.Collect(headElements(doc)) // read once for every carrier of the head
+		resp := combineTDM(tdmHeader(h), tdmMeta(head))
 		if resp.Reservation != Unset && file.Reservation != Unset {
 			rep.addTDM(file, true)
 		}
@@ -250,10 +251,10 @@ func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, d
 			val := strings.Join(v, ", ")
 			rep.addUsage(dialect.ParseContentSignal(val), ContentSignalHeader, "header", val)
 		}
-		rep.addTags(h, doc, r.Agents())
-		rep.addMetaSignals(doc)
+		rep.addTags(h, head, r.Agents())
+		rep.addMetaSignals(head)
 		licenses = append(licenses, licenseLinks(h.Values("Link"), u)...)
-		licenses = append(licenses, htmlLicenses(doc, u)...)
+		licenses = append(licenses, htmlLicenses(head, u)...)
 	}
 	rep.addTDM(file, false)
 	if len(purposes) > 0 {
@@ -301,8 +302,8 @@ func (r *Report) addTDM(t TDMTerms, replaced bool) {
 
 // addTags adds the noai (and, on an image, noimageai) signals of the
 // response's robots directives for the crawler known by agents.
-func (r *Report) addTags(h http.Header, doc []byte, agents []string) {
-	rules, dirs := robotsRules(h.Values("Robots-Tag"), h.Values("X-Robots-Tag"), doc, agents)
+func (r *Report) addTags(h http.Header, head []element, agents []string) {
+	rules, dirs := robotsRules(h.Values("Robots-Tag"), h.Values("X-Robots-Tag"), head, agents)
 	r.NoImageAI = dirs&NoImageAI != 0
 	image := isImage(h)
 	for _, rule := range rules {
@@ -323,10 +324,10 @@ func (r *Report) addTags(h http.Header, doc []byte, agents []string) {
 }
 
 // addMetaSignals adds the signals of the <meta name="content-signal">
-// elements of doc's head, read as the Content-Signal header (keywords
-// some pages put there state nothing).
-func (r *Report) addMetaSignals(doc []byte) {
-	for el := range headElements(doc) {
+// elements of head, read as the Content-Signal header (keywords some
+// pages put there state nothing).
+func (r *Report) addMetaSignals(head []element) {
+	for _, el := range head {
 		if name, _ := el.Attr("name"); el.Name == "meta" && strings.EqualFold(name, "content-signal") {
 			content, _ := el.Attr("content")
 			r.addUsage(dialect.ParseContentSignal(content), MetaElement, `<meta name="content-signal">`, content)

@@ -70,13 +70,13 @@ func tdmHeader(h http.Header) TDMTerms {
 }
 
 // tdmMeta returns the terms the <meta name="tdm-reservation"> and <meta
-// name="tdm-policy"> elements of the head of the HTML document doc state
+// name="tdm-policy"> elements of head, the head of an HTML document, state
 // (names compare case-insensitively, content is read as in [tdmHeader]: 1
 // wins over 0, the first policy wins). They cover the document itself, not
-// the resources it references. doc is not retained.
-func tdmMeta(doc []byte) TDMTerms {
+// the resources it references.
+func tdmMeta(head []element) TDMTerms {
 	var t TDMTerms
-	for e := range headElements(doc) {
+	for _, e := range head {
 		if !strings.EqualFold(e.Name, "meta") {
 			continue
 		}

@@ -3,6 +3,7 @@ package usage
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -19,7 +20,7 @@ func ExampleParseTDMRep() {
 	header := http.Header{"Tdm-Policy": {"https://example.com/tdm-policy.json"}}
 	doc := []byte(`<html><head><title>Report</title></head><body>`)
 
-	t := combineTDM(file.Match("/reports/2026.html"), tdmHeader(header), tdmMeta(doc))
+	t := combineTDM(file.Match("/reports/2026.html"), tdmHeader(header), tdmMeta(slices.Collect(headElements(doc))))
 	fmt.Printf("tdm-reservation %v from %v rule %d (%s)\n", t.Reservation, t.ReservationFrom.Carrier,
 		t.ReservationFrom.Rule, t.ReservationFrom.Location)
 	fmt.Printf("tdm-policy %s from %v\n", t.Policy, t.PolicyFrom.Carrier)

@@ -43,7 +43,7 @@ func FuzzTDMMeta(f *testing.F) {
 	f.Add(`<meta name="tdm-reservation" content="1"><meta name=tdm-policy content=x>`)
 	f.Add(`<head><!-- x --><script><meta name="tdm-reservation" content="1"></script>`)
 	f.Fuzz(func(t *testing.T, doc string) {
-		got := tdmMeta([]byte(doc))
+		got := tdmMeta(readHead(doc))
 		if !strings.Contains(strings.ToLower(doc), "tdm-") && got != (TDMTerms{}) {
 			t.Fatalf("Meta(%q) = %+v", doc, got)
 		}

@@ -147,7 +147,7 @@ func TestHeaderMetaCombine(t *testing.T) {
 		{"the first policy wins", "/x", h("tdm-policy", "https://a", "tdm-policy", "https://b"), "",
 			Unset, NoCarrier, "https://a", TDMHeader},
 	} {
-		got := combineTDM(file.Match(tc.path), tdmHeader(tc.header), tdmMeta([]byte(tc.doc)))
+		got := combineTDM(file.Match(tc.path), tdmHeader(tc.header), tdmMeta(readHead(tc.doc)))
 		if got.Reservation != tc.want || got.ReservationFrom.Carrier != tc.resFrom ||
 			got.Policy != tc.policy || got.PolicyFrom.Carrier != tc.policyFrom {
 			t.Errorf("%s: got %v from %v, policy %q from %v; want %v from %v, policy %q from %v", tc.name,
