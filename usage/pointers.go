@@ -1,7 +1,6 @@
 package usage
 
 import (
-	"html"
 	"net/url"
 	"slices"
 	"strings"
@@ -21,25 +20,25 @@ func absoluteHTTP(s string) bool {
 // elements of head, the head of an HTML document, resolved against base
 // (or against the document's <base href>, when it comes first), each with
 // its type: an RSL pointer when the type is application/rsl+xml.
-// Character references are decoded. A link in the head covers the whole
-// page.
+// Character references are decoded once. A link in the head covers the
+// whole page.
 func htmlLicenses(head []element, base *url.URL) []pointer {
 	var ptrs []pointer
 	for _, e := range head {
-		switch {
-		case strings.EqualFold(e.Name, "base"):
+		switch e.Name {
+		case "base":
 			if href, ok := e.Attr("href"); ok && base != nil {
-				if b, err := base.Parse(strings.TrimSpace(html.UnescapeString(href))); err == nil {
+				if b, err := base.Parse(strings.TrimSpace(href)); err == nil {
 					base = b
 				}
 			}
-		case strings.EqualFold(e.Name, "link"):
+		case "link":
 			rel, _ := e.Attr("rel")
 			typ, _ := e.Attr("type")
 			href, ok := e.Attr("href")
 			if ok && isLicenseRel(rel) {
-				if u := resolve(base, html.UnescapeString(href)); u != "" {
-					ptrs = append(ptrs, newPointer(u, "<link rel=license>", html.UnescapeString(typ)))
+				if u := resolve(base, href); u != "" {
+					ptrs = append(ptrs, newPointer(u, "<link rel=license>", typ))
 				}
 			}
 		}

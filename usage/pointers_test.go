@@ -65,6 +65,7 @@ func TestHTMLLicenses(t *testing.T) {
 		{`<head><link rel="license" type="application/rsl+xml" href="https://example.com/license.xml"></head>`,
 			rsl("https://example.com/license.xml")},
 		{`<link rel=LICENSE type=application/rsl+xml href="l.xml?a=1&amp;b=2">`, rsl("https://example.com/dir/l.xml?a=1&b=2")},
+		{`<link rel=license type=application/rsl+xml href="l.xml?a=1&amp;amp;b=2">`, rsl("https://example.com/dir/l.xml?a=1&amp;b=2")},
 		{`<base href="/base/"><link rel="license" type="application/rsl+xml" href="l.xml">`, rsl("https://example.com/base/l.xml")},
 		{`<link rel="license" href="https://creativecommons.org/licenses/by/4.0/">`, other("https://creativecommons.org/licenses/by/4.0/", "")},
 		{`<link rel="license" type="text/html" href="https://cc/by/">`, other("https://cc/by/", "text/html")},

@@ -77,7 +77,7 @@ func tdmHeader(h http.Header) TDMTerms {
 func tdmMeta(head []element) TDMTerms {
 	var t TDMTerms
 	for _, e := range head {
-		if !strings.EqualFold(e.Name, "meta") {
+		if e.Name != "meta" {
 			continue
 		}
 		name, _ := e.Attr("name")
