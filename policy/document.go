@@ -78,11 +78,11 @@ const maxDocumentLifetime = 365 * 24 * time.Hour
 // an Err that starts "not fetched: " and says why; a refusal of target
 // itself is neither kept nor shared with callers whose page may reach it.
 func (r *Resolver) Document(ctx context.Context, from *url.URL, target string, kind *DocumentKind) (*Document, error) {
-	key := storeKey(r.cfg.dialect, target)
+	dk := docKey{kind.Name, target}
 	if sameOrigin(from, target) {
 		// A copy in memory passed the same filter, and a document of the
 		// page's own origin is of the page's address class: no check left.
-		if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
+		if d := r.docs.get(dk, r.clock.Now()); d != nil {
 			return d, nil
 		}
 	}
@@ -94,12 +94,13 @@ func (r *Resolver) Document(ctx context.Context, from *url.URL, target string, k
 	if err != nil {
 		return &Document{URL: bound(target), Err: err.Error(), Fetched: r.clock.Now()}, nil
 	}
-	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
+	if d := r.docs.get(dk, r.clock.Now()); d != nil {
 		return d, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	key := storeKey(r.cfg.dialect, target)
 	ch := r.flight.DoChan(kind.Name+" "+key, func() (any, error) {
 		return r.loadDocument(context.WithoutCancel(ctx), target, key, kind, g), nil
 	})
@@ -122,7 +123,7 @@ type storedDoc struct {
 }
 
 func (r *Resolver) loadDocument(ctx context.Context, target, key string, kind *DocumentKind, g *docGuard) *Document {
-	if d := r.docs.get(kind.Name+" "+key, r.clock.Now()); d != nil {
+	if d := r.docs.get(docKey{kind.Name, target}, r.clock.Now()); d != nil {
 		return d // a flight that just ended loaded it
 	}
 	if r.cfg.store != nil {
@@ -195,7 +196,7 @@ func (r *Resolver) readDocument(target string, kind *DocumentKind, sd storedDoc,
 	if maxAge < -1 {
 		d.Expires = time.Unix(0, sd.Expires)
 	}
-	r.docs.put(kind.Name+" "+storeKey(r.cfg.dialect, target), d, len(sd.Body), now)
+	r.docs.put(docKey{kind.Name, target}, d, len(sd.Body), now)
 	return d
 }
 
@@ -225,8 +226,12 @@ type docCache struct {
 	capacity int
 	maxBytes int64
 	bytes    int64
-	m        map[string]docEntry
+	m        map[docKey]docEntry
 }
+
+// docKey is a document's key in memory: its kind's Name and its URL (the
+// resolver's dialect, in its Store key, is that of every entry).
+type docKey struct{ kind, key string }
 
 type docEntry struct {
 	doc   *Document
@@ -235,11 +240,11 @@ type docEntry struct {
 }
 
 func newDocCache(capacity int, maxBytes int64) *docCache {
-	return &docCache{capacity: capacity, maxBytes: maxBytes, m: make(map[string]docEntry)}
+	return &docCache{capacity: capacity, maxBytes: maxBytes, m: make(map[docKey]docEntry)}
 }
 
 // get returns the document under key if it is current at now, else nil.
-func (c *docCache) get(key string, now time.Time) *Document {
+func (c *docCache) get(key docKey, now time.Time) *Document {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[key]; ok && now.Before(e.doc.Expires) {
@@ -249,7 +254,7 @@ func (c *docCache) get(key string, now time.Time) *Document {
 }
 
 // put keeps d, read from a body of size bytes, under key.
-func (c *docCache) put(key string, d *Document, size int, now time.Time) {
+func (c *docCache) put(key docKey, d *Document, size int, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.m[key]; ok {
@@ -257,14 +262,14 @@ func (c *docCache) put(key string, d *Document, size int, now time.Time) {
 		delete(c.m, key)
 	}
 	for len(c.m) > 0 && (len(c.m) >= c.capacity || c.bytes+int64(size) > c.maxBytes) {
-		var victim string
+		var victim docKey
 		var at time.Time
 		for k, e := range c.m {
 			if !now.Before(e.doc.Expires) {
 				victim = k
 				break
 			}
-			if victim == "" || e.added.Before(at) {
+			if victim == (docKey{}) || e.added.Before(at) {
 				victim, at = k, e.added
 			}
 		}

@@ -38,10 +38,9 @@ func (d *Document) Body() []byte {
 // resolver holds it in memory, expired or not, and nil when it does not:
 // it never fetches.
 func (r *Resolver) CachedDocument(target string, kind *DocumentKind) *Document {
-	key := kind.Name + " " + storeKey(r.cfg.dialect, target)
 	r.docs.mu.Lock()
 	defer r.docs.mu.Unlock()
-	if e, ok := r.docs.m[key]; ok {
+	if e, ok := r.docs.m[docKey{kind.Name, target}]; ok {
 		return e.doc
 	}
 	return nil
