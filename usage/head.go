@@ -3,6 +3,7 @@ package usage
 import (
 	"bytes"
 	"iter"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -14,7 +15,7 @@ import (
 // retained.
 func MetaRobots(doc []byte, agents []string) Directives {
 	var d Directives
-	for e := range headElements(doc) {
+	for e := range headElements(doc, "meta") {
 		d |= meta(e, agents, nil)
 	}
 	return d
@@ -27,12 +28,11 @@ type element struct {
 	attrs []html.Attribute
 }
 
-// headElements returns the start tags of the HTML document doc in the
-// order they appear, up to the <body> start tag or the </head> end tag,
-// read with the HTML tokenizer: comments, doctypes and the contents of
-// script, style, title and textarea elements are skipped. doc is not
-// retained.
-func headElements(doc []byte) iter.Seq[element] {
+// headElements returns the start tags (those named in only, if any) of the
+// HTML document doc up to the <body> start tag or the </head> end tag, in
+// order, as the HTML tokenizer reads them, without comments, doctypes or the
+// contents of script, style, title and textarea elements. doc is not retained.
+func headElements(doc []byte, only ...string) iter.Seq[element] {
 	return func(yield func(element) bool) {
 		if len(doc) == 0 {
 			return
@@ -48,7 +48,8 @@ func headElements(doc []byte) iter.Seq[element] {
 				}
 			case html.StartTagToken, html.SelfClosingTagToken:
 				t := z.Token()
-				if t.Data == "body" || !yield(element{Name: t.Data, attrs: t.Attr}) {
+				kept := len(only) == 0 || slices.Contains(only, t.Data)
+				if t.Data == "body" || kept && !yield(element{Name: t.Data, attrs: t.Attr}) {
 					return
 				}
 			}

@@ -110,6 +110,13 @@ func TestHeadElements(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Head = %q, want %q", got, want)
 	}
+	var only []string
+	for e := range headElements(doc, "meta", "link", "base") {
+		only = append(only, e.Name)
+	}
+	if want := []string{"link", "meta"}; !reflect.DeepEqual(only, want) {
+		t.Errorf("Head with only = %q, want %q", only, want)
+	}
 	n := 0
 	for range headElements(doc) {
 		n++

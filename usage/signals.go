@@ -237,7 +237,7 @@ func check(ctx context.Context, r *policy.Resolver, u *url.URL, h http.Header, d
 		licenses = policyLicenses(pol)
 	}
 	if h != nil {
-		head := slices.Collect(headElements(doc)) // read once for every carrier of the head
+		head := slices.Collect(headElements(doc, "meta", "link", "base")) // read once, for every carrier
 		resp := combineTDM(tdmHeader(h), tdmMeta(head))
 		if resp.Reservation != Unset && file.Reservation != Unset {
 			rep.addTDM(file, true)
