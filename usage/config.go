@@ -40,8 +40,7 @@ type Config struct {
 	// [LogRecord]): each URL answered (fetched, whatever the status, or
 	// refused), stopped before the fetch, or sent without answer (failed);
 	// a request handed back as Deferred has its record once it is decided.
-	// The caller opens it
-	// ([OpenLog]) and closes it once the crawl is over.
+	// The caller opens it ([OpenLog]) and closes it once the crawl is over.
 	Log *Log
 }
 
