@@ -84,9 +84,9 @@ func tdmMeta(head []element) TDMTerms {
 		content, _ := e.Attr("content")
 		switch name = strings.TrimSpace(name); {
 		case strings.EqualFold(name, "tdm-reservation"):
-			t.setReservation(content, MetaElement, strings.Clone(content))
+			t.setReservation(content, MetaElement, content)
 		case strings.EqualFold(name, "tdm-policy"):
-			t.setPolicy(strings.Clone(content), MetaElement)
+			t.setPolicy(content, MetaElement)
 		}
 	}
 	return t
