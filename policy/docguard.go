@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -147,12 +148,12 @@ func (g *docGuard) pageClass(ctx context.Context) addrClass {
 // [DialControl].
 func (g *docGuard) checkURL(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return errors.New(errRefusedHost.Error() + ": not an http(s) URL")
+		return fmt.Errorf("%w: not an http(s) URL", errRefusedHost)
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	c, _ := hostClass(host)
 	if c != classForbidden && g.allow != nil && !g.allow(u) {
-		return errors.New(errRefusedHost.Error() + ": " + bound(u.Host) + " is not a host the crawler may visit")
+		return fmt.Errorf("%w: %s is not a host the crawler may visit", errRefusedHost, bound(u.Host))
 	}
 	return g.checkClass(ctx, host, c, bound(u.Host))
 }
@@ -160,7 +161,7 @@ func (g *docGuard) checkURL(ctx context.Context, u *url.URL) error {
 func (g *docGuard) checkClass(ctx context.Context, host string, c addrClass, what string) error {
 	switch {
 	case c == classForbidden:
-		return errors.New(errRefusedHost.Error() + ": " + what + " is a link-local or cloud-metadata host")
+		return fmt.Errorf("%w: %s is a link-local or cloud-metadata host", errRefusedHost, what)
 	case c == classPublic, host == g.from && host != "":
 		return nil
 	case c != g.pageClass(ctx):
@@ -168,7 +169,7 @@ func (g *docGuard) checkClass(ctx context.Context, host string, c addrClass, wha
 		if page == "" {
 			page = "the page"
 		}
-		return errors.New(errRefusedHost.Error() + ": " + what + " is a " + c.String() + " address and " + page + " is not")
+		return fmt.Errorf("%w: %s is a %s address and %s is not", errRefusedHost, what, c, page)
 	}
 	return nil
 }
@@ -198,7 +199,7 @@ func DialControl(ctx context.Context, network, address string, _ syscall.RawConn
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return errors.New(errRefusedHost.Error() + ": cannot read the address " + bound(address))
+		return fmt.Errorf("%w: cannot read the address %s", errRefusedHost, bound(address))
 	}
 	return h.g.checkClass(ctx, h.host, classOf(ap.Addr().WithZone("")), ap.Addr().String()+" (of "+bound(h.host)+")")
 }

@@ -137,7 +137,7 @@ func (r *Resolver) hop(ctx context.Context, target, accept string, limit int64, 
 	resp, err := r.client.Do(req)
 	if err != nil {
 		res.Outcome, res.Err = dialect.OutcomeNoAnswer, err.Error()
-		if i := strings.Index(res.Err, errRefusedHost.Error()+": "); i >= 0 {
+		if i := strings.Index(res.Err, errRefusedHost.Error()+": "); i >= 0 && errors.Is(err, errRefusedHost) {
 			res.Err, res.refused = res.Err[i:], true
 		}
 		return ""
