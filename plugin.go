@@ -229,7 +229,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 // replaced it since Attach, keeping what replaced it as the transport
 // behind the plugin's check and gate (the user's proxy stays in use).
 //
-// The read is under p.mu, like the write, so that every request's send is
+// The read is under p.colls.mu, like the write, so that every request's send is
 // ordered after an adoption made by a concurrent request. Colly itself
 // writes the transport without a lock: changing it while requests are in
 // flight races with Colly's own sends; change it between crawls.
@@ -325,7 +325,7 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 	if r.IsAbort() {
 		return // another callback stopped it
 	}
-	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r).answers}
+	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r)}
 	if p.admit(f) != goOn || f.nofollowLink() != goOn || f.loadPolicy() != goOn {
 		return
 	}
