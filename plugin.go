@@ -297,7 +297,7 @@ func (p *Plugin) Deferred() []*colly.Request {
 
 // DeferredUntil returns when retrying helps every request kept for
 // [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
-// files that deferred them (by the resolver's clock, see [WithClock]) and
+// files that deferred them (by the resolver's clock, see [policy.WithClock]) and
 // the ends of the 429/5xx pauses of the hosts that did; false when none is
 // kept. Retrying earlier defers a request again.
 func (p *Plugin) DeferredUntil() (time.Time, bool) { return p.deferred.due() }
