@@ -16,7 +16,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -239,7 +238,7 @@ func writeJSON(t *testing.T, v any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("%d.json", time.Now().UnixNano()))
+	path := filepath.Join(t.TempDir(), "data.json") // a new directory each call
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
