@@ -370,8 +370,11 @@ func noRedirect(*http.Request, []*http.Request) error {
 }
 
 // publicClient is the default client for key directories: it connects
-// only to public addresses and follows no redirect.
-func publicClient() *http.Client {
+// only to public addresses and follows no redirect. There is one per
+// process, so that [FetchDirectory] and the verifiers reuse its idle
+// connections (closed after 90 s idle) rather than each leaving a
+// transport's open.
+var publicClient = sync.OnceValue(func() *http.Client {
 	d := &net.Dialer{Timeout: fetchTimeout, Control: func(_, address string, _ syscall.RawConn) error {
 		host, _, err := net.SplitHostPort(address)
 		if err != nil {
@@ -386,7 +389,7 @@ func publicClient() *http.Client {
 	}}
 	return &http.Client{
 		Transport: &http.Transport{DialContext: d.DialContext, TLSHandshakeTimeout: fetchTimeout,
-			ResponseHeaderTimeout: fetchTimeout, MaxIdleConnsPerHost: 2},
+			ResponseHeaderTimeout: fetchTimeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second},
 		CheckRedirect: noRedirect,
 	}
-}
+})
