@@ -158,7 +158,7 @@ func (v *Verifier) fetch(u string, now time.Time) (map[string]dirKey, time.Durat
 func FetchDirectory(ctx context.Context, client *http.Client, dirURL string) (map[string]ed25519.PublicKey, error) {
 	u, err := url.Parse(dirURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("botauth: key directory %q: want an https URL", clip(dirURL))
+		return nil, fmt.Errorf("botauth: key directory %s: want an https URL", clip(dirURL))
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = DirectoryPath
