@@ -163,13 +163,7 @@ func FetchDirectory(ctx context.Context, client *http.Client, dirURL string) (ma
 	if u.Path == "" || u.Path == "/" {
 		u.Path = DirectoryPath
 	}
-	if client == nil {
-		client = publicClient()
-	} else {
-		cc := *client
-		cc.CheckRedirect = noRedirect
-		client = &cc
-	}
+	client = directoryClient(client)
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	keys, _, err := fetchDirectory(ctx, client, u.String(), time.Now(), defaultVerifySkew)
@@ -367,6 +361,17 @@ func lifetime(cc []string) time.Duration {
 // noRedirect refuses redirects: a key directory is read where it is named.
 func noRedirect(*http.Request, []*http.Request) error {
 	return errors.New("key directory: redirect not followed")
+}
+
+// directoryClient is a copy of c that follows no redirect, or for nil
+// [publicClient].
+func directoryClient(c *http.Client) *http.Client {
+	if c == nil {
+		return publicClient()
+	}
+	cc := *c
+	cc.CheckRedirect = noRedirect
+	return &cc
 }
 
 // publicClient is the default client for key directories: it connects
