@@ -2,7 +2,6 @@ package robots
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -22,11 +21,7 @@ func signerAt(t *testing.T, agent string, seed byte) *botauth.Signer {
 		delete(identities.m, agent)
 		identities.Unlock()
 	})
-	k, err := botauth.NewKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := botauth.NewSigner(agent, []botauth.Key{k})
+	s, err := botauth.NewSigner(agent, []botauth.Key{testKey(t, seed)})
 	if err != nil {
 		t.Fatal(err)
 	}
