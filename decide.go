@@ -37,8 +37,7 @@ func (p *core) decide(ctx context.Context, u *url.URL, pol *policy.Policy, v pol
 		return 0, b
 	}
 	if b, refused := p.usageStop(ctx, u, v); refused {
-		stop := b
-		return 0, &stop
+		return 0, &b
 	}
 	d, skip := p.delayOf(pol)
 	if skip {

@@ -107,9 +107,11 @@
 // # Colly's internals
 //
 // The plugin uses Colly's public API, with one exception: Colly has no
-// getter for a collector's HTTP client, so one small file reads it
-// (read-only), to adopt a transport the user set on the collector after
-// the plugin (a proxy) and to find a collector's plugin. A test fails if
-// Colly's layout changes; if it ever does at run time, the plugin says so
-// at Attach and asks for [WithTransport].
+// getter for a collector's HTTP client nor for its visited store, so one
+// small file reads them (read-only): the client, to adopt a transport the
+// user set on the collector after the plugin (a proxy) and to find a
+// collector's plugin; the store, to put it behind one of the plugin's own
+// (set with SetStorage) that forgets the visited mark of a link stopped
+// as nofollow. A test fails if Colly's layout changes; if it ever does at
+// run time, the plugin says so at Attach and asks for [WithTransport].
 package robots

@@ -65,7 +65,7 @@ type Block struct {
 	// Disallowed and Deferred.
 	Verdict policy.Verdict
 	// Until is, for Deferred, when retrying can help: the retry time of
-	// robots.txt (by the resolver's clock, see WithClock), or the end of
+	// robots.txt (by the resolver's clock, see policy.WithClock), or the end of
 	// the host's pause after a 429 or 5xx answer.
 	Until time.Time
 	// Redirect is true when the URL is a redirect target: the redirect was

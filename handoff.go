@@ -122,12 +122,12 @@ func (h *handoff) ticketIn(hdr http.Header) ticket {
 }
 
 // start takes the ticket a request brings to the OnRequest hook (a
-// request retried after a hand-back), keeping only its answers.
-func (h *handoff) start(r *colly.Request) ticket {
+// request retried after a hand-back) and returns the answers it carries.
+func (h *handoff) start(r *colly.Request) int {
 	if r.Headers == nil {
-		return ticket{}
+		return 0
 	}
-	return ticket{answers: h.ticketIn(*r.Headers).answers}
+	return h.ticketIn(*r.Headers).answers
 }
 
 // pass gives r, of the collector of cs, let through for authority with

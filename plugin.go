@@ -229,7 +229,7 @@ func (p *Plugin) Attach(c *colly.Collector) error {
 // replaced it since Attach, keeping what replaced it as the transport
 // behind the plugin's check and gate (the user's proxy stays in use).
 //
-// The read is under p.mu, like the write, so that every request's send is
+// The read is under p.colls.mu, like the write, so that every request's send is
 // ordered after an adoption made by a concurrent request. Colly itself
 // writes the transport without a lock: changing it while requests are in
 // flight races with Colly's own sends; change it between crawls.
@@ -297,7 +297,7 @@ func (p *Plugin) Deferred() []*colly.Request {
 
 // DeferredUntil returns when retrying helps every request kept for
 // [Plugin.RetryDeferred]: the latest of the retry times of the robots.txt
-// files that deferred them (by the resolver's clock, see [WithClock]) and
+// files that deferred them (by the resolver's clock, see [policy.WithClock]) and
 // the ends of the 429/5xx pauses of the hosts that did; false when none is
 // kept. Retrying earlier defers a request again.
 func (p *Plugin) DeferredUntil() (time.Time, bool) { return p.deferred.due() }
@@ -325,7 +325,7 @@ func (p *Plugin) onRequest(c *colly.Collector, cs *collectorSlot, r *colly.Reque
 	if r.IsAbort() {
 		return // another callback stopped it
 	}
-	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r).answers}
+	f := &flow{p: &p.core, h: &p.handoff, c: c, cs: cs, r: r, ctx: collectorContext(c), answers: p.handoff.start(r)}
 	if p.admit(f) != goOn || f.nofollowLink() != goOn || f.loadPolicy() != goOn {
 		return
 	}

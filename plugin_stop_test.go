@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -619,5 +620,34 @@ func TestPluginGateWaitOutsideClientTimeout(t *testing.T) {
 	}
 	if got := strings.Join(f.Paths("slow.test"), " "); got != "/a" {
 		t.Errorf("server saw %q, want /a", got)
+	}
+}
+
+// A request the plugin stops in OnRequest keeps its error for the
+// transport; when a callback after the plugin's aborts the request, the
+// transport never takes it, and the entry goes once the Colly request is
+// collected.
+func TestAbortedStopForgotten(t *testing.T) {
+	f := testutil.NewFarm(t, map[string]*testutil.Site{"ab.test": {Robots: "User-agent: *\nDisallow: /private\n"}})
+	p := mustNew(t, WithTransport(f.Transport()), WithDefaultDelay(0))
+	c := newCollector(false, p.opt(t))
+	c.OnRequest(func(r *colly.Request) { r.Abort() })
+	const n = 20
+	for i := range n {
+		c.Visit(fmt.Sprintf("http://ab.test/private/%d", i))
+	}
+	if got := p.Totals().Disallowed; got != n {
+		t.Fatalf("%d requests stopped, want %d", got, n)
+	}
+	kept := func() (k int) {
+		p.handoff.stops.Range(func(any, any) bool { k++; return true })
+		return k
+	}
+	for deadline := time.Now().Add(10 * time.Second); kept() > 0 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if k := kept(); k != 0 {
+		t.Errorf("%d stops of aborted requests still kept after their requests were collected", k)
 	}
 }

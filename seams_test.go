@@ -26,7 +26,7 @@ func TestStopAtTransportUnderUserDeadlineCarriesRequest(t *testing.T) {
 	f := testutil.NewFarm(t, map[string]*testutil.Site{"d.test": {Robots: "User-agent: *\nAllow: /\n"}})
 	var blocks blockLog
 	p := mustNew(t, WithTransport(farmTransport(t, f)), WithMinDelay(time.Hour), WithOnBlocked(blocks.add))
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	c := newCollector(false, p.opt(t), colly.StdlibContext(ctx), colly.CacheDir(t.TempDir()))
 	var onError []error

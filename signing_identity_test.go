@@ -2,7 +2,6 @@ package robots
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -12,14 +11,17 @@ import (
 	"github.com/politecrawl/robots/usage"
 )
 
-// signerAt is a signer whose Signature-Agent is agent.
+// signerAt is a signer whose Signature-Agent is agent. The process's
+// record of that identity's purposes is forgotten when the test ends, so
+// that the test can run again (go test -count).
 func signerAt(t *testing.T, agent string, seed byte) *botauth.Signer {
 	t.Helper()
-	k, err := botauth.NewKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{seed}, ed25519.SeedSize)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := botauth.NewSigner(agent, []botauth.Key{k})
+	t.Cleanup(func() {
+		identities.Lock()
+		delete(identities.m, agent)
+		identities.Unlock()
+	})
+	s, err := botauth.NewSigner(agent, []botauth.Key{testKey(t, seed)})
 	if err != nil {
 		t.Fatal(err)
 	}

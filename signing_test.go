@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/politecrawl/robots/botauth"
 	"github.com/politecrawl/robots/hostlimit"
+	"github.com/politecrawl/robots/testkit/botauthtest"
 )
 
 const testAgent = "https://bot.example/.well-known/http-message-signatures-directory"
@@ -67,41 +67,6 @@ func testSigner(t *testing.T, seed byte) (*botauth.Signer, *botauth.Verifier) {
 	return s, v
 }
 
-// seen is one request a site received, with its verifier's result.
-type seen struct {
-	Host, Path string
-	Input      string // its Signature-Input field
-	Signed     bool   // it carried Signature, Signature-Input or Signature-Agent
-	Res        botauth.Result
-}
-
-// siteLog records every request the handlers it wraps receive, each
-// verified by V's middleware, whose result the handlers read with
-// botauth.ResultOf. It is safe for concurrent use.
-type siteLog struct {
-	V    *botauth.Verifier
-	mu   sync.Mutex
-	seen []seen
-}
-
-func (l *siteLog) Wrap(h http.Handler) http.Handler {
-	return l.V.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, _ := botauth.ResultOf(r)
-		s := seen{Host: r.Host, Path: r.URL.Path, Input: r.Header.Get("Signature-Input"), Res: res,
-			Signed: r.Header.Get("Signature") != "" || r.Header.Get("Signature-Input") != "" || r.Header.Get("Signature-Agent") != ""}
-		l.mu.Lock()
-		l.seen = append(l.seen, s)
-		l.mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
-}
-
-func (l *siteLog) Seen() []seen {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]seen(nil), l.seen...)
-}
-
 // TestSignerSignsEveryRequest crawls two hosts with a real collector: a's
 // robots.txt names a sitemap whose page answers 503 once (the plugin's
 // retry), and a's start page redirects to b. With WithSigner every request
@@ -113,7 +78,7 @@ func TestSignerSignsEveryRequest(t *testing.T) {
 	for _, signed := range []bool{true, false} {
 		t.Run(fmt.Sprint("signed=", signed), func(t *testing.T) {
 			s, v := testSigner(t, 1)
-			log := &siteLog{V: v}
+			log := &botauthtest.SiteLog{V: v}
 			b := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/robots.txt" {
 					io.WriteString(w, "User-agent: *\nAllow: /\n")
@@ -206,7 +171,7 @@ func TestSignerAnswersChallenge(t *testing.T) {
 	for _, status := range []int{http.StatusUnauthorized, http.StatusTooManyRequests} {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			s, v := testSigner(t, 2)
-			log := &siteLog{V: v}
+			log := &botauthtest.SiteLog{V: v}
 			kid := testKey(t, 2).Thumbprint()
 			ask := fmt.Sprintf(`chal=("@authority" "@path" "signature-agent";key="chal");created;expires;keyid=%q;nonce="srv-1";tag="web-bot-auth"`, kid)
 			srv := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +285,7 @@ func TestSignerSignsAfterTheGate(t *testing.T) {
 func TestSignerAnswersRobotsChallenge(t *testing.T) {
 	s, v := testSigner(t, 5)
 	ask := `chal=("@authority" "signature-agent";key="chal");created;expires;keyid;nonce="srv-2";tag="web-bot-auth"`
-	log := &siteLog{V: v}
+	log := &botauthtest.SiteLog{V: v}
 	srv := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if res, _ := botauth.ResultOf(r); res.Verdict == botauth.Verified && res.Label == "chal" && res.Nonce == "srv-2" {
 			io.WriteString(w, "User-agent: *\nDisallow: /private\n")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
-	"github.com/politecrawl/robots/dialect"
 	"github.com/politecrawl/robots/frontier"
 	"github.com/politecrawl/robots/hostlimit"
 	"github.com/politecrawl/robots/internal/gatewait"
@@ -149,8 +148,7 @@ func (s *sitemapFeature) walk(f *flow, q queueStorage) {
 	}
 	f.windowed = slotOf(f.r) != nil
 	p, c, pol, sc := s.p, f.c, f.pol, s.cfg
-	switch pol.Action() {
-	case dialect.ActionDisallowAll, dialect.ActionExcludeHost:
+	if temporary(pol.Action()) {
 		return // robots.txt unreachable for now: a later request walks it
 	}
 	a := pol.Authority()

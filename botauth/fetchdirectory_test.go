@@ -107,7 +107,7 @@ func TestFetchDirectory(t *testing.T) {
 		t.Errorf("another authority's directory: FetchDirectory = %v, %v; want refused", keys, err)
 	}
 	for _, u := range []string{strings.Replace(srv.URL, "https", "http", 1), "https://", "%"} {
-		if _, err := botauth.FetchDirectory(ctx, srv.Client(), u); err == nil || !strings.Contains(err.Error(), "want an https URL") {
+		if _, err := botauth.FetchDirectory(ctx, srv.Client(), u); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q: want an https URL", u)) {
 			t.Errorf("%q: error %v; want it refused", u, err)
 		}
 	}

@@ -171,9 +171,7 @@ func VerifyClient(c *http.Client) VerifyOption {
 		if c == nil {
 			return errors.New("nil client")
 		}
-		cc := *c
-		cc.CheckRedirect = noRedirect
-		v.client = &cc
+		v.client = c
 		return nil
 	}}
 }
@@ -194,9 +192,7 @@ func NewVerifier(opts ...VerifyOption) (*Verifier, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if v.client == nil {
-		v.client = publicClient()
-	}
+	v.client = directoryClient(v.client)
 	return v, nil
 }
 

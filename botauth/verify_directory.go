@@ -158,18 +158,12 @@ func (v *Verifier) fetch(u string, now time.Time) (map[string]dirKey, time.Durat
 func FetchDirectory(ctx context.Context, client *http.Client, dirURL string) (map[string]ed25519.PublicKey, error) {
 	u, err := url.Parse(dirURL)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("botauth: key directory %q: want an https URL", clip(dirURL))
+		return nil, fmt.Errorf("botauth: key directory %s: want an https URL", clip(dirURL))
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = DirectoryPath
 	}
-	if client == nil {
-		client = publicClient()
-	} else {
-		cc := *client
-		cc.CheckRedirect = noRedirect
-		client = &cc
-	}
+	client = directoryClient(client)
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	keys, _, err := fetchDirectory(ctx, client, u.String(), time.Now(), defaultVerifySkew)
@@ -369,9 +363,23 @@ func noRedirect(*http.Request, []*http.Request) error {
 	return errors.New("key directory: redirect not followed")
 }
 
+// directoryClient is a copy of c that follows no redirect, or for nil
+// [publicClient].
+func directoryClient(c *http.Client) *http.Client {
+	if c == nil {
+		return publicClient()
+	}
+	cc := *c
+	cc.CheckRedirect = noRedirect
+	return &cc
+}
+
 // publicClient is the default client for key directories: it connects
-// only to public addresses and follows no redirect.
-func publicClient() *http.Client {
+// only to public addresses and follows no redirect. There is one per
+// process, so that [FetchDirectory] and the verifiers reuse its idle
+// connections (closed after 90 s idle) rather than each leaving a
+// transport's open.
+var publicClient = sync.OnceValue(func() *http.Client {
 	d := &net.Dialer{Timeout: fetchTimeout, Control: func(_, address string, _ syscall.RawConn) error {
 		host, _, err := net.SplitHostPort(address)
 		if err != nil {
@@ -386,7 +394,7 @@ func publicClient() *http.Client {
 	}}
 	return &http.Client{
 		Transport: &http.Transport{DialContext: d.DialContext, TLSHandshakeTimeout: fetchTimeout,
-			ResponseHeaderTimeout: fetchTimeout, MaxIdleConnsPerHost: 2},
+			ResponseHeaderTimeout: fetchTimeout, MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second},
 		CheckRedirect: noRedirect,
 	}
-}
+})

@@ -90,7 +90,7 @@ func newVerifier(caFile string) (*botauth.Verifier, error) {
 	}
 	data, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-ca: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(data) {

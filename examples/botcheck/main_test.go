@@ -132,7 +132,7 @@ func TestParse(t *testing.T) {
 	if _, err := newVerifier(bad); err == nil {
 		t.Fatal("a -ca file without a certificate accepted")
 	}
-	if _, err := newVerifier(filepath.Join(t.TempDir(), "absent.pem")); err == nil {
-		t.Fatal("an absent -ca file accepted")
+	if _, err := newVerifier(filepath.Join(t.TempDir(), "absent.pem")); !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "-ca: ") {
+		t.Fatalf("an absent -ca file: %v", err)
 	}
 }

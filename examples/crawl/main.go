@@ -272,12 +272,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if signer != nil {
 		opts = append(opts, robots.WithSigner(signer))
 	}
-	var declared []string
-	for _, p := range strings.Split(*purposes, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			declared = append(declared, p)
-		}
-	}
+	declared := list(*purposes)
 	if *evidence != "" && len(declared) == 0 && *useLevel == "" {
 		fmt.Fprintln(stderr, "crawl: -evidence needs -purpose or -use")
 		return 2
@@ -299,12 +294,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		opts = append(opts, robots.WithUsage(cfg))
 	}
-	domains := []string{start.Hostname()}
-	for _, h := range strings.Split(*allow, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			domains = append(domains, h)
-		}
-	}
+	domains := append([]string{start.Hostname()}, list(*allow)...)
 	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelDebug
@@ -413,4 +403,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	return 0
+}
+
+// list is the items of a comma-separated flag value, trimmed, without
+// empty ones.
+func list(s string) []string {
+	var items []string
+	for _, it := range strings.Split(s, ",") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	return items
 }

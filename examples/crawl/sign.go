@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 
 	"github.com/politecrawl/robots"
 	"github.com/politecrawl/robots/botauth"
@@ -52,13 +51,7 @@ func (f *signFlags) signer(set map[string]bool) (*botauth.Signer, error) {
 	default:
 		return nil, fmt.Errorf("-signature-form %q: want cloudflare or dictionary", *f.form)
 	}
-	var comps []string
-	for _, c := range strings.Split(*f.cover, ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			comps = append(comps, c)
-		}
-	}
-	if len(comps) > 0 {
+	if comps := list(*f.cover); len(comps) > 0 {
 		opts = append(opts, botauth.Cover(comps...))
 	}
 	key, err := botauth.LoadKey(*f.key)

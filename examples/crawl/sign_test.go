@@ -15,11 +15,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/politecrawl/robots/botauth"
+	"github.com/politecrawl/robots/testkit/botauthtest"
 )
 
 // keyFiles writes a new Ed25519 key as a PKCS#8 PEM file and as a private
@@ -66,46 +66,12 @@ func keyFiles(t *testing.T) (pemFile, jwkFile, directory string, v *botauth.Veri
 	return pemFile, jwkFile, directory, v
 }
 
-// seen is one request a site received, with its verifier's result.
-type seen struct {
-	host, path string
-	input      string // its Signature-Input field
-	signed     bool   // it carried Signature, Signature-Input or Signature-Agent
-	res        botauth.Result
-}
-
-// siteLog records every request the handlers it wraps receive, each
-// verified by v's middleware. It is safe for concurrent use.
-type siteLog struct {
-	v    *botauth.Verifier
-	mu   sync.Mutex
-	seen []seen
-}
-
-func (l *siteLog) wrap(h http.Handler) http.Handler {
-	return l.v.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, _ := botauth.ResultOf(r)
-		s := seen{host: r.Host, path: r.URL.Path, input: r.Header.Get("Signature-Input"), res: res,
-			signed: r.Header.Get("Signature") != "" || r.Header.Get("Signature-Input") != "" || r.Header.Get("Signature-Agent") != ""}
-		l.mu.Lock()
-		l.seen = append(l.seen, s)
-		l.mu.Unlock()
-		h.ServeHTTP(w, r)
-	}))
-}
-
-func (l *siteLog) requests() []seen {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]seen(nil), l.seen...)
-}
-
 // twoHosts serves a site on 127.0.0.1 whose start page links a page, a
 // disallowed page and a page that redirects to a second host, localhost;
 // both have a robots.txt. Every request is recorded in log.
-func twoHosts(t *testing.T, log *siteLog) (start string, b *url.URL) {
+func twoHosts(t *testing.T, log *botauthtest.SiteLog) (start string, b *url.URL) {
 	t.Helper()
-	bs := httptest.NewServer(log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bs := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nAllow: /\nCrawl-delay: 0.1\n")
 			return
@@ -116,7 +82,7 @@ func twoHosts(t *testing.T, log *siteLog) (start string, b *url.URL) {
 	t.Cleanup(bs.Close)
 	b, _ = url.Parse(bs.URL)
 	b.Host = "localhost:" + b.Port()
-	as := httptest.NewServer(log.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	as := httptest.NewServer(log.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/robots.txt":
 			io.WriteString(w, "User-agent: *\nDisallow: /private\nCrawl-delay: 0.1\n")
@@ -150,7 +116,7 @@ func TestCrawlSigned(t *testing.T) {
 		{"unsigned", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &siteLog{v: v}
+			log := &botauthtest.SiteLog{V: v}
 			start, b := twoHosts(t, log)
 			a, _ := url.Parse(start)
 			var out, errb bytes.Buffer
@@ -163,17 +129,17 @@ func TestCrawlSigned(t *testing.T) {
 			}
 			want := map[string]int{a.Host + "/robots.txt": 1, a.Host + "/": 1, a.Host + "/a": 1, a.Host + "/moved": 1,
 				b.Host + "/robots.txt": 1, b.Host + "/landing": 1}
-			for _, s := range log.requests() {
-				want[s.host+s.path]--
+			for _, s := range log.Seen() {
+				want[s.Host+s.Path]--
 				switch {
 				case tc.args == nil:
-					if s.signed || s.res.Verdict != botauth.Unsigned {
-						t.Errorf("%s%s: signed without -sign-key (%s)", s.host, s.path, s.input)
+					if s.Signed || s.Res.Verdict != botauth.Unsigned {
+						t.Errorf("%s%s: signed without -sign-key (%s)", s.Host, s.Path, s.Input)
 					}
-				case s.res.Verdict != botauth.Verified:
-					t.Errorf("%s%s: %v: %s", s.host, s.path, s.res.Verdict, s.res.Reason)
-				case s.res.Agent != directory || s.res.Components[0] != `"@authority"`:
-					t.Errorf("%s%s: %+v", s.host, s.path, s.res)
+				case s.Res.Verdict != botauth.Verified:
+					t.Errorf("%s%s: %v: %s", s.Host, s.Path, s.Res.Verdict, s.Res.Reason)
+				case s.Res.Agent != directory || s.Res.Components[0] != `"@authority"`:
+					t.Errorf("%s%s: %+v", s.Host, s.Path, s.Res)
 				}
 			}
 			for k, n := range want {
@@ -225,7 +191,7 @@ func TestCrawlSignForms(t *testing.T) {
 		{"cover", []string{"-cover", "@method,@path,@query"}, `"@authority" "signature-agent" "@method" "@path"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			log := &siteLog{v: v}
+			log := &botauthtest.SiteLog{V: v}
 			start, _ := twoHosts(t, log)
 			var out, errb bytes.Buffer
 			args := append([]string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-allow", "localhost",
@@ -233,17 +199,17 @@ func TestCrawlSignForms(t *testing.T) {
 			if code := run(context.Background(), append(args, start), &out, &errb); code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 			}
-			seen := log.requests()
+			seen := log.Seen()
 			if len(seen) < 6 {
 				t.Fatalf("%d requests", len(seen))
 			}
 			for _, s := range seen {
-				if s.res.Verdict != botauth.Verified {
-					t.Errorf("%s%s: %v: %s", s.host, s.path, s.res.Verdict, s.res.Reason)
+				if s.Res.Verdict != botauth.Verified {
+					t.Errorf("%s%s: %v: %s", s.Host, s.Path, s.Res.Verdict, s.Res.Reason)
 					continue
 				}
-				if got := strings.Join(s.res.Components, " "); got != tc.comps {
-					t.Errorf("%s%s covers %s, want %s", s.host, s.path, got, tc.comps)
+				if got := strings.Join(s.Res.Components, " "); got != tc.comps {
+					t.Errorf("%s%s covers %s, want %s", s.Host, s.Path, got, tc.comps)
 				}
 			}
 		})
@@ -254,7 +220,7 @@ func TestCrawlSignForms(t *testing.T) {
 // crawl's settings.
 func TestCrawlWriteCard(t *testing.T) {
 	pemFile, _, directory, v := keyFiles(t)
-	start, _ := twoHosts(t, &siteLog{v: v})
+	start, _ := twoHosts(t, &botauthtest.SiteLog{V: v})
 	card := filepath.Join(t.TempDir(), "card.json")
 	var out, errb bytes.Buffer
 	args := []string{"-agent", "testbot", "-min-delay", "0", "-progress=false", "-max", "0", "-purpose", "search",

@@ -13,10 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dunglas/httpsfv"
+
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // writeKey writes a new Ed25519 key as PKCS#8 PEM (as openssl genpkey
@@ -38,23 +39,6 @@ func writeKey(t *testing.T, dir, name string) (string, ed25519.PublicKey) {
 	return path, pub
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestServe starts the command's server with two keys (a rotation) and
 // checks its answer as a verifier does: the media type, the Content-Digest
 // of the body, each key's kid its RFC 7638 thumbprint and no private
@@ -73,7 +57,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	var out lockedBuffer
+	var out testutil.Buffer
 	go func() { _ = serve(c, ln, &out) }()
 
 	resp, err := http.Get("http://" + ln.Addr().String() + "/.well-known/http-message-signatures-directory")

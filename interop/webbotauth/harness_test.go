@@ -7,7 +7,6 @@ package webbotauth
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -17,7 +16,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -27,6 +25,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/politecrawl/robots/testkit/testutil"
 )
 
 // requireNode skips the test when node or the pinned packages are not
@@ -168,28 +168,10 @@ func newBotKey(t *testing.T) botKey {
 	return k
 }
 
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // process is a program started by a test, stopped at its end.
 type process struct {
 	lines  chan string // standard output, line by line
-	stderr *lockedBuffer
+	stderr *testutil.Buffer
 }
 
 // start runs name with args and env added to the environment, until the
@@ -198,7 +180,7 @@ func start(t *testing.T, env []string, name string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), env...)
-	p := &process{lines: make(chan string, 1024), stderr: &lockedBuffer{}}
+	p := &process{lines: make(chan string, 1024), stderr: &testutil.Buffer{}}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -256,7 +238,7 @@ func writeJSON(t *testing.T, v any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), fmt.Sprintf("%d.json", time.Now().UnixNano()))
+	path := filepath.Join(t.TempDir(), "data.json") // a new directory each call
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
