@@ -37,7 +37,8 @@ func (p *core) decide(ctx context.Context, u *url.URL, pol *policy.Policy, v pol
 		return 0, b
 	}
 	if b, refused := p.usageStop(ctx, u, v); refused {
-		return 0, &b
+		stop := b // a copy: taking b's address would move b to the heap on every call
+		return 0, &stop
 	}
 	d, skip := p.delayOf(pol)
 	if skip {
