@@ -198,8 +198,8 @@ func BenchmarkPluginPerRequest(b *testing.B) {
 		// The defaults' path (a default delay, here 1 ns so that no
 		// iteration waits) with a crawler-wide cap that never binds.
 		{"plugin/default-delay+max-rate", []Option{WithDefaultDelay(time.Nanosecond), WithMaxRate(1e9, 1e6)}},
-		// A declared purpose: the usage check before the fetch, in the hook
-		// and at the transport (tdmrep.json in memory).
+		// A declared purpose: the usage check before the fetch, once, in the
+		// decision path (tdmrep.json in memory).
 		{"plugin/purposes=train-ai", []Option{WithDefaultDelay(0), WithUsage(usage.Config{Purposes: []string{"train-ai"}})}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

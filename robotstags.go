@@ -59,11 +59,10 @@ func markNofollow(r *colly.Response, source string) {
 // carries the mark of a nofollow page at a lower depth, leaving its URL
 // unvisited for Colly (see visits).
 func (f *flow) nofollowLink() outcome {
-	var mark string
-	if f.r.Ctx != nil {
-		mark = f.r.Ctx.Get(nofollowKey)
+	if f.r.Ctx == nil || f.r.Ctx.Get(nofollowKey) == "" {
+		return goOn // unmarked, as most requests are: no Atoi error to allocate
 	}
-	depth, rest, _ := strings.Cut(mark, " ")
+	depth, rest, _ := strings.Cut(f.r.Ctx.Get(nofollowKey), " ")
 	source, page, _ := strings.Cut(rest, " ")
 	if d, err := strconv.Atoi(depth); err != nil || f.r.Depth <= d {
 		return goOn
